@@ -1,0 +1,239 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine, register map
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * This is the single source of truth for the programming interface of the
+ * PLDMA device, shared by the QEMU model (hw/misc/pldma.c), the Linux driver
+ * (pldma.ko) and user space (libpldma).  It contains macros only: no QEMU,
+ * Linux or libc types, so it can be included from any of those worlds.
+ * Multi-byte fields in memory (descriptors, completion records, fault
+ * records) are little-endian.  All registers are 32 bits wide and must be
+ * accessed with 32-bit (or, for a _LO/_HI pair, 64-bit) accesses.
+ *
+ * See docs/specs/pldma.rst for the behaviour behind every name.
+ */
+
+#ifndef HW_MISC_PLDMA_REGS_H
+#define HW_MISC_PLDMA_REGS_H
+
+/* Helpers usable in both worlds */
+#define PLDMA_BIT(n)                (1U << (n))
+/* Extract/insert field [hi:lo] of a 32-bit value */
+#define PLDMA_FMASK(hi, lo)         ((0xffffffffU >> (31 - (hi))) & \
+                                     (0xffffffffU << (lo)))
+#define PLDMA_FGET(v, hi, lo)       (((v) & PLDMA_FMASK(hi, lo)) >> (lo))
+#define PLDMA_FSET(v, hi, lo)       (((v) << (lo)) & PLDMA_FMASK(hi, lo))
+
+/* ------------------------------------------------------------------ */
+/* Identification                                                      */
+/* ------------------------------------------------------------------ */
+#define PLDMA_ID_VALUE              0x504c444dU /* "PLDM" */
+#define PLDMA_VERSION_MAJOR         1
+#define PLDMA_VERSION_MINOR         0
+#define PLDMA_VERSION_VALUE         ((PLDMA_VERSION_MAJOR << 16) | \
+                                     PLDMA_VERSION_MINOR)
+#define PLDMA_DT_COMPATIBLE         "exanest,pldma"
+
+/* ------------------------------------------------------------------ */
+/* MMIO layout                                                          */
+/* ------------------------------------------------------------------ */
+#define PLDMA_PAGE_SIZE             0x1000U
+#define PLDMA_MAX_CHANNELS          16
+/* Offset of the global (privileged) page and of channel n's user page */
+#define PLDMA_GLOBAL_OFFSET         0x0U
+#define PLDMA_CH_PAGE_OFFSET(n)     (PLDMA_PAGE_SIZE * (1U + (n)))
+/* Size of the MMIO region for n channels */
+#define PLDMA_MMIO_SIZE(n)          (PLDMA_PAGE_SIZE * (1U + (n)))
+
+/* ------------------------------------------------------------------ */
+/* Global page (privileged: never map it to user space)                */
+/* ------------------------------------------------------------------ */
+#define PLDMA_ID                    0x000   /* RO  PLDMA_ID_VALUE */
+#define PLDMA_VERSION               0x004   /* RO  major[31:16] minor[15:0] */
+#define PLDMA_CAP                   0x008   /* RO  capabilities */
+#define   PLDMA_CAP_NUM_CH(v)         PLDMA_FGET(v, 7, 0)
+#define   PLDMA_CAP_FAULT_STALL       PLDMA_BIT(8)  /* fault-mode=stall */
+#define   PLDMA_CAP_FAULT_REPORT      PLDMA_BIT(9)  /* fault-mode=report */
+#define   PLDMA_CAP_PASID             PLDMA_BIT(10) /* DMA goes via an IOMMU */
+#define   PLDMA_CAP_REMOTE            PLDMA_BIT(11) /* remote ops (0 in v1) */
+#define   PLDMA_CAP_PASID_BITS(v)     PLDMA_FGET(v, 20, 16)
+#define PLDMA_MAX_XFER              0x00c   /* RO  max descriptor length */
+#define PLDMA_CTRL                  0x010   /* RW */
+#define   PLDMA_CTRL_RESET            PLDMA_BIT(0)  /* W1: reset the engine */
+#define PLDMA_STREAM_ID             0x014   /* RO  StreamID of the device */
+#define PLDMA_CHUNK_SIZE            0x018   /* RO  bytes per scheduling turn */
+
+/* Interrupts: one level-triggered line; STATUS is W1C, MASK 1 = enabled */
+#define PLDMA_IRQ_STATUS            0x020
+#define PLDMA_IRQ_MASK              0x024
+#define   PLDMA_IRQ_CH_DONE(n)        PLDMA_BIT(n)  /* n < 16 */
+#define   PLDMA_IRQ_CH_DONE_ALL       0x0000ffffU
+#define   PLDMA_IRQ_FAULT             PLDMA_BIT(16) /* fault record(s) posted */
+#define   PLDMA_IRQ_FQ_OVERFLOW       PLDMA_BIT(17) /* a record was not posted */
+#define   PLDMA_IRQ_CH_ERROR          PLDMA_BIT(18) /* a channel entered ERROR */
+#define   PLDMA_IRQ_CH_FAULTED        PLDMA_BIT(19) /* a channel entered
+                                                    * FAULTED (report mode) */
+/* RO bitmaps: bit n = channel n is in FAULTED / ERROR / STALLED state */
+#define PLDMA_FAULTED_CHANNELS      0x028
+#define PLDMA_ERROR_CHANNELS        0x02c
+#define PLDMA_STALLED_CHANNELS      0x030
+
+/* Fault queue (report mode).  Addresses are IOVAs without PASID. */
+#define PLDMA_FQ_BASE_LO            0x040   /* RW, 32-byte aligned */
+#define PLDMA_FQ_BASE_HI            0x044
+#define PLDMA_FQ_SIZE               0x048   /* RW  entries, 2^k, 2..4096 */
+#define PLDMA_FQ_HEAD               0x04c   /* RW  consumer (driver) index */
+#define PLDMA_FQ_TAIL               0x050   /* RO  producer (device) index */
+#define PLDMA_FQ_CTRL               0x054   /* RW */
+#define   PLDMA_FQ_CTRL_ENABLE        PLDMA_BIT(0)
+#define PLDMA_FQ_STATUS             0x058
+#define   PLDMA_FQ_STATUS_OVERFLOW    PLDMA_BIT(0)  /* W1C */
+#define   PLDMA_FQ_STATUS_WRITE_ERR   PLDMA_BIT(1)  /* W1C: record write failed */
+#define PLDMA_FQ_OVERFLOWS          0x05c   /* RO  records not posted */
+#define PLDMA_FQ_MAX_ENTRIES        4096
+#define PLDMA_FQ_MIN_ENTRIES        2
+
+/* Per-channel privileged binding: 16 bytes per channel */
+#define PLDMA_CH_BIND(n)            (0x100 + 0x10 * (n))
+#define PLDMA_CHB_PASID             0x0     /* RW while ENABLE = 0 */
+#define   PLDMA_CHB_PASID_VALUE(v)    PLDMA_FGET(v, 19, 0)
+#define   PLDMA_CHB_PASID_EN          PLDMA_BIT(31) /* 0 = DMA without PASID */
+#define PLDMA_CHB_CTRL              0x4
+#define   PLDMA_CHB_CTRL_ENABLE       PLDMA_BIT(0)
+#define   PLDMA_CHB_CTRL_RESET        PLDMA_BIT(1)  /* W1, self-clearing */
+#define   PLDMA_CHB_CTRL_CLR_CNT      PLDMA_BIT(2)  /* W1: clear counters */
+#define PLDMA_CHB_OWNER             0x8     /* RW  opaque tag for the driver */
+#define PLDMA_CHB_STATE             0xc     /* RO  PLDMA_STATE_* */
+
+/* Per-channel counters: 64 bytes per channel (mirrored in the user page) */
+#define PLDMA_CH_CNT(n)             (0x800 + 0x40 * (n))
+
+/* ------------------------------------------------------------------ */
+/* Channel page (one 4 KiB page per channel, may be mapped to user)    */
+/* ------------------------------------------------------------------ */
+#define PLDMA_CH_RING_BASE_LO       0x000   /* RW  user VA, 64-byte aligned */
+#define PLDMA_CH_RING_BASE_HI       0x004
+#define PLDMA_CH_RING_SIZE          0x008   /* RW  entries, 2^k, 2..4096 */
+#define PLDMA_CH_RING_HEAD          0x00c   /* RO  next descriptor to run */
+#define PLDMA_CH_RING_TAIL          0x010   /* RW  doorbell: one past last */
+#define PLDMA_CH_CMD                0x014   /* WO */
+#define   PLDMA_CMD_RESTART           1
+#define   PLDMA_CMD_CANCEL            2
+#define PLDMA_CH_STATE              0x018   /* RO  PLDMA_STATE_* */
+#define PLDMA_CH_ERROR              0x01c   /* RO  PLDMA_ERR_* */
+#define PLDMA_CH_COMPLETED          0x020   /* RO  descriptors done (wraps) */
+#define PLDMA_CH_LAST_STATUS        0x024   /* RO  PLDMA_ST_* of the last one */
+#define PLDMA_CH_FAULT_VA_LO        0x028   /* RO  current fault */
+#define PLDMA_CH_FAULT_VA_HI        0x02c
+#define PLDMA_CH_FAULT_INFO         0x030   /* RO  PLDMA_FR_F_* flags */
+#define PLDMA_CH_FAULT_DESC         0x034   /* RO  ring index of the fault */
+#define PLDMA_CH_FAULT_DONE         0x038   /* RO  bytes done in that desc */
+#define PLDMA_CH_PASID              0x03c   /* RO  PLDMA_CHB_PASID copy */
+#define PLDMA_CH_CNT_OFFSET         0x100   /* RO  counters, layout below */
+
+#define PLDMA_RING_MIN_ENTRIES      2
+#define PLDMA_RING_MAX_ENTRIES      4096
+
+/* Counter block layout (global PLDMA_CH_CNT(n) and user page 0x100) */
+#define PLDMA_CNT_BYTES_LO          0x00    /* bytes transferred */
+#define PLDMA_CNT_BYTES_HI          0x04
+#define PLDMA_CNT_DESCS             0x08    /* descriptors completed */
+#define PLDMA_CNT_STALLS            0x0c    /* stall faults (stall mode) */
+#define PLDMA_CNT_FAULTS            0x10    /* reported faults (report mode) */
+#define PLDMA_CNT_RESTARTS          0x14    /* RETRY resumes + RESTARTs */
+#define PLDMA_CNT_ABORTS            0x18    /* stall ABORT/TERMINATED */
+#define PLDMA_CNT_CANCELS           0x1c    /* CANCEL commands */
+#define PLDMA_CNT_ERRORS            0x20    /* completions with error status */
+#define PLDMA_CNT_NUM               9
+
+/* Channel states */
+#define PLDMA_STATE_DISABLED        0   /* CHB_CTRL.ENABLE = 0 */
+#define PLDMA_STATE_IDLE            1   /* enabled, HEAD == TAIL */
+#define PLDMA_STATE_RUNNING         2   /* working through the ring */
+#define PLDMA_STATE_STALLED         3   /* stall mode: waiting for SMMU */
+#define PLDMA_STATE_FAULTED         4   /* report mode: RESTART or CANCEL */
+#define PLDMA_STATE_ERROR           5   /* ring error, see CH_ERROR */
+
+/* Channel error codes (PLDMA_CH_ERROR) */
+#define PLDMA_ERR_NONE              0
+#define PLDMA_ERR_RING_INDEX        1   /* TAIL written >= RING_SIZE */
+#define PLDMA_ERR_RING_CONFIG       2   /* bad RING_BASE/RING_SIZE at kick */
+#define PLDMA_ERR_DESC_FETCH        3   /* descriptor could not be read */
+#define PLDMA_ERR_COMPL_WRITE       4   /* completion record write failed */
+#define PLDMA_ERR_DISABLED          5   /* doorbell while channel disabled */
+#define PLDMA_ERR_BAD_CMD           6   /* RESTART/CANCEL in wrong state
+                                         * (sticky info only, no ERROR) */
+
+/* ------------------------------------------------------------------ */
+/* Descriptor: 64 bytes, 64-byte aligned, in the owner's VA space       */
+/* ------------------------------------------------------------------ */
+#define PLDMA_DESC_SIZE             64
+#define PLDMA_DESC_OPCODE           0x00    /* u8 */
+#define PLDMA_DESC_FLAGS            0x01    /* u8 */
+#define PLDMA_DESC_NODE             0x02    /* u16 remote node, 0 = local */
+#define PLDMA_DESC_LEN              0x04    /* u32 bytes */
+#define PLDMA_DESC_SRC              0x08    /* u64 source VA (COPY) */
+#define PLDMA_DESC_DST              0x10    /* u64 destination VA */
+#define PLDMA_DESC_PATTERN          0x18    /* u64 fill pattern (FILL) */
+#define PLDMA_DESC_COMPL            0x20    /* u64 completion VA, 0 = none */
+#define PLDMA_DESC_COOKIE           0x28    /* u64 copied to the record */
+#define PLDMA_DESC_REMOTE_PASID     0x30    /* u32 reserved for RDMA, 0 */
+#define PLDMA_DESC_RSVD0            0x34    /* u32 must be 0 */
+#define PLDMA_DESC_RSVD1            0x38    /* u64 must be 0 */
+
+/* Opcodes */
+#define PLDMA_OP_NOP                0x00
+#define PLDMA_OP_COPY               0x01
+#define PLDMA_OP_FILL               0x02
+#define PLDMA_OP_RDMA_WRITE         0x10    /* reserved: remote */
+#define PLDMA_OP_RDMA_READ          0x11    /* reserved: remote */
+
+/* Descriptor flags */
+#define PLDMA_DF_INTR               PLDMA_BIT(0) /* IRQ_CH_DONE on completion */
+#define PLDMA_DF_VALID_MASK         0x01
+
+/* ------------------------------------------------------------------ */
+/* Completion record: 32 bytes, 8-byte aligned, written status last    */
+/* ------------------------------------------------------------------ */
+#define PLDMA_COMPL_SIZE            32
+#define PLDMA_COMPL_STATUS          0x00    /* u32 PLDMA_ST_*, written last */
+#define PLDMA_COMPL_FLAGS           0x04    /* u32 PLDMA_FR_F_* of a fault */
+#define PLDMA_COMPL_BYTES           0x08    /* u64 bytes completed */
+#define PLDMA_COMPL_FAULT_VA        0x10    /* u64 faulting VA, or 0 */
+#define PLDMA_COMPL_COOKIE          0x18    /* u64 descriptor cookie */
+
+/* Completion status codes (0 means "not yet written") */
+#define PLDMA_ST_PENDING            0
+#define PLDMA_ST_SUCCESS            1
+#define PLDMA_ST_ABORTED            2   /* stall answered ABORT/TERMINATED */
+#define PLDMA_ST_CANCELLED          3   /* report mode CANCEL */
+#define PLDMA_ST_BAD_OPCODE         4
+#define PLDMA_ST_BAD_LENGTH         5   /* 0 (COPY/FILL) or > MAX_XFER */
+#define PLDMA_ST_BAD_NODE           6   /* remote op or node != 0 */
+#define PLDMA_ST_BAD_DESC           7   /* bad flags / reserved != 0 */
+#define PLDMA_ST_OVERLAP            8   /* COPY src/dst ranges overlap */
+#define PLDMA_ST_DMA_ERROR          9   /* target not RAM (MMIO, ROM) */
+#define PLDMA_ST_FAULT              10  /* unrecoverable translation fault */
+
+/* ------------------------------------------------------------------ */
+/* Fault record (report mode): 32 bytes in the fault queue             */
+/* ------------------------------------------------------------------ */
+#define PLDMA_FR_SIZE               32
+#define PLDMA_FR_CHANNEL            0x00    /* u16 */
+#define PLDMA_FR_FLAGS              0x02    /* u16 PLDMA_FR_F_* */
+#define PLDMA_FR_PASID              0x04    /* u32 PLDMA_CHB_PASID copy */
+#define PLDMA_FR_VA                 0x08    /* u64 faulting VA */
+#define PLDMA_FR_DONE               0x10    /* u32 bytes done in the desc */
+#define PLDMA_FR_DESC               0x14    /* u32 ring index */
+#define PLDMA_FR_SEQ                0x18    /* u32 device-wide fault number */
+#define PLDMA_FR_LEN                0x1c    /* u32 descriptor length */
+
+#define PLDMA_FR_F_WRITE            PLDMA_BIT(0)  /* faulting access wrote */
+#define PLDMA_FR_F_DESC             PLDMA_BIT(1)  /* on descriptor fetch */
+#define PLDMA_FR_F_COMPL            PLDMA_BIT(2)  /* on completion write */
+#define PLDMA_FR_F_STALL            PLDMA_BIT(3)  /* (channel regs) stalled */
+
+#endif /* HW_MISC_PLDMA_REGS_H */

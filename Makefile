@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Thin driver for the scripts in scripts/.  Every target installs and builds
+# whatever is missing (Debian packages via apt-get, as root).
+
+.PHONY: all demo check qemu kernel initramfs shell deps clean distclean
+
+all: initramfs
+
+deps:
+	scripts/install-deps
+
+qemu: deps
+	scripts/build-qemu --print-dir
+
+kernel: deps
+	scripts/build-kernel --print-dir
+
+initramfs: deps
+	scripts/build-initramfs
+
+demo: deps
+	scripts/run-guest --test demo
+
+check: deps
+	scripts/check
+
+shell: deps
+	scripts/run-guest --shell
+
+clean:
+	rm -rf build
+	$(MAKE) -C guest-driver clean 2>/dev/null || true
+
+# Removes the shared cache of fetched sources and built QEMU/kernel trees.
+distclean: clean
+	rm -rf "$${PLDMA_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/pldma}"

@@ -1,0 +1,172 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Common helpers for the PLDMA build scripts.  Sourced, not executed.
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Everything fetched or built lives outside the checkout, keyed by the
+# hash of its inputs, so that a fresh clone reuses it and a change rebuilds it.
+CACHE=${PLDMA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pldma}
+JOBS=${JOBS:-$(nproc)}
+
+# Versions (see docs/build.md).  The pin is tried first, then the newest
+# of the same series offered by the suites in scripts/apt-sources.
+QEMU_PIN=${QEMU_PIN:-1:10.0.13+ds-0+deb13u1}
+QEMU_SERIES=${QEMU_SERIES:-10.0}
+LINUX_PIN=${LINUX_PIN:-6.12.107-1}
+LINUX_SERIES=${LINUX_SERIES:-6.12}
+BUSYBOX_PKG=busybox-static
+MESON_MIN=1.5
+
+log()  { printf '[%s] %s\n' "$(basename "$0")" "$*" >&2; }
+die()  { printf '[%s] error: %s\n' "$(basename "$0")" "$*" >&2; exit 1; }
+
+mkdir -p "$CACHE"
+
+# hash_inputs FILE|DIR|STRING... -> sha256 of the contents, stable across clones
+hash_inputs() {
+	local a
+	for a in "$@"; do
+		if [ -d "$a" ]; then
+			(cd "$TOP" && find "${a#"$TOP"/}" -type f ! -name '*~' -print0 | LC_ALL=C sort -z |
+			 xargs -0r sha256sum)
+		elif [ -f "$a" ]; then
+			printf '%s  %s\n' "$(sha256sum <"$a" | cut -d' ' -f1)" "${a#"$TOP"/}"
+		else
+			printf 'str %s\n' "$a"
+		fi
+	done | sha256sum | cut -c1-16
+}
+
+# run as root, or through sudo when available
+as_root() {
+	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# A private apt state: source entries and arm64 binaries are fetched from the
+# machine's own mirror without touching /etc/apt.
+APT_DIR=$CACHE/apt
+apt_private_setup() {
+	local uri
+	mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/archives/partial"
+	uri=$(awk '/^URIs:/ && $2 ~ /debian\/?$/ {print $2; exit}' \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+	[ -n "$uri" ] || uri=$(awk '/^deb / && $2 ~ /debian\/?$/ {print $2; exit}' \
+		/etc/apt/sources.list 2>/dev/null || true)
+	[ -n "$uri" ] || die "no Debian mirror found in /etc/apt sources"
+	{
+		printf 'Types: deb-src\nURIs: %s\nSuites: trixie trixie-updates bookworm-backports\n' "$uri"
+		printf 'Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n'
+		printf 'Types: deb\nURIs: %s\nSuites: trixie bookworm-backports\n' "$uri"
+		printf 'Components: main\nArchitectures: arm64 amd64\n'
+		printf 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n'
+	} >"$APT_DIR/pldma.sources.new"
+	mkdir -p "$APT_DIR/sources.d"
+	mv "$APT_DIR/pldma.sources.new" "$APT_DIR/sources.d/pldma.sources"
+	if [ ! -f "$APT_DIR/updated" ] ||
+	   [ -n "$(find "$APT_DIR/updated" -mmin +720 2>/dev/null)" ]; then
+		log "updating private apt state in $APT_DIR"
+		apt_private update >"$APT_DIR/update.log" 2>&1 ||
+			{ cat "$APT_DIR/update.log" >&2; die "private apt update failed"; }
+		touch "$APT_DIR/updated"
+	fi
+}
+
+apt_opts() {
+	printf '%s\n' \
+		-oAPT::Architecture=amd64 -oAPT::Architectures::=amd64 \
+		-oAPT::Architectures::=arm64 \
+		-oDir::State::Lists="$APT_DIR/lists" \
+		-oDir::Cache::Archives="$APT_DIR/archives" \
+		-oDir::Cache::pkgcache= -oDir::Cache::srcpkgcache= \
+		-oDir::Etc::SourceList=/dev/null \
+		-oDir::Etc::SourceParts="$APT_DIR/sources.d" \
+		-oDebug::NoLocking=1 -oAPT::Sandbox::User=root
+}
+apt_private() {
+	local o
+	mapfile -t o < <(apt_opts)
+	apt-get -q "${o[@]}" "$@"
+}
+apt_cache_private() {
+	local o
+	mapfile -t o < <(apt_opts)
+	apt-cache "${o[@]}" "$@"
+}
+
+# pick_version PKG PIN SERIES: print PIN if the private state offers it,
+# else the newest SERIES.x source version, else fail naming what was tried.
+pick_source_version() {
+	local pkg=$1 pin=$2 series=$3 avail best
+	avail=$(apt_cache_private showsrc "$pkg" 2>/dev/null |
+		awk '/^Package: /{p=$2} /^Version: /{ if (p=="'"$pkg"'") print $2 }' | sort -u)
+	if printf '%s\n' "$avail" | grep -qxF "$pin"; then
+		echo "$pin"; return 0
+	fi
+	best=$(printf '%s\n' "$avail" |
+		grep -E "^([0-9]+:)?${series//./\\.}\.[0-9]+" |
+		while read -r v; do echo "$v"; done |
+		sort -V | tail -n1 || true)
+	if [ -n "$best" ]; then
+		log "pinned $pkg $pin not offered; falling back to $best"
+		echo "$best"; return 0
+	fi
+	die "$pkg: neither pinned version $pin nor any $series.x is offered by the deb-src suites (offered: $(echo $avail | tr '\n' ' '))"
+}
+
+# fetch_source PKG PIN SERIES -> prints the directory holding PKG's .dsc and
+# tarballs.  Downloads into a temporary directory and renames it into place,
+# so that an interrupted download never looks complete.
+fetch_source() {
+	local pkg=$1 pin=$2 series=$3 ver dir tmp
+	apt_private_setup
+	ver=$(pick_source_version "$pkg" "$pin" "$series")
+	dir=$CACHE/src/$pkg-${ver//:/_}
+	if [ ! -f "$dir/.complete" ]; then
+		tmp=$(mktemp -d "$CACHE/src/.dl-XXXXXX" 2>/dev/null ||
+		      { mkdir -p "$CACHE/src"; mktemp -d "$CACHE/src/.dl-XXXXXX"; })
+		log "fetching source $pkg=$ver"
+		(cd "$tmp" && apt_private source --download-only "$pkg=$ver") \
+			>"$tmp/.log" 2>&1 || {
+			cat "$tmp/.log" >&2; rm -rf "$tmp"
+			die "could not download source $pkg=$ver"
+		}
+		touch "$tmp/.complete"
+		rm -rf "$dir"
+		mv "$tmp" "$dir"
+	fi
+	echo "$dir"
+}
+
+# fetch_deb SPEC DEST: download one binary package (e.g. busybox-static:arm64)
+# through the private apt state and unpack it into DEST with dpkg -x.
+fetch_deb() {
+	local spec=$1 dest=$2 tmp
+	[ -f "$dest/.complete" ] && return 0
+	apt_private_setup
+	tmp=$(mktemp -d "$CACHE/.deb-XXXXXX")
+	log "fetching package $spec"
+	(cd "$tmp" && apt_private download "$spec") >"$tmp/.log" 2>&1 || {
+		cat "$tmp/.log" >&2; rm -rf "$tmp"
+		die "could not download package $spec"
+	}
+	mkdir -p "$tmp/root"
+	dpkg -x "$tmp"/*.deb "$tmp/root" || { rm -rf "$tmp"; die "could not unpack $spec"; }
+	touch "$tmp/root/.complete"
+	rm -rf "$dest"
+	mkdir -p "$(dirname "$dest")"
+	mv "$tmp/root" "$dest"
+	rm -rf "$tmp"
+}
+
+# A meson new enough for QEMU (>= 1.5): bookworm's is 1.0.1, so use the
+# bookworm-backports package, unpacked privately; nothing is installed.
+meson_for_qemu() {
+	local v
+	v=$(meson --version 2>/dev/null || echo 0)
+	if dpkg --compare-versions "$v" ge "$MESON_MIN"; then
+		return 0
+	fi
+	fetch_deb "meson/bookworm-backports" "$CACHE/tools/meson"
+	export PYTHONPATH=$CACHE/tools/meson/usr/lib/python3/dist-packages${PYTHONPATH:+:$PYTHONPATH}
+}

@@ -72,10 +72,9 @@
 #define   PLDMA_IRQ_CH_DONE(n)        PLDMA_BIT(n)  /* n < 16 */
 #define   PLDMA_IRQ_CH_DONE_ALL       0x0000ffffU
 #define   PLDMA_IRQ_FAULT             PLDMA_BIT(16) /* fault record(s) posted */
-#define   PLDMA_IRQ_FQ_OVERFLOW       PLDMA_BIT(17) /* a record was not posted */
-#define   PLDMA_IRQ_CH_ERROR          PLDMA_BIT(18) /* a channel entered ERROR */
-#define   PLDMA_IRQ_CH_FAULTED        PLDMA_BIT(19) /* a channel entered
-                                                    * FAULTED (report mode) */
+#define   PLDMA_IRQ_FQ_OVERFLOW       PLDMA_BIT(17) /* record not posted */
+#define   PLDMA_IRQ_CH_ERROR          PLDMA_BIT(18) /* channel in ERROR */
+#define   PLDMA_IRQ_CH_FAULTED        PLDMA_BIT(19) /* channel in FAULTED */
 /* RO bitmaps: bit n = channel n is in FAULTED / ERROR / STALLED state */
 #define PLDMA_FAULTED_CHANNELS      0x028
 #define PLDMA_ERROR_CHANNELS        0x02c
@@ -91,7 +90,7 @@
 #define   PLDMA_FQ_CTRL_ENABLE        PLDMA_BIT(0)
 #define PLDMA_FQ_STATUS             0x058
 #define   PLDMA_FQ_STATUS_OVERFLOW    PLDMA_BIT(0)  /* W1C */
-#define   PLDMA_FQ_STATUS_WRITE_ERR   PLDMA_BIT(1)  /* W1C: record write failed */
+#define   PLDMA_FQ_STATUS_WRITE_ERR   PLDMA_BIT(1)  /* W1C: write failed */
 #define PLDMA_FQ_OVERFLOWS          0x05c   /* RO  records not posted */
 #define PLDMA_FQ_MAX_ENTRIES        4096
 #define PLDMA_FQ_MIN_ENTRIES        2
@@ -164,8 +163,7 @@
 #define PLDMA_ERR_DESC_FETCH        3   /* descriptor could not be read */
 #define PLDMA_ERR_COMPL_WRITE       4   /* completion record write failed */
 #define PLDMA_ERR_DISABLED          5   /* doorbell while channel disabled */
-#define PLDMA_ERR_BAD_CMD           6   /* RESTART/CANCEL in wrong state
-                                         * (sticky info only, no ERROR) */
+#define PLDMA_ERR_BAD_CMD           6   /* RESTART/CANCEL out of place */
 
 /* ------------------------------------------------------------------ */
 /* Descriptor: 64 bytes, 64-byte aligned, in the owner's VA space       */

@@ -1,0 +1,1375 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * A model of a user-level DMA engine in the spirit of the ExaNeSt PLDMA.
+ * Channels read descriptors from a ring in the virtual address space of
+ * their owner (through the owner's PASID in the SMMU) and move data in
+ * bounded chunks from a bottom half.  A failed translation either parks the
+ * channel until the SMMU resumes it (stall mode, TYPE_SMMU_STALL_MASTER) or
+ * is reported to the driver through a fault queue (report mode) and waits
+ * for RESTART or CANCEL.  See docs/specs/pldma.rst.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/module.h"
+#include "qemu/units.h"
+#include "qemu/bswap.h"
+#include "qemu/main-loop.h"
+#include "qemu/rcu.h"
+#include "qapi/error.h"
+#include "hw/irq.h"
+#include "hw/qdev-properties.h"
+#include "hw/arm/smmu-common.h"
+#include "hw/arm/smmu-stall.h"
+#include "hw/misc/pldma.h"
+#include "migration/vmstate.h"
+#include "exec/address-spaces.h"
+#include "exec/memory.h"
+#include "trace.h"
+
+/* Descriptors a channel may complete in one scheduling turn */
+#define PLDMA_DESCS_PER_TURN 16
+
+typedef enum PLDMAAccess {
+    PLDMA_ACC_OK,
+    PLDMA_ACC_STALLED,      /* the SMMU parked the access */
+    PLDMA_ACC_FAULT,        /* translation failed, not stalled */
+    PLDMA_ACC_BUSERR,       /* target is not RAM */
+} PLDMAAccess;
+
+static const char *pldma_state_name(uint32_t st)
+{
+    static const char *const names[] = {
+        [PLDMA_STATE_DISABLED] = "DISABLED",
+        [PLDMA_STATE_IDLE] = "IDLE",
+        [PLDMA_STATE_RUNNING] = "RUNNING",
+        [PLDMA_STATE_STALLED] = "STALLED",
+        [PLDMA_STATE_FAULTED] = "FAULTED",
+        [PLDMA_STATE_ERROR] = "ERROR",
+    };
+    return st < ARRAY_SIZE(names) ? names[st] : "?";
+}
+
+static void pldma_set_state(PLDMAChannel *ch, uint32_t st)
+{
+    if (ch->state != st) {
+        trace_pldma_ch_state(ch->idx, pldma_state_name(ch->state),
+                             pldma_state_name(st));
+        ch->state = st;
+    }
+}
+
+static void pldma_update_irq(PLDMAState *s)
+{
+    bool level = (s->irq_status & s->irq_mask) != 0;
+
+    trace_pldma_irq(s->irq_status, s->irq_mask, level);
+    qemu_set_irq(s->irq, level);
+}
+
+static void pldma_raise(PLDMAState *s, uint32_t bits)
+{
+    s->irq_status |= bits;
+}
+
+static MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch)
+{
+    MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
+
+    if (ch && (ch->pasid_reg & PLDMA_CHB_PASID_EN)) {
+        attrs = (MemTxAttrs) { .pid = PLDMA_CHB_PASID_VALUE(ch->pasid_reg) };
+    }
+    return attrs;
+}
+
+/*
+ * Map at most *len bytes at @va for direct access.  Only RAM is ever
+ * accessed, so a ring or buffer pointed at MMIO (including our own
+ * registers) cannot re-enter the device.  On PLDMA_ACC_OK, *len is the
+ * length mapped (> 0, at most one translation) and the caller must
+ * address_space_unmap() *host.
+ */
+static PLDMAAccess pldma_map(PLDMAState *s, PLDMAChannel *ch, uint64_t va,
+                             hwaddr *len, bool is_write, void **host)
+{
+    MemTxAttrs attrs = pldma_ch_attrs(ch);
+    MemoryRegion *mr;
+    hwaddr xlat, l = *len;
+    void *p;
+
+    RCU_READ_LOCK_GUARD();
+
+    if (ch) {
+        ch->stall_seen = false;
+    }
+    s->cur = ch;
+    mr = address_space_translate(s->dma_as, va, &xlat, &l, is_write, attrs);
+    s->cur = NULL;
+
+    if (ch && ch->stall_seen) {
+        return PLDMA_ACC_STALLED;
+    }
+    if (!memory_access_is_direct(mr, is_write, attrs) || l == 0) {
+        /*
+         * A failed translation (or a hole) resolves to the "unassigned"
+         * region; anything else that is not directly accessible is a
+         * device or a ROM, which the engine refuses to touch.
+         */
+        if (!memory_region_is_ram(mr) &&
+            !strcmp(memory_region_name(mr), "unassigned")) {
+            return PLDMA_ACC_FAULT;
+        }
+        return PLDMA_ACC_BUSERR;
+    }
+
+    p = address_space_map(s->dma_as, va, &l, is_write, attrs);
+    if (!p || l == 0) {
+        if (p) {
+            address_space_unmap(s->dma_as, p, l, is_write, 0);
+        }
+        return PLDMA_ACC_BUSERR;
+    }
+    *len = l;
+    *host = p;
+    return PLDMA_ACC_OK;
+}
+
+/* Copy a small buffer to or from DMA memory; *done reports progress */
+static PLDMAAccess pldma_rw(PLDMAState *s, PLDMAChannel *ch, uint64_t va,
+                            void *buf, hwaddr len, bool is_write,
+                            uint64_t *fault_va)
+{
+    hwaddr off = 0;
+
+    while (off < len) {
+        hwaddr l = len - off;
+        void *p;
+        PLDMAAccess r = pldma_map(s, ch, va + off, &l, is_write, &p);
+
+        if (r != PLDMA_ACC_OK) {
+            *fault_va = va + off;
+            return r;
+        }
+        if (is_write) {
+            memcpy(p, (uint8_t *)buf + off, l);
+        } else {
+            memcpy((uint8_t *)buf + off, p, l);
+        }
+        address_space_unmap(s->dma_as, p, l, is_write, l);
+        off += l;
+    }
+    return PLDMA_ACC_OK;
+}
+
+static bool pldma_ring_valid(PLDMAChannel *ch)
+{
+    return ch->ring_size >= PLDMA_RING_MIN_ENTRIES &&
+           ch->ring_size <= PLDMA_RING_MAX_ENTRIES &&
+           is_power_of_2(ch->ring_size) &&
+           QEMU_IS_ALIGNED(ch->ring_base, PLDMA_DESC_SIZE);
+}
+
+static void pldma_ch_error(PLDMAChannel *ch, uint32_t err)
+{
+    trace_pldma_ch_error(ch->idx, err);
+    ch->error = err;
+    ch->stall_pending = false;
+    pldma_set_state(ch, PLDMA_STATE_ERROR);
+    pldma_raise(ch->s, PLDMA_IRQ_CH_ERROR);
+}
+
+/* Forget the descriptor in flight and all channel state */
+static void pldma_ch_reset(PLDMAChannel *ch)
+{
+    PLDMAState *s = ch->s;
+    uint32_t idx = ch->idx;
+
+    trace_pldma_ch_reset(idx);
+    memset(ch, 0, offsetof(PLDMAChannel, cnt_bytes));
+    ch->s = s;
+    ch->idx = idx;
+    ch->state = PLDMA_STATE_DISABLED;
+}
+
+static void pldma_ch_clear_counters(PLDMAChannel *ch)
+{
+    ch->cnt_bytes = 0;
+    ch->cnt_descs = 0;
+    ch->cnt_stalls = 0;
+    ch->cnt_faults = 0;
+    ch->cnt_restarts = 0;
+    ch->cnt_aborts = 0;
+    ch->cnt_cancels = 0;
+    ch->cnt_errors = 0;
+}
+
+/* Report mode: post a fault record, never silently */
+static void pldma_post_fault(PLDMAState *s, PLDMAChannel *ch)
+{
+    uint8_t rec[PLDMA_FR_SIZE] = { 0 };
+    uint32_t next;
+    uint64_t fva;
+    uint32_t seq = s->fault_seq++;
+
+    stw_le_p(rec + PLDMA_FR_CHANNEL, ch->idx);
+    stw_le_p(rec + PLDMA_FR_FLAGS, ch->fault_info);
+    stl_le_p(rec + PLDMA_FR_PASID, ch->pasid_reg);
+    stq_le_p(rec + PLDMA_FR_VA, ch->fault_va);
+    stl_le_p(rec + PLDMA_FR_DONE, ch->fault_done);
+    stl_le_p(rec + PLDMA_FR_DESC, ch->fault_desc);
+    stl_le_p(rec + PLDMA_FR_SEQ, seq);
+    stl_le_p(rec + PLDMA_FR_LEN, ch->len);
+
+    next = s->fq_size ? (s->fq_tail + 1) & (s->fq_size - 1) : 0;
+    if (!(s->fq_ctrl & PLDMA_FQ_CTRL_ENABLE) || next == s->fq_head) {
+        trace_pldma_fq_overflow(ch->idx, seq, s->fq_head, s->fq_tail);
+        s->fq_status |= PLDMA_FQ_STATUS_OVERFLOW;
+        goto lost;
+    }
+    if (pldma_rw(s, NULL, s->fq_base + (uint64_t)s->fq_tail * PLDMA_FR_SIZE,
+                 rec, sizeof(rec), true, &fva) != PLDMA_ACC_OK) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "pldma: fault queue write at 0x%" PRIx64 " failed\n",
+                      fva);
+        s->fq_status |= PLDMA_FQ_STATUS_WRITE_ERR;
+        goto lost;
+    }
+    trace_pldma_fq_post(ch->idx, seq, s->fq_tail, ch->fault_va);
+    s->fq_tail = next;
+    pldma_raise(s, PLDMA_IRQ_FAULT);
+    return;
+
+lost:
+    if (s->fq_overflows != UINT32_MAX) {
+        s->fq_overflows++;
+    }
+    pldma_raise(s, PLDMA_IRQ_FQ_OVERFLOW);
+}
+
+/*
+ * An access of the channel failed.  Record where, then park, report or
+ * fail according to the kind of failure and the fault mode.
+ */
+static void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r,
+                                uint64_t va, bool is_write)
+{
+    PLDMAState *s = ch->s;
+    uint32_t info = is_write ? PLDMA_FR_F_WRITE : 0;
+
+    if (ch->phase == PLDMA_PHASE_FETCH) {
+        info |= PLDMA_FR_F_DESC;
+    } else if (ch->phase == PLDMA_PHASE_COMPL) {
+        info |= PLDMA_FR_F_COMPL;
+    }
+    ch->fault_va = va;
+    ch->fault_desc = ch->head;
+    ch->fault_done = ch->done;
+
+    if (r == PLDMA_ACC_STALLED) {
+        ch->fault_info = info | PLDMA_FR_F_STALL;
+        ch->stall_pending = true;
+        ch->cnt_stalls++;
+        trace_pldma_ch_stalled(ch->idx, ch->stag, va, is_write, ch->done);
+        pldma_set_state(ch, PLDMA_STATE_STALLED);
+        return;
+    }
+    ch->fault_info = info;
+    if (r == PLDMA_ACC_FAULT && s->report_mode) {
+        ch->cnt_faults++;
+        trace_pldma_ch_fault(ch->idx, va, is_write, ch->done);
+        pldma_set_state(ch, PLDMA_STATE_FAULTED);
+        pldma_raise(s, PLDMA_IRQ_CH_FAULTED);
+        pldma_post_fault(s, ch);
+        return;
+    }
+
+    /* Unrecoverable: a target that is not RAM, or a non-stalling fault */
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "pldma: ch%u: %s %s at 0x%" PRIx64 "\n", ch->idx,
+                  r == PLDMA_ACC_FAULT ? "translation fault" : "bus error",
+                  is_write ? "writing" : "reading", va);
+    switch (ch->phase) {
+    case PLDMA_PHASE_FETCH:
+        pldma_ch_error(ch, PLDMA_ERR_DESC_FETCH);
+        break;
+    case PLDMA_PHASE_XFER:
+        ch->cstatus = r == PLDMA_ACC_FAULT ? PLDMA_ST_FAULT
+                                           : PLDMA_ST_DMA_ERROR;
+        ch->cflags = info;
+        ch->cfault_va = va;
+        ch->phase = PLDMA_PHASE_COMPL;
+        break;
+    default:
+        pldma_ch_error(ch, PLDMA_ERR_COMPL_WRITE);
+        break;
+    }
+}
+
+static bool pldma_ranges_overlap(uint64_t a, uint64_t b, uint64_t len)
+{
+    return a < b + len && b < a + len;
+}
+
+/* Decode and validate the descriptor; returns 0 or a PLDMA_ST_* */
+static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
+{
+    PLDMAState *s = ch->s;
+
+    ch->op = d[PLDMA_DESC_OPCODE];
+    ch->dflags = d[PLDMA_DESC_FLAGS];
+    ch->len = ldl_le_p(d + PLDMA_DESC_LEN);
+    ch->src = ldq_le_p(d + PLDMA_DESC_SRC);
+    ch->dst = ldq_le_p(d + PLDMA_DESC_DST);
+    ch->pattern = ldq_le_p(d + PLDMA_DESC_PATTERN);
+    ch->compl_va = ldq_le_p(d + PLDMA_DESC_COMPL);
+    ch->cookie = ldq_le_p(d + PLDMA_DESC_COOKIE);
+    ch->done = 0;
+    ch->cflags = 0;
+    ch->cfault_va = 0;
+
+    trace_pldma_desc(ch->idx, ch->head, ch->op, ch->dflags, ch->len,
+                     ch->src, ch->dst, ch->compl_va);
+
+    if (ch->compl_va & 7) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: misaligned "
+                      "completion record 0x%" PRIx64 "\n", ch->idx, ch->head,
+                      ch->compl_va);
+        ch->compl_va = 0;
+        return PLDMA_ST_BAD_DESC;
+    }
+    if (ch->dflags & ~PLDMA_DF_VALID_MASK ||
+        ldl_le_p(d + PLDMA_DESC_RSVD0) || ldq_le_p(d + PLDMA_DESC_RSVD1)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: reserved "
+                      "bits set\n", ch->idx, ch->head);
+        return PLDMA_ST_BAD_DESC;
+    }
+    switch (ch->op) {
+    case PLDMA_OP_NOP:
+        return 0;
+    case PLDMA_OP_COPY:
+    case PLDMA_OP_FILL:
+        break;
+    case PLDMA_OP_RDMA_WRITE:
+    case PLDMA_OP_RDMA_READ:
+        qemu_log_mask(LOG_UNIMP, "pldma: remote operations\n");
+        return PLDMA_ST_BAD_NODE;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad opcode "
+                      "0x%x\n", ch->idx, ch->head, ch->op);
+        return PLDMA_ST_BAD_OPCODE;
+    }
+    if (lduw_le_p(d + PLDMA_DESC_NODE) || ldl_le_p(d +
+                                                   PLDMA_DESC_REMOTE_PASID)) {
+        qemu_log_mask(LOG_UNIMP, "pldma: remote node\n");
+        return PLDMA_ST_BAD_NODE;
+    }
+    if (ch->len == 0 || ch->len > s->max_transfer) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad length "
+                      "%u\n", ch->idx, ch->head, ch->len);
+        return PLDMA_ST_BAD_LENGTH;
+    }
+    if (ch->dst + ch->len < ch->dst ||
+        (ch->op == PLDMA_OP_COPY && ch->src + ch->len < ch->src)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: address "
+                      "wraps\n", ch->idx, ch->head);
+        return PLDMA_ST_BAD_LENGTH;
+    }
+    if (ch->op == PLDMA_OP_COPY &&
+        pldma_ranges_overlap(ch->src, ch->dst, ch->len)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: overlapping "
+                      "copy\n", ch->idx, ch->head);
+        return PLDMA_ST_OVERLAP;
+    }
+    return 0;
+}
+
+/* PHASE_FETCH; returns false if the channel cannot go on */
+static bool pldma_fetch(PLDMAChannel *ch)
+{
+    uint8_t d[PLDMA_DESC_SIZE];
+    uint64_t va, fva;
+    PLDMAAccess r;
+    uint32_t st;
+
+    if (!pldma_ring_valid(ch) || ch->head >= ch->ring_size) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: invalid ring 0x%" PRIx64
+                      " size %u\n", ch->idx, ch->ring_base, ch->ring_size);
+        pldma_ch_error(ch, PLDMA_ERR_RING_CONFIG);
+        return false;
+    }
+    va = ch->ring_base + (uint64_t)ch->head * PLDMA_DESC_SIZE;
+    r = pldma_rw(ch->s, ch, va, d, sizeof(d), false, &fva);
+    if (r != PLDMA_ACC_OK) {
+        pldma_access_failed(ch, r, fva, false);
+        return false;
+    }
+    st = pldma_decode(ch, d);
+    if (st || ch->op == PLDMA_OP_NOP) {
+        ch->cstatus = st ? st : PLDMA_ST_SUCCESS;
+        ch->phase = PLDMA_PHASE_COMPL;
+    } else {
+        ch->phase = PLDMA_PHASE_XFER;
+    }
+    return true;
+}
+
+/* PHASE_XFER: move up to *budget bytes; returns false to stop the turn */
+static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
+{
+    PLDMAState *s = ch->s;
+
+    while (ch->done < ch->len) {
+        hwaddr want = MIN(ch->len - ch->done, *budget);
+        hwaddr ld = want, ls;
+        void *pd, *ps;
+        PLDMAAccess r;
+        uint64_t dva = ch->dst + ch->done;
+
+        if (want == 0) {
+            return false;
+        }
+        if (ch->op == PLDMA_OP_COPY) {
+            uint64_t sva = ch->src + ch->done;
+
+            ls = want;
+            r = pldma_map(s, ch, sva, &ls, false, &ps);
+            if (r != PLDMA_ACC_OK) {
+                pldma_access_failed(ch, r, sva, false);
+                return false;
+            }
+            ld = ls;
+            r = pldma_map(s, ch, dva, &ld, true, &pd);
+            if (r != PLDMA_ACC_OK) {
+                address_space_unmap(s->dma_as, ps, ls, false, 0);
+                pldma_access_failed(ch, r, dva, true);
+                return false;
+            }
+            memmove(pd, ps, ld);
+            address_space_unmap(s->dma_as, ps, ls, false, ld);
+        } else {
+            uint64_t i, pat = ror64(ch->pattern, 8 * (ch->done & 7));
+            uint8_t *q;
+
+            r = pldma_map(s, ch, dva, &ld, true, &pd);
+            if (r != PLDMA_ACC_OK) {
+                pldma_access_failed(ch, r, dva, true);
+                return false;
+            }
+            /* byte k of the transfer is byte (k % 8) of the pattern */
+            q = pd;
+            for (i = 0; i + 8 <= ld; i += 8) {
+                stq_le_p(q + i, pat);
+            }
+            for (; i < ld; i++) {
+                q[i] = pat >> (8 * (i & 7));
+            }
+        }
+        address_space_unmap(s->dma_as, pd, ld, true, ld);
+        ch->done += ld;
+        ch->cnt_bytes += ld;
+        *budget -= ld;
+    }
+    ch->cstatus = PLDMA_ST_SUCCESS;
+    ch->phase = PLDMA_PHASE_COMPL;
+    return true;
+}
+
+static void pldma_advance(PLDMAChannel *ch)
+{
+    PLDMAState *s = ch->s;
+
+    trace_pldma_desc_done(ch->idx, ch->head, ch->cstatus, ch->done);
+    ch->head = (ch->head + 1) & (ch->ring_size - 1);
+    ch->completed++;
+    ch->last_status = ch->cstatus;
+    ch->cnt_descs++;
+    if (ch->cstatus != PLDMA_ST_SUCCESS) {
+        ch->cnt_errors++;
+    }
+    if ((ch->dflags & PLDMA_DF_INTR) || ch->cstatus != PLDMA_ST_SUCCESS) {
+        pldma_raise(s, PLDMA_IRQ_CH_DONE(ch->idx));
+    }
+    ch->phase = PLDMA_PHASE_FETCH;
+    ch->dflags = 0;
+}
+
+/* PHASE_COMPL */
+static bool pldma_complete(PLDMAChannel *ch)
+{
+    uint8_t rec[PLDMA_COMPL_SIZE];
+    uint64_t fva;
+    PLDMAAccess r;
+
+    if (ch->compl_va) {
+        stl_le_p(rec + PLDMA_COMPL_STATUS, ch->cstatus);
+        stl_le_p(rec + PLDMA_COMPL_FLAGS, ch->cflags);
+        stq_le_p(rec + PLDMA_COMPL_BYTES, ch->done);
+        stq_le_p(rec + PLDMA_COMPL_FAULT_VA, ch->cfault_va);
+        stq_le_p(rec + PLDMA_COMPL_COOKIE, ch->cookie);
+        /* everything but the status, then the status */
+        r = pldma_rw(ch->s, ch, ch->compl_va + 4, rec + 4, sizeof(rec) - 4,
+                     true, &fva);
+        if (r == PLDMA_ACC_OK) {
+            /* the status must not be visible before the other fields */
+            smp_wmb();
+            r = pldma_rw(ch->s, ch, ch->compl_va, rec, 4, true, &fva);
+        }
+        if (r != PLDMA_ACC_OK) {
+            pldma_access_failed(ch, r, fva, true);
+            return false;
+        }
+    }
+    pldma_advance(ch);
+    return true;
+}
+
+/* One scheduling turn of a RUNNING channel */
+static void pldma_ch_run(PLDMAChannel *ch)
+{
+    uint64_t budget = ch->s->chunk_size;
+    int descs = 0;
+
+    while (ch->state == PLDMA_STATE_RUNNING) {
+        switch (ch->phase) {
+        case PLDMA_PHASE_FETCH:
+            if (ch->head == ch->tail) {
+                pldma_set_state(ch, PLDMA_STATE_IDLE);
+                return;
+            }
+            if (descs >= PLDMA_DESCS_PER_TURN || budget == 0) {
+                return;
+            }
+            if (!pldma_fetch(ch)) {
+                return;
+            }
+            break;
+        case PLDMA_PHASE_XFER:
+            if (!pldma_xfer(ch, &budget)) {
+                return;
+            }
+            break;
+        case PLDMA_PHASE_COMPL:
+            if (!pldma_complete(ch)) {
+                return;
+            }
+            descs++;
+            break;
+        default:
+            g_assert_not_reached();
+        }
+    }
+}
+
+static void pldma_bh(void *opaque)
+{
+    PLDMAState *s = opaque;
+    bool again = false;
+    uint32_t i;
+
+    for (i = 0; i < s->num_channels; i++) {
+        PLDMAChannel *ch = &s->ch[(s->rr + i) % s->num_channels];
+
+        if (ch->state == PLDMA_STATE_RUNNING) {
+            pldma_ch_run(ch);
+            again |= ch->state == PLDMA_STATE_RUNNING;
+        }
+    }
+    s->rr = (s->rr + 1) % s->num_channels;
+    pldma_update_irq(s);
+    if (again) {
+        qemu_bh_schedule(s->bh);
+    }
+}
+
+static void pldma_kick(PLDMAChannel *ch)
+{
+    if (ch->state == PLDMA_STATE_IDLE && ch->head != ch->tail) {
+        pldma_set_state(ch, PLDMA_STATE_RUNNING);
+    }
+    if (ch->state == PLDMA_STATE_RUNNING) {
+        qemu_bh_schedule(ch->s->bh);
+    }
+}
+
+/* ---- stall master interface ---- */
+
+static void pldma_stalled(SMMUStallMaster *master, const SMMUStallInfo *info)
+{
+    PLDMAState *s = PLDMA(master);
+    PLDMAChannel *ch = s->cur;
+
+    trace_pldma_smmu_stalled(info->sid, info->ssv, info->ssid, info->stag,
+                             info->addr, info->is_write);
+    if (!ch || info->sid != s->stream_id) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: stall (sid 0x%x stag %u) "
+                      "outside of a channel access\n", info->sid, info->stag);
+        return;
+    }
+    ch->stall_seen = true;
+    ch->stag = info->stag;
+    ch->stall_va = info->addr;
+}
+
+static void pldma_resumed(SMMUStallMaster *master, uint32_t sid,
+                          uint16_t stag, SMMUStallResponse resp)
+{
+    PLDMAState *s = PLDMA(master);
+    PLDMAChannel *ch = NULL;
+    uint32_t i;
+
+    for (i = 0; i < s->num_channels; i++) {
+        if (s->ch[i].state == PLDMA_STATE_STALLED &&
+            s->ch[i].stall_pending && s->ch[i].stag == stag) {
+            ch = &s->ch[i];
+            break;
+        }
+    }
+    trace_pldma_smmu_resumed(sid, stag, resp, ch ? (int)ch->idx : -1);
+    if (!ch || sid != s->stream_id) {
+        /* e.g. the channel was reset while stalled */
+        return;
+    }
+    ch->stall_pending = false;
+    if (resp == SMMU_STALL_RETRY) {
+        ch->cnt_restarts++;
+        pldma_set_state(ch, PLDMA_STATE_RUNNING);
+    } else {
+        ch->cnt_aborts++;
+        switch (ch->phase) {
+        case PLDMA_PHASE_FETCH:
+            pldma_ch_error(ch, PLDMA_ERR_DESC_FETCH);
+            break;
+        case PLDMA_PHASE_XFER:
+            ch->cstatus = PLDMA_ST_ABORTED;
+            ch->cflags = ch->fault_info & ~PLDMA_FR_F_STALL;
+            ch->cfault_va = ch->fault_va;
+            ch->phase = PLDMA_PHASE_COMPL;
+            pldma_set_state(ch, PLDMA_STATE_RUNNING);
+            break;
+        default:
+            pldma_ch_error(ch, PLDMA_ERR_COMPL_WRITE);
+            break;
+        }
+    }
+    qemu_bh_schedule(s->bh);
+}
+
+/* ---- user commands ---- */
+
+static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
+{
+    PLDMAState *s = ch->s;
+
+    trace_pldma_ch_cmd(ch->idx, cmd, pldma_state_name(ch->state));
+    if (cmd == PLDMA_CMD_CANCEL && ch->state == PLDMA_STATE_ERROR) {
+        ch->head = ch->tail;
+        ch->phase = PLDMA_PHASE_FETCH;
+        pldma_set_state(ch, PLDMA_STATE_IDLE);
+        return;
+    }
+    if (ch->state != PLDMA_STATE_FAULTED ||
+        (cmd != PLDMA_CMD_RESTART && cmd != PLDMA_CMD_CANCEL)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: command %u in state "
+                      "%s ignored\n", ch->idx, cmd,
+                      pldma_state_name(ch->state));
+        ch->error = PLDMA_ERR_BAD_CMD;
+        return;
+    }
+    if (cmd == PLDMA_CMD_RESTART) {
+        ch->cnt_restarts++;
+    } else {
+        ch->cnt_cancels++;
+        switch (ch->phase) {
+        case PLDMA_PHASE_FETCH:
+            /* skip the unreadable descriptor */
+            ch->head = (ch->head + 1) & (ch->ring_size - 1);
+            break;
+        case PLDMA_PHASE_XFER:
+            ch->cstatus = PLDMA_ST_CANCELLED;
+            ch->cflags = ch->fault_info;
+            ch->cfault_va = ch->fault_va;
+            ch->phase = PLDMA_PHASE_COMPL;
+            break;
+        default:
+            /* drop the completion record */
+            ch->compl_va = 0;
+            break;
+        }
+    }
+    pldma_set_state(ch, PLDMA_STATE_RUNNING);
+    qemu_bh_schedule(s->bh);
+}
+
+static void pldma_write_tail(PLDMAChannel *ch, uint32_t val)
+{
+    if (ch->state == PLDMA_STATE_DISABLED) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: doorbell on a disabled "
+                      "channel\n", ch->idx);
+        ch->error = PLDMA_ERR_DISABLED;
+        return;
+    }
+    if (ch->state == PLDMA_STATE_ERROR) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: doorbell in ERROR\n",
+                      ch->idx);
+        return;
+    }
+    if (!pldma_ring_valid(ch)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: doorbell with invalid "
+                      "ring 0x%" PRIx64 " size %u\n", ch->idx, ch->ring_base,
+                      ch->ring_size);
+        pldma_ch_error(ch, PLDMA_ERR_RING_CONFIG);
+        return;
+    }
+    if (val >= ch->ring_size) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: tail %u out of range\n",
+                      ch->idx, val);
+        pldma_ch_error(ch, PLDMA_ERR_RING_INDEX);
+        return;
+    }
+    ch->tail = val;
+    pldma_kick(ch);
+}
+
+/* ---- MMIO ---- */
+
+static uint64_t pldma_cnt_read(PLDMAChannel *ch, hwaddr off)
+{
+    switch (off) {
+    case PLDMA_CNT_BYTES_LO:
+        return (uint32_t)ch->cnt_bytes;
+    case PLDMA_CNT_BYTES_HI:
+        return ch->cnt_bytes >> 32;
+    case PLDMA_CNT_DESCS:
+        return ch->cnt_descs;
+    case PLDMA_CNT_STALLS:
+        return ch->cnt_stalls;
+    case PLDMA_CNT_FAULTS:
+        return ch->cnt_faults;
+    case PLDMA_CNT_RESTARTS:
+        return ch->cnt_restarts;
+    case PLDMA_CNT_ABORTS:
+        return ch->cnt_aborts;
+    case PLDMA_CNT_CANCELS:
+        return ch->cnt_cancels;
+    case PLDMA_CNT_ERRORS:
+        return ch->cnt_errors;
+    default:
+        return 0;
+    }
+}
+
+static uint32_t pldma_state_bitmap(PLDMAState *s, uint32_t st)
+{
+    uint32_t i, map = 0;
+
+    for (i = 0; i < s->num_channels; i++) {
+        if (s->ch[i].state == st) {
+            map |= 1U << i;
+        }
+    }
+    return map;
+}
+
+static uint32_t pldma_cap(PLDMAState *s)
+{
+    uint32_t cap = s->num_channels;
+
+    cap |= s->report_mode ? PLDMA_CAP_FAULT_REPORT : PLDMA_CAP_FAULT_STALL;
+    if (s->iommu) {
+        cap |= PLDMA_CAP_PASID | PLDMA_FSET(s->pasid_bits, 20, 16);
+    }
+    return cap;
+}
+
+static uint64_t pldma_global_read(PLDMAState *s, hwaddr addr)
+{
+    PLDMAChannel *ch;
+
+    if (addr >= PLDMA_CH_BIND(0) && addr < PLDMA_CH_BIND(s->num_channels)) {
+        ch = &s->ch[(addr - PLDMA_CH_BIND(0)) / 0x10];
+        switch (addr & 0xf) {
+        case PLDMA_CHB_PASID:
+            return ch->pasid_reg;
+        case PLDMA_CHB_CTRL:
+            return ch->ctrl & PLDMA_CHB_CTRL_ENABLE;
+        case PLDMA_CHB_OWNER:
+            return ch->owner;
+        default:
+            return ch->state;
+        }
+    }
+    if (addr >= PLDMA_CH_CNT(0) && addr < PLDMA_CH_CNT(s->num_channels)) {
+        ch = &s->ch[(addr - PLDMA_CH_CNT(0)) / 0x40];
+        return pldma_cnt_read(ch, (addr - PLDMA_CH_CNT(0)) % 0x40);
+    }
+
+    switch (addr) {
+    case PLDMA_ID:
+        return PLDMA_ID_VALUE;
+    case PLDMA_VERSION:
+        return PLDMA_VERSION_VALUE;
+    case PLDMA_CAP:
+        return pldma_cap(s);
+    case PLDMA_MAX_XFER:
+        return s->max_transfer;
+    case PLDMA_CTRL:
+        return 0;
+    case PLDMA_STREAM_ID:
+        return s->stream_id;
+    case PLDMA_CHUNK_SIZE:
+        return s->chunk_size;
+    case PLDMA_IRQ_STATUS:
+        return s->irq_status;
+    case PLDMA_IRQ_MASK:
+        return s->irq_mask;
+    case PLDMA_FAULTED_CHANNELS:
+        return pldma_state_bitmap(s, PLDMA_STATE_FAULTED);
+    case PLDMA_ERROR_CHANNELS:
+        return pldma_state_bitmap(s, PLDMA_STATE_ERROR);
+    case PLDMA_STALLED_CHANNELS:
+        return pldma_state_bitmap(s, PLDMA_STATE_STALLED);
+    case PLDMA_FQ_BASE_LO:
+        return (uint32_t)s->fq_base;
+    case PLDMA_FQ_BASE_HI:
+        return s->fq_base >> 32;
+    case PLDMA_FQ_SIZE:
+        return s->fq_size;
+    case PLDMA_FQ_HEAD:
+        return s->fq_head;
+    case PLDMA_FQ_TAIL:
+        return s->fq_tail;
+    case PLDMA_FQ_CTRL:
+        return s->fq_ctrl;
+    case PLDMA_FQ_STATUS:
+        return s->fq_status;
+    case PLDMA_FQ_OVERFLOWS:
+        return s->fq_overflows;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: read of undefined global "
+                      "register 0x%" HWADDR_PRIx "\n", addr);
+        return 0;
+    }
+}
+
+static void pldma_reset_engine(PLDMAState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        s->ch[i].s = s;
+        s->ch[i].idx = i;
+        pldma_ch_reset(&s->ch[i]);
+        pldma_ch_clear_counters(&s->ch[i]);
+    }
+    s->irq_status = 0;
+    s->irq_mask = 0;
+    s->fq_base = 0;
+    s->fq_size = 0;
+    s->fq_head = 0;
+    s->fq_tail = 0;
+    s->fq_ctrl = 0;
+    s->fq_status = 0;
+    s->fq_overflows = 0;
+    s->fault_seq = 0;
+    s->rr = 0;
+}
+
+static void pldma_chb_write(PLDMAState *s, PLDMAChannel *ch, hwaddr off,
+                            uint32_t val)
+{
+    switch (off) {
+    case PLDMA_CHB_PASID:
+        if (ch->ctrl & PLDMA_CHB_CTRL_ENABLE) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: PASID write while "
+                          "enabled ignored\n", ch->idx);
+            return;
+        }
+        if (PLDMA_CHB_PASID_VALUE(val) >= (1U << s->pasid_bits) ||
+            (val & ~(PLDMA_CHB_PASID_EN | PLDMA_FMASK(19, 0)))) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: PASID 0x%x out of "
+                          "range\n", ch->idx, val);
+            return;
+        }
+        ch->pasid_reg = val;
+        trace_pldma_ch_bind(ch->idx, val);
+        break;
+    case PLDMA_CHB_CTRL:
+        if (val & PLDMA_CHB_CTRL_CLR_CNT) {
+            pldma_ch_clear_counters(ch);
+        }
+        if (val & PLDMA_CHB_CTRL_RESET) {
+            pldma_ch_reset(ch);
+        }
+        if ((val & PLDMA_CHB_CTRL_ENABLE) &&
+            !(ch->ctrl & PLDMA_CHB_CTRL_ENABLE)) {
+            ch->ctrl |= PLDMA_CHB_CTRL_ENABLE;
+            pldma_set_state(ch, PLDMA_STATE_IDLE);
+            ch->phase = PLDMA_PHASE_FETCH;
+            if (pldma_ring_valid(ch) && ch->tail < ch->ring_size) {
+                pldma_kick(ch);
+            }
+        } else if (!(val & PLDMA_CHB_CTRL_ENABLE) &&
+                   (ch->ctrl & PLDMA_CHB_CTRL_ENABLE)) {
+            ch->ctrl &= ~PLDMA_CHB_CTRL_ENABLE;
+            ch->stall_pending = false;
+            ch->phase = PLDMA_PHASE_FETCH;
+            pldma_set_state(ch, PLDMA_STATE_DISABLED);
+        }
+        break;
+    case PLDMA_CHB_OWNER:
+        ch->owner = val;
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: write to read-only channel "
+                      "state of ch%u\n", ch->idx);
+        break;
+    }
+}
+
+static void pldma_global_write(PLDMAState *s, hwaddr addr, uint32_t val)
+{
+    if (addr >= PLDMA_CH_BIND(0) && addr < PLDMA_CH_BIND(s->num_channels)) {
+        pldma_chb_write(s, &s->ch[(addr - PLDMA_CH_BIND(0)) / 0x10],
+                        addr & 0xf, val);
+        return;
+    }
+
+    switch (addr) {
+    case PLDMA_CTRL:
+        if (val & PLDMA_CTRL_RESET) {
+            trace_pldma_reset();
+            pldma_reset_engine(s);
+        }
+        break;
+    case PLDMA_IRQ_STATUS:
+        s->irq_status &= ~val;
+        break;
+    case PLDMA_IRQ_MASK:
+        s->irq_mask = val;
+        break;
+    case PLDMA_FQ_BASE_LO:
+    case PLDMA_FQ_BASE_HI:
+    case PLDMA_FQ_SIZE:
+        if (s->fq_ctrl & PLDMA_FQ_CTRL_ENABLE) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: fault queue configuration "
+                          "write while enabled ignored\n");
+            break;
+        }
+        if (addr == PLDMA_FQ_BASE_LO) {
+            s->fq_base = deposit64(s->fq_base, 0, 32, val & ~0x1fU);
+        } else if (addr == PLDMA_FQ_BASE_HI) {
+            s->fq_base = deposit64(s->fq_base, 32, 32, val);
+        } else if (val < PLDMA_FQ_MIN_ENTRIES || val > PLDMA_FQ_MAX_ENTRIES ||
+                   !is_power_of_2(val)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: bad fault queue size "
+                          "%u\n", val);
+        } else {
+            s->fq_size = val;
+        }
+        break;
+    case PLDMA_FQ_HEAD:
+        if (val >= s->fq_size) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: fault queue head %u out "
+                          "of range\n", val);
+            break;
+        }
+        s->fq_head = val;
+        break;
+    case PLDMA_FQ_CTRL:
+        if ((val & PLDMA_FQ_CTRL_ENABLE) && !s->fq_size) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: fault queue enabled "
+                          "without a size\n");
+            break;
+        }
+        if ((val & PLDMA_FQ_CTRL_ENABLE) &&
+            !(s->fq_ctrl & PLDMA_FQ_CTRL_ENABLE)) {
+            s->fq_head = s->fq_tail = 0;
+        }
+        s->fq_ctrl = val & PLDMA_FQ_CTRL_ENABLE;
+        trace_pldma_fq_ctrl(s->fq_ctrl, s->fq_base, s->fq_size);
+        break;
+    case PLDMA_FQ_STATUS:
+        s->fq_status &= ~val;
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: write 0x%x to read-only or "
+                      "undefined global register 0x%" HWADDR_PRIx "\n",
+                      val, addr);
+        break;
+    }
+}
+
+static uint64_t pldma_ch_read(PLDMAChannel *ch, hwaddr off)
+{
+    if (off >= PLDMA_CH_CNT_OFFSET && off < PLDMA_CH_CNT_OFFSET + 0x40) {
+        return pldma_cnt_read(ch, off - PLDMA_CH_CNT_OFFSET);
+    }
+    switch (off) {
+    case PLDMA_CH_RING_BASE_LO:
+        return (uint32_t)ch->ring_base;
+    case PLDMA_CH_RING_BASE_HI:
+        return ch->ring_base >> 32;
+    case PLDMA_CH_RING_SIZE:
+        return ch->ring_size;
+    case PLDMA_CH_RING_HEAD:
+        return ch->head;
+    case PLDMA_CH_RING_TAIL:
+        return ch->tail;
+    case PLDMA_CH_STATE:
+        return ch->state;
+    case PLDMA_CH_ERROR:
+        return ch->error;
+    case PLDMA_CH_COMPLETED:
+        return ch->completed;
+    case PLDMA_CH_LAST_STATUS:
+        return ch->last_status;
+    case PLDMA_CH_FAULT_VA_LO:
+        return (uint32_t)ch->fault_va;
+    case PLDMA_CH_FAULT_VA_HI:
+        return ch->fault_va >> 32;
+    case PLDMA_CH_FAULT_INFO:
+        return ch->fault_info;
+    case PLDMA_CH_FAULT_DESC:
+        return ch->fault_desc;
+    case PLDMA_CH_FAULT_DONE:
+        return ch->fault_done;
+    case PLDMA_CH_PASID:
+        return ch->pasid_reg;
+    case PLDMA_CH_CMD:
+        return 0;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: read of undefined "
+                      "register 0x%" HWADDR_PRIx "\n", ch->idx, off);
+        return 0;
+    }
+}
+
+static void pldma_ch_write(PLDMAChannel *ch, hwaddr off, uint32_t val)
+{
+    bool quiet = ch->state == PLDMA_STATE_DISABLED ||
+                 ch->state == PLDMA_STATE_IDLE;
+
+    switch (off) {
+    case PLDMA_CH_RING_BASE_LO:
+    case PLDMA_CH_RING_BASE_HI:
+    case PLDMA_CH_RING_SIZE:
+        if (!quiet) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: ring configuration "
+                          "in state %s ignored\n", ch->idx,
+                          pldma_state_name(ch->state));
+            return;
+        }
+        if (off == PLDMA_CH_RING_BASE_LO) {
+            ch->ring_base = deposit64(ch->ring_base, 0, 32, val);
+        } else if (off == PLDMA_CH_RING_BASE_HI) {
+            ch->ring_base = deposit64(ch->ring_base, 32, 32, val);
+        } else {
+            ch->ring_size = val;
+            ch->head = ch->tail = 0;
+        }
+        trace_pldma_ch_ring(ch->idx, ch->ring_base, ch->ring_size);
+        break;
+    case PLDMA_CH_RING_TAIL:
+        trace_pldma_ch_doorbell(ch->idx, val, ch->head);
+        pldma_write_tail(ch, val);
+        break;
+    case PLDMA_CH_CMD:
+        pldma_cmd(ch, val);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: write 0x%x to "
+                      "read-only or undefined register 0x%" HWADDR_PRIx "\n",
+                      ch->idx, val, off);
+        break;
+    }
+}
+
+static uint64_t pldma_read(void *opaque, hwaddr addr, unsigned size)
+{
+    PLDMAState *s = opaque;
+    uint64_t val;
+
+    if (addr < PLDMA_PAGE_SIZE) {
+        val = pldma_global_read(s, addr);
+    } else {
+        uint32_t n = addr / PLDMA_PAGE_SIZE - 1;
+
+        val = pldma_ch_read(&s->ch[n], addr % PLDMA_PAGE_SIZE);
+    }
+    trace_pldma_mmio_read(addr, val);
+    return val;
+}
+
+static void pldma_write(void *opaque, hwaddr addr, uint64_t val,
+                        unsigned size)
+{
+    PLDMAState *s = opaque;
+
+    trace_pldma_mmio_write(addr, val);
+    if (addr < PLDMA_PAGE_SIZE) {
+        pldma_global_write(s, addr, val);
+    } else {
+        uint32_t n = addr / PLDMA_PAGE_SIZE - 1;
+
+        pldma_ch_write(&s->ch[n], addr % PLDMA_PAGE_SIZE, val);
+    }
+    /* state changes above may have raised or cleared interrupt sources */
+    pldma_update_irq(s);
+}
+
+static const MemoryRegionOps pldma_ops = {
+    .read = pldma_read,
+    .write = pldma_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+/* ---- QOM ---- */
+
+static void pldma_realize(DeviceState *dev, Error **errp)
+{
+    PLDMAState *s = PLDMA(dev);
+    static const char *const cnt_names[] = {
+        "descs", "stalls", "faults", "restarts", "aborts", "cancels",
+        "errors",
+    };
+    uint32_t i, j;
+
+    if (s->num_channels < 1 || s->num_channels > PLDMA_MAX_CHANNELS) {
+        error_setg(errp, "num-channels must be between 1 and %d",
+                   PLDMA_MAX_CHANNELS);
+        return;
+    }
+    if (!s->fault_mode_str || !strcmp(s->fault_mode_str, "stall")) {
+        s->report_mode = false;
+    } else if (!strcmp(s->fault_mode_str, "report")) {
+        s->report_mode = true;
+    } else {
+        error_setg(errp, "fault-mode must be 'stall' or 'report'");
+        return;
+    }
+    if (s->pasid_bits > SMMU_STALL_MAX_SSID_BITS) {
+        error_setg(errp, "pasid-bits must be at most %d",
+                   SMMU_STALL_MAX_SSID_BITS);
+        return;
+    }
+    if (s->chunk_size < 4096 || s->chunk_size > 64 * MiB) {
+        error_setg(errp, "chunk-size must be between 4 KiB and 64 MiB");
+        return;
+    }
+    if (s->max_transfer == 0) {
+        error_setg(errp, "max-transfer must not be 0");
+        return;
+    }
+
+    if (s->iommu) {
+        s->dma_as = smmu_platform_master_as(ARM_SMMU(s->iommu), dev,
+                                            s->stream_id, errp);
+        if (!s->dma_as) {
+            return;
+        }
+    } else {
+        s->dma_as = &address_space_memory;
+    }
+
+    memory_region_init_io(&s->iomem, OBJECT(s), &pldma_ops, s, "pldma",
+                          PLDMA_MMIO_SIZE(s->num_channels));
+    sysbus_init_mmio(SYS_BUS_DEVICE(dev), &s->iomem);
+    sysbus_init_irq(SYS_BUS_DEVICE(dev), &s->irq);
+    s->bh = qemu_bh_new_guarded(pldma_bh, s, &dev->mem_reentrancy_guard);
+
+    for (i = 0; i < s->num_channels; i++) {
+        PLDMAChannel *ch = &s->ch[i];
+        uint32_t *cnt[] = {
+            &ch->cnt_descs, &ch->cnt_stalls, &ch->cnt_faults,
+            &ch->cnt_restarts, &ch->cnt_aborts, &ch->cnt_cancels,
+            &ch->cnt_errors,
+        };
+        g_autofree char *bytes = g_strdup_printf("ch%u-bytes", i);
+
+        object_property_add_uint64_ptr(OBJECT(s), bytes, &ch->cnt_bytes,
+                                       OBJ_PROP_FLAG_READ);
+        for (j = 0; j < ARRAY_SIZE(cnt_names); j++) {
+            g_autofree char *name = g_strdup_printf("ch%u-%s", i,
+                                                    cnt_names[j]);
+            object_property_add_uint32_ptr(OBJECT(s), name, cnt[j],
+                                           OBJ_PROP_FLAG_READ);
+        }
+    }
+}
+
+static void pldma_unrealize(DeviceState *dev)
+{
+    PLDMAState *s = PLDMA(dev);
+
+    qemu_bh_delete(s->bh);
+}
+
+static void pldma_reset_hold(Object *obj, ResetType type)
+{
+    PLDMAState *s = PLDMA(obj);
+
+    trace_pldma_reset();
+    pldma_reset_engine(s);
+    qemu_set_irq(s->irq, 0);
+}
+
+static int pldma_post_load(void *opaque, int version_id)
+{
+    PLDMAState *s = opaque;
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        PLDMAChannel *ch = &s->ch[i];
+
+        ch->s = s;
+        ch->idx = i;
+        if (i >= s->num_channels || ch->state > PLDMA_STATE_ERROR ||
+            ch->phase > PLDMA_PHASE_COMPL ||
+            (ch->ring_size && ch->head >= ch->ring_size)) {
+            pldma_ch_reset(ch);
+            continue;
+        }
+        /* a stall does not survive migration: the SMMU terminated it */
+        if (ch->state == PLDMA_STATE_STALLED) {
+            ch->stall_pending = true;
+            pldma_resumed(SMMU_STALL_MASTER(s), s->stream_id, ch->stag,
+                          SMMU_STALL_TERMINATED);
+        }
+    }
+    if (s->fq_size > PLDMA_FQ_MAX_ENTRIES || !is_power_of_2(s->fq_size) ||
+        s->fq_head >= s->fq_size || s->fq_tail >= s->fq_size) {
+        s->fq_size = s->fq_head = s->fq_tail = s->fq_ctrl = 0;
+    }
+    qemu_bh_schedule(s->bh);
+    return 0;
+}
+
+static const VMStateDescription vmstate_pldma_channel = {
+    .name = "pldma/channel",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(pasid_reg, PLDMAChannel),
+        VMSTATE_UINT32(ctrl, PLDMAChannel),
+        VMSTATE_UINT32(owner, PLDMAChannel),
+        VMSTATE_UINT64(ring_base, PLDMAChannel),
+        VMSTATE_UINT32(ring_size, PLDMAChannel),
+        VMSTATE_UINT32(head, PLDMAChannel),
+        VMSTATE_UINT32(tail, PLDMAChannel),
+        VMSTATE_UINT32(state, PLDMAChannel),
+        VMSTATE_UINT32(error, PLDMAChannel),
+        VMSTATE_UINT32(completed, PLDMAChannel),
+        VMSTATE_UINT32(last_status, PLDMAChannel),
+        VMSTATE_UINT64(fault_va, PLDMAChannel),
+        VMSTATE_UINT32(fault_info, PLDMAChannel),
+        VMSTATE_UINT32(fault_desc, PLDMAChannel),
+        VMSTATE_UINT32(fault_done, PLDMAChannel),
+        VMSTATE_UINT32(phase, PLDMAChannel),
+        VMSTATE_UINT8(op, PLDMAChannel),
+        VMSTATE_UINT8(dflags, PLDMAChannel),
+        VMSTATE_UINT32(len, PLDMAChannel),
+        VMSTATE_UINT64(src, PLDMAChannel),
+        VMSTATE_UINT64(dst, PLDMAChannel),
+        VMSTATE_UINT64(pattern, PLDMAChannel),
+        VMSTATE_UINT64(compl_va, PLDMAChannel),
+        VMSTATE_UINT64(cookie, PLDMAChannel),
+        VMSTATE_UINT64(done, PLDMAChannel),
+        VMSTATE_UINT32(cstatus, PLDMAChannel),
+        VMSTATE_UINT32(cflags, PLDMAChannel),
+        VMSTATE_UINT64(cfault_va, PLDMAChannel),
+        VMSTATE_UINT16(stag, PLDMAChannel),
+        VMSTATE_UINT64(cnt_bytes, PLDMAChannel),
+        VMSTATE_UINT32(cnt_descs, PLDMAChannel),
+        VMSTATE_UINT32(cnt_stalls, PLDMAChannel),
+        VMSTATE_UINT32(cnt_faults, PLDMAChannel),
+        VMSTATE_UINT32(cnt_restarts, PLDMAChannel),
+        VMSTATE_UINT32(cnt_aborts, PLDMAChannel),
+        VMSTATE_UINT32(cnt_cancels, PLDMAChannel),
+        VMSTATE_UINT32(cnt_errors, PLDMAChannel),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const VMStateDescription vmstate_pldma = {
+    .name = TYPE_PLDMA,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = pldma_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(irq_status, PLDMAState),
+        VMSTATE_UINT32(irq_mask, PLDMAState),
+        VMSTATE_UINT64(fq_base, PLDMAState),
+        VMSTATE_UINT32(fq_size, PLDMAState),
+        VMSTATE_UINT32(fq_head, PLDMAState),
+        VMSTATE_UINT32(fq_tail, PLDMAState),
+        VMSTATE_UINT32(fq_ctrl, PLDMAState),
+        VMSTATE_UINT32(fq_status, PLDMAState),
+        VMSTATE_UINT32(fq_overflows, PLDMAState),
+        VMSTATE_UINT32(fault_seq, PLDMAState),
+        VMSTATE_UINT32(rr, PLDMAState),
+        VMSTATE_STRUCT_ARRAY(ch, PLDMAState, PLDMA_MAX_CHANNELS, 1,
+                             vmstate_pldma_channel, PLDMAChannel),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const Property pldma_properties[] = {
+    DEFINE_PROP_UINT32("num-channels", PLDMAState, num_channels, 4),
+    DEFINE_PROP_STRING("fault-mode", PLDMAState, fault_mode_str),
+    DEFINE_PROP_UINT8("pasid-bits", PLDMAState, pasid_bits,
+                      SMMU_STALL_MAX_SSID_BITS),
+    DEFINE_PROP_UINT32("stream-id", PLDMAState, stream_id,
+                       SMMU_PLATFORM_SID_BASE),
+    DEFINE_PROP_UINT32("max-transfer", PLDMAState, max_transfer, 1 * GiB),
+    DEFINE_PROP_UINT32("chunk-size", PLDMAState, chunk_size, 256 * KiB),
+    DEFINE_PROP_LINK("iommu", PLDMAState, iommu, TYPE_ARM_SMMU, Object *),
+};
+
+static void pldma_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
+    SMMUStallMasterClass *smc = SMMU_STALL_MASTER_CLASS(klass);
+
+    dc->desc = "PLDMA page-fault-tolerant virtual-address DMA engine";
+    dc->realize = pldma_realize;
+    dc->unrealize = pldma_unrealize;
+    dc->vmsd = &vmstate_pldma;
+    dc->user_creatable = true;
+    rc->phases.hold = pldma_reset_hold;
+    device_class_set_props(dc, pldma_properties);
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+    smc->stalled = pldma_stalled;
+    smc->resumed = pldma_resumed;
+}
+
+static const TypeInfo pldma_info = {
+    .name = TYPE_PLDMA,
+    .parent = TYPE_SYS_BUS_DEVICE,
+    .instance_size = sizeof(PLDMAState),
+    .class_init = pldma_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { TYPE_SMMU_STALL_MASTER },
+        { }
+    },
+};
+
+static void pldma_register_types(void)
+{
+    type_register_static(&pldma_info);
+}
+
+type_init(pldma_register_types)

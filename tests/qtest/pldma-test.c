@@ -1,0 +1,1019 @@
+/*
+ * QTest for the PLDMA virtual-address DMA engine
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The SMMUv3 stream table, context descriptors and stage-1 page tables are
+ * built here in guest memory, as a Linux driver would, so that the device
+ * is exercised through the real translation path with PASIDs, stalls and
+ * terminated faults.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "libqtest.h"
+#include "hw/misc/pldma-regs.h"
+
+#define PLDMA_BASE      0x0c000000ULL   /* first platform bus device */
+#define SMMU_BASE       0x09050000ULL
+#define RAM_BASE        0x40000000ULL
+#define ALLOC_BASE      (RAM_BASE + 0x01000000ULL)
+#define SID             0x10000
+#define PAGE            0x1000ULL
+#define POLL_MAX        200000
+
+/* SMMUv3 registers and encodings (architecture, not QEMU specific) */
+#define SMMU_CR0            0x20
+#define SMMU_CR0ACK         0x24
+#define SMMU_GERROR         0x60
+#define SMMU_STRTAB_BASE    0x80
+#define SMMU_STRTAB_CFG     0x88
+#define SMMU_CMDQ_BASE      0x90
+#define SMMU_CMDQ_PROD      0x98
+#define SMMU_CMDQ_CONS      0x9c
+#define SMMU_EVTQ_BASE      0xa0
+#define SMMU_EVTQ_PROD      0x100a8
+#define SMMU_EVTQ_CONS      0x100ac
+#define Q_LOG2              8
+#define CMD_RESUME          0x44
+#define CMD_SYNC            0x46
+#define CMD_RESUME_TERM     0
+#define CMD_RESUME_RETRY    1
+#define CMD_RESUME_ABORT    2
+#define CD_LOG2             8
+
+/* stage-1 descriptors, 4 KiB granule, 39-bit VA (T0SZ = 25) */
+#define PTE_TABLE           3ULL
+#define PTE_PAGE            (3ULL | (1ULL << 6) | (3ULL << 8) | (1ULL << 10))
+
+typedef struct T {
+    QTestState *qts;
+    bool smmu;
+    bool report;
+    uint64_t next;          /* bump allocator for guest physical memory */
+    uint64_t cd_table;
+    uint64_t pt_root[1 << CD_LOG2];
+    uint64_t cmdq, evtq;
+    uint32_t cmdq_prod, evtq_cons;
+} T;
+
+static uint64_t alloc_pa(T *t, uint64_t size)
+{
+    uint64_t pa = QEMU_ALIGN_UP(t->next, PAGE);
+
+    t->next = pa + QEMU_ALIGN_UP(size, PAGE);
+    qtest_memset(t->qts, pa, 0, QEMU_ALIGN_UP(size, PAGE));
+    return pa;
+}
+
+static void g_wr(T *t, uint32_t off, uint32_t v)
+{
+    qtest_writel(t->qts, PLDMA_BASE + off, v);
+}
+
+static uint32_t g_rd(T *t, uint32_t off)
+{
+    return qtest_readl(t->qts, PLDMA_BASE + off);
+}
+
+static void c_wr(T *t, int ch, uint32_t off, uint32_t v)
+{
+    qtest_writel(t->qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(ch) + off, v);
+}
+
+static uint32_t c_rd(T *t, int ch, uint32_t off)
+{
+    return qtest_readl(t->qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(ch) + off);
+}
+
+/* ---- compact SMMUv3 driver ---- */
+
+static void smmu_cmd(T *t, uint64_t w0, uint64_t w1)
+{
+    uint32_t idx = t->cmdq_prod & ((1 << Q_LOG2) - 1);
+    int i;
+
+    qtest_writeq(t->qts, t->cmdq + idx * 16, w0);
+    qtest_writeq(t->qts, t->cmdq + idx * 16 + 8, w1);
+    t->cmdq_prod = (t->cmdq_prod + 1) & ((2 << Q_LOG2) - 1);
+    qtest_writel(t->qts, SMMU_BASE + SMMU_CMDQ_PROD, t->cmdq_prod);
+    for (i = 0; i < POLL_MAX; i++) {
+        if (qtest_readl(t->qts, SMMU_BASE + SMMU_CMDQ_CONS) == t->cmdq_prod) {
+            break;
+        }
+    }
+    g_assert_cmpuint(qtest_readl(t->qts, SMMU_BASE + SMMU_CMDQ_CONS), ==,
+                     t->cmdq_prod);
+    g_assert_cmpuint(qtest_readl(t->qts, SMMU_BASE + SMMU_GERROR), ==, 0);
+}
+
+static void smmu_resume(T *t, uint16_t stag, int resp)
+{
+    smmu_cmd(t, CMD_RESUME | ((uint64_t)SID << 32),
+             stag | ((uint64_t)resp << 12));
+}
+
+/* Wait for the next event; returns false if none arrived */
+static bool smmu_event(T *t, uint32_t ev[8])
+{
+    int i;
+
+    for (i = 0; i < POLL_MAX; i++) {
+        uint32_t prod = qtest_readl(t->qts, SMMU_BASE + SMMU_EVTQ_PROD);
+
+        if ((prod & ((2 << Q_LOG2) - 1)) != t->evtq_cons) {
+            uint32_t idx = t->evtq_cons & ((1 << Q_LOG2) - 1);
+
+            qtest_memread(t->qts, t->evtq + idx * 32, ev, 32);
+            t->evtq_cons = (t->evtq_cons + 1) & ((2 << Q_LOG2) - 1);
+            qtest_writel(t->qts, SMMU_BASE + SMMU_EVTQ_CONS, t->evtq_cons);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Wait for a stall event of our StreamID; returns its STAG */
+static uint16_t smmu_wait_stall(T *t, uint32_t pasid, uint64_t va)
+{
+    uint32_t ev[8];
+
+    while (smmu_event(t, ev)) {
+        uint64_t addr = ev[4] | ((uint64_t)ev[5] << 32);
+
+        if ((ev[0] & 0xff) >= 0x10 && (ev[0] & 0xff) <= 0x13 &&
+            (ev[2] & (1U << 31))) {
+            g_assert_cmphex(ev[1], ==, SID);
+            g_assert_true(ev[0] & (1 << 11));         /* SSV */
+            g_assert_cmpuint(ev[0] >> 12, ==, pasid);
+            g_assert_cmphex(addr & ~(PAGE - 1), ==, va & ~(PAGE - 1));
+            return ev[2] & 0xffff;
+        }
+    }
+    g_assert_not_reached();
+}
+
+static void smmu_init(T *t)
+{
+    uint64_t l1 = alloc_pa(t, PAGE);             /* 512 L1 descriptors */
+    uint64_t l2 = alloc_pa(t, 256 * 64);         /* STEs 0x10000..0x100ff */
+    uint32_t ste[16] = { 0 };
+    int i;
+
+    t->cd_table = alloc_pa(t, (1 << CD_LOG2) * 64);
+    t->cmdq = alloc_pa(t, (1 << Q_LOG2) * 16);
+    t->evtq = alloc_pa(t, (1 << Q_LOG2) * 32);
+
+    qtest_writeq(t->qts, l1 + (SID >> 8) * 8, l2 | 9);
+    ste[0] = 1 | (5 << 1) | (uint32_t)t->cd_table;  /* V, S1 only, linear */
+    ste[1] = (uint32_t)(t->cd_table >> 32) | (CD_LOG2 << 27);
+    ste[2] = 1;                                       /* S1DSS = bypass */
+    if (t->report) {
+        ste[2] |= 1 << 27;                            /* S1STALLD */
+    }
+    qtest_memwrite(t->qts, l2 + (SID & 0xff) * 64, ste, sizeof(ste));
+
+    qtest_writeq(t->qts, SMMU_BASE + SMMU_STRTAB_BASE, l1);
+    qtest_writel(t->qts, SMMU_BASE + SMMU_STRTAB_CFG,
+                 (1 << 16) | (8 << 6) | 17);
+    qtest_writeq(t->qts, SMMU_BASE + SMMU_CMDQ_BASE, t->cmdq | Q_LOG2);
+    qtest_writel(t->qts, SMMU_BASE + SMMU_CMDQ_PROD, 0);
+    qtest_writel(t->qts, SMMU_BASE + SMMU_CMDQ_CONS, 0);
+    qtest_writeq(t->qts, SMMU_BASE + SMMU_EVTQ_BASE, t->evtq | Q_LOG2);
+    qtest_writel(t->qts, SMMU_BASE + SMMU_EVTQ_PROD, 0);
+    qtest_writel(t->qts, SMMU_BASE + SMMU_EVTQ_CONS, 0);
+    qtest_writel(t->qts, SMMU_BASE + SMMU_CR0, 0xd);
+    for (i = 0; i < POLL_MAX; i++) {
+        if (qtest_readl(t->qts, SMMU_BASE + SMMU_CR0ACK) == 0xd) {
+            break;
+        }
+    }
+    g_assert_cmphex(qtest_readl(t->qts, SMMU_BASE + SMMU_CR0ACK), ==, 0xd);
+}
+
+/* Create the context descriptor (address space) of a PASID */
+static void smmu_add_pasid(T *t, uint32_t pasid)
+{
+    uint32_t cd[16] = { 0 };
+    uint64_t root = alloc_pa(t, PAGE);
+
+    t->pt_root[pasid] = root;
+    cd[0] = 25 | (1U << 30) | (1U << 31);       /* T0SZ, EPD1, V */
+    cd[1] = 2 | (1 << 9) | (1 << 13) | (1 << 14) | (pasid << 16);
+    if (!t->report) {
+        cd[1] |= 1 << 12;                       /* S: stall */
+    }
+    cd[2] = (uint32_t)root;
+    cd[3] = root >> 32;
+    qtest_memwrite(t->qts, t->cd_table + pasid * 64, cd, sizeof(cd));
+}
+
+static uint64_t pt_next(T *t, uint64_t table, int idx)
+{
+    uint64_t e = qtest_readq(t->qts, table + idx * 8);
+
+    if (!(e & 1)) {
+        uint64_t n = alloc_pa(t, PAGE);
+
+        e = n | PTE_TABLE;
+        qtest_writeq(t->qts, table + idx * 8, e);
+    }
+    return e & 0xfffffffff000ULL;
+}
+
+static void map_page(T *t, uint32_t pasid, uint64_t va, uint64_t pa)
+{
+    uint64_t l2 = pt_next(t, t->pt_root[pasid], (va >> 30) & 511);
+    uint64_t l3 = pt_next(t, l2, (va >> 21) & 511);
+
+    qtest_writeq(t->qts, l3 + ((va >> 12) & 511) * 8, pa | PTE_PAGE);
+}
+
+static void unmap_page(T *t, uint32_t pasid, uint64_t va)
+{
+    uint64_t l2 = pt_next(t, t->pt_root[pasid], (va >> 30) & 511);
+    uint64_t l3 = pt_next(t, l2, (va >> 21) & 511);
+
+    qtest_writeq(t->qts, l3 + ((va >> 12) & 511) * 8, 0);
+}
+
+/*
+ * A buffer of the "process" @pasid: physical pages, mapped at @va when
+ * the SMMU is in use (else va == pa).  Returns the physical address.
+ */
+static uint64_t buf(T *t, uint32_t pasid, uint64_t va, uint64_t size,
+                    bool mapped)
+{
+    uint64_t pa = alloc_pa(t, size), off;
+
+    if (t->smmu && mapped) {
+        for (off = 0; off < size; off += PAGE) {
+            map_page(t, pasid, va + off, pa + off);
+        }
+    }
+    return pa;
+}
+
+/* ---- device helpers ---- */
+
+typedef struct Ring {
+    int ch;
+    uint64_t va, pa;
+    uint32_t size, tail;
+} Ring;
+
+static void ring_init(T *t, Ring *r, int ch, uint32_t pasid, uint64_t va,
+                      uint32_t size)
+{
+    r->ch = ch;
+    r->size = size;
+    r->tail = 0;
+    r->pa = buf(t, pasid, va, size * PLDMA_DESC_SIZE, true);
+    r->va = t->smmu ? va : r->pa;
+
+    g_wr(t, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    g_wr(t, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID,
+         t->smmu ? (pasid | PLDMA_CHB_PASID_EN) : 0);
+    g_wr(t, PLDMA_CH_BIND(ch) + PLDMA_CHB_OWNER, 1000 + ch);
+    g_wr(t, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
+    c_wr(t, ch, PLDMA_CH_RING_BASE_LO, (uint32_t)r->va);
+    c_wr(t, ch, PLDMA_CH_RING_BASE_HI, r->va >> 32);
+    c_wr(t, ch, PLDMA_CH_RING_SIZE, size);
+    g_assert_cmpuint(c_rd(t, ch, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+}
+
+static void desc_put(T *t, Ring *r, uint8_t op, uint32_t len, uint64_t src,
+                     uint64_t dst, uint64_t pattern, uint64_t compl,
+                     uint64_t cookie)
+{
+    uint8_t d[PLDMA_DESC_SIZE] = { 0 };
+
+    d[PLDMA_DESC_OPCODE] = op;
+    d[PLDMA_DESC_FLAGS] = PLDMA_DF_INTR;
+    stl_le_p(d + PLDMA_DESC_LEN, len);
+    stq_le_p(d + PLDMA_DESC_SRC, src);
+    stq_le_p(d + PLDMA_DESC_DST, dst);
+    stq_le_p(d + PLDMA_DESC_PATTERN, pattern);
+    stq_le_p(d + PLDMA_DESC_COMPL, compl);
+    stq_le_p(d + PLDMA_DESC_COOKIE, cookie);
+    qtest_memwrite(t->qts, r->pa + r->tail * PLDMA_DESC_SIZE, d, sizeof(d));
+    r->tail = (r->tail + 1) % r->size;
+}
+
+static void ring_kick(T *t, Ring *r)
+{
+    c_wr(t, r->ch, PLDMA_CH_RING_TAIL, r->tail);
+}
+
+static uint32_t wait_state(T *t, int ch, uint32_t want)
+{
+    uint32_t st = 0;
+    int i;
+
+    for (i = 0; i < POLL_MAX; i++) {
+        st = c_rd(t, ch, PLDMA_CH_STATE);
+        if (st == want) {
+            break;
+        }
+    }
+    g_assert_cmpuint(st, ==, want);
+    return st;
+}
+
+/* Wait for the completion record at @pa; returns its status */
+static uint32_t wait_compl(T *t, uint64_t pa, uint64_t *bytes,
+                           uint64_t *fault_va)
+{
+    uint8_t rec[PLDMA_COMPL_SIZE];
+    int i;
+
+    for (i = 0; i < POLL_MAX; i++) {
+        if (qtest_readl(t->qts, pa + PLDMA_COMPL_STATUS)) {
+            break;
+        }
+    }
+    qtest_memread(t->qts, pa, rec, sizeof(rec));
+    if (bytes) {
+        *bytes = ldq_le_p(rec + PLDMA_COMPL_BYTES);
+    }
+    if (fault_va) {
+        *fault_va = ldq_le_p(rec + PLDMA_COMPL_FAULT_VA);
+    }
+    return ldl_le_p(rec + PLDMA_COMPL_STATUS);
+}
+
+static void fill_random(T *t, uint64_t pa, size_t len, uint8_t **out)
+{
+    uint8_t *b = g_malloc(len);
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        b[i] = g_test_rand_int();
+    }
+    qtest_memwrite(t->qts, pa, b, len);
+    *out = b;
+}
+
+static void check_mem(T *t, uint64_t pa, const uint8_t *expect, size_t len)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+
+    qtest_memread(t->qts, pa, b, len);
+    g_assert_true(memcmp(b, expect, len) == 0);
+}
+
+static T *start(const char *mode, bool smmu, const char *extra)
+{
+    T *t = g_new0(T, 1);
+
+    t->smmu = smmu;
+    t->report = !strcmp(mode, "report");
+    t->next = ALLOC_BASE;
+    t->qts = qtest_initf("-M virt%s -m 512M -device pldma,id=dma0,"
+                         "fault-mode=%s%s", smmu ? ",iommu=smmuv3" : "",
+                         mode, extra ? extra : "");
+    if (smmu) {
+        smmu_init(t);
+    }
+    return t;
+}
+
+static void stop(T *t)
+{
+    qtest_quit(t->qts);
+    g_free(t);
+}
+
+/* ---- tests ---- */
+
+static void test_registers(void)
+{
+    T *t = start("stall", false, ",num-channels=3,max-transfer=65536");
+    uint32_t cap = g_rd(t, PLDMA_CAP);
+
+    g_assert_cmphex(g_rd(t, PLDMA_ID), ==, PLDMA_ID_VALUE);
+    g_assert_cmphex(g_rd(t, PLDMA_VERSION), ==, PLDMA_VERSION_VALUE);
+    g_assert_cmpuint(PLDMA_CAP_NUM_CH(cap), ==, 3);
+    g_assert_true(cap & PLDMA_CAP_FAULT_STALL);
+    g_assert_false(cap & PLDMA_CAP_FAULT_REPORT);
+    g_assert_false(cap & PLDMA_CAP_PASID);
+    g_assert_cmpuint(g_rd(t, PLDMA_MAX_XFER), ==, 65536);
+    g_assert_cmphex(g_rd(t, PLDMA_STREAM_ID), ==, SID);
+
+    /* read-only registers stay put */
+    g_wr(t, PLDMA_ID, 0);
+    g_assert_cmphex(g_rd(t, PLDMA_ID), ==, PLDMA_ID_VALUE);
+
+    /* binding: PASID only while disabled, and never from the user page */
+    g_wr(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID, PLDMA_CHB_PASID_EN | 5);
+    g_assert_cmphex(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==,
+                    PLDMA_CHB_PASID_EN | 5);
+    g_wr(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID, PLDMA_CHB_PASID_EN | 999);
+    g_assert_cmphex(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==,
+                    PLDMA_CHB_PASID_EN | 5);            /* > pasid-bits */
+    g_wr(t, PLDMA_CH_BIND(1) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
+    g_wr(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID, PLDMA_CHB_PASID_EN | 6);
+    g_assert_cmphex(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==,
+                    PLDMA_CHB_PASID_EN | 5);
+    c_wr(t, 1, PLDMA_CH_PASID, 7);
+    g_assert_cmphex(c_rd(t, 1, PLDMA_CH_PASID), ==, PLDMA_CHB_PASID_EN | 5);
+    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+    g_assert_cmpuint(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_STATE), ==,
+                     PLDMA_STATE_IDLE);
+    g_wr(t, PLDMA_CH_BIND(1) + PLDMA_CHB_OWNER, 0x1234);
+    g_assert_cmphex(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_OWNER), ==, 0x1234);
+
+    /* ring configuration, 64-bit access to a LO/HI pair */
+    qtest_writeq(t->qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(1) +
+                 PLDMA_CH_RING_BASE_LO, 0x123456789ac0ULL);
+    g_assert_cmphex(c_rd(t, 1, PLDMA_CH_RING_BASE_HI), ==, 0x1234);
+    g_assert_cmphex(c_rd(t, 1, PLDMA_CH_RING_BASE_LO), ==, 0x56789ac0);
+
+    /* IRQ mask, W1C status, fault queue size validation */
+    g_wr(t, PLDMA_IRQ_MASK, 0xffffffff);
+    g_assert_cmphex(g_rd(t, PLDMA_IRQ_MASK), ==, 0xffffffff);
+    g_wr(t, PLDMA_FQ_SIZE, 3);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_SIZE), ==, 0);
+    g_wr(t, PLDMA_FQ_SIZE, 64);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_SIZE), ==, 64);
+
+    /* global reset */
+    g_wr(t, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
+    g_assert_cmphex(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==, 0);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_SIZE), ==, 0);
+    g_assert_cmpuint(g_rd(t, PLDMA_IRQ_MASK), ==, 0);
+
+    /* undefined offsets read as zero */
+    g_assert_cmphex(g_rd(t, 0xffc), ==, 0);
+    g_assert_cmphex(c_rd(t, 2, 0xffc), ==, 0);
+    stop(t);
+}
+
+/* COPY and FILL, with or without the SMMU */
+static void do_copy_fill(bool smmu)
+{
+    T *t = start("stall", smmu, NULL);
+    const uint32_t pasid = 3, len = 3 * PAGE + 123;
+    uint64_t va_src = 0x10000000, va_dst = 0x20000100, va_c = 0x30000000;
+    uint64_t src, dst, cpa, fdst, bytes, fva;
+    g_autofree uint8_t *data = NULL;
+    g_autofree uint8_t *pat = g_malloc(1000);
+    Ring r;
+    int i;
+
+    if (smmu) {
+        smmu_add_pasid(t, pasid);
+    }
+    ring_init(t, &r, 0, pasid, 0x40000000, 8);
+    src = buf(t, pasid, va_src, len, true);
+    dst = buf(t, pasid, va_dst & ~(PAGE - 1), len + PAGE, true) + 0x100;
+    cpa = buf(t, pasid, va_c, PAGE, true);
+    fdst = buf(t, pasid, 0x50000000, PAGE, true);
+    if (!smmu) {
+        va_src = src;
+        va_dst = dst;
+        va_c = cpa;
+    }
+    fill_random(t, src, len, &data);
+    qtest_memset(t->qts, fdst, 0xee, PAGE);
+
+    desc_put(t, &r, PLDMA_OP_COPY, len, va_src, va_dst, 0, va_c, 0xc0ffee);
+    desc_put(t, &r, PLDMA_OP_FILL, 1000, 0, (smmu ? 0x50000000 : fdst) + 3,
+             0x0807060504030201ULL, va_c + 32, 2);
+    desc_put(t, &r, PLDMA_OP_NOP, 0, 0, 0, 0, va_c + 64, 3);
+    ring_kick(t, &r);
+
+    g_assert_cmpuint(wait_compl(t, cpa, &bytes, &fva), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    g_assert_cmpuint(fva, ==, 0);
+    g_assert_cmphex(qtest_readq(t->qts, cpa + PLDMA_COMPL_COOKIE), ==,
+                    0xc0ffee);
+    check_mem(t, dst, data, len);
+    g_assert_cmpuint(wait_compl(t, cpa + 32, &bytes, NULL), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, 1000);
+    for (i = 0; i < 1000; i++) {
+        pat[i] = 1 + i % 8;
+    }
+    check_mem(t, fdst + 3, pat, 1000);
+    g_assert_cmpuint(qtest_readb(t->qts, fdst + 2), ==, 0xee);
+    g_assert_cmpuint(qtest_readb(t->qts, fdst + 1003), ==, 0xee);
+    g_assert_cmpuint(wait_compl(t, cpa + 64, NULL, NULL), ==,
+                     PLDMA_ST_SUCCESS);
+
+    wait_state(t, 0, PLDMA_STATE_IDLE);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_RING_HEAD), ==, 3);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_COMPLETED), ==, 3);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
+                     ==, len + 1000);
+    g_assert_cmpuint(g_rd(t, PLDMA_CH_CNT(0) + PLDMA_CNT_DESCS), ==, 3);
+    g_assert_cmphex(g_rd(t, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CH_DONE(0), ==,
+                    PLDMA_IRQ_CH_DONE(0));
+    g_wr(t, PLDMA_IRQ_STATUS, PLDMA_IRQ_CH_DONE(0));
+    g_assert_cmphex(g_rd(t, PLDMA_IRQ_STATUS), ==, 0);
+    {
+        QDict *rsp = qtest_qmp(t->qts, "{'execute': 'qom-get', 'arguments':"
+                               " {'path': 'dma0', 'property': 'ch0-bytes'}}");
+        g_assert_cmpint(qdict_get_int(rsp, "return"), ==, len + 1000);
+        qobject_unref(rsp);
+    }
+    stop(t);
+}
+
+static void test_copy_phys(void)
+{
+    do_copy_fill(false);
+}
+
+static void test_copy_pasid(void)
+{
+    do_copy_fill(true);
+}
+
+/*
+ * Bad descriptors complete with an error; bad rings put the channel in
+ * ERROR; nothing crashes or hangs.
+ */
+static void test_bad_inputs(void)
+{
+    T *t = start("stall", false, ",max-transfer=65536");
+    uint64_t cpa = buf(t, 0, 0, PAGE, true);
+    uint64_t a = buf(t, 0, 0, 4 * PAGE, true);
+    Ring r;
+    uint8_t d[PLDMA_DESC_SIZE] = { 0 };
+    int i;
+
+    /* doorbell on a disabled channel */
+    c_wr(t, 1, PLDMA_CH_RING_TAIL, 1);
+    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
+    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_ERROR), ==, PLDMA_ERR_DISABLED);
+
+    ring_init(t, &r, 0, 0, 0, 16);
+    /* RESTART with nothing faulted */
+    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_ERROR), ==, PLDMA_ERR_BAD_CMD);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+
+    desc_put(t, &r, 0x7f, 16, a, a + PAGE, 0, cpa, 0);              /* op */
+    desc_put(t, &r, PLDMA_OP_COPY, 0, a, a + PAGE, 0, cpa + 32, 0);  /* len */
+    desc_put(t, &r, PLDMA_OP_COPY, 65537, a, a + 2 * PAGE, 0, cpa + 64, 0);
+    desc_put(t, &r, PLDMA_OP_COPY, 2 * PAGE, a, a + PAGE, 0, cpa + 96, 0);
+    desc_put(t, &r, PLDMA_OP_RDMA_WRITE, 16, a, a + PAGE, 0, cpa + 128, 0);
+    /* destination is the device's own registers, then a ROM-less hole */
+    desc_put(t, &r, PLDMA_OP_COPY, 16, a, PLDMA_BASE, 0, cpa + 160, 0);
+    desc_put(t, &r, PLDMA_OP_FILL, 16, 0, PLDMA_BASE + 0x1010, 0, cpa + 192,
+             0);
+    desc_put(t, &r, PLDMA_OP_COPY, 16, a, -8ULL, 0, cpa + 224, 0);   /* wrap */
+    desc_put(t, &r, PLDMA_OP_FILL, 16, 0, a, 0, cpa + 256 + 4, 0); /* align */
+    ring_kick(t, &r);
+    wait_state(t, 0, PLDMA_STATE_IDLE);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_COMPLETED), ==, 9);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, PLDMA_ST_BAD_OPCODE);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + 32), ==, PLDMA_ST_BAD_LENGTH);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + 64), ==, PLDMA_ST_BAD_LENGTH);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + 96), ==, PLDMA_ST_OVERLAP);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + 128), ==, PLDMA_ST_BAD_NODE);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + 160), ==, PLDMA_ST_DMA_ERROR);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + 192), ==, PLDMA_ST_DMA_ERROR);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + 224), ==, PLDMA_ST_BAD_LENGTH);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_LAST_STATUS), ==, PLDMA_ST_BAD_DESC);
+    g_assert_cmpuint(g_rd(t, PLDMA_CH_CNT(0) + PLDMA_CNT_ERRORS), ==, 9);
+    /* the device registers were not touched by the DMA */
+    g_assert_cmphex(g_rd(t, PLDMA_ID), ==, PLDMA_ID_VALUE);
+
+    /* reserved bits */
+    d[PLDMA_DESC_OPCODE] = PLDMA_OP_NOP;
+    d[PLDMA_DESC_FLAGS] = 0x80;
+    stq_le_p(d + PLDMA_DESC_COMPL, cpa + 288);
+    qtest_memwrite(t->qts, r.pa + r.tail * PLDMA_DESC_SIZE, d, sizeof(d));
+    r.tail++;
+    ring_kick(t, &r);
+    g_assert_cmpuint(wait_compl(t, cpa + 288, NULL, NULL), ==,
+                     PLDMA_ST_BAD_DESC);
+
+    /* tail out of range -> ERROR; CANCEL recovers */
+    c_wr(t, 0, PLDMA_CH_RING_TAIL, 16);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_ERROR);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_ERROR), ==, PLDMA_ERR_RING_INDEX);
+    g_assert_true(g_rd(t, PLDMA_ERROR_CHANNELS) & 1);
+    g_assert_true(g_rd(t, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CH_ERROR);
+    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+
+    /* ring pointing at the device's own registers */
+    c_wr(t, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)PLDMA_BASE);
+    c_wr(t, 0, PLDMA_CH_RING_BASE_HI, 0);
+    c_wr(t, 0, PLDMA_CH_RING_SIZE, 4);
+    c_wr(t, 0, PLDMA_CH_RING_TAIL, 3);
+    wait_state(t, 0, PLDMA_STATE_ERROR);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_ERROR), ==, PLDMA_ERR_DESC_FETCH);
+    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+
+    /* ring in a hole: stall mode without SMMU: unrecoverable */
+    c_wr(t, 0, PLDMA_CH_RING_BASE_LO, 0x70000000);
+    c_wr(t, 0, PLDMA_CH_RING_SIZE, 4);
+    c_wr(t, 0, PLDMA_CH_RING_TAIL, 1);
+    wait_state(t, 0, PLDMA_STATE_ERROR);
+    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+
+    /* invalid ring size / misaligned base */
+    c_wr(t, 0, PLDMA_CH_RING_SIZE, 3);
+    c_wr(t, 0, PLDMA_CH_RING_TAIL, 1);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_ERROR), ==, PLDMA_ERR_RING_CONFIG);
+    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    c_wr(t, 0, PLDMA_CH_RING_SIZE, 1 << 20);
+    c_wr(t, 0, PLDMA_CH_RING_TAIL, 1);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_ERROR);
+    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    c_wr(t, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)r.pa + 8);
+    c_wr(t, 0, PLDMA_CH_RING_SIZE, 4);
+    c_wr(t, 0, PLDMA_CH_RING_TAIL, 1);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_ERROR), ==, PLDMA_ERR_RING_CONFIG);
+
+    /* fault queue: bad head, bad size, enable without size */
+    g_wr(t, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_CTRL), ==, 0);
+    g_wr(t, PLDMA_FQ_HEAD, 77);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_HEAD), ==, 0);
+
+    /* hammer undefined registers of every page */
+    for (i = 0; i < 0x1000; i += 0x44) {
+        g_wr(t, 0x200 + (i & 0x5ff), 0xffffffff);
+        c_wr(t, 3, i, 0xffffffff);
+    }
+    g_assert_cmphex(g_rd(t, PLDMA_ID), ==, PLDMA_ID_VALUE);
+    stop(t);
+}
+
+/* Wait until a channel is RUNNING and has moved some bytes */
+static void wait_progress(T *t, int ch)
+{
+    uint32_t start = g_rd(t, PLDMA_CH_CNT(ch) + PLDMA_CNT_BYTES_LO);
+    int i;
+
+    for (i = 0; i < POLL_MAX; i++) {
+        if (g_rd(t, PLDMA_CH_CNT(ch) + PLDMA_CNT_BYTES_LO) != start) {
+            break;
+        }
+    }
+    g_assert_cmpuint(c_rd(t, ch, PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
+}
+
+/* Channel and global reset in the middle of a large transfer */
+static void test_reset_inflight(void)
+{
+    T *t = start("stall", false, ",chunk-size=4096");
+    const uint32_t len = 4 * MiB;
+    uint64_t src = buf(t, 0, 0, len, true);
+    uint64_t dst = buf(t, 0, 0, len, true);
+    uint64_t cpa = buf(t, 0, 0, PAGE, true);
+    Ring r;
+
+    ring_init(t, &r, 0, 0, 0, 4);
+    desc_put(t, &r, PLDMA_OP_COPY, len, src, dst, 0, cpa, 0);
+    ring_kick(t, &r);
+    wait_progress(t, 0);
+    g_wr(t, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_RING_HEAD), ==, 0);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, 0);
+
+    /* the channel is usable again */
+    ring_init(t, &r, 0, 0, 0, 4);
+    desc_put(t, &r, PLDMA_OP_FILL, 4096, 0, dst, 0x55, cpa, 0);
+    ring_kick(t, &r);
+    g_assert_cmpuint(wait_compl(t, cpa, NULL, NULL), ==, PLDMA_ST_SUCCESS);
+
+    /* disable and global reset mid-transfer */
+    qtest_writel(t->qts, cpa, 0);
+    desc_put(t, &r, PLDMA_OP_COPY, len, src, dst, 0, cpa, 0);
+    ring_kick(t, &r);
+    wait_progress(t, 0);
+    g_wr(t, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, 0);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
+    g_wr(t, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
+    g_wr(t, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
+    qtest_system_reset(t->qts);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
+    stop(t);
+}
+
+/* Stall mode: a missing destination page stalls, RETRY completes it */
+static void test_stall_retry(void)
+{
+    T *t = start("stall", true, ",chunk-size=4096");
+    const uint32_t pasid = 5, len = 5 * PAGE;
+    uint64_t vs = 0x10000000, vd = 0x20000000, vc = 0x30000000;
+    uint64_t src, dst, cpa, bytes;
+    g_autofree uint8_t *data = NULL;
+    uint16_t stag;
+    Ring r;
+
+    smmu_add_pasid(t, pasid);
+    ring_init(t, &r, 0, pasid, 0x40000000, 4);
+    src = buf(t, pasid, vs, len, true);
+    dst = buf(t, pasid, vd, len, true);
+    cpa = buf(t, pasid, vc, PAGE, true);
+    fill_random(t, src, len, &data);
+    unmap_page(t, pasid, vd + 2 * PAGE);     /* third destination page */
+
+    desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
+    ring_kick(t, &r);
+    wait_state(t, 0, PLDMA_STATE_STALLED);
+    stag = smmu_wait_stall(t, pasid, vd + 2 * PAGE);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_FAULT_DONE), ==, 2 * PAGE);
+    g_assert_cmphex(c_rd(t, 0, PLDMA_CH_FAULT_VA_LO), ==, vd + 2 * PAGE);
+    g_assert_true(c_rd(t, 0, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_WRITE);
+    g_assert_cmphex(g_rd(t, PLDMA_STALLED_CHANNELS), ==, 1);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, 0);
+
+    map_page(t, pasid, vd + 2 * PAGE, dst + 2 * PAGE);
+    smmu_resume(t, stag, CMD_RESUME_RETRY);
+    g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(t, dst, data, len);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
+                     1);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_RESTARTS),
+                     ==, 1);
+    stop(t);
+}
+
+/* Stall mode: ABORT completes with an error and the exact progress */
+static void test_stall_abort(void)
+{
+    T *t = start("stall", true, NULL);
+    const uint32_t pasid = 6, len = 4 * PAGE;
+    uint64_t vs = 0x10000000, vd = 0x20000000, vc = 0x30000000;
+    uint64_t cpa, bytes, fva;
+    uint16_t stag;
+    Ring r;
+
+    smmu_add_pasid(t, pasid);
+    ring_init(t, &r, 0, pasid, 0x40000000, 4);
+    buf(t, pasid, vs, len, true);
+    buf(t, pasid, vd, len, true);
+    cpa = buf(t, pasid, vc, PAGE, true);
+    unmap_page(t, pasid, vs + PAGE);        /* second source page */
+
+    desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
+    desc_put(t, &r, PLDMA_OP_FILL, 64, 0, vd, 1, vc + 32, 0);
+    ring_kick(t, &r);
+    wait_state(t, 0, PLDMA_STATE_STALLED);
+    stag = smmu_wait_stall(t, pasid, vs + PAGE);
+    smmu_resume(t, stag, CMD_RESUME_ABORT);
+    g_assert_cmpuint(wait_compl(t, cpa, &bytes, &fva), ==, PLDMA_ST_ABORTED);
+    g_assert_cmpuint(bytes, ==, PAGE);
+    g_assert_cmphex(fva, ==, vs + PAGE);
+    /* the channel goes on with the next descriptor */
+    g_assert_cmpuint(wait_compl(t, cpa + 32, NULL, NULL), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(g_rd(t, PLDMA_CH_CNT(0) + PLDMA_CNT_ABORTS), ==, 1);
+    /* a RESUME for a stale STAG is harmless */
+    smmu_resume(t, stag, CMD_RESUME_RETRY);
+    wait_state(t, 0, PLDMA_STATE_IDLE);
+    stop(t);
+}
+
+/* Two channels, two processes: one stalls, the other completes */
+static void test_stall_two_channels(void)
+{
+    T *t = start("stall", true, ",chunk-size=4096");
+    const uint32_t len = 8 * PAGE;
+    uint64_t vs = 0x10000000, vd = 0x20000000, vc = 0x30000000;
+    uint64_t s1, d1, c1, s2, d2, c2;
+    g_autofree uint8_t *data1 = NULL;
+    g_autofree uint8_t *data2 = NULL;
+    uint16_t stag;
+    Ring r1, r2;
+
+    smmu_add_pasid(t, 1);
+    smmu_add_pasid(t, 2);
+    ring_init(t, &r1, 0, 1, 0x40000000, 4);
+    ring_init(t, &r2, 1, 2, 0x40000000, 4);
+    s1 = buf(t, 1, vs, len, true);
+    d1 = buf(t, 1, vd, len, true);
+    c1 = buf(t, 1, vc, PAGE, true);
+    s2 = buf(t, 2, vs, len, true);
+    d2 = buf(t, 2, vd, len, true);
+    c2 = buf(t, 2, vc, PAGE, true);
+    fill_random(t, s1, len, &data1);
+    fill_random(t, s2, len, &data2);
+    unmap_page(t, 1, vd + 5 * PAGE);
+
+    desc_put(t, &r1, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
+    desc_put(t, &r2, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
+    ring_kick(t, &r1);
+    ring_kick(t, &r2);
+    g_assert_cmpuint(wait_compl(t, c2, NULL, NULL), ==, PLDMA_ST_SUCCESS);
+    check_mem(t, d2, data2, len);
+    wait_state(t, 0, PLDMA_STATE_STALLED);
+    g_assert_cmpuint(qtest_readl(t->qts, c1), ==, 0);
+
+    stag = smmu_wait_stall(t, 1, vd + 5 * PAGE);
+    map_page(t, 1, vd + 5 * PAGE, d1 + 5 * PAGE);
+    smmu_resume(t, stag, CMD_RESUME_RETRY);
+    g_assert_cmpuint(wait_compl(t, c1, NULL, NULL), ==, PLDMA_ST_SUCCESS);
+    check_mem(t, d1, data1, len);
+    stop(t);
+}
+
+/* Report mode: a fault record, RESTART, then CANCEL; full queue */
+static void test_report(void)
+{
+    T *t = start("report", true, ",chunk-size=4096");
+    const uint32_t pasid = 9, len = 6 * PAGE;
+    uint64_t vs = 0x10000000, vd = 0x20000000, vc = 0x30000000;
+    uint64_t src, dst, cpa, fq, bytes, fva;
+    g_autofree uint8_t *data = NULL;
+    uint8_t rec[PLDMA_FR_SIZE];
+    Ring r;
+
+    smmu_add_pasid(t, pasid);
+    fq = alloc_pa(t, PAGE);         /* S1DSS = bypass: IOVA == PA */
+    g_wr(t, PLDMA_FQ_BASE_LO, (uint32_t)fq);
+    g_wr(t, PLDMA_FQ_BASE_HI, fq >> 32);
+    g_wr(t, PLDMA_FQ_SIZE, 2);      /* room for a single record */
+    g_wr(t, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    g_wr(t, PLDMA_IRQ_MASK, 0xffffffff);
+    g_assert_true(g_rd(t, PLDMA_CAP) & PLDMA_CAP_FAULT_REPORT);
+
+    ring_init(t, &r, 2, pasid, 0x40000000, 4);
+    src = buf(t, pasid, vs, len, true);
+    dst = buf(t, pasid, vd, len, true);
+    cpa = buf(t, pasid, vc, PAGE, true);
+    fill_random(t, src, len, &data);
+    unmap_page(t, pasid, vs + 3 * PAGE);
+    unmap_page(t, pasid, vd + 4 * PAGE);
+
+    desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
+    ring_kick(t, &r);
+    wait_state(t, 2, PLDMA_STATE_FAULTED);
+    g_assert_cmphex(g_rd(t, PLDMA_FAULTED_CHANNELS), ==, 4);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_TAIL), ==, 1);
+    g_assert_true(g_rd(t, PLDMA_IRQ_STATUS) & PLDMA_IRQ_FAULT);
+    qtest_memread(t->qts, fq, rec, sizeof(rec));
+    g_assert_cmpuint(lduw_le_p(rec + PLDMA_FR_CHANNEL), ==, 2);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, vs + 3 * PAGE);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, 3 * PAGE);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DESC), ==, 0);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_LEN), ==, len);
+    g_assert_cmphex(ldl_le_p(rec + PLDMA_FR_PASID), ==,
+                    pasid | PLDMA_CHB_PASID_EN);
+    g_assert_cmpuint(lduw_le_p(rec + PLDMA_FR_FLAGS) & PLDMA_FR_F_WRITE, ==,
+                     0);
+
+    /* RESTART without fixing the fault: the queue is full -> overflow */
+    c_wr(t, 2, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    wait_state(t, 2, PLDMA_STATE_FAULTED);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_OVERFLOWS), ==, 1);
+    g_assert_true(g_rd(t, PLDMA_FQ_STATUS) & PLDMA_FQ_STATUS_OVERFLOW);
+    g_assert_true(g_rd(t, PLDMA_IRQ_STATUS) & PLDMA_IRQ_FQ_OVERFLOW);
+    g_assert_cmphex(c_rd(t, 2, PLDMA_CH_FAULT_VA_LO), ==, vs + 3 * PAGE);
+
+    /* consume, fix, restart: the next fault is on the destination */
+    g_wr(t, PLDMA_FQ_HEAD, 1);
+    g_wr(t, PLDMA_FQ_STATUS, PLDMA_FQ_STATUS_OVERFLOW);
+    g_wr(t, PLDMA_IRQ_STATUS, 0xffffffff);
+    map_page(t, pasid, vs + 3 * PAGE, src + 3 * PAGE);
+    c_wr(t, 2, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    wait_state(t, 2, PLDMA_STATE_FAULTED);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_TAIL), ==, 0);
+    qtest_memread(t->qts, fq + PLDMA_FR_SIZE, rec, sizeof(rec));
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, vd + 4 * PAGE);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, 4 * PAGE);
+    g_assert_true(lduw_le_p(rec + PLDMA_FR_FLAGS) & PLDMA_FR_F_WRITE);
+    g_wr(t, PLDMA_FQ_HEAD, 0);
+
+    map_page(t, pasid, vd + 4 * PAGE, dst + 4 * PAGE);
+    c_wr(t, 2, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(t, dst, data, len);
+    g_assert_cmpuint(c_rd(t, 2, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_FAULTS), ==,
+                     3);
+    g_assert_cmpuint(c_rd(t, 2, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_RESTARTS),
+                     ==, 3);
+
+    /* CANCEL: error completion with the progress, channel goes on */
+    qtest_writel(t->qts, cpa, 0);
+    unmap_page(t, pasid, vd + PAGE);
+    desc_put(t, &r, PLDMA_OP_FILL, 2 * PAGE, 0, vd, 7, vc, 0);
+    desc_put(t, &r, PLDMA_OP_NOP, 0, 0, 0, 0, vc + 32, 0);
+    ring_kick(t, &r);
+    wait_state(t, 2, PLDMA_STATE_FAULTED);
+    c_wr(t, 2, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    g_assert_cmpuint(wait_compl(t, cpa, &bytes, &fva), ==,
+                     PLDMA_ST_CANCELLED);
+    g_assert_cmpuint(bytes, ==, PAGE);
+    g_assert_cmphex(fva, ==, vd + PAGE);
+    g_assert_cmpuint(wait_compl(t, cpa + 32, NULL, NULL), ==,
+                     PLDMA_ST_SUCCESS);
+    wait_state(t, 2, PLDMA_STATE_IDLE);
+    stop(t);
+}
+
+/*
+ * Benchmark, not a timed test: a 64 MiB COPY through the SMMU with warm
+ * translations against a host memcpy of the same size, in the same run.
+ * Run with: QTEST_QEMU_BINARY=./qemu-system-aarch64 \
+ *   tests/qtest/pldma-test -m perf -p /pldma/bench
+ * PLDMA_BENCH_PAGES=4k uses 4 KiB pages instead of 2 MiB blocks.
+ */
+static void map_block(T *t, uint32_t pasid, uint64_t va, uint64_t pa)
+{
+    uint64_t l2 = pt_next(t, t->pt_root[pasid], (va >> 30) & 511);
+
+    qtest_writeq(t->qts, l2 + ((va >> 21) & 511) * 8,
+                 pa | (PTE_PAGE & ~2ULL));
+}
+
+static double now_s(void)
+{
+    return g_get_monotonic_time() / 1e6;
+}
+
+static void test_bench(void)
+{
+    const uint64_t len = 64 * MiB;
+    const char *pages = g_getenv("PLDMA_BENCH_PAGES");
+    bool small = pages && !strcmp(pages, "4k");
+    T *t = start("stall", true, NULL);
+    uint64_t vs = 0x80000000, vd = 0xc0000000, vc = 0x30000000;
+    uint64_t src, dst, cpa, off;
+    double best_dma = 1e9, best_cpu = 1e9, t0;
+    g_autofree uint8_t *a = g_malloc(len);
+    g_autofree uint8_t *b = g_malloc(len);
+    Ring r;
+    int i;
+
+    smmu_add_pasid(t, 1);
+    ring_init(t, &r, 0, 1, 0x40000000, 8);
+    t->next = QEMU_ALIGN_UP(t->next, 2 * MiB);
+    src = alloc_pa(t, len);
+    dst = alloc_pa(t, len);
+    cpa = buf(t, 1, vc, PAGE, true);
+    for (off = 0; off < len; off += small ? PAGE : 2 * MiB) {
+        if (small) {
+            map_page(t, 1, vs + off, src + off);
+            map_page(t, 1, vd + off, dst + off);
+        } else {
+            map_block(t, 1, vs + off, src + off);
+            map_block(t, 1, vd + off, dst + off);
+        }
+    }
+    qtest_memset(t->qts, src, 0x5a, len);
+
+    for (i = 0; i < 4; i++) {
+        qtest_writel(t->qts, cpa, 0);
+        desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
+        t0 = now_s();
+        ring_kick(t, &r);
+        g_assert_cmpuint(wait_compl(t, cpa, NULL, NULL), ==,
+                         PLDMA_ST_SUCCESS);
+        if (i) {                        /* the first run warms the IOTLB */
+            best_dma = MIN(best_dma, now_s() - t0);
+        }
+    }
+    g_assert_cmpuint(qtest_readb(t->qts, dst + len - 1), ==, 0x5a);
+
+    memset(a, 0x5a, len);
+    memset(b, 0, len);
+    for (i = 0; i < 4; i++) {
+        t0 = now_s();
+        memcpy(b, a, len);
+        best_cpu = MIN(best_cpu, now_s() - t0);
+        g_assert_cmpuint(b[len - 1 - i], ==, 0x5a);
+    }
+    g_test_message("pldma bench (%s pages): 64 MiB COPY %.2f ms "
+                   "(%.0f MB/s), host memcpy %.2f ms (%.0f MB/s), "
+                   "ratio %.2f", small ? "4 KiB" : "2 MiB",
+                   best_dma * 1e3, len / best_dma / 1e6, best_cpu * 1e3,
+                   len / best_cpu / 1e6, best_cpu / best_dma);
+    printf("PLDMA_BENCH pages=%s dma_ms=%.2f memcpy_ms=%.2f ratio=%.2f\n",
+           small ? "4k" : "2m", best_dma * 1e3, best_cpu * 1e3,
+           best_cpu / best_dma);
+    stop(t);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    if (g_test_perf()) {
+        qtest_add_func("/pldma/bench", test_bench);
+    }
+    qtest_add_func("/pldma/registers", test_registers);
+    qtest_add_func("/pldma/copy-phys", test_copy_phys);
+    qtest_add_func("/pldma/bad-inputs", test_bad_inputs);
+    qtest_add_func("/pldma/reset-inflight", test_reset_inflight);
+    qtest_add_func("/pldma/smmu/copy-pasid", test_copy_pasid);
+    qtest_add_func("/pldma/smmu/stall-retry", test_stall_retry);
+    qtest_add_func("/pldma/smmu/stall-abort", test_stall_abort);
+    qtest_add_func("/pldma/smmu/stall-two-channels", test_stall_two_channels);
+    qtest_add_func("/pldma/smmu/report-restart-cancel", test_report);
+    return g_test_run();
+}

@@ -21,7 +21,14 @@ zcat /proc/config.gz | grep -q '^CONFIG_ARM_SMMU_V3_SVA=y' || exit 1
 [ $((feat & (1 << 17))) -ne 0 ] || { echo "SMMU does not offer SVA"; exit 1; }
 if [ -e /lib/modules/pldma.ko ] && [ -x /bin/pldma-demo ]; then
 	insmod /lib/modules/pldma.ko || exit 1
+	dmesg | grep 'pldma.*mode' | sed 's/^.*] /  /'
 	pldma-demo || exit 1
+	[ -x /bin/pldma-uffd-example ] && { pldma-uffd-example || exit 1; }
+	echo "fault statistics (debugfs):"
+	for f in /sys/kernel/debug/pldma/*/stats; do
+		echo "  $f:"
+		grep -v '^  <' "$f" | sed 's/^/    /'
+	done
 else
 	echo "(the PLDMA device and driver are not part of this build yet)"
 fi

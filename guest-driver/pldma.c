@@ -1,0 +1,1314 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine (QEMU model of the
+ * ExaNeSt engine), platform driver.
+ *
+ * Every open of /dev/pldmaN binds the caller's mm to the device with SVA,
+ * claims a free channel and ties it to the PASID.  The channel page can be
+ * mmap()ed; descriptors, rings and completion records live in the process's
+ * memory.  Page faults of the device are served according to the strategy
+ * the file selected: stall mode is served by the IOMMU core (IOPF); in
+ * report mode the driver makes one page or a window present in the bound mm
+ * and restarts the channel, or forwards the fault to the process.
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ */
+
+#include <linux/bitops.h>
+#include <linux/debugfs.h>
+#include <linux/dma-mapping.h>
+#include <linux/idr.h>
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/iommu.h>
+#include <linux/ktime.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/mod_devicetable.h>
+#include <linux/module.h>
+#include <linux/platform_device.h>
+#include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/workqueue.h>
+#include <linux/unaligned.h>
+
+#include <hw/misc/pldma-regs.h>
+#include "uapi/pldma.h"
+
+#define PLDMA_FQ_ENTRIES	256
+#define PLDMA_HIST_BUCKETS	21	/* <1us, then [2^(i-1), 2^i) us */
+#define PLDMA_USER_TIMEOUT_MS	1000	/* forwarded fault left unanswered */
+#define PLDMA_MAX_REFAULTS	8	/* same VA faulting again and again */
+#define PLDMA_MAX_PINS		64	/* pinned transfers in flight per file */
+
+static const char * const pldma_strat_names[PLDMA_STRAT_NUM] = {
+	[PLDMA_STRAT_PIN] = "pin",
+	[PLDMA_STRAT_PREFAULT] = "prefault",
+	[PLDMA_STRAT_STALL] = "stall",
+	[PLDMA_STRAT_ONE] = "one-by-one",
+	[PLDMA_STRAT_TOUCH] = "touch-ahead",
+	[PLDMA_STRAT_USER] = "user",
+};
+
+struct pldma_counters {
+	atomic64_t faults[PLDMA_STRAT_NUM];
+	atomic64_t stalls;
+	atomic64_t pages_present;
+	atomic64_t touch_pages;
+	atomic64_t restarts;
+	atomic64_t cancels;
+	atomic64_t aborts;
+	atomic64_t user_faults;
+	atomic64_t pinned_pages;
+	atomic64_t fq_overflows;
+	atomic64_t ch_errors;
+	atomic64_t hist[PLDMA_HIST_BUCKETS];
+};
+
+struct pldma_ctx;
+
+struct pldma_dev {
+	struct device *dev;
+	void __iomem *base;
+	phys_addr_t phys;
+	int irq;
+	int id;
+	u32 version;
+	u32 cap;
+	u32 nch;
+	u32 max_xfer;
+	u32 chunk;
+	bool stall_mode;
+	char name[16];
+	struct miscdevice misc;
+
+	spinlock_t lock;		/* protects chans[] */
+	struct pldma_ctx *chans[PLDMA_MAX_CHANNELS];
+	struct mutex fault_lock;	/* fault handling vs. channel release */
+	unsigned long flags;
+#define PLDMA_F_OVERFLOW	0
+
+	__le32 *fq;			/* fault queue, PLDMA_FR_SIZE records */
+	dma_addr_t fq_dma;
+	u32 fq_head;
+
+	struct dentry *dbg;
+	struct pldma_counters st;
+};
+
+struct pldma_pin {
+	struct list_head node;
+	u64 compl;
+	struct page **pages;
+	unsigned long npages;
+	bool write;
+};
+
+struct pldma_ctx {
+	struct pldma_dev *pd;
+	unsigned int ch;
+	void __iomem *chregs;
+	struct iommu_sva *sva;
+	u32 pasid;
+	struct mm_struct *mm;
+	pid_t tgid;
+
+	struct mutex mutex;		/* ioctl state: pins, strategy */
+	u32 strategy;
+	u32 touch;
+	struct list_head pins;
+	unsigned int npins;
+
+	wait_queue_head_t wq;
+	atomic_t events;
+	u32 poll_seen;
+
+	/* report-mode fault bookkeeping, under pd->fault_lock */
+	u64 last_va;
+	unsigned int refaults;
+
+	/* fault forwarded to the owner (PLDMA_STRAT_USER) */
+	spinlock_t flock;
+	bool uf_pending;
+	bool uf_delivered;
+	struct pldma_fault uf;
+	ktime_t uf_start;
+	struct delayed_work uf_timeout;
+
+	u32 hw_last[PLDMA_CNT_NUM];
+	struct pldma_counters st;
+};
+
+static struct dentry *pldma_dbg_root;
+static DEFINE_IDA(pldma_ida);
+
+static u32 pldma_rd(struct pldma_dev *pd, u32 off)
+{
+	return readl(pd->base + off);
+}
+
+static void pldma_wr(struct pldma_dev *pd, u32 off, u32 val)
+{
+	writel(val, pd->base + off);
+}
+
+static u32 pldma_ch_rd(struct pldma_ctx *ctx, u32 off)
+{
+	return readl(ctx->chregs + off);
+}
+
+static void pldma_ch_wr(struct pldma_ctx *ctx, u32 off, u32 val)
+{
+	writel(val, ctx->chregs + off);
+}
+
+/* Count an event in the file's and the device's statistics. */
+static void pldma_add(struct pldma_ctx *ctx, size_t off, s64 n)
+{
+	atomic64_add(n, (atomic64_t *)((char *)&ctx->st + off));
+	atomic64_add(n, (atomic64_t *)((char *)&ctx->pd->st + off));
+}
+
+#define pldma_count(ctx, field, n) \
+	pldma_add(ctx, offsetof(struct pldma_counters, field), n)
+
+static void pldma_hist(struct pldma_dev *pd, ktime_t start)
+{
+	s64 us = ktime_us_delta(ktime_get(), start);
+	unsigned int b = us > 0 ? fls64(us) : 0;
+
+	b = min_t(unsigned int, b, PLDMA_HIST_BUCKETS - 1);
+	atomic64_inc(&pd->st.hist[b]);
+}
+
+/* ------------------------------------------------------------------ */
+/* Report-mode faults                                                  */
+/* ------------------------------------------------------------------ */
+
+struct pldma_fault_rec {
+	u16 channel;
+	u16 flags;
+	u32 pasid;
+	u64 va;
+	u32 done;
+	u32 desc;
+	u32 seq;
+	u32 len;
+};
+
+/*
+ * Make up to @n pages from @va present in the bound mm.  Returns the number
+ * of pages made present (0 if not even the faulting one could be).  No
+ * FAULT_FLAG_ALLOW_RETRY: a userfaultfd range fails here instead of waiting
+ * for a handler in the IRQ thread.
+ */
+static int pldma_fault_in(struct pldma_ctx *ctx, u64 va, bool write,
+			  unsigned int n)
+{
+	struct mm_struct *mm = ctx->mm;
+	unsigned int flags = write ? FAULT_FLAG_WRITE : 0;
+	unsigned long addr = va & PAGE_MASK;
+	unsigned int done = 0;
+
+	if (!mmget_not_zero(mm))
+		return 0;
+	mmap_read_lock(mm);
+	for (; done < n; done++, addr += PAGE_SIZE) {
+		if (fixup_user_fault(mm, addr, flags, NULL))
+			break;
+	}
+	mmap_read_unlock(mm);
+	mmput(mm);
+	return done;
+}
+
+static bool pldma_va_mapped(struct pldma_ctx *ctx, u64 va)
+{
+	struct mm_struct *mm = ctx->mm;
+	bool ret;
+
+	if (!mmget_not_zero(mm))
+		return false;
+	mmap_read_lock(mm);
+	ret = vma_lookup(mm, va);
+	mmap_read_unlock(mm);
+	mmput(mm);
+	return ret;
+}
+
+static void pldma_ch_cmd(struct pldma_ctx *ctx, u32 cmd)
+{
+	if (pldma_ch_rd(ctx, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED)
+		return;
+	pldma_ch_wr(ctx, PLDMA_CH_CMD, cmd);
+	if (cmd == PLDMA_CMD_RESTART)
+		pldma_count(ctx, restarts, 1);
+	else
+		pldma_count(ctx, cancels, 1);
+}
+
+static void pldma_forward_fault(struct pldma_ctx *ctx,
+				struct pldma_fault_rec *f)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ctx->flock, flags);
+	memset(&ctx->uf, 0, sizeof(ctx->uf));
+	ctx->uf.va = f->va;
+	ctx->uf.flags = f->flags;
+	ctx->uf.seq = f->seq;
+	ctx->uf.desc = f->desc;
+	ctx->uf.done = f->done;
+	ctx->uf.len = f->len;
+	ctx->uf_pending = true;
+	ctx->uf_delivered = false;
+	ctx->uf_start = ktime_get();
+	spin_unlock_irqrestore(&ctx->flock, flags);
+	pldma_count(ctx, user_faults, 1);
+	mod_delayed_work(system_wq, &ctx->uf_timeout,
+			 msecs_to_jiffies(PLDMA_USER_TIMEOUT_MS));
+	wake_up_interruptible(&ctx->wq);
+}
+
+/* Called with pd->fault_lock held, so the channel's owner stays. */
+static void pldma_handle_fault(struct pldma_dev *pd, struct pldma_fault_rec *f)
+{
+	struct pldma_ctx *ctx;
+	unsigned int n = 1;
+	ktime_t start;
+	u32 strategy;
+	int done;
+
+	if (f->channel >= pd->nch)
+		return;
+	spin_lock_irq(&pd->lock);
+	ctx = pd->chans[f->channel];
+	spin_unlock_irq(&pd->lock);
+	/* A record for a channel that was reset and reassigned since. */
+	if (!ctx || f->pasid != (ctx->pasid | PLDMA_CHB_PASID_EN))
+		return;
+	if (pldma_ch_rd(ctx, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED)
+		return;
+
+	strategy = READ_ONCE(ctx->strategy);
+	pldma_count(ctx, faults[strategy], 1);
+	start = ktime_get();
+
+	if (f->va == ctx->last_va) {
+		if (++ctx->refaults > PLDMA_MAX_REFAULTS) {
+			dev_dbg(pd->dev, "ch%u: VA %#llx keeps faulting\n",
+				ctx->ch, f->va);
+			ctx->refaults = 0;
+			pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
+			return;
+		}
+	} else {
+		ctx->last_va = f->va;
+		ctx->refaults = 0;
+	}
+
+	if (strategy == PLDMA_STRAT_USER) {
+		if (!pldma_va_mapped(ctx, f->va)) {
+			pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
+			return;
+		}
+		pldma_forward_fault(ctx, f);
+		return;
+	}
+
+	if (strategy == PLDMA_STRAT_TOUCH &&
+	    !(f->flags & (PLDMA_FR_F_DESC | PLDMA_FR_F_COMPL)))
+		n = READ_ONCE(ctx->touch);
+	done = pldma_fault_in(ctx, f->va, f->flags & PLDMA_FR_F_WRITE, n);
+	if (done > 0) {
+		pldma_count(ctx, pages_present, done);
+		if (done > 1)
+			pldma_count(ctx, touch_pages, done - 1);
+		pldma_ch_cmd(ctx, PLDMA_CMD_RESTART);
+	} else {
+		dev_dbg(pd->dev, "ch%u: cannot resolve fault at %#llx\n",
+			ctx->ch, f->va);
+		pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
+	}
+	pldma_hist(pd, start);
+}
+
+static void pldma_read_record(struct pldma_dev *pd, u32 idx,
+			      struct pldma_fault_rec *f)
+{
+	__le32 *r = pd->fq + idx * (PLDMA_FR_SIZE / 4);
+
+	dma_rmb();
+	f->channel = le32_to_cpu(r[PLDMA_FR_CHANNEL / 4]) & 0xffff;
+	f->flags = le32_to_cpu(r[PLDMA_FR_CHANNEL / 4]) >> 16;
+	f->pasid = le32_to_cpu(r[PLDMA_FR_PASID / 4]);
+	f->va = le32_to_cpu(r[PLDMA_FR_VA / 4]) |
+		(u64)le32_to_cpu(r[PLDMA_FR_VA / 4 + 1]) << 32;
+	f->done = le32_to_cpu(r[PLDMA_FR_DONE / 4]);
+	f->desc = le32_to_cpu(r[PLDMA_FR_DESC / 4]);
+	f->seq = le32_to_cpu(r[PLDMA_FR_SEQ / 4]);
+	f->len = le32_to_cpu(r[PLDMA_FR_LEN / 4]);
+}
+
+/* After an overflow, faulted channels without a record are found here. */
+static void pldma_scan_faulted(struct pldma_dev *pd)
+{
+	u32 bits = pldma_rd(pd, PLDMA_FAULTED_CHANNELS);
+	struct pldma_fault_rec f;
+	struct pldma_ctx *ctx;
+	unsigned long b = bits;
+	unsigned int ch;
+
+	for_each_set_bit(ch, &b, pd->nch) {
+		spin_lock_irq(&pd->lock);
+		ctx = pd->chans[ch];
+		spin_unlock_irq(&pd->lock);
+		if (!ctx || READ_ONCE(ctx->uf_pending))
+			continue;
+		memset(&f, 0, sizeof(f));
+		f.channel = ch;
+		f.pasid = ctx->pasid | PLDMA_CHB_PASID_EN;
+		f.va = pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_LO) |
+		       (u64)pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_HI) << 32;
+		f.flags = pldma_ch_rd(ctx, PLDMA_CH_FAULT_INFO);
+		f.desc = pldma_ch_rd(ctx, PLDMA_CH_FAULT_DESC);
+		f.done = pldma_ch_rd(ctx, PLDMA_CH_FAULT_DONE);
+		f.seq = U32_MAX;
+		pldma_handle_fault(pd, &f);
+	}
+}
+
+static irqreturn_t pldma_irq_thread(int irq, void *data)
+{
+	struct pldma_dev *pd = data;
+	struct pldma_fault_rec f;
+	u32 tail;
+
+	mutex_lock(&pd->fault_lock);
+	while (pd->fq) {
+		tail = pldma_rd(pd, PLDMA_FQ_TAIL);
+		if (tail == pd->fq_head)
+			break;
+		pldma_read_record(pd, pd->fq_head, &f);
+		pd->fq_head = (pd->fq_head + 1) & (PLDMA_FQ_ENTRIES - 1);
+		pldma_wr(pd, PLDMA_FQ_HEAD, pd->fq_head);
+		pldma_handle_fault(pd, &f);
+	}
+	if (test_and_clear_bit(PLDMA_F_OVERFLOW, &pd->flags)) {
+		atomic64_inc(&pd->st.fq_overflows);
+		pldma_wr(pd, PLDMA_FQ_STATUS, PLDMA_FQ_STATUS_OVERFLOW |
+			 PLDMA_FQ_STATUS_WRITE_ERR);
+		pldma_scan_faulted(pd);
+	}
+	mutex_unlock(&pd->fault_lock);
+	return IRQ_HANDLED;
+}
+
+static irqreturn_t pldma_irq(int irq, void *data)
+{
+	struct pldma_dev *pd = data;
+	u32 status = pldma_rd(pd, PLDMA_IRQ_STATUS) &
+		     pldma_rd(pd, PLDMA_IRQ_MASK);
+	unsigned long wake;
+	struct pldma_ctx *ctx;
+	unsigned int ch;
+
+	if (!status)
+		return IRQ_NONE;
+	pldma_wr(pd, PLDMA_IRQ_STATUS, status);
+
+	wake = status & PLDMA_IRQ_CH_DONE_ALL;
+	if (status & PLDMA_IRQ_CH_ERROR) {
+		wake |= pldma_rd(pd, PLDMA_ERROR_CHANNELS);
+		atomic64_inc(&pd->st.ch_errors);
+	}
+	spin_lock(&pd->lock);
+	for_each_set_bit(ch, &wake, pd->nch) {
+		ctx = pd->chans[ch];
+		if (ctx) {
+			atomic_inc(&ctx->events);
+			wake_up_interruptible(&ctx->wq);
+		}
+	}
+	spin_unlock(&pd->lock);
+
+	if (status & PLDMA_IRQ_FQ_OVERFLOW)
+		set_bit(PLDMA_F_OVERFLOW, &pd->flags);
+	if (status & (PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW |
+		      PLDMA_IRQ_CH_FAULTED))
+		return IRQ_WAKE_THREAD;
+	return IRQ_HANDLED;
+}
+
+static void pldma_uf_timeout(struct work_struct *work)
+{
+	struct pldma_ctx *ctx = container_of(to_delayed_work(work),
+					     struct pldma_ctx, uf_timeout);
+	unsigned long flags;
+
+	spin_lock_irqsave(&ctx->flock, flags);
+	if (ctx->uf_pending) {
+		ctx->uf_pending = false;
+		pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
+		pldma_hist(ctx->pd, ctx->uf_start);
+	}
+	spin_unlock_irqrestore(&ctx->flock, flags);
+}
+
+/* ------------------------------------------------------------------ */
+/* Stall-mode counters: the IOMMU core serves the faults, the device   */
+/* counts them.                                                        */
+/* ------------------------------------------------------------------ */
+
+static void pldma_sync_hw_counters(struct pldma_ctx *ctx)
+{
+	struct pldma_dev *pd = ctx->pd;
+	u32 base = PLDMA_CH_CNT(ctx->ch);
+	u32 v, d;
+
+	if (!pd->stall_mode)
+		return;
+	v = pldma_rd(pd, base + PLDMA_CNT_STALLS);
+	d = v - ctx->hw_last[PLDMA_CNT_STALLS / 4];
+	ctx->hw_last[PLDMA_CNT_STALLS / 4] = v;
+	pldma_count(ctx, stalls, d);
+	pldma_count(ctx, faults[READ_ONCE(ctx->strategy)], d);
+	v = pldma_rd(pd, base + PLDMA_CNT_RESTARTS);
+	d = v - ctx->hw_last[PLDMA_CNT_RESTARTS / 4];
+	ctx->hw_last[PLDMA_CNT_RESTARTS / 4] = v;
+	pldma_count(ctx, restarts, d);
+	v = pldma_rd(pd, base + PLDMA_CNT_ABORTS);
+	d = v - ctx->hw_last[PLDMA_CNT_ABORTS / 4];
+	ctx->hw_last[PLDMA_CNT_ABORTS / 4] = v;
+	pldma_count(ctx, aborts, d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Pinning                                                             */
+/* ------------------------------------------------------------------ */
+
+static void pldma_unpin(struct pldma_ctx *ctx, struct pldma_pin *p)
+{
+	list_del(&p->node);
+	ctx->npins--;
+	unpin_user_pages_dirty_lock(p->pages, p->npages, p->write);
+	kvfree(p->pages);
+	kfree(p);
+}
+
+static int pldma_pin_range(struct pldma_ctx *ctx, u64 va, u32 len, bool write,
+			   u64 compl)
+{
+	unsigned long first = va >> PAGE_SHIFT;
+	unsigned long last = (va + len - 1) >> PAGE_SHIFT;
+	unsigned long n = last - first + 1, got = 0;
+	struct pldma_pin *p;
+	long ret;
+
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->pages = kvmalloc_array(n, sizeof(*p->pages), GFP_KERNEL);
+	if (!p->pages) {
+		kfree(p);
+		return -ENOMEM;
+	}
+	while (got < n) {
+		ret = pin_user_pages_fast((first + got) << PAGE_SHIFT,
+					  min_t(unsigned long, n - got, INT_MAX),
+					  write ? FOLL_WRITE : 0,
+					  p->pages + got);
+		if (ret <= 0)
+			break;
+		got += ret;
+	}
+	if (got < n) {
+		unpin_user_pages(p->pages, got);
+		kvfree(p->pages);
+		kfree(p);
+		return -EFAULT;
+	}
+	p->npages = n;
+	p->write = write;
+	p->compl = compl;
+	list_add_tail(&p->node, &ctx->pins);
+	ctx->npins++;
+	pldma_count(ctx, pinned_pages, n);
+	return 0;
+}
+
+/* Unpin transfers whose completion record is written (or all). */
+static void pldma_reap_pins(struct pldma_ctx *ctx, bool all)
+{
+	struct pldma_pin *p, *tmp;
+	u32 st;
+
+	list_for_each_entry_safe(p, tmp, &ctx->pins, node) {
+		if (!all && (get_user(st, (u32 __user *)p->compl) || !st))
+			continue;
+		pldma_unpin(ctx, p);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* File operations                                                     */
+/* ------------------------------------------------------------------ */
+
+static int pldma_open(struct inode *inode, struct file *file)
+{
+	struct pldma_dev *pd = container_of(file->private_data,
+					    struct pldma_dev, misc);
+	struct pldma_ctx *ctx;
+	unsigned int ch;
+	int ret;
+
+	if (!(pd->cap & PLDMA_CAP_PASID) || !current->mm)
+		return -ENODEV;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	ctx->pd = pd;
+	mutex_init(&ctx->mutex);
+	spin_lock_init(&ctx->flock);
+	init_waitqueue_head(&ctx->wq);
+	INIT_LIST_HEAD(&ctx->pins);
+	INIT_DELAYED_WORK(&ctx->uf_timeout, pldma_uf_timeout);
+	ctx->strategy = pd->stall_mode ? PLDMA_STRAT_STALL : PLDMA_STRAT_ONE;
+	ctx->touch = 16;
+	ctx->last_va = U64_MAX;
+
+	ctx->sva = iommu_sva_bind_device(pd->dev, current->mm);
+	if (IS_ERR(ctx->sva)) {
+		ret = PTR_ERR(ctx->sva);
+		dev_dbg(pd->dev, "SVA bind failed: %d\n", ret);
+		goto err_free;
+	}
+	ctx->pasid = iommu_sva_get_pasid(ctx->sva);
+	if (ctx->pasid == IOMMU_PASID_INVALID ||
+	    ctx->pasid >= BIT(PLDMA_CAP_PASID_BITS(pd->cap))) {
+		ret = -ENOSPC;
+		goto err_unbind;
+	}
+	ctx->mm = current->mm;
+	mmgrab(ctx->mm);
+	ctx->tgid = task_tgid_nr(current);
+
+	/* Claim a channel; fault_lock orders us against the IRQ thread. */
+	mutex_lock(&pd->fault_lock);
+	spin_lock_irq(&pd->lock);
+	for (ch = 0; ch < pd->nch; ch++)
+		if (!pd->chans[ch])
+			break;
+	if (ch == pd->nch) {
+		spin_unlock_irq(&pd->lock);
+		mutex_unlock(&pd->fault_lock);
+		ret = -EBUSY;
+		goto err_mm;
+	}
+	ctx->ch = ch;
+	ctx->chregs = pd->base + PLDMA_CH_PAGE_OFFSET(ch);
+	pd->chans[ch] = ctx;
+	spin_unlock_irq(&pd->lock);
+
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL,
+		 PLDMA_CHB_CTRL_CLR_CNT);
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID,
+		 ctx->pasid | PLDMA_CHB_PASID_EN);
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_OWNER, ctx->tgid);
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL,
+		 PLDMA_CHB_CTRL_ENABLE);
+	mutex_unlock(&pd->fault_lock);
+
+	if (pldma_rd(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID) !=
+	    (ctx->pasid | PLDMA_CHB_PASID_EN))
+		dev_warn(pd->dev, "ch%u: PASID %u not accepted\n", ch,
+			 ctx->pasid);
+	dev_dbg(pd->dev, "ch%u: bound to pid %d, PASID %u\n", ch, ctx->tgid,
+		ctx->pasid);
+	file->private_data = ctx;
+	return nonseekable_open(inode, file);
+
+err_mm:
+	mmdrop(ctx->mm);
+err_unbind:
+	iommu_sva_unbind_device(ctx->sva);
+err_free:
+	kfree(ctx);
+	return ret;
+}
+
+static int pldma_release(struct inode *inode, struct file *file)
+{
+	struct pldma_ctx *ctx = file->private_data;
+	struct pldma_dev *pd = ctx->pd;
+	u32 bind = PLDMA_CH_BIND(ctx->ch);
+
+	/*
+	 * Quiesce: the reset abandons the descriptor in progress, a FAULTED
+	 * state and any stall the channel waits for (the SMMU's stall is then
+	 * answered by the IOPF core or terminated by the unbind below).
+	 */
+	mutex_lock(&pd->fault_lock);
+	pldma_sync_hw_counters(ctx);
+	pldma_wr(pd, bind + PLDMA_CHB_CTRL, 0);
+	pldma_wr(pd, bind + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+	pldma_wr(pd, bind + PLDMA_CHB_PASID, 0);
+	pldma_wr(pd, bind + PLDMA_CHB_OWNER, 0);
+	spin_lock_irq(&ctx->flock);
+	ctx->uf_pending = false;
+	spin_unlock_irq(&ctx->flock);
+	mutex_unlock(&pd->fault_lock);
+	cancel_delayed_work_sync(&ctx->uf_timeout);
+
+	mutex_lock(&ctx->mutex);
+	pldma_reap_pins(ctx, true);
+	mutex_unlock(&ctx->mutex);
+
+	iommu_sva_unbind_device(ctx->sva);
+
+	/* Only now may another process get the channel. */
+	mutex_lock(&pd->fault_lock);
+	spin_lock_irq(&pd->lock);
+	pd->chans[ctx->ch] = NULL;
+	spin_unlock_irq(&pd->lock);
+	mutex_unlock(&pd->fault_lock);
+
+	dev_dbg(pd->dev, "ch%u: released by pid %d\n", ctx->ch, ctx->tgid);
+	mmdrop(ctx->mm);
+	kfree(ctx);
+	return 0;
+}
+
+static int pldma_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct pldma_ctx *ctx = file->private_data;
+	struct pldma_dev *pd = ctx->pd;
+
+	if (current->mm != ctx->mm)
+		return -EPERM;
+	if (vma->vm_pgoff || vma_pages(vma) != 1 || PAGE_SIZE != PLDMA_PAGE_SIZE)
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_clear(vma, VM_MAYEXEC);
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	return io_remap_pfn_range(vma, vma->vm_start,
+				  (pd->phys + PLDMA_CH_PAGE_OFFSET(ctx->ch)) >>
+				  PAGE_SHIFT, PAGE_SIZE, vma->vm_page_prot);
+}
+
+static bool pldma_uf_ready(struct pldma_ctx *ctx)
+{
+	return READ_ONCE(ctx->uf_pending) && !READ_ONCE(ctx->uf_delivered);
+}
+
+static __poll_t pldma_poll(struct file *file, poll_table *wait)
+{
+	struct pldma_ctx *ctx = file->private_data;
+	__poll_t mask = 0;
+	u32 state;
+
+	poll_wait(file, &ctx->wq, wait);
+	if (pldma_ch_rd(ctx, PLDMA_CH_COMPLETED) != READ_ONCE(ctx->poll_seen))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	state = pldma_ch_rd(ctx, PLDMA_CH_STATE);
+	if (state == PLDMA_STATE_ERROR)
+		mask |= EPOLLERR;
+	if (pldma_uf_ready(ctx))
+		mask |= EPOLLPRI;
+	return mask;
+}
+
+/* read(): a u32, the channel's COMPLETED count; re-arms EPOLLIN. */
+static ssize_t pldma_read(struct file *file, char __user *buf, size_t len,
+			  loff_t *ppos)
+{
+	struct pldma_ctx *ctx = file->private_data;
+	u32 completed;
+
+	if (len < sizeof(completed))
+		return -EINVAL;
+	completed = pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
+	WRITE_ONCE(ctx->poll_seen, completed);
+	if (put_user(completed, (u32 __user *)buf))
+		return -EFAULT;
+	return sizeof(completed);
+}
+
+static bool pldma_rsvd_zero(const u32 *r, unsigned int n)
+{
+	while (n--)
+		if (r[n])
+			return false;
+	return true;
+}
+
+static int pldma_check_strategy(struct pldma_ctx *ctx, u32 strategy,
+				u32 touch)
+{
+	bool stall = ctx->pd->stall_mode;
+
+	switch (strategy) {
+	case PLDMA_STRAT_PIN:
+	case PLDMA_STRAT_PREFAULT:
+		break;
+	case PLDMA_STRAT_STALL:
+		if (!stall)
+			return -EOPNOTSUPP;
+		break;
+	case PLDMA_STRAT_TOUCH:
+		if (touch < 1 || touch > PLDMA_TOUCH_MAX)
+			return -EINVAL;
+		fallthrough;
+	case PLDMA_STRAT_ONE:
+	case PLDMA_STRAT_USER:
+		if (stall)
+			return -EOPNOTSUPP;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (strategy != PLDMA_STRAT_TOUCH && touch)
+		return -EINVAL;
+	return 0;
+}
+
+static void pldma_set_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)
+{
+	WRITE_ONCE(ctx->touch, touch ? touch : 1);
+	WRITE_ONCE(ctx->strategy, strategy);
+}
+
+static long pldma_ioc_strategy(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_strategy s;
+	int ret;
+
+	if (copy_from_user(&s, arg, sizeof(s)))
+		return -EFAULT;
+	if (!pldma_rsvd_zero(s.rsvd, ARRAY_SIZE(s.rsvd)))
+		return -EINVAL;
+	ret = pldma_check_strategy(ctx, s.strategy, s.touch_ahead);
+	if (ret)
+		return ret;
+	pldma_set_strategy(ctx, s.strategy, s.touch_ahead);
+	return 0;
+}
+
+static long pldma_ioc_submit(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_dev *pd = ctx->pd;
+	u8 desc[PLDMA_DESC_SIZE] = { };
+	struct pldma_submit s;
+	u32 size, head, tail;
+	u64 ring;
+	int ret;
+
+	if (copy_from_user(&s, arg, sizeof(s)))
+		return -EFAULT;
+	if (s.rsvd0 || s.rsvd1 || s.index ||
+	    !pldma_rsvd_zero(s.rsvd2, ARRAY_SIZE(s.rsvd2)))
+		return -EINVAL;
+	if (s.opcode != PLDMA_OP_COPY && s.opcode != PLDMA_OP_FILL)
+		return -EINVAL;
+	if (!s.len || s.len > pd->max_xfer)
+		return -EINVAL;
+	if (s.compl & 7 || (s.strategy == PLDMA_STRAT_PIN && !s.compl))
+		return -EINVAL;
+	if (s.opcode == PLDMA_OP_COPY && (!s.src || !access_ok(u64_to_user_ptr(s.src), s.len)))
+		return -EFAULT;
+	if (!s.dst || !access_ok(u64_to_user_ptr(s.dst), s.len))
+		return -EFAULT;
+	if (s.compl && !access_ok(u64_to_user_ptr(s.compl), PLDMA_COMPL_SIZE))
+		return -EFAULT;
+	ret = pldma_check_strategy(ctx, s.strategy, s.touch_ahead);
+	if (ret)
+		return ret;
+
+	mutex_lock(&ctx->mutex);
+	size = pldma_ch_rd(ctx, PLDMA_CH_RING_SIZE);
+	ring = pldma_ch_rd(ctx, PLDMA_CH_RING_BASE_LO) |
+	       (u64)pldma_ch_rd(ctx, PLDMA_CH_RING_BASE_HI) << 32;
+	ret = -ENXIO;	/* ring not set up through the channel page */
+	if (size < PLDMA_RING_MIN_ENTRIES || size > PLDMA_RING_MAX_ENTRIES ||
+	    !is_power_of_2(size) || !ring || ring & (PLDMA_DESC_SIZE - 1))
+		goto out;
+	head = pldma_ch_rd(ctx, PLDMA_CH_RING_HEAD);
+	tail = pldma_ch_rd(ctx, PLDMA_CH_RING_TAIL);
+	ret = -EBUSY;
+	if (((tail + 1) & (size - 1)) == head)
+		goto out;
+
+	pldma_set_strategy(ctx, s.strategy, s.touch_ahead);
+	if (s.strategy == PLDMA_STRAT_PIN) {
+		pldma_reap_pins(ctx, false);
+		ret = -EBUSY;
+		if (ctx->npins + 2 > PLDMA_MAX_PINS)
+			goto out;
+		/*
+		 * If a range cannot be pinned (not mapped) the transfer still
+		 * runs: the device faults and the error is reported in the
+		 * completion record like with every other strategy.
+		 */
+		if (s.opcode == PLDMA_OP_COPY)
+			pldma_pin_range(ctx, s.src, s.len, false, s.compl);
+		pldma_pin_range(ctx, s.dst, s.len, true, s.compl);
+	}
+
+	desc[PLDMA_DESC_OPCODE] = s.opcode;
+	desc[PLDMA_DESC_FLAGS] = PLDMA_DF_INTR;
+	put_unaligned_le32(s.len, desc + PLDMA_DESC_LEN);
+	put_unaligned_le64(s.src, desc + PLDMA_DESC_SRC);
+	put_unaligned_le64(s.dst, desc + PLDMA_DESC_DST);
+	put_unaligned_le64(s.pattern, desc + PLDMA_DESC_PATTERN);
+	put_unaligned_le64(s.compl, desc + PLDMA_DESC_COMPL);
+	put_unaligned_le64(s.cookie, desc + PLDMA_DESC_COOKIE);
+	ret = -EFAULT;
+	if (s.compl && put_user(0, (u32 __user *)u64_to_user_ptr(s.compl)))
+		goto out;
+	if (copy_to_user(u64_to_user_ptr(ring + (u64)tail * PLDMA_DESC_SIZE),
+			 desc, sizeof(desc)))
+		goto out;
+	/* The descriptor must be visible before the doorbell (writel). */
+	pldma_ch_wr(ctx, PLDMA_CH_RING_TAIL, (tail + 1) & (size - 1));
+	s.index = tail;
+	ret = copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
+out:
+	mutex_unlock(&ctx->mutex);
+	return ret;
+}
+
+static long pldma_ioc_wait(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_wait w;
+	long rem;
+	int seen;
+	u32 st;
+	int ret = 0;
+
+	if (copy_from_user(&w, arg, sizeof(w)))
+		return -EFAULT;
+	if (w.status || !w.compl || w.compl & 7 || !w.timeout_ms ||
+	    w.timeout_ms > 60000)
+		return -EINVAL;
+	rem = msecs_to_jiffies(w.timeout_ms);
+	for (;;) {
+		seen = atomic_read(&ctx->events);
+		if (get_user(st, (u32 __user *)u64_to_user_ptr(w.compl)))
+			return -EFAULT;
+		if (st)
+			break;
+		if (pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_ERROR) {
+			ret = -EIO;
+			break;
+		}
+		rem = wait_event_interruptible_timeout(ctx->wq,
+						       atomic_read(&ctx->events) != seen,
+						       rem);
+		if (rem < 0)
+			return rem;
+		if (!rem) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+	}
+	mutex_lock(&ctx->mutex);
+	pldma_reap_pins(ctx, false);
+	pldma_sync_hw_counters(ctx);
+	mutex_unlock(&ctx->mutex);
+	if (ret)
+		return ret;
+	w.status = st;
+	return copy_to_user(arg, &w, sizeof(w)) ? -EFAULT : 0;
+}
+
+static long pldma_ioc_fault_get(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_fault f;
+	long ret;
+
+	if (copy_from_user(&f, arg, sizeof(f)))
+		return -EFAULT;
+	if (f.timeout_ms > 60000 || !pldma_rsvd_zero(f.rsvd, ARRAY_SIZE(f.rsvd)))
+		return -EINVAL;
+	if (f.timeout_ms) {
+		ret = wait_event_interruptible_timeout(ctx->wq,
+						       pldma_uf_ready(ctx),
+						       msecs_to_jiffies(f.timeout_ms));
+		if (ret < 0)
+			return ret;
+	}
+	spin_lock_irq(&ctx->flock);
+	if (!ctx->uf_pending || ctx->uf_delivered) {
+		spin_unlock_irq(&ctx->flock);
+		return -EAGAIN;
+	}
+	ctx->uf_delivered = true;
+	f = ctx->uf;
+	spin_unlock_irq(&ctx->flock);
+	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
+}
+
+static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_fault_resolve r;
+	u32 cmd;
+
+	if (copy_from_user(&r, arg, sizeof(r)))
+		return -EFAULT;
+	if (!pldma_rsvd_zero(r.rsvd, ARRAY_SIZE(r.rsvd)))
+		return -EINVAL;
+	if (r.action == PLDMA_RESOLVE_RESTART)
+		cmd = PLDMA_CMD_RESTART;
+	else if (r.action == PLDMA_RESOLVE_CANCEL)
+		cmd = PLDMA_CMD_CANCEL;
+	else
+		return -EINVAL;
+
+	spin_lock_irq(&ctx->flock);
+	if (!ctx->uf_pending || !ctx->uf_delivered || ctx->uf.seq != r.seq) {
+		spin_unlock_irq(&ctx->flock);
+		return -ENOENT;
+	}
+	ctx->uf_pending = false;
+	pldma_ch_cmd(ctx, cmd);
+	pldma_hist(ctx->pd, ctx->uf_start);
+	spin_unlock_irq(&ctx->flock);
+	cancel_delayed_work(&ctx->uf_timeout);
+	return 0;
+}
+
+static long pldma_ioc_stats(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_stats s = { };
+	unsigned int i;
+
+	mutex_lock(&ctx->mutex);
+	pldma_sync_hw_counters(ctx);
+	mutex_unlock(&ctx->mutex);
+	for (i = 0; i < PLDMA_STRAT_NUM; i++)
+		if (i != PLDMA_STRAT_STALL)
+			s.faults += atomic64_read(&ctx->st.faults[i]);
+	s.stalls = atomic64_read(&ctx->st.stalls);
+	s.pages_present = atomic64_read(&ctx->st.pages_present);
+	s.touch_pages = atomic64_read(&ctx->st.touch_pages);
+	s.restarts = atomic64_read(&ctx->st.restarts);
+	s.cancels = atomic64_read(&ctx->st.cancels);
+	s.aborts = atomic64_read(&ctx->st.aborts);
+	s.user_faults = atomic64_read(&ctx->st.user_faults);
+	s.pinned_pages = atomic64_read(&ctx->st.pinned_pages);
+	return copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
+}
+
+static long pldma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct pldma_ctx *ctx = file->private_data;
+	struct pldma_dev *pd = ctx->pd;
+	void __user *uarg = (void __user *)arg;
+
+	if (current->mm != ctx->mm)
+		return -EPERM;
+
+	switch (cmd) {
+	case PLDMA_IOC_VERSION: {
+		struct pldma_version v = {
+			.uapi_version = PLDMA_UAPI_VERSION,
+			.hw_version = pd->version,
+		};
+
+		return copy_to_user(uarg, &v, sizeof(v)) ? -EFAULT : 0;
+	}
+	case PLDMA_IOC_INFO: {
+		struct pldma_info i = {
+			.hw_version = pd->version,
+			.cap = pd->cap,
+			.channel = ctx->ch,
+			.pasid = ctx->pasid,
+			.fault_mode = pd->stall_mode ? PLDMA_MODE_STALL :
+						       PLDMA_MODE_REPORT,
+			.max_xfer = pd->max_xfer,
+			.chunk_size = pd->chunk,
+			.mmap_size = PAGE_SIZE,
+		};
+
+		return copy_to_user(uarg, &i, sizeof(i)) ? -EFAULT : 0;
+	}
+	case PLDMA_IOC_SET_STRATEGY:
+		return pldma_ioc_strategy(ctx, uarg);
+	case PLDMA_IOC_SUBMIT:
+		return pldma_ioc_submit(ctx, uarg);
+	case PLDMA_IOC_WAIT:
+		return pldma_ioc_wait(ctx, uarg);
+	case PLDMA_IOC_FAULT_GET:
+		return pldma_ioc_fault_get(ctx, uarg);
+	case PLDMA_IOC_FAULT_RESOLVE:
+		return pldma_ioc_fault_resolve(ctx, uarg);
+	case PLDMA_IOC_GET_STATS:
+		return pldma_ioc_stats(ctx, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static const struct file_operations pldma_fops = {
+	.owner = THIS_MODULE,
+	.open = pldma_open,
+	.release = pldma_release,
+	.mmap = pldma_mmap,
+	.poll = pldma_poll,
+	.read = pldma_read,
+	.unlocked_ioctl = pldma_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+/* ------------------------------------------------------------------ */
+/* debugfs                                                             */
+/* ------------------------------------------------------------------ */
+
+static int pldma_stats_show(struct seq_file *m, void *v)
+{
+	struct pldma_dev *pd = m->private;
+	struct pldma_ctx *ctx;
+	unsigned int i;
+
+	seq_printf(m, "mode: %s\nchannels: %u\n",
+		   pd->stall_mode ? "stall" : "report", pd->nch);
+	for (i = 0; i < PLDMA_STRAT_NUM; i++)
+		seq_printf(m, "faults_%s: %lld\n", pldma_strat_names[i],
+			   atomic64_read(&pd->st.faults[i]));
+	seq_printf(m, "stalls: %lld\n", atomic64_read(&pd->st.stalls));
+	seq_printf(m, "pages_present: %lld\n",
+		   atomic64_read(&pd->st.pages_present));
+	seq_printf(m, "touch_ahead_pages: %lld\n",
+		   atomic64_read(&pd->st.touch_pages));
+	seq_printf(m, "restarts: %lld\n", atomic64_read(&pd->st.restarts));
+	seq_printf(m, "cancels: %lld\n", atomic64_read(&pd->st.cancels));
+	seq_printf(m, "aborts: %lld\n", atomic64_read(&pd->st.aborts));
+	seq_printf(m, "user_faults: %lld\n",
+		   atomic64_read(&pd->st.user_faults));
+	seq_printf(m, "pinned_pages: %lld\n",
+		   atomic64_read(&pd->st.pinned_pages));
+	seq_printf(m, "fq_overflows: %lld\n",
+		   atomic64_read(&pd->st.fq_overflows));
+	seq_printf(m, "channel_errors: %lld\n",
+		   atomic64_read(&pd->st.ch_errors));
+	seq_puts(m, "fault_service_us_histogram:\n");
+	for (i = 0; i < PLDMA_HIST_BUCKETS; i++)
+		seq_printf(m, "  < %7lu: %lld\n", 1UL << i,
+			   atomic64_read(&pd->st.hist[i]));
+	seq_puts(m, "bound:\n");
+	spin_lock_irq(&pd->lock);
+	for (i = 0; i < pd->nch; i++) {
+		ctx = pd->chans[i];
+		if (ctx)
+			seq_printf(m, "  ch%u pid %d pasid %u strategy %s\n",
+				   i, ctx->tgid, ctx->pasid,
+				   pldma_strat_names[ctx->strategy]);
+	}
+	spin_unlock_irq(&pd->lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(pldma_stats);
+
+/* ------------------------------------------------------------------ */
+/* Platform device                                                     */
+/* ------------------------------------------------------------------ */
+
+static void pldma_disable_features(void *data)
+{
+	struct pldma_dev *pd = data;
+
+	iommu_dev_disable_feature(pd->dev, IOMMU_DEV_FEAT_SVA);
+	if (pd->stall_mode)
+		iommu_dev_disable_feature(pd->dev, IOMMU_DEV_FEAT_IOPF);
+}
+
+static void pldma_quiesce(void *data)
+{
+	struct pldma_dev *pd = data;
+
+	pldma_wr(pd, PLDMA_IRQ_MASK, 0);
+	pldma_wr(pd, PLDMA_FQ_CTRL, 0);
+	pldma_wr(pd, PLDMA_CTRL, PLDMA_CTRL_RESET);
+}
+
+static void pldma_unregister(void *data)
+{
+	struct pldma_dev *pd = data;
+
+	debugfs_remove_recursive(pd->dbg);
+	misc_deregister(&pd->misc);
+	ida_free(&pldma_ida, pd->id);
+}
+
+static int pldma_enable_sva(struct pldma_dev *pd)
+{
+	struct device *dev = pd->dev;
+	int ret;
+
+	if (pd->stall_mode) {
+		ret = iommu_dev_enable_feature(dev, IOMMU_DEV_FEAT_IOPF);
+		if (ret)
+			return dev_err_probe(dev, ret, "cannot enable IOPF\n");
+	}
+	ret = iommu_dev_enable_feature(dev, IOMMU_DEV_FEAT_SVA);
+	if (ret) {
+		if (pd->stall_mode)
+			iommu_dev_disable_feature(dev, IOMMU_DEV_FEAT_IOPF);
+		return dev_err_probe(dev, ret, "cannot enable SVA\n");
+	}
+	return devm_add_action_or_reset(dev, pldma_disable_features, pd);
+}
+
+static int pldma_probe(struct platform_device *pdev)
+{
+	struct device *dev = &pdev->dev;
+	struct pldma_dev *pd;
+	struct resource *res;
+	u32 nch, mask;
+	int ret;
+
+	pd = devm_kzalloc(dev, sizeof(*pd), GFP_KERNEL);
+	if (!pd)
+		return -ENOMEM;
+	pd->dev = dev;
+	spin_lock_init(&pd->lock);
+	mutex_init(&pd->fault_lock);
+	platform_set_drvdata(pdev, pd);
+
+	pd->base = devm_platform_get_and_ioremap_resource(pdev, 0, &res);
+	if (IS_ERR(pd->base))
+		return PTR_ERR(pd->base);
+	pd->phys = res->start;
+	if (pldma_rd(pd, PLDMA_ID) != PLDMA_ID_VALUE)
+		return dev_err_probe(dev, -ENODEV, "bad ID register\n");
+	pd->version = pldma_rd(pd, PLDMA_VERSION);
+	if (pd->version >> 16 != PLDMA_VERSION_MAJOR)
+		return dev_err_probe(dev, -ENODEV, "unsupported version %#x\n",
+				     pd->version);
+	pd->cap = pldma_rd(pd, PLDMA_CAP);
+	nch = min_t(u32, PLDMA_CAP_NUM_CH(pd->cap), PLDMA_MAX_CHANNELS);
+	nch = min_t(u32, nch, resource_size(res) / PLDMA_PAGE_SIZE - 1);
+	if (!nch)
+		return dev_err_probe(dev, -ENODEV, "no channels\n");
+	pd->nch = nch;
+	pd->stall_mode = pd->cap & PLDMA_CAP_FAULT_STALL;
+	pd->max_xfer = pldma_rd(pd, PLDMA_MAX_XFER);
+	pd->chunk = pldma_rd(pd, PLDMA_CHUNK_SIZE);
+
+	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+
+	pldma_wr(pd, PLDMA_IRQ_MASK, 0);
+	pldma_wr(pd, PLDMA_CTRL, PLDMA_CTRL_RESET);
+	ret = devm_add_action_or_reset(dev, pldma_quiesce, pd);
+	if (ret)
+		return ret;
+
+	if (pd->cap & PLDMA_CAP_PASID) {
+		ret = pldma_enable_sva(pd);
+		if (ret)
+			return ret;
+	} else {
+		dev_warn(dev, "no IOMMU: user channels unavailable\n");
+	}
+
+	if (!pd->stall_mode) {
+		pd->fq = dmam_alloc_coherent(dev, PLDMA_FQ_ENTRIES *
+					     PLDMA_FR_SIZE, &pd->fq_dma,
+					     GFP_KERNEL);
+		if (!pd->fq)
+			return -ENOMEM;
+		pldma_wr(pd, PLDMA_FQ_CTRL, 0);
+		pldma_wr(pd, PLDMA_FQ_BASE_LO, lower_32_bits(pd->fq_dma));
+		pldma_wr(pd, PLDMA_FQ_BASE_HI, upper_32_bits(pd->fq_dma));
+		pldma_wr(pd, PLDMA_FQ_SIZE, PLDMA_FQ_ENTRIES);
+		pldma_wr(pd, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+		pd->fq_head = 0;
+	}
+
+	pd->irq = platform_get_irq(pdev, 0);
+	if (pd->irq < 0)
+		return pd->irq;
+	ret = devm_request_threaded_irq(dev, pd->irq, pldma_irq,
+					pldma_irq_thread, 0, dev_name(dev),
+					pd);
+	if (ret)
+		return ret;
+	mask = (u32)(BIT(nch) - 1) | PLDMA_IRQ_CH_ERROR;
+	if (pd->fq)
+		mask |= PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW;
+	pldma_wr(pd, PLDMA_IRQ_MASK, mask);
+
+	pd->id = ida_alloc(&pldma_ida, GFP_KERNEL);
+	if (pd->id < 0)
+		return pd->id;
+	snprintf(pd->name, sizeof(pd->name), "pldma%d", pd->id);
+	pd->misc.minor = MISC_DYNAMIC_MINOR;
+	pd->misc.name = pd->name;
+	pd->misc.fops = &pldma_fops;
+	pd->misc.parent = dev;
+	pd->misc.mode = 0666;
+	ret = misc_register(&pd->misc);
+	if (ret) {
+		ida_free(&pldma_ida, pd->id);
+		return ret;
+	}
+	pd->dbg = debugfs_create_dir(pd->name, pldma_dbg_root);
+	debugfs_create_file("stats", 0444, pd->dbg, pd, &pldma_stats_fops);
+	ret = devm_add_action_or_reset(dev, pldma_unregister, pd);
+	if (ret)
+		return ret;
+
+	dev_info(dev, "%s: v%u.%u, %u channels, %s mode, stream %#x\n",
+		 pd->name, pd->version >> 16, pd->version & 0xffff, nch,
+		 pd->stall_mode ? "stall" : "report",
+		 pldma_rd(pd, PLDMA_STREAM_ID));
+	return 0;
+}
+
+static const struct of_device_id pldma_of_match[] = {
+	{ .compatible = PLDMA_DT_COMPATIBLE },
+	{ }
+};
+MODULE_DEVICE_TABLE(of, pldma_of_match);
+
+static struct platform_driver pldma_driver = {
+	.probe = pldma_probe,
+	.driver = {
+		.name = "pldma",
+		.of_match_table = pldma_of_match,
+		/* open files reference the device: no manual unbind */
+		.suppress_bind_attrs = true,
+	},
+};
+
+static int __init pldma_init(void)
+{
+	int ret;
+
+	pldma_dbg_root = debugfs_create_dir("pldma", NULL);
+	ret = platform_driver_register(&pldma_driver);
+	if (ret)
+		debugfs_remove(pldma_dbg_root);
+	return ret;
+}
+module_init(pldma_init);
+
+static void __exit pldma_exit(void)
+{
+	platform_driver_unregister(&pldma_driver);
+	debugfs_remove(pldma_dbg_root);
+}
+module_exit(pldma_exit);
+
+MODULE_DESCRIPTION("PLDMA page-fault-tolerant virtual-address DMA engine");
+MODULE_AUTHOR("The PLDMA authors");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-only WITH Linux-syscall-note */
+/*
+ * PLDMA driver user-space interface: /dev/pldmaN.
+ *
+ * One open file owns one channel of one PLDMA device, bound to the address
+ * space (PASID) of the process that opened it.  The channel's register page
+ * is mmap()-able (offset 0, exactly one page); descriptors and completion
+ * records live in the process's own memory, see
+ * include/hw/misc/pldma-regs.h for their layout.
+ *
+ * All structures are padded to multiples of 8 bytes and every reserved
+ * field must be zero.
+ */
+#ifndef _UAPI_PLDMA_H
+#define _UAPI_PLDMA_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define PLDMA_UAPI_VERSION	1
+
+/* Fault strategies, selectable per transfer */
+#define PLDMA_STRAT_PIN		0	/* pin_user_pages around the transfer */
+#define PLDMA_STRAT_PREFAULT	1	/* user space populates (MADV_POPULATE) */
+#define PLDMA_STRAT_STALL	2	/* stall mode: kernel IOPF resolves */
+#define PLDMA_STRAT_ONE		3	/* report mode: driver faults one page */
+#define PLDMA_STRAT_TOUCH	4	/* report mode: driver faults N pages */
+#define PLDMA_STRAT_USER	5	/* report mode: forwarded to the process */
+#define PLDMA_STRAT_NUM		6
+
+#define PLDMA_TOUCH_MAX		512	/* largest touch-ahead window, pages */
+
+/* pldma_info.fault_mode */
+#define PLDMA_MODE_STALL	1
+#define PLDMA_MODE_REPORT	2
+
+struct pldma_version {
+	__u32 uapi_version;	/* PLDMA_UAPI_VERSION */
+	__u32 hw_version;	/* PLDMA_VERSION register */
+	__u32 rsvd[2];
+};
+
+struct pldma_info {
+	__u32 hw_version;
+	__u32 cap;		/* PLDMA_CAP register */
+	__u32 channel;		/* channel owned by this file */
+	__u32 pasid;		/* PASID of the bound address space */
+	__u32 fault_mode;	/* PLDMA_MODE_* */
+	__u32 max_xfer;
+	__u32 chunk_size;
+	__u32 mmap_size;	/* size to mmap(): one page */
+	__u32 rsvd[8];
+};
+
+struct pldma_strategy {
+	__u32 strategy;		/* PLDMA_STRAT_* */
+	__u32 touch_ahead;	/* pages for PLDMA_STRAT_TOUCH, 1..PLDMA_TOUCH_MAX */
+	__u32 rsvd[2];
+};
+
+/*
+ * Kernel-mediated submission: the driver writes the descriptor at the ring's
+ * TAIL (the ring is set up by user space through the channel page), applies
+ * the strategy (pins for PLDMA_STRAT_PIN) and rings the doorbell.  The
+ * descriptor always gets PLDMA_DF_INTR.  compl is required for
+ * PLDMA_STRAT_PIN: pages stay pinned until PLDMA_IOC_WAIT sees the record.
+ */
+struct pldma_submit {
+	__u8  opcode;		/* PLDMA_OP_COPY or PLDMA_OP_FILL */
+	__u8  rsvd0;
+	__u16 rsvd1;
+	__u32 len;
+	__u64 src;
+	__u64 dst;
+	__u64 pattern;
+	__u64 compl;		/* completion record VA, 8-byte aligned */
+	__u64 cookie;
+	__u32 strategy;		/* PLDMA_STRAT_* */
+	__u32 touch_ahead;
+	__u32 index;		/* out: ring index used */
+	__u32 rsvd2[3];
+};
+
+/* Wait until the u32 status at compl is non-zero */
+struct pldma_wait {
+	__u64 compl;
+	__u32 timeout_ms;	/* 1..60000 */
+	__u32 status;		/* out: PLDMA_ST_* */
+};
+
+/* A fault forwarded to the owner (PLDMA_STRAT_USER) */
+struct pldma_fault {
+	__u64 va;
+	__u32 flags;		/* PLDMA_FR_F_* */
+	__u32 seq;		/* pass back in pldma_fault_resolve */
+	__u32 desc;
+	__u32 done;
+	__u32 len;
+	__u32 timeout_ms;	/* in: how long to wait, 0 = do not wait */
+	__u32 rsvd[4];
+};
+
+#define PLDMA_RESOLVE_RESTART	1
+#define PLDMA_RESOLVE_CANCEL	2
+
+struct pldma_fault_resolve {
+	__u32 seq;
+	__u32 action;		/* PLDMA_RESOLVE_* */
+	__u32 rsvd[2];
+};
+
+/* Per-file statistics (the channel's hardware counters are in its page) */
+struct pldma_stats {
+	__u64 faults;		/* report-mode faults seen by the driver */
+	__u64 stalls;		/* stall-mode faults (device counter) */
+	__u64 pages_present;	/* pages the driver made present */
+	__u64 touch_pages;	/* of which touch-ahead beyond the fault */
+	__u64 restarts;
+	__u64 cancels;
+	__u64 aborts;
+	__u64 user_faults;	/* forwarded to user space */
+	__u64 pinned_pages;
+	__u64 rsvd[7];
+};
+
+#define PLDMA_IOC_MAGIC		0xb7
+
+#define PLDMA_IOC_VERSION	_IOR(PLDMA_IOC_MAGIC, 0x00, struct pldma_version)
+#define PLDMA_IOC_INFO		_IOR(PLDMA_IOC_MAGIC, 0x01, struct pldma_info)
+#define PLDMA_IOC_SET_STRATEGY	_IOW(PLDMA_IOC_MAGIC, 0x02, struct pldma_strategy)
+#define PLDMA_IOC_SUBMIT	_IOWR(PLDMA_IOC_MAGIC, 0x03, struct pldma_submit)
+#define PLDMA_IOC_WAIT		_IOWR(PLDMA_IOC_MAGIC, 0x04, struct pldma_wait)
+#define PLDMA_IOC_FAULT_GET	_IOWR(PLDMA_IOC_MAGIC, 0x05, struct pldma_fault)
+#define PLDMA_IOC_FAULT_RESOLVE	_IOW(PLDMA_IOC_MAGIC, 0x06, struct pldma_fault_resolve)
+#define PLDMA_IOC_GET_STATS	_IOR(PLDMA_IOC_MAGIC, 0x07, struct pldma_stats)
+
+#endif /* _UAPI_PLDMA_H */

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * libpldma: see pldma.h.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pldma.h"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ	22
+#define MADV_POPULATE_WRITE	23
+#endif
+
+#define RING_ENTRIES	64
+#define PAGE		4096UL
+
+struct pldma_chan {
+	int fd;
+	volatile uint32_t *regs;
+	struct pldma_info info;
+	uint8_t *ring;			/* RING_ENTRIES descriptors */
+	volatile uint8_t *compl;	/* one completion record per slot */
+	unsigned int tail;
+	int strategy;			/* last strategy told to the driver */
+	unsigned int touch;
+
+	pthread_t fthread;
+	int fthread_on;
+	volatile int fstop;
+	pldma_fault_fn ffn;
+	void *farg;
+	volatile uint64_t fcount;
+};
+
+uint64_t pldma_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void wr_barrier(void)
+{
+#ifdef __aarch64__
+	/* normal-memory stores (descriptor) before the device doorbell */
+	__asm__ volatile("dsb st" ::: "memory");
+#else
+	__sync_synchronize();
+#endif
+}
+
+int pldma_fd(const struct pldma_chan *ch)
+{
+	return ch->fd;
+}
+
+const struct pldma_info *pldma_info(const struct pldma_chan *ch)
+{
+	return &ch->info;
+}
+
+int pldma_fault_mode(const struct pldma_chan *ch)
+{
+	return ch->info.fault_mode;
+}
+
+uint32_t pldma_reg(const struct pldma_chan *ch, uint32_t off)
+{
+	return ch->regs[off / 4];
+}
+
+uint32_t pldma_hw_counter(const struct pldma_chan *ch, uint32_t off)
+{
+	return ch->regs[(PLDMA_CH_CNT_OFFSET + off) / 4];
+}
+
+int pldma_supports(const struct pldma_chan *ch, int strategy)
+{
+	switch (strategy) {
+	case PLDMA_STRAT_PIN:
+	case PLDMA_STRAT_PREFAULT:
+		return 1;
+	case PLDMA_STRAT_STALL:
+		return ch->info.fault_mode == PLDMA_MODE_STALL;
+	case PLDMA_STRAT_ONE:
+	case PLDMA_STRAT_TOUCH:
+	case PLDMA_STRAT_USER:
+		return ch->info.fault_mode == PLDMA_MODE_REPORT;
+	}
+	return 0;
+}
+
+static const char *const names[PLDMA_STRAT_NUM] = {
+	"pin", "prefault", "stall", "one", "touch", "user",
+};
+
+const char *pldma_strategy_name(int strategy, unsigned int touch, char *buf,
+				size_t len)
+{
+	if (strategy < 0 || strategy >= PLDMA_STRAT_NUM)
+		snprintf(buf, len, "?%d", strategy);
+	else if (strategy == PLDMA_STRAT_TOUCH)
+		snprintf(buf, len, "touch%u", touch);
+	else
+		snprintf(buf, len, "%s", names[strategy]);
+	return buf;
+}
+
+int pldma_strategy_parse(const char *s, int *strategy, unsigned int *touch)
+{
+	int i;
+
+	*touch = 0;
+	if (!strncmp(s, "touch", 5)) {
+		char *end;
+		unsigned long n = s[5] ? strtoul(s + 5, &end, 10) : 16;
+
+		if ((s[5] && *end) || n < 1 || n > PLDMA_TOUCH_MAX)
+			return -EINVAL;
+		*strategy = PLDMA_STRAT_TOUCH;
+		*touch = n;
+		return 0;
+	}
+	for (i = 0; i < PLDMA_STRAT_NUM; i++) {
+		if (!strcmp(s, names[i])) {
+			*strategy = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static struct pldma_chan *chan_open(const char *path, int quiet)
+{
+	struct pldma_version v;
+	struct pldma_chan *ch;
+	size_t rlen = RING_ENTRIES * PLDMA_DESC_SIZE;
+	size_t clen = RING_ENTRIES * PLDMA_COMPL_SIZE;
+	void *p;
+
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return NULL;
+	ch->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (ch->fd < 0) {
+		if (!quiet)
+			fprintf(stderr, "pldma: open %s: %s\n", path,
+				strerror(errno));
+		goto err_free;
+	}
+	if (ioctl(ch->fd, PLDMA_IOC_VERSION, &v) ||
+	    v.uapi_version != PLDMA_UAPI_VERSION ||
+	    ioctl(ch->fd, PLDMA_IOC_INFO, &ch->info)) {
+		fprintf(stderr, "pldma: %s: version/info failed\n", path);
+		goto err_close;
+	}
+	p = mmap(NULL, ch->info.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 ch->fd, 0);
+	if (p == MAP_FAILED) {
+		fprintf(stderr, "pldma: mmap %s: %s\n", path, strerror(errno));
+		goto err_close;
+	}
+	ch->regs = p;
+	p = mmap(NULL, rlen + clen, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED)
+		goto err_unmap;
+	memset(p, 0, rlen + clen);
+	ch->ring = p;
+	ch->compl = (uint8_t *)p + rlen;
+	ch->regs[PLDMA_CH_RING_BASE_LO / 4] = (uint32_t)(uintptr_t)ch->ring;
+	ch->regs[PLDMA_CH_RING_BASE_HI / 4] = (uint32_t)((uintptr_t)ch->ring >> 32);
+	ch->regs[PLDMA_CH_RING_SIZE / 4] = RING_ENTRIES;
+	ch->tail = 0;
+	ch->strategy = -1;
+	return ch;
+
+err_unmap:
+	munmap((void *)ch->regs, ch->info.mmap_size);
+err_close:
+	close(ch->fd);
+err_free:
+	free(ch);
+	return NULL;
+}
+
+struct pldma_chan *pldma_open(const char *path)
+{
+	return path ? chan_open(path, 0) : pldma_open_mode(0);
+}
+
+struct pldma_chan *pldma_open_mode(int mode)
+{
+	struct pldma_chan *ch;
+	char path[32];
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), "/dev/pldma%d", i);
+		if (access(path, F_OK))
+			continue;
+		ch = chan_open(path, 1);
+		if (!ch)
+			continue;
+		if (!mode || (int)ch->info.fault_mode == mode)
+			return ch;
+		pldma_close(ch);
+	}
+	errno = ENODEV;
+	return NULL;
+}
+
+void pldma_close(struct pldma_chan *ch)
+{
+	if (!ch)
+		return;
+	pldma_fault_thread_stop(ch);
+	munmap(ch->ring, RING_ENTRIES * (PLDMA_DESC_SIZE + PLDMA_COMPL_SIZE));
+	munmap((void *)ch->regs, ch->info.mmap_size);
+	close(ch->fd);
+	free(ch);
+}
+
+static int set_strategy(struct pldma_chan *ch, int strategy,
+			unsigned int touch)
+{
+	struct pldma_strategy s = {
+		.strategy = strategy,
+		.touch_ahead = strategy == PLDMA_STRAT_TOUCH ? touch : 0,
+	};
+
+	if (ch->strategy == strategy && ch->touch == s.touch_ahead)
+		return 0;
+	if (ioctl(ch->fd, PLDMA_IOC_SET_STRATEGY, &s))
+		return -errno;
+	ch->strategy = strategy;
+	ch->touch = s.touch_ahead;
+	return 0;
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	memcpy(p, &v, 8);	/* little-endian host */
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+static int populate(const void *addr, size_t len, int adv)
+{
+	uintptr_t a = (uintptr_t)addr & ~(PAGE - 1);
+	uintptr_t e = ((uintptr_t)addr + len + PAGE - 1) & ~(PAGE - 1);
+
+	if (madvise((void *)a, e - a, adv))
+		return -errno;
+	return (e - a) / PAGE;
+}
+
+int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
+		 unsigned int *slot)
+{
+	unsigned int tail = ch->tail, next = (tail + 1) % RING_ENTRIES;
+	volatile uint8_t *cr = ch->compl + tail * PLDMA_COMPL_SIZE;
+	uint8_t *d = ch->ring + tail * PLDMA_DESC_SIZE;
+	int ret;
+
+	if (x->strategy == PLDMA_STRAT_PIN) {
+		struct pldma_submit s = {
+			.opcode = x->opcode,
+			.len = x->len,
+			.src = (uintptr_t)x->src,
+			.dst = (uintptr_t)x->dst,
+			.pattern = x->pattern,
+			.compl = (uintptr_t)cr,
+			.cookie = x->cookie,
+			.strategy = PLDMA_STRAT_PIN,
+		};
+
+		if (x->len > UINT32_MAX)
+			return -EINVAL;
+		if (ioctl(ch->fd, PLDMA_IOC_SUBMIT, &s))
+			return -errno;
+		ch->strategy = PLDMA_STRAT_PIN;
+		ch->touch = 0;
+		ch->tail = (s.index + 1) % RING_ENTRIES;
+		*slot = s.index;
+		return 0;
+	}
+
+	if (!x->len || x->len > ch->info.max_xfer)
+		return -EINVAL;
+	if (next == pldma_reg(ch, PLDMA_CH_RING_HEAD))
+		return -EBUSY;
+	ret = set_strategy(ch, x->strategy, x->touch);
+	if (ret)
+		return ret;
+	if (x->strategy == PLDMA_STRAT_PREFAULT) {
+		if (x->opcode == PLDMA_OP_COPY)
+			populate(x->src, x->len, MADV_POPULATE_READ);
+		populate(x->dst, x->len, MADV_POPULATE_WRITE);
+	}
+
+	memset((void *)cr, 0, PLDMA_COMPL_SIZE);
+	memset(d, 0, PLDMA_DESC_SIZE);
+	d[PLDMA_DESC_OPCODE] = x->opcode;
+	d[PLDMA_DESC_FLAGS] = PLDMA_DF_INTR;
+	put32(d + PLDMA_DESC_LEN, x->len);
+	put64(d + PLDMA_DESC_SRC, (uintptr_t)x->src);
+	put64(d + PLDMA_DESC_DST, (uintptr_t)x->dst);
+	put64(d + PLDMA_DESC_PATTERN, x->pattern);
+	put64(d + PLDMA_DESC_COMPL, (uintptr_t)cr);
+	put64(d + PLDMA_DESC_COOKIE, x->cookie);
+	wr_barrier();
+	ch->regs[PLDMA_CH_RING_TAIL / 4] = next;
+	ch->tail = next;
+	*slot = tail;
+	return 0;
+}
+
+int pldma_wait(struct pldma_chan *ch, unsigned int slot, int timeout_ms,
+	       struct pldma_result *res)
+{
+	volatile uint8_t *cr = ch->compl + slot * PLDMA_COMPL_SIZE;
+	struct pldma_wait w = {
+		.compl = (uintptr_t)cr,
+		.timeout_ms = timeout_ms,
+	};
+
+	if (slot >= RING_ENTRIES)
+		return -EINVAL;
+	if (ioctl(ch->fd, PLDMA_IOC_WAIT, &w)) {
+		int err = -errno;
+
+		if (err == -EIO) {
+			/* channel ERROR: drop the rest of the ring */
+			ch->regs[PLDMA_CH_CMD / 4] = PLDMA_CMD_CANCEL;
+			ch->tail = pldma_reg(ch, PLDMA_CH_RING_TAIL);
+		}
+		return err;
+	}
+	__sync_synchronize();
+	if (res) {
+		res->status = w.status;
+		memcpy(&res->flags, (const void *)(cr + PLDMA_COMPL_FLAGS), 4);
+		memcpy(&res->bytes, (const void *)(cr + PLDMA_COMPL_BYTES), 8);
+		memcpy(&res->fault_va, (const void *)(cr + PLDMA_COMPL_FAULT_VA),
+		       8);
+	}
+	return 0;
+}
+
+int pldma_get_stats(struct pldma_chan *ch, struct pldma_stats *st)
+{
+	return ioctl(ch->fd, PLDMA_IOC_GET_STATS, st) ? -errno : 0;
+}
+
+int pldma_run(struct pldma_chan *ch, const struct pldma_xfer *x,
+	      int timeout_ms, struct pldma_result *res)
+{
+	struct pldma_stats s0, s1;
+	uint32_t f0, st0, r0;
+	uint64_t t0, t1;
+	unsigned int slot;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	if (pldma_get_stats(ch, &s0))
+		return -errno;
+	f0 = pldma_hw_counter(ch, PLDMA_CNT_FAULTS);
+	st0 = pldma_hw_counter(ch, PLDMA_CNT_STALLS);
+	r0 = pldma_hw_counter(ch, PLDMA_CNT_RESTARTS);
+	t0 = pldma_now_ns();
+	ret = pldma_submit(ch, x, &slot);
+	if (!ret)
+		ret = pldma_wait(ch, slot, timeout_ms, res);
+	t1 = pldma_now_ns();
+	res->time_ns = t1 - t0;
+	res->faults = (uint32_t)(pldma_hw_counter(ch, PLDMA_CNT_FAULTS) - f0) +
+		      (uint32_t)(pldma_hw_counter(ch, PLDMA_CNT_STALLS) - st0);
+	res->restarts = (uint32_t)(pldma_hw_counter(ch, PLDMA_CNT_RESTARTS) - r0);
+	if (!pldma_get_stats(ch, &s1)) {
+		res->pages = s1.pages_present - s0.pages_present;
+		res->touch_pages = s1.touch_pages - s0.touch_pages;
+		if (x->strategy == PLDMA_STRAT_PIN)
+			res->pages += s1.pinned_pages - s0.pinned_pages;
+	}
+	if (x->strategy == PLDMA_STRAT_PREFAULT)
+		res->pages += (x->opcode == PLDMA_OP_COPY ? 2 : 1) *
+			      ((x->len + PAGE - 1) / PAGE);
+	return ret;
+}
+
+int pldma_copy(struct pldma_chan *ch, void *dst, const void *src, size_t len,
+	       int strategy, unsigned int touch, struct pldma_result *res)
+{
+	struct pldma_xfer x = {
+		.opcode = PLDMA_OP_COPY,
+		.dst = dst,
+		.src = src,
+		.len = len,
+		.strategy = strategy,
+		.touch = touch,
+	};
+	struct pldma_result r;
+
+	return pldma_run(ch, &x, 10000, res ? res : &r);
+}
+
+/* ------------------------------------------------------------------ */
+/* User-space fault handling                                          */
+/* ------------------------------------------------------------------ */
+
+int pldma_fault_populate(struct pldma_chan *ch, const struct pldma_fault *f,
+			 void *arg)
+{
+	int ret;
+
+	(void)ch;
+	(void)arg;
+	ret = populate((void *)(uintptr_t)f->va, 1,
+		       (f->flags & PLDMA_FR_F_WRITE) ? MADV_POPULATE_WRITE :
+						       MADV_POPULATE_READ);
+	return ret < 0 ? ret : 0;
+}
+
+static void *fault_thread(void *p)
+{
+	struct pldma_chan *ch = p;
+
+	while (!ch->fstop) {
+		struct pldma_fault f = { .timeout_ms = 50 };
+		struct pldma_fault_resolve r = { 0 };
+		int ret;
+
+		if (ioctl(ch->fd, PLDMA_IOC_FAULT_GET, &f))
+			continue;	/* EAGAIN: nothing yet, EINTR */
+		ret = ch->ffn(ch, &f, ch->farg);
+		r.seq = f.seq;
+		r.action = ret ? PLDMA_RESOLVE_CANCEL : PLDMA_RESOLVE_RESTART;
+		ioctl(ch->fd, PLDMA_IOC_FAULT_RESOLVE, &r);
+		ch->fcount++;
+	}
+	return NULL;
+}
+
+int pldma_fault_thread_start(struct pldma_chan *ch, pldma_fault_fn fn,
+			     void *arg)
+{
+	int ret;
+
+	if (ch->fthread_on)
+		return -EBUSY;
+	ch->ffn = fn ? fn : pldma_fault_populate;
+	ch->farg = arg;
+	ch->fstop = 0;
+	ret = pthread_create(&ch->fthread, NULL, fault_thread, ch);
+	if (ret)
+		return -ret;
+	ch->fthread_on = 1;
+	return 0;
+}
+
+void pldma_fault_thread_stop(struct pldma_chan *ch)
+{
+	if (!ch->fthread_on)
+		return;
+	ch->fstop = 1;
+	pthread_join(ch->fthread, NULL);
+	ch->fthread_on = 0;
+}
+
+uint64_t pldma_fault_thread_count(const struct pldma_chan *ch)
+{
+	return ch->fcount;
+}

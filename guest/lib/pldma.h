@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libpldma: user-space access to the PLDMA engine through /dev/pldmaN.
+ *
+ * A struct pldma_chan is one open of a PLDMA device: one hardware channel
+ * bound to this process's address space.  Transfers are submitted with a
+ * fault strategy (PLDMA_STRAT_* from the driver's uapi header) and waited
+ * for; the results carry the time and the faults the transfer took.
+ */
+#ifndef PLDMA_LIB_H
+#define PLDMA_LIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "uapi/pldma.h"
+#include "hw/misc/pldma-regs.h"
+
+struct pldma_chan;
+
+struct pldma_result {
+	uint32_t status;	/* PLDMA_ST_* */
+	uint32_t flags;		/* PLDMA_FR_F_* of the fault that ended it */
+	uint64_t bytes;
+	uint64_t fault_va;
+	uint64_t time_ns;	/* strategy work + transfer + wait */
+	uint64_t faults;	/* device faults (reported + stalls) */
+	uint64_t restarts;	/* RESTARTs and RETRY resumes */
+	uint64_t pages;		/* pages made present / pinned / populated */
+	uint64_t touch_pages;	/* of which touch-ahead beyond the fault */
+};
+
+/* Open /dev/pldmaN (path NULL: the first device that works). */
+struct pldma_chan *pldma_open(const char *path);
+/* Open the first device in fault mode PLDMA_MODE_STALL / _REPORT (0: any). */
+struct pldma_chan *pldma_open_mode(int mode);
+void pldma_close(struct pldma_chan *ch);
+
+int pldma_fd(const struct pldma_chan *ch);
+const struct pldma_info *pldma_info(const struct pldma_chan *ch);
+int pldma_fault_mode(const struct pldma_chan *ch);
+/* Whether this channel's device can run the strategy */
+int pldma_supports(const struct pldma_chan *ch, int strategy);
+
+/* Strategy names: pin, prefault, stall, one, touchN (e.g. touch16), user */
+const char *pldma_strategy_name(int strategy, unsigned int touch,
+				char *buf, size_t len);
+int pldma_strategy_parse(const char *s, int *strategy, unsigned int *touch);
+
+/* Channel registers and counters (the mmap()ed channel page) */
+uint32_t pldma_reg(const struct pldma_chan *ch, uint32_t off);
+uint32_t pldma_hw_counter(const struct pldma_chan *ch, uint32_t off);
+
+struct pldma_xfer {
+	uint8_t opcode;		/* PLDMA_OP_COPY or PLDMA_OP_FILL */
+	void *dst;
+	const void *src;
+	size_t len;
+	uint64_t pattern;
+	int strategy;
+	unsigned int touch;	/* touch-ahead pages */
+	uint64_t cookie;
+};
+
+/*
+ * Submit one descriptor; *slot receives the ring slot to wait for.
+ * Returns 0 or -errno.  PLDMA_STRAT_PIN goes through the driver (it pins),
+ * everything else writes the ring and rings the doorbell in the mmap()ed
+ * channel page.
+ */
+int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
+		 unsigned int *slot);
+/* Wait for a slot; fills status/bytes/fault_va.  0 or -errno (-ETIMEDOUT,
+ * -EIO when the channel went to ERROR: it is cancelled before returning).
+ */
+int pldma_wait(struct pldma_chan *ch, unsigned int slot, int timeout_ms,
+	       struct pldma_result *res);
+/* Submit + wait with time and fault accounting.  0 or -errno. */
+int pldma_run(struct pldma_chan *ch, const struct pldma_xfer *x,
+	      int timeout_ms, struct pldma_result *res);
+int pldma_copy(struct pldma_chan *ch, void *dst, const void *src, size_t len,
+	       int strategy, unsigned int touch, struct pldma_result *res);
+
+int pldma_get_stats(struct pldma_chan *ch, struct pldma_stats *st);
+
+/*
+ * User fault strategy: a handler thread receives the faults of this
+ * channel, calls fn (NULL: pldma_fault_populate) and asks for RESTART when
+ * fn returns 0, CANCEL otherwise.
+ */
+typedef int (*pldma_fault_fn)(struct pldma_chan *ch,
+			      const struct pldma_fault *f, void *arg);
+int pldma_fault_populate(struct pldma_chan *ch, const struct pldma_fault *f,
+			 void *arg);
+int pldma_fault_thread_start(struct pldma_chan *ch, pldma_fault_fn fn,
+			     void *arg);
+void pldma_fault_thread_stop(struct pldma_chan *ch);
+/* Faults handled by the thread so far */
+uint64_t pldma_fault_thread_count(const struct pldma_chan *ch);
+
+uint64_t pldma_now_ns(void);
+
+#endif

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# pldma.ko on a report-mode device: one-by-one, touch-ahead and user-space
+# fault resolution (plus pin and prefault).
+. /tests/lib.sh
+
+t() {
+	_d=$1; shift
+	"$@"; _rc=$?
+	if [ $_rc = 0 ]; then ok "$_d"
+	elif [ $_rc = 77 ]; then ok "$_d # SKIP no suitable device"
+	else not_ok "$_d"; fi
+}
+thp() { echo "$1" >/sys/kernel/mm/transparent_hugepage/enabled; }
+
+check "insmod pldma.ko" insmod /lib/modules/pldma.ko
+check "/dev/pldma0 exists" test -c /dev/pldma0
+dmesg | grep -i pldma | sed 's/^/# /'
+
+for s in one touch16 user pin prefault; do
+	t "$s: 4 KiB x100" pldma-test copy $s 4096 100
+	t "$s: 64 KiB x100" pldma-test copy $s 65536 100
+	t "$s: 1 MiB x10" pldma-test copy $s 1048576 10
+	t "$s: 16 MiB x2" pldma-test copy $s 16777216 2
+done
+thp never
+t "touch-ahead(16) takes ~1/16 of one-by-one's faults (4 MiB)" pldma-test touchratio
+for s in one touch16 user; do
+	t "$s: 4 MiB x3, THP never" pldma-test copy $s 4194304 3 nothp
+done
+thp always
+for s in one touch16 user; do
+	t "$s: 4 MiB x3, THP always" pldma-test copy $s 4194304 3 thp
+done
+thp madvise
+t "user strategy serves userfaultfd memory (UFFDIO_COPY)" pldma-uffd-example 1048576
+for s in one touch16 user pin prefault; do
+	t "$s: unmapped address -> error completion within 1 s" pldma-test unmapped $s
+done
+t "bad ioctl/mmap arguments rejected" pldma-test badargs
+t "two processes on two channels are isolated" pldma-test isolation one
+t "SIGKILL with a forwarded fault pending leaks nothing" pldma-test kill user
+t "SIGKILL while the driver resolves faults leaks nothing" pldma-test kill one
+check "no hung task" sh -c '! dmesg | grep -q "blocked for more than"'
+sed 's/^/# /' /sys/kernel/debug/pldma/pldma0/stats
+check "rmmod pldma" rmmod pldma
+done_testing

@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * pldma-test: in-guest checks of pldma.ko + libpldma, driven by the
+ * guest/tests/pldma-*.sh scripts.  Every subcommand prints "# ..." notes and
+ * exits 0 on success, 1 on failure, 77 when the device it needs is absent.
+ *
+ *   copy STRATEGY SIZE ITERS [thp|nothp]   byte-exact copies, buffers
+ *                                          dropped before every iteration
+ *   touchratio                             touch16 vs one faults on 4 MiB
+ *   unmapped STRATEGY                      error completion within 1 s
+ *   badargs                                ioctl/mmap argument validation
+ *   isolation                              two processes, two channels
+ *   kill                                   SIGKILL with a faulted channel
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "pldma.h"
+#include "pldma-util.h"
+
+#define SKIP 77
+
+static int fails;
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		printf("# FAIL %s:%d: ", __func__, __LINE__);		\
+		printf(__VA_ARGS__);					\
+		printf("\n");						\
+		fails++;						\
+	}								\
+} while (0)
+
+static struct pldma_chan *chan_or_skip(int strategy)
+{
+	struct pldma_chan *ch = pu_chan_for(strategy);
+
+	if (!ch) {
+		printf("# no PLDMA device for this strategy\n");
+		exit(SKIP);
+	}
+	return ch;
+}
+
+static int cmd_copy(int argc, char **argv)
+{
+	unsigned int touch;
+	size_t size;
+	int strategy, iters, thp = -1, i;
+	uint64_t faults = 0, pages = 0, t = 0, fmin = ~0ULL, fmax = 0;
+	struct pldma_chan *ch;
+	uint8_t *src, *dst;
+	char name[32];
+
+	if (argc < 3 || pldma_strategy_parse(argv[0], &strategy, &touch))
+		return 2;
+	size = strtoul(argv[1], NULL, 0);
+	iters = atoi(argv[2]);
+	if (argc > 3)
+		thp = !strcmp(argv[3], "thp");
+	ch = chan_or_skip(strategy);
+	src = pu_src_alloc(size, size + strategy);
+	dst = pu_dst_alloc(size, thp);
+	if (!src || !dst) {
+		printf("# cannot allocate %zu bytes\n", size);
+		return 1;
+	}
+	pldma_strategy_name(strategy, touch, name, sizeof(name));
+	for (i = 0; i < iters; i++) {
+		struct pldma_result r;
+		long bad;
+		int ret;
+
+		pu_drop(src, size);
+		pu_drop(dst, size);
+		ret = pldma_copy(ch, dst, src, size, strategy, touch, &r);
+		if (ret || r.status != PLDMA_ST_SUCCESS) {
+			CHECK(0, "%s %zu iter %d: ret %d status %u va %#llx",
+			      name, size, i, ret, r.status,
+			      (unsigned long long)r.fault_va);
+			break;
+		}
+		bad = pu_verify(dst, size, size + strategy);
+		if (bad >= 0) {
+			CHECK(0, "%s %zu iter %d: byte %ld differs", name,
+			      size, i, bad);
+			break;
+		}
+		faults += r.faults;
+		pages += r.pages;
+		t += r.time_ns;
+		fmin = r.faults < fmin ? r.faults : fmin;
+		fmax = r.faults > fmax ? r.faults : fmax;
+	}
+	if (!fails) {
+		printf("# %s %zu B x %d%s: verified, faults/iter %.1f (min %llu max %llu), pages/iter %.1f, %.1f us/iter\n",
+		       name, size, iters,
+		       thp < 0 ? "" : thp ? " THP" : " no-THP",
+		       (double)faults / iters, (unsigned long long)fmin,
+		       (unsigned long long)fmax, (double)pages / iters,
+		       t / 1000.0 / iters);
+		/* demand paging must have faulted on untouched memory */
+		if (strategy >= PLDMA_STRAT_STALL)
+			CHECK(fmin > 0, "%s: no device faults", name);
+		else
+			CHECK(fmax <= 4, "%s: %llu faults with pages present",
+			      name, (unsigned long long)fmax);
+	}
+	pu_free(src, size);
+	pu_free(dst, size);
+	return fails ? 1 : 0;
+}
+
+static uint64_t faults_for(int strategy, unsigned int touch, size_t size)
+{
+	struct pldma_chan *ch = chan_or_skip(strategy);
+	uint8_t *src = pu_src_alloc(size, 5), *dst = pu_dst_alloc(size, 0);
+	struct pldma_result r;
+	int ret;
+
+	ret = pldma_copy(ch, dst, src, size, strategy, touch, &r);
+	CHECK(!ret && r.status == PLDMA_ST_SUCCESS, "copy: %d/%u", ret,
+	      r.status);
+	CHECK(pu_verify(dst, size, 5) < 0, "data differs");
+	printf("# %s: %llu faults, %llu pages made present (%llu touch-ahead), %.1f us\n",
+	       strategy == PLDMA_STRAT_TOUCH ? "touch16" : "one",
+	       (unsigned long long)r.faults, (unsigned long long)r.pages,
+	       (unsigned long long)r.touch_pages, r.time_ns / 1000.0);
+	pu_free(src, size);
+	pu_free(dst, size);
+	return r.faults;
+}
+
+static int cmd_touchratio(void)
+{
+	size_t size = 4 << 20;
+	uint64_t one = faults_for(PLDMA_STRAT_ONE, 0, size);
+	uint64_t touch = faults_for(PLDMA_STRAT_TOUCH, 16, size);
+	uint64_t pages = 2 * size / 4096;
+
+	printf("# 4 MiB untouched: one-by-one %llu faults, touch-ahead(16) %llu faults, ratio %.4f (1/16 = 0.0625)\n",
+	       (unsigned long long)one, (unsigned long long)touch,
+	       one ? (double)touch / one : 0);
+	CHECK(one >= pages && one <= pages + 8,
+	      "one-by-one: %llu faults for %llu pages",
+	      (unsigned long long)one, (unsigned long long)pages);
+	CHECK(touch * 16 >= one * 3 / 4 && touch * 16 <= one * 5 / 4,
+	      "touch-ahead(16) not ~1/16 of one-by-one");
+	return fails ? 1 : 0;
+}
+
+static int cmd_unmapped(int argc, char **argv)
+{
+	size_t size = 64 * 1024;
+	struct pldma_result r;
+	struct pldma_chan *ch;
+	unsigned int touch;
+	uint8_t *hole, *buf;
+	int strategy, ret, dir;
+	char name[32];
+
+	if (argc < 1 || pldma_strategy_parse(argv[0], &strategy, &touch))
+		return 2;
+	ch = chan_or_skip(strategy);
+	pldma_strategy_name(strategy, touch, name, sizeof(name));
+	hole = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(hole, size);
+	buf = pu_dst_alloc(size, -1);
+	for (dir = 0; dir < 2; dir++) {
+		void *dst = dir ? hole : buf;
+		void *src = dir ? buf : hole;
+
+		ret = pldma_copy(ch, dst, src, size, strategy, touch, &r);
+		printf("# %s: copy %s unmapped memory: ret %d, status %u, fault VA %#llx, %.1f us\n",
+		       name, dir ? "to" : "from", ret, r.status,
+		       (unsigned long long)r.fault_va, r.time_ns / 1000.0);
+		CHECK(ret == 0 || ret == -EIO, "wait failed: %d", ret);
+		CHECK(ret || (r.status != PLDMA_ST_SUCCESS &&
+			      r.status != PLDMA_ST_PENDING),
+		      "no error status");
+		CHECK(r.time_ns < 1000000000ull, "took %.3f s",
+		      r.time_ns / 1e9);
+		/* the channel must still work afterwards */
+		memset(buf, 1, size);
+		ret = pldma_copy(ch, buf + size / 2, buf, size / 2, strategy,
+				 touch, &r);
+		CHECK(!ret && r.status == PLDMA_ST_SUCCESS,
+		      "channel unusable after the error: %d/%u", ret,
+		      r.status);
+	}
+	return fails ? 1 : 0;
+}
+
+#define EXPECT_ERR(call, err) do {					\
+	int _r = (call);						\
+	CHECK(_r == -1 && errno == (err), "%s: got %d errno %d, want %d", \
+	      #call, _r, _r ? errno : 0, err);				\
+} while (0)
+
+static int cmd_badargs(void)
+{
+	struct pldma_chan *ch = pldma_open(NULL);
+	struct pldma_strategy s = { 0 };
+	struct pldma_submit sub;
+	struct pldma_wait w;
+	struct pldma_fault f;
+	struct pldma_fault_resolve fr;
+	uint8_t *buf;
+	int fd, n = 0;
+	void *p;
+
+	if (!ch)
+		return SKIP;
+	fd = pldma_fd(ch);
+	buf = pu_dst_alloc(8192, -1);
+	memset(buf, 0, 8192);
+
+	s.strategy = 99;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SET_STRATEGY, &s), EINVAL); n++;
+	s.strategy = pldma_fault_mode(ch) == PLDMA_MODE_REPORT ?
+		     PLDMA_STRAT_STALL : PLDMA_STRAT_ONE;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SET_STRATEGY, &s), EOPNOTSUPP); n++;
+	s.strategy = PLDMA_STRAT_PIN;
+	s.rsvd[1] = 1;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SET_STRATEGY, &s), EINVAL); n++;
+	s.rsvd[1] = 0;
+	s.touch_ahead = 4;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SET_STRATEGY, &s), EINVAL); n++;
+	if (pldma_fault_mode(ch) == PLDMA_MODE_REPORT) {
+		s.strategy = PLDMA_STRAT_TOUCH;
+		s.touch_ahead = 0;
+		EXPECT_ERR(ioctl(fd, PLDMA_IOC_SET_STRATEGY, &s), EINVAL); n++;
+		s.touch_ahead = PLDMA_TOUCH_MAX + 1;
+		EXPECT_ERR(ioctl(fd, PLDMA_IOC_SET_STRATEGY, &s), EINVAL); n++;
+	}
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SET_STRATEGY, NULL), EFAULT); n++;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SET_STRATEGY, (void *)8), EFAULT); n++;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_INFO, (void *)0xffff000000001000ull),
+		   EFAULT); n++;
+	EXPECT_ERR(ioctl(fd, _IO(PLDMA_IOC_MAGIC, 0x7f), 0), ENOTTY); n++;
+	EXPECT_ERR(ioctl(fd, _IOR(PLDMA_IOC_MAGIC, 0x01, int), buf), ENOTTY); n++;
+
+#define SUB_OK() do {							\
+	memset(&sub, 0, sizeof(sub));					\
+	sub.opcode = PLDMA_OP_COPY;					\
+	sub.len = 4096;							\
+	sub.src = (uintptr_t)buf;					\
+	sub.dst = (uintptr_t)buf + 4096;				\
+	sub.compl = (uintptr_t)buf + 64;				\
+	sub.strategy = PLDMA_STRAT_PIN;					\
+} while (0)
+	SUB_OK(); sub.opcode = 7;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EINVAL); n++;
+	SUB_OK(); sub.opcode = PLDMA_OP_RDMA_WRITE;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EINVAL); n++;
+	SUB_OK(); sub.len = 0;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EINVAL); n++;
+	SUB_OK(); sub.len = pldma_info(ch)->max_xfer + 1;
+	if (sub.len) {
+		EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EINVAL);
+		n++;
+	}
+	SUB_OK(); sub.compl += 4;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EINVAL); n++;
+	SUB_OK(); sub.compl = 0;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EINVAL); n++;
+	SUB_OK(); sub.rsvd2[2] = 1;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EINVAL); n++;
+	SUB_OK(); sub.rsvd0 = 1;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EINVAL); n++;
+	SUB_OK(); sub.index = 3;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EINVAL); n++;
+	SUB_OK(); sub.strategy = 42;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EINVAL); n++;
+	SUB_OK(); sub.src = 0xffff000000000000ull;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EFAULT); n++;
+	SUB_OK(); sub.dst = 0xffff800000000000ull;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EFAULT); n++;
+	SUB_OK(); sub.src = ~0ull - 100;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, &sub), EFAULT); n++;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_SUBMIT, NULL), EFAULT); n++;
+
+	memset(&w, 0, sizeof(w));
+	w.compl = (uintptr_t)buf + 64;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_WAIT, &w), EINVAL); n++;	/* timeout 0 */
+	w.timeout_ms = 100000;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_WAIT, &w), EINVAL); n++;
+	w.timeout_ms = 10;
+	w.compl = 0;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_WAIT, &w), EINVAL); n++;
+	w.compl = (uintptr_t)buf + 3;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_WAIT, &w), EINVAL); n++;
+	w.compl = 0xffff000000000000ull;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_WAIT, &w), EFAULT); n++;
+	w.compl = (uintptr_t)buf + 64;
+	*(volatile uint32_t *)(buf + 64) = 0;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_WAIT, &w), ETIMEDOUT); n++;
+
+	memset(&f, 0, sizeof(f));
+	f.timeout_ms = 100000;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_FAULT_GET, &f), EINVAL); n++;
+	f.timeout_ms = 0;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_FAULT_GET, &f), EAGAIN); n++;
+	memset(&fr, 0, sizeof(fr));
+	fr.action = 9;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_FAULT_RESOLVE, &fr), EINVAL); n++;
+	fr.action = PLDMA_RESOLVE_RESTART;
+	EXPECT_ERR(ioctl(fd, PLDMA_IOC_FAULT_RESOLVE, &fr), ENOENT); n++;
+
+	p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p == MAP_FAILED && errno == EINVAL, "mmap of 2 pages: %p", p);
+	n++;
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 4096);
+	CHECK(p == MAP_FAILED && errno == EINVAL, "mmap at offset 4096: %p",
+	      p);
+	n++;
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	CHECK(p == MAP_FAILED, "executable mmap allowed");
+	n++;
+
+	/* a valid request still works after all that */
+	{
+		struct pldma_result r;
+		int ret;
+
+		memset(buf, 0x5a, 4096);
+		ret = pldma_copy(ch, buf + 4096, buf, 4096, PLDMA_STRAT_PIN, 0,
+				 &r);
+		CHECK(!ret && r.status == PLDMA_ST_SUCCESS &&
+		      buf[4096 + 100] == 0x5a, "valid copy failed %d/%u",
+		      ret, r.status);
+		n++;
+	}
+	printf("# %d argument checks, %d failed\n", n, fails);
+	pldma_close(ch);
+	return fails ? 1 : 0;
+}
+
+/* Two processes, same VA, different contents: each sees only its own. */
+static int isolation_child(uint8_t *fixed, size_t size, uint8_t val,
+			   uint8_t *other_only, int strategy)
+{
+	struct pldma_chan *ch;
+	struct pldma_result r;
+	uint8_t *buf, *dst;
+	int i, ret, bad = 0;
+	size_t j;
+
+	buf = mmap(fixed, size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (buf != fixed)
+		return 3;
+	memset(buf, val, size);
+	dst = pu_dst_alloc(size, -1);
+	ch = pldma_open_mode(strategy == PLDMA_STRAT_STALL ? PLDMA_MODE_STALL :
+			     PLDMA_MODE_REPORT);
+	if (!ch)
+		return 4;
+	printf("# pid %d: channel %u PASID %u\n", getpid(),
+	       pldma_info(ch)->channel, pldma_info(ch)->pasid);
+	for (i = 0; i < 10; i++) {
+		pu_drop(dst, size);
+		ret = pldma_copy(ch, dst, buf, size, strategy, 0, &r);
+		if (ret || r.status != PLDMA_ST_SUCCESS)
+			return 5;
+		for (j = 0; j < size; j++)
+			bad |= dst[j] != val;
+		if (bad)
+			return 6;
+	}
+	/* The other process's private buffer: not mapped here. */
+	if (other_only) {
+		ret = pldma_copy(ch, dst, other_only, size, strategy, 0, &r);
+		if (!ret && r.status == PLDMA_ST_SUCCESS)
+			return 7;
+		for (j = 0; j < size; j++)
+			bad |= dst[j] == 0xcc;
+		if (bad)
+			return 8;
+	}
+	pldma_close(ch);
+	return 0;
+}
+
+static int cmd_isolation(int argc, char **argv)
+{
+	size_t size = 256 * 1024;
+	uint8_t *fixed = (uint8_t *)0x500000000000ull;
+	uint8_t *secret = (uint8_t *)0x510000000000ull;
+	int strategy = PLDMA_STRAT_ONE, st[2], i;
+	unsigned int touch;
+	pid_t pid[2];
+
+	if (argc > 0 && pldma_strategy_parse(argv[0], &strategy, &touch))
+		return 2;
+	if (!pu_chan_for(strategy))
+		return SKIP;
+	pu_chan_close_all();
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		if (!pid[i]) {
+			if (i == 0) {
+				uint8_t *s = mmap(secret, size,
+						  PROT_READ | PROT_WRITE,
+						  MAP_PRIVATE | MAP_ANONYMOUS |
+						  MAP_FIXED_NOREPLACE, -1, 0);
+				if (s != secret)
+					_exit(3);
+				memset(s, 0xcc, size);
+				usleep(300000); /* alive while B tries */
+				_exit(isolation_child(fixed, size, 0xaa, NULL,
+						      strategy));
+			}
+			_exit(isolation_child(fixed, size, 0xbb, secret,
+					      strategy));
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		waitpid(pid[i], &st[i], 0);
+		CHECK(WIFEXITED(st[i]) && WEXITSTATUS(st[i]) == 0,
+		      "process %d: status %#x", i, st[i]);
+	}
+	if (!fails)
+		printf("# both processes saw only their own memory; the second could not read the first's buffer\n");
+	return fails ? 1 : 0;
+}
+
+/* A process killed while its channel waits for a fault: nothing leaks. */
+static int cmd_kill(int argc, char **argv)
+{
+	int strategy = PLDMA_STRAT_USER, st, i, n;
+	struct pldma_chan *chs[PLDMA_MAX_CHANNELS];
+	unsigned int touch, nch;
+	struct pldma_chan *ch;
+	int pipefd[2];
+	pid_t pid;
+	char c;
+
+	if (argc > 0 && pldma_strategy_parse(argv[0], &strategy, &touch))
+		return 2;
+	ch = pldma_open_mode(strategy == PLDMA_STRAT_STALL ? PLDMA_MODE_STALL :
+			     PLDMA_MODE_REPORT);
+	if (!ch)
+		return SKIP;
+	nch = PLDMA_CAP_NUM_CH(pldma_info(ch)->cap);
+	pldma_close(ch);
+	if (pipe(pipefd))
+		return 1;
+	pid = fork();
+	if (!pid) {
+		size_t size = 1 << 20;
+		uint8_t *src = pu_src_alloc(size, 1);
+		uint8_t *dst = pu_dst_alloc(size, -1);
+		struct pldma_xfer x = {
+			.opcode = PLDMA_OP_COPY, .dst = dst, .src = src,
+			.len = size, .strategy = strategy,
+		};
+		unsigned int slot;
+
+		ch = pldma_open_mode(strategy == PLDMA_STRAT_STALL ?
+				     PLDMA_MODE_STALL : PLDMA_MODE_REPORT);
+		if (!ch)
+			_exit(3);
+		/*
+		 * user: no handler thread, the channel stays FAULTED;
+		 * stall: many faults in flight while we die.
+		 */
+		pldma_submit(ch, &x, &slot);
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	if (read(pipefd[0], &c, 1) != 1)
+		return 1;
+	usleep(20000);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	CHECK(WIFSIGNALED(st), "child status %#x", st);
+	/* Every channel can be claimed again. */
+	for (n = 0; n < (int)nch; n++) {
+		chs[n] = pldma_open_mode(strategy == PLDMA_STRAT_STALL ?
+					 PLDMA_MODE_STALL : PLDMA_MODE_REPORT);
+		if (!chs[n])
+			break;
+	}
+	CHECK(n == (int)nch, "only %d of %u channels free after the kill",
+	      n, nch);
+	if (n > 0) {
+		uint8_t *a = pu_src_alloc(65536, 3), *b = pu_dst_alloc(65536, -1);
+		struct pldma_result r;
+
+		for (i = 0; i < n; i++) {
+			int ret = pldma_copy(chs[i], b, a, 65536,
+					     pldma_fault_mode(chs[i]) ==
+					     PLDMA_MODE_STALL ? PLDMA_STRAT_STALL :
+					     PLDMA_STRAT_ONE, 0, &r);
+
+			CHECK(!ret && r.status == PLDMA_ST_SUCCESS &&
+			      pu_verify(b, 65536, 3) < 0,
+			      "channel %d broken after the kill", i);
+			pu_drop(b, 65536);
+		}
+	}
+	for (i = 0; i < n; i++)
+		pldma_close(chs[i]);
+	if (!fails)
+		printf("# killed process released its channel; %d channels usable\n",
+		       n);
+	return fails ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	int ret;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "usage: pldma-test copy|touchratio|unmapped|badargs|isolation|kill ...\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "copy"))
+		ret = cmd_copy(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "touchratio"))
+		ret = cmd_touchratio();
+	else if (!strcmp(argv[1], "unmapped"))
+		ret = cmd_unmapped(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "badargs"))
+		ret = cmd_badargs();
+	else if (!strcmp(argv[1], "isolation"))
+		ret = cmd_isolation(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "kill"))
+		ret = cmd_kill(argc - 2, argv + 2);
+	else
+		ret = 2;
+	pu_chan_close_all();
+	return ret;
+}

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * pldma-bench: time DMA copies per fault strategy and size over untouched
+ * buffers (MADV_DONTNEED on source and destination before every run).
+ *
+ * usage: pldma-bench [-i ITERS] [-s SIZE[,SIZE...]] [-t STRAT[,STRAT...]]
+ *
+ * stdout: CSV "strategy,size,time_us,faults,pages", one row per run, then
+ * "# " comment lines with the median per case and the ratios of interest
+ * (scripts/plot-bench turns the CSV into PNGs).  time_us covers everything
+ * the strategy costs: madvise(MADV_POPULATE_*) for prefault, pin + transfer
+ * + unpin for pin, fault service for the demand-paged ones.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pldma.h"
+#include "pldma-util.h"
+
+#define MAX_CASES 64
+#define MAX_ITERS 1000
+
+struct bcase {
+	char name[24];
+	int strategy;
+	unsigned int touch;
+	size_t size;
+	double t[MAX_ITERS];
+	int n;
+	double med;
+	double faults;
+};
+
+static struct bcase cases[MAX_CASES];
+static int ncases;
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct bcase *find(const char *name, size_t size)
+{
+	int i;
+
+	for (i = 0; i < ncases; i++)
+		if (!strcmp(cases[i].name, name) && cases[i].size == size &&
+		    cases[i].n)
+			return &cases[i];
+	return NULL;
+}
+
+static void ratio(const char *what, const char *a, const char *b,
+		  size_t size, double goal)
+{
+	struct bcase *x = find(a, size), *y = find(b, size);
+
+	if (!x || !y) {
+		printf("# ratio %s: n/a (%s or %s not run)\n", what, a, b);
+		return;
+	}
+	printf("# ratio %s = %.3f (%.1f us / %.1f us, goal <= %.2f: %s)\n",
+	       what, x->med / y->med, x->med, y->med, goal,
+	       x->med / y->med <= goal ? "met" : "NOT met");
+}
+
+static size_t parse_size(const char *s)
+{
+	char *end;
+	size_t v = strtoul(s, &end, 0);
+
+	if (*end == 'K' || *end == 'k')
+		v <<= 10;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20;
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	const char *sizes = "4K,64K,1M,4M";
+	const char *strats = "pin,prefault,stall,one,touch16,user";
+	int iters = 5, opt, i, j, k;
+	char *list, *tok, *save;
+	size_t size_v[16];
+	int nsizes = 0;
+
+	while ((opt = getopt(argc, argv, "i:s:t:")) != -1) {
+		switch (opt) {
+		case 'i':
+			iters = atoi(optarg);
+			break;
+		case 's':
+			sizes = optarg;
+			break;
+		case 't':
+			strats = optarg;
+			break;
+		default:
+			fprintf(stderr, "usage: pldma-bench [-i ITERS] [-s SIZES] [-t STRATEGIES]\n");
+			return 2;
+		}
+	}
+	if (iters < 1 || iters > MAX_ITERS)
+		return 2;
+	list = strdup(sizes);
+	for (tok = strtok_r(list, ",", &save); tok && nsizes < 16;
+	     tok = strtok_r(NULL, ",", &save))
+		size_v[nsizes++] = parse_size(tok);
+	free(list);
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("strategy,size,time_us,faults,pages\n");
+	list = strdup(strats);
+	for (tok = strtok_r(list, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		int strategy;
+		unsigned int touch;
+		struct pldma_chan *ch;
+
+		if (pldma_strategy_parse(tok, &strategy, &touch)) {
+			fprintf(stderr, "unknown strategy %s\n", tok);
+			return 2;
+		}
+		ch = pu_chan_for(strategy);
+		if (!ch) {
+			printf("# %s: no device for it, skipped\n", tok);
+			continue;
+		}
+		for (k = 0; k < nsizes && ncases < MAX_CASES; k++) {
+			struct bcase *c = &cases[ncases++];
+			size_t size = size_v[k];
+			uint8_t *src = pu_src_alloc(size, k);
+			uint8_t *dst = pu_dst_alloc(size, -1);
+
+			if (!src || !dst) {
+				fprintf(stderr, "cannot allocate %zu\n", size);
+				return 2;
+			}
+			pldma_strategy_name(strategy, touch, c->name,
+					    sizeof(c->name));
+			c->strategy = strategy;
+			c->touch = touch;
+			c->size = size;
+			for (i = 0; i < iters; i++) {
+				struct pldma_result r;
+				int ret;
+
+				pu_drop(src, size);
+				pu_drop(dst, size);
+				ret = pldma_copy(ch, dst, src, size, strategy,
+						 touch, &r);
+				if (ret || r.status != PLDMA_ST_SUCCESS ||
+				    pu_verify(dst, size, k) >= 0) {
+					fprintf(stderr, "%s %zu: failed (%d/%u)\n",
+						c->name, size, ret, r.status);
+					return 1;
+				}
+				printf("%s,%zu,%.1f,%llu,%llu\n", c->name, size,
+				       r.time_ns / 1000.0,
+				       (unsigned long long)r.faults,
+				       (unsigned long long)r.pages);
+				c->t[c->n++] = r.time_ns / 1000.0;
+				c->faults += r.faults;
+			}
+			pu_free(src, size);
+			pu_free(dst, size);
+		}
+	}
+	free(list);
+
+	for (j = 0; j < ncases; j++) {
+		struct bcase *c = &cases[j];
+
+		if (!c->n)
+			continue;
+		qsort(c->t, c->n, sizeof(double), cmp_double);
+		c->med = c->n % 2 ? c->t[c->n / 2] :
+			 (c->t[c->n / 2 - 1] + c->t[c->n / 2]) / 2;
+		printf("# median %-9s %9zu B: %10.1f us, %8.1f faults\n",
+		       c->name, c->size, c->med, c->faults / c->n);
+	}
+	ratio("touch16/one 4MiB untouched", "touch16", "one", 4 << 20, 0.33);
+	ratio("stall/pin(+transfer+unpin) 4MiB", "stall", "pin", 4 << 20, 0.8);
+	ratio("demand-paged(stall)/prefaulted 4MiB", "stall", "prefault",
+	      4 << 20, 1.25);
+	ratio("demand-paged(touch16)/prefaulted 4MiB", "touch16", "prefault",
+	      4 << 20, 1.25);
+	pu_chan_close_all();
+	return 0;
+}

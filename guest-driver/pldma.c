@@ -128,6 +128,8 @@ struct pldma_ctx {
 
 	/* report-mode fault bookkeeping, under pd->fault_lock */
 	u64 last_va;
+	u32 last_done;
+	u32 last_desc;
 	unsigned int refaults;
 
 	/* fault forwarded to the owner (PLDMA_STRAT_USER) */
@@ -297,7 +299,9 @@ static void pldma_handle_fault(struct pldma_dev *pd, struct pldma_fault_rec *f)
 	pldma_count(ctx, faults[strategy], 1);
 	start = ktime_get();
 
-	if (f->va == ctx->last_va) {
+	/* The same access failing again without progress: give up. */
+	if (f->va == ctx->last_va && f->done == ctx->last_done &&
+	    f->desc == ctx->last_desc) {
 		if (++ctx->refaults > PLDMA_MAX_REFAULTS) {
 			dev_dbg(pd->dev, "ch%u: VA %#llx keeps faulting\n",
 				ctx->ch, f->va);
@@ -307,6 +311,8 @@ static void pldma_handle_fault(struct pldma_dev *pd, struct pldma_fault_rec *f)
 		}
 	} else {
 		ctx->last_va = f->va;
+		ctx->last_done = f->done;
+		ctx->last_desc = f->desc;
 		ctx->refaults = 0;
 	}
 

@@ -626,14 +626,21 @@ static int pldma_open(struct inode *inode, struct file *file)
 	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID,
 		 ctx->pasid | PLDMA_CHB_PASID_EN);
 	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_OWNER, ctx->tgid);
+	if (pldma_rd(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID) !=
+	    (ctx->pasid | PLDMA_CHB_PASID_EN)) {
+		dev_warn(pd->dev, "ch%u: PASID %u not accepted\n", ch,
+			 ctx->pasid);
+		spin_lock_irq(&pd->lock);
+		pd->chans[ch] = NULL;
+		spin_unlock_irq(&pd->lock);
+		mutex_unlock(&pd->fault_lock);
+		ret = -EIO;
+		goto err_mm;
+	}
 	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL,
 		 PLDMA_CHB_CTRL_ENABLE);
 	mutex_unlock(&pd->fault_lock);
 
-	if (pldma_rd(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID) !=
-	    (ctx->pasid | PLDMA_CHB_PASID_EN))
-		dev_warn(pd->dev, "ch%u: PASID %u not accepted\n", ch,
-			 ctx->pasid);
 	dev_dbg(pd->dev, "ch%u: bound to pid %d, PASID %u\n", ch, ctx->tgid,
 		ctx->pasid);
 	file->private_data = ctx;

@@ -1111,6 +1111,12 @@ static int pldma_stats_show(struct seq_file *m, void *v)
 		   atomic64_read(&pd->st.fq_overflows));
 	seq_printf(m, "channel_errors: %lld\n",
 		   atomic64_read(&pd->st.ch_errors));
+	seq_printf(m, "stalled_channels: %#x\n",
+		   pldma_rd(pd, PLDMA_STALLED_CHANNELS));
+	seq_printf(m, "faulted_channels: %#x\n",
+		   pldma_rd(pd, PLDMA_FAULTED_CHANNELS));
+	seq_printf(m, "error_channels: %#x\n",
+		   pldma_rd(pd, PLDMA_ERROR_CHANNELS));
 	seq_puts(m, "fault_service_us_histogram:\n");
 	for (i = 0; i < PLDMA_HIST_BUCKETS; i++)
 		seq_printf(m, "  < %7lu: %lld\n", 1UL << i,

@@ -40,6 +40,9 @@ t "bad ioctl/mmap arguments rejected" pldma-test badargs
 t "two processes on two channels are isolated" pldma-test isolation one
 t "SIGKILL with a forwarded fault pending leaks nothing" pldma-test kill user
 t "SIGKILL while the driver resolves faults leaks nothing" pldma-test kill one
+st=/sys/kernel/debug/pldma/pldma0/stats
+check "no channel left bound" sh -c "! grep -q '^  ch' $st"
+check "no channel left stalled or faulted" sh -c "grep -q '^stalled_channels: 0$' $st && grep -q '^faulted_channels: 0$' $st"
 check "no hung task" sh -c '! dmesg | grep -q "blocked for more than"'
 sed 's/^/# /' /sys/kernel/debug/pldma/pldma0/stats
 check "rmmod pldma" rmmod pldma

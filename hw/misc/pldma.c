@@ -88,6 +88,17 @@ static MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch)
 }
 
 /*
+ * A failed IOMMU translation, like an access to a hole, resolves to
+ * physmem's anonymous, owner-less, 2^64-byte "unassigned" region.
+ */
+static bool pldma_mr_is_unassigned(MemoryRegion *mr)
+{
+    return !memory_region_name(mr) && !memory_region_owner(mr) &&
+           memory_region_size(mr) == UINT64_MAX &&
+           !memory_region_is_ram(mr);
+}
+
+/*
  * Map at most *len bytes at @va for direct access.  Only RAM is ever
  * accessed, so a ring or buffer pointed at MMIO (including our own
  * registers) cannot re-enter the device.  On PLDMA_ACC_OK, *len is the
@@ -115,13 +126,8 @@ static PLDMAAccess pldma_map(PLDMAState *s, PLDMAChannel *ch, uint64_t va,
         return PLDMA_ACC_STALLED;
     }
     if (!memory_access_is_direct(mr, is_write, attrs) || l == 0) {
-        /*
-         * A failed translation (or a hole) resolves to the "unassigned"
-         * region; anything else that is not directly accessible is a
-         * device or a ROM, which the engine refuses to touch.
-         */
-        if (!memory_region_is_ram(mr) &&
-            !strcmp(memory_region_name(mr), "unassigned")) {
+        /* anything else is a device or a ROM: never touched */
+        if (pldma_mr_is_unassigned(mr)) {
             return PLDMA_ACC_FAULT;
         }
         return PLDMA_ACC_BUSERR;

@@ -13,7 +13,9 @@
 
 #include "qemu/osdep.h"
 #include "qemu/units.h"
+#include "qemu/bswap.h"
 #include "libqtest.h"
+#include "qobject/qdict.h"
 #include "hw/misc/pldma-regs.h"
 
 #define PLDMA_BASE      0x0c000000ULL   /* first platform bus device */
@@ -371,7 +373,8 @@ static T *start(const char *mode, bool smmu, const char *extra)
     t->smmu = smmu;
     t->report = !strcmp(mode, "report");
     t->next = ALLOC_BASE;
-    t->qts = qtest_initf("-M virt%s -m 512M -device pldma,id=dma0,"
+    t->qts = qtest_initf("-M virt%s -m 512M -nodefaults "
+                         "-device pldma,id=dma0,"
                          "fault-mode=%s%s", smmu ? ",iommu=smmuv3" : "",
                          mode, extra ? extra : "");
     if (smmu) {

@@ -39,6 +39,7 @@
 #define SMMU_EVTQ_PROD      0x100a8
 #define SMMU_EVTQ_CONS      0x100ac
 #define Q_LOG2              8
+#define CMD_TLBI_NH_ASID    0x11
 #define CMD_RESUME          0x44
 #define CMD_SYNC            0x46
 #define CMD_RESUME_TERM     0
@@ -113,8 +114,8 @@ static void smmu_cmd(T *t, uint64_t w0, uint64_t w1)
 
 static void smmu_resume(T *t, uint16_t stag, int resp)
 {
-    smmu_cmd(t, CMD_RESUME | ((uint64_t)SID << 32),
-             stag | ((uint64_t)resp << 12));
+    smmu_cmd(t, CMD_RESUME | ((uint64_t)resp << 12) | ((uint64_t)SID << 32),
+             stag);
 }
 
 /* Wait for the next event; returns false if none arrived */
@@ -239,6 +240,8 @@ static void unmap_page(T *t, uint32_t pasid, uint64_t va)
     uint64_t l3 = pt_next(t, l2, (va >> 21) & 511);
 
     qtest_writeq(t->qts, l3 + ((va >> 12) & 511) * 8, 0);
+    /* the ASID of a PASID's context is the PASID */
+    smmu_cmd(t, CMD_TLBI_NH_ASID | ((uint64_t)pasid << 48), 0);
 }
 
 /*
@@ -865,7 +868,7 @@ static void test_report(void)
     g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, 3 * PAGE);
     g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DESC), ==, 0);
     g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_LEN), ==, len);
-    g_assert_cmphex(ldl_le_p(rec + PLDMA_FR_PASID), ==,
+    g_assert_cmphex((uint32_t)ldl_le_p(rec + PLDMA_FR_PASID), ==,
                     pasid | PLDMA_CHB_PASID_EN);
     g_assert_cmpuint(lduw_le_p(rec + PLDMA_FR_FLAGS) & PLDMA_FR_F_WRITE, ==,
                      0);

@@ -87,62 +87,70 @@ static MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch)
     return attrs;
 }
 
-/*
- * A failed IOMMU translation, like an access to a hole, resolves to
- * physmem's anonymous, owner-less, 2^64-byte "unassigned" region.
- */
-static bool pldma_mr_is_unassigned(MemoryRegion *mr)
-{
-    return !memory_region_name(mr) && !memory_region_owner(mr) &&
-           memory_region_size(mr) == UINT64_MAX &&
-           !memory_region_is_ram(mr);
-}
+/* A mapping of guest memory for direct access */
+typedef struct PLDMAMap {
+    AddressSpace *as;       /* where it was mapped (after translation) */
+    void *host;
+    hwaddr len;
+    bool is_write;
+} PLDMAMap;
 
 /*
- * Map at most *len bytes at @va for direct access.  Only RAM is ever
- * accessed, so a ring or buffer pointed at MMIO (including our own
- * registers) cannot re-enter the device.  On PLDMA_ACC_OK, *len is the
- * length mapped (> 0, at most one translation) and the caller must
- * address_space_unmap() *host.
+ * Map at most *len bytes at @va for direct access.  The IOMMU is asked
+ * once per translation granule (address_space_get_iotlb_entry), which is
+ * where the SMMU stalls or terminates a faulting access; the result is
+ * then mapped in the translated address space, which has no IOMMU.  Only
+ * RAM is ever accessed, so a ring or buffer pointed at MMIO (including our
+ * own registers) cannot re-enter the device or have side effects.  On
+ * PLDMA_ACC_OK, m->len > 0 and the caller must pldma_unmap() @m.
  */
 static PLDMAAccess pldma_map(PLDMAState *s, PLDMAChannel *ch, uint64_t va,
-                             hwaddr *len, bool is_write, void **host)
+                             hwaddr len, bool is_write, PLDMAMap *m)
 {
     MemTxAttrs attrs = pldma_ch_attrs(ch);
+    AddressSpace *as = s->dma_as;
+    hwaddr pa = va, xlat, l = len;
     MemoryRegion *mr;
-    hwaddr xlat, l = *len;
-    void *p;
 
     RCU_READ_LOCK_GUARD();
 
-    if (ch) {
-        ch->stall_seen = false;
-    }
-    s->cur = ch;
-    mr = address_space_translate(s->dma_as, va, &xlat, &l, is_write, attrs);
-    s->cur = NULL;
+    if (s->iommu) {
+        IOMMUTLBEntry e;
 
-    if (ch && ch->stall_seen) {
-        return PLDMA_ACC_STALLED;
-    }
-    if (!memory_access_is_direct(mr, is_write, attrs) || l == 0) {
-        /* anything else is a device or a ROM: never touched */
-        if (pldma_mr_is_unassigned(mr)) {
+        if (ch) {
+            ch->stall_seen = false;
+        }
+        s->cur = ch;
+        e = address_space_get_iotlb_entry(s->dma_as, va, is_write, attrs);
+        s->cur = NULL;
+        if (ch && ch->stall_seen) {
+            return PLDMA_ACC_STALLED;
+        }
+        if (e.perm == IOMMU_NONE || !e.target_as) {
             return PLDMA_ACC_FAULT;
         }
-        return PLDMA_ACC_BUSERR;
+        as = e.target_as;
+        pa = (e.translated_addr & ~e.addr_mask) | (va & e.addr_mask);
+        l = MIN(l, e.addr_mask - (va & e.addr_mask) + 1);
     }
 
-    p = address_space_map(s->dma_as, va, &l, is_write, attrs);
-    if (!p || l == 0) {
-        if (p) {
-            address_space_unmap(s->dma_as, p, l, is_write, 0);
-        }
+    mr = address_space_translate(as, pa, &xlat, &l, is_write, attrs);
+    if (!memory_access_is_direct(mr, is_write, attrs) || l == 0) {
         return PLDMA_ACC_BUSERR;
     }
-    *len = l;
-    *host = p;
+    m->host = address_space_map(as, pa, &l, is_write, attrs);
+    if (!m->host) {
+        return PLDMA_ACC_BUSERR;
+    }
+    m->as = as;
+    m->len = l;
+    m->is_write = is_write;
     return PLDMA_ACC_OK;
+}
+
+static void pldma_unmap(PLDMAMap *m, hwaddr access_len)
+{
+    address_space_unmap(m->as, m->host, m->len, m->is_write, access_len);
 }
 
 /* Copy a small buffer to or from DMA memory; *done reports progress */
@@ -153,21 +161,20 @@ static PLDMAAccess pldma_rw(PLDMAState *s, PLDMAChannel *ch, uint64_t va,
     hwaddr off = 0;
 
     while (off < len) {
-        hwaddr l = len - off;
-        void *p;
-        PLDMAAccess r = pldma_map(s, ch, va + off, &l, is_write, &p);
+        PLDMAMap m;
+        PLDMAAccess r = pldma_map(s, ch, va + off, len - off, is_write, &m);
 
         if (r != PLDMA_ACC_OK) {
             *fault_va = va + off;
             return r;
         }
         if (is_write) {
-            memcpy(p, (uint8_t *)buf + off, l);
+            memcpy(m.host, (uint8_t *)buf + off, m.len);
         } else {
-            memcpy((uint8_t *)buf + off, p, l);
+            memcpy((uint8_t *)buf + off, m.host, m.len);
         }
-        address_space_unmap(s->dma_as, p, l, is_write, l);
-        off += l;
+        off += m.len;
+        pldma_unmap(&m, m.len);
     }
     return PLDMA_ACC_OK;
 }
@@ -431,10 +438,10 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
 
     while (ch->done < ch->len) {
         hwaddr want = MIN(ch->len - ch->done, *budget);
-        hwaddr ld = want, ls;
-        void *pd, *ps;
-        PLDMAAccess r;
         uint64_t dva = ch->dst + ch->done;
+        PLDMAMap md, ms;
+        PLDMAAccess r;
+        hwaddr n;
 
         if (want == 0) {
             return false;
@@ -442,43 +449,43 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
         if (ch->op == PLDMA_OP_COPY) {
             uint64_t sva = ch->src + ch->done;
 
-            ls = want;
-            r = pldma_map(s, ch, sva, &ls, false, &ps);
+            r = pldma_map(s, ch, sva, want, false, &ms);
             if (r != PLDMA_ACC_OK) {
                 pldma_access_failed(ch, r, sva, false);
                 return false;
             }
-            ld = ls;
-            r = pldma_map(s, ch, dva, &ld, true, &pd);
+            r = pldma_map(s, ch, dva, ms.len, true, &md);
             if (r != PLDMA_ACC_OK) {
-                address_space_unmap(s->dma_as, ps, ls, false, 0);
+                pldma_unmap(&ms, 0);
                 pldma_access_failed(ch, r, dva, true);
                 return false;
             }
-            memmove(pd, ps, ld);
-            address_space_unmap(s->dma_as, ps, ls, false, ld);
+            n = md.len;
+            memmove(md.host, ms.host, n);
+            pldma_unmap(&ms, n);
         } else {
             uint64_t i, pat = ror64(ch->pattern, 8 * (ch->done & 7));
             uint8_t *q;
 
-            r = pldma_map(s, ch, dva, &ld, true, &pd);
+            r = pldma_map(s, ch, dva, want, true, &md);
             if (r != PLDMA_ACC_OK) {
                 pldma_access_failed(ch, r, dva, true);
                 return false;
             }
             /* byte k of the transfer is byte (k % 8) of the pattern */
-            q = pd;
-            for (i = 0; i + 8 <= ld; i += 8) {
+            n = md.len;
+            q = md.host;
+            for (i = 0; i + 8 <= n; i += 8) {
                 stq_le_p(q + i, pat);
             }
-            for (; i < ld; i++) {
+            for (; i < n; i++) {
                 q[i] = pat >> (8 * (i & 7));
             }
         }
-        address_space_unmap(s->dma_as, pd, ld, true, ld);
-        ch->done += ld;
-        ch->cnt_bytes += ld;
-        *budget -= ld;
+        pldma_unmap(&md, n);
+        ch->done += n;
+        ch->cnt_bytes += n;
+        *budget -= n;
     }
     ch->cstatus = PLDMA_ST_SUCCESS;
     ch->phase = PLDMA_PHASE_COMPL;

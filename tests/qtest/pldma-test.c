@@ -231,7 +231,13 @@ static void map_page(T *t, uint32_t pasid, uint64_t va, uint64_t pa)
     uint64_t l2 = pt_next(t, t->pt_root[pasid], (va >> 30) & 511);
     uint64_t l3 = pt_next(t, l2, (va >> 21) & 511);
 
+    uint64_t old = qtest_readq(t->qts, l3 + ((va >> 12) & 511) * 8);
+
     qtest_writeq(t->qts, l3 + ((va >> 12) & 511) * 8, pa | PTE_PAGE);
+    if (old & 1) {
+        /* break-before-make is not needed for a test, the TLBI is */
+        smmu_cmd(t, CMD_TLBI_NH_ASID | ((uint64_t)pasid << 48), 0);
+    }
 }
 
 static void unmap_page(T *t, uint32_t pasid, uint64_t va)
@@ -618,7 +624,7 @@ static void test_bad_inputs(void)
     g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_ERROR), ==, PLDMA_ERR_DESC_FETCH);
     c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
 
-    /* ring in a hole: stall mode without SMMU: unrecoverable */
+    /* ring in a hole (not RAM): the fetch fails for good */
     c_wr(t, 0, PLDMA_CH_RING_BASE_LO, 0x70000000);
     c_wr(t, 0, PLDMA_CH_RING_SIZE, 4);
     c_wr(t, 0, PLDMA_CH_RING_TAIL, 1);
@@ -672,7 +678,7 @@ static void wait_progress(T *t, int ch)
 static void test_reset_inflight(void)
 {
     T *t = start("stall", false, ",chunk-size=4096");
-    const uint32_t len = 4 * MiB;
+    const uint32_t len = 64 * MiB;
     uint64_t src = buf(t, 0, 0, len, true);
     uint64_t dst = buf(t, 0, 0, len, true);
     uint64_t cpa = buf(t, 0, 0, PAGE, true);
@@ -749,6 +755,45 @@ static void test_stall_retry(void)
     stop(t);
 }
 
+/* Stall mode: faults on the descriptor fetch and the completion record */
+static void test_stall_fetch_compl(void)
+{
+    T *t = start("stall", true, NULL);
+    const uint32_t pasid = 7;
+    uint64_t vr = 0x40000000, vd = 0x20000000, vc = 0x30000000;
+    uint64_t dst, cpa;
+    uint16_t stag;
+    Ring r;
+
+    smmu_add_pasid(t, pasid);
+    ring_init(t, &r, 3, pasid, vr, 4);
+    dst = buf(t, pasid, vd, PAGE, true);
+    cpa = buf(t, pasid, vc, PAGE, true);
+    unmap_page(t, pasid, vr);
+    unmap_page(t, pasid, vc);
+
+    desc_put(t, &r, PLDMA_OP_FILL, 100, 0, vd, 0x4242424242424242ULL, vc, 9);
+    ring_kick(t, &r);
+    wait_state(t, 3, PLDMA_STATE_STALLED);
+    g_assert_true(c_rd(t, 3, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_DESC);
+    stag = smmu_wait_stall(t, pasid, vr);
+    map_page(t, pasid, vr, r.pa);
+    smmu_resume(t, stag, CMD_RESUME_RETRY);
+
+    wait_state(t, 3, PLDMA_STATE_STALLED);
+    g_assert_true(c_rd(t, 3, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_COMPL);
+    g_assert_cmpuint(qtest_readb(t->qts, dst + 99), ==, 0x42);
+    stag = smmu_wait_stall(t, pasid, vc);
+    map_page(t, pasid, vc, cpa);
+    smmu_resume(t, stag, CMD_RESUME_RETRY);
+    g_assert_cmpuint(wait_compl(t, cpa, NULL, NULL), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmphex(qtest_readq(t->qts, cpa + PLDMA_COMPL_COOKIE), ==, 9);
+    g_assert_cmpuint(c_rd(t, 3, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
+                     2);
+    wait_state(t, 3, PLDMA_STATE_IDLE);
+    stop(t);
+}
+
 /* Stall mode: ABORT completes with an error and the exact progress */
 static void test_stall_abort(void)
 {
@@ -782,6 +827,23 @@ static void test_stall_abort(void)
     /* a RESUME for a stale STAG is harmless */
     smmu_resume(t, stag, CMD_RESUME_RETRY);
     wait_state(t, 0, PLDMA_STATE_IDLE);
+
+    /* channel reset while stalled: the late RESUME is ignored */
+    qtest_writel(t->qts, cpa, 0);
+    desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
+    ring_kick(t, &r);
+    wait_state(t, 0, PLDMA_STATE_STALLED);
+    stag = smmu_wait_stall(t, pasid, vs + PAGE);
+    g_wr(t, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
+    g_assert_cmphex(g_rd(t, PLDMA_STALLED_CHANNELS), ==, 0);
+    smmu_resume(t, stag, CMD_RESUME_RETRY);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, 0);
+    ring_init(t, &r, 0, pasid, 0x40000000, 4);
+    desc_put(t, &r, PLDMA_OP_NOP, 0, 0, 0, 0, vc, 0);
+    ring_kick(t, &r);
+    g_assert_cmpuint(wait_compl(t, cpa, NULL, NULL), ==, PLDMA_ST_SUCCESS);
     stop(t);
 }
 
@@ -1018,6 +1080,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma/reset-inflight", test_reset_inflight);
     qtest_add_func("/pldma/smmu/copy-pasid", test_copy_pasid);
     qtest_add_func("/pldma/smmu/stall-retry", test_stall_retry);
+    qtest_add_func("/pldma/smmu/stall-fetch-compl", test_stall_fetch_compl);
     qtest_add_func("/pldma/smmu/stall-abort", test_stall_abort);
     qtest_add_func("/pldma/smmu/stall-two-channels", test_stall_two_channels);
     qtest_add_func("/pldma/smmu/report-restart-cancel", test_report);

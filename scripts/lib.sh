@@ -100,7 +100,7 @@ pick_source_version() {
 	local pkg=$1 pin=$2 series=$3 avail best
 	avail=$(apt_cache_private showsrc "$pkg" 2>/dev/null |
 		awk '/^Package: /{p=$2} /^Version: /{ if (p=="'"$pkg"'") print $2 }' | sort -u)
-	if printf '%s\n' "$avail" | grep -qxF "$pin"; then
+	if grep -qxF "$pin" <<<"$avail"; then
 		echo "$pin"; return 0
 	fi
 	best=$(printf '%s\n' "$avail" |

@@ -122,7 +122,8 @@ struct pldma_ctx {
 	struct list_head pins;
 	unsigned int npins;
 
-	wait_queue_head_t wq;
+	wait_queue_head_t wq;		/* completions, errors */
+	wait_queue_head_t fwq;		/* forwarded faults */
 	atomic_t events;
 	u32 poll_seen;
 
@@ -272,7 +273,7 @@ static void pldma_forward_fault(struct pldma_ctx *ctx,
 	pldma_count(ctx, user_faults, 1);
 	mod_delayed_work(system_wq, &ctx->uf_timeout,
 			 msecs_to_jiffies(PLDMA_USER_TIMEOUT_MS));
-	wake_up_interruptible(&ctx->wq);
+	wake_up_interruptible(&ctx->fwq);
 }
 
 /* Called with pd->fault_lock held, so the channel's owner stays. */
@@ -581,6 +582,7 @@ static int pldma_open(struct inode *inode, struct file *file)
 	mutex_init(&ctx->mutex);
 	spin_lock_init(&ctx->flock);
 	init_waitqueue_head(&ctx->wq);
+	init_waitqueue_head(&ctx->fwq);
 	INIT_LIST_HEAD(&ctx->pins);
 	INIT_DELAYED_WORK(&ctx->uf_timeout, pldma_uf_timeout);
 	ctx->strategy = pd->stall_mode ? PLDMA_STRAT_STALL : PLDMA_STRAT_ONE;
@@ -728,6 +730,7 @@ static __poll_t pldma_poll(struct file *file, poll_table *wait)
 	u32 state;
 
 	poll_wait(file, &ctx->wq, wait);
+	poll_wait(file, &ctx->fwq, wait);
 	if (pldma_ch_rd(ctx, PLDMA_CH_COMPLETED) != READ_ONCE(ctx->poll_seen))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	state = pldma_ch_rd(ctx, PLDMA_CH_STATE);
@@ -951,7 +954,7 @@ static long pldma_ioc_fault_get(struct pldma_ctx *ctx, void __user *arg)
 	if (f.timeout_ms > 60000 || !pldma_rsvd_zero(f.rsvd, ARRAY_SIZE(f.rsvd)))
 		return -EINVAL;
 	if (f.timeout_ms) {
-		ret = wait_event_interruptible_timeout(ctx->wq,
+		ret = wait_event_interruptible_timeout(ctx->fwq,
 						       pldma_uf_ready(ctx),
 						       msecs_to_jiffies(f.timeout_ms));
 		if (ret < 0)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -416,7 +417,8 @@ int pldma_copy(struct pldma_chan *ch, void *dst, const void *src, size_t len,
 	};
 	struct pldma_result r;
 
-	return pldma_run(ch, &x, 10000, res ? res : &r);
+	/* generous: TCG on a loaded host can be slow */
+	return pldma_run(ch, &x, 60000, res ? res : &r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -439,6 +441,15 @@ int pldma_fault_populate(struct pldma_chan *ch, const struct pldma_fault *f,
 static void *fault_thread(void *p)
 {
 	struct pldma_chan *ch = p;
+	const char *cpu = getenv("PLDMA_FAULT_CPU");
+
+	if (cpu) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(atoi(cpu), &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
 
 	while (!ch->fstop) {
 		struct pldma_fault f = { .timeout_ms = 50 };

@@ -37,7 +37,7 @@ t "two processes on two channels are isolated" pldma-test isolation stall
 t "SIGKILL with stalls in flight leaks nothing" pldma-test kill stall
 st=/sys/kernel/debug/pldma/pldma0/stats
 check "no channel left bound" sh -c "! grep -q '^  ch' $st"
-check "no channel left stalled or faulted" sh -c "grep -q '^stalled_channels: 0$' $st && grep -q '^faulted_channels: 0$' $st"
+check "no channel left stalled or faulted" sh -c "grep -q '^stalled_channels: 0x0$' $st && grep -q '^faulted_channels: 0x0$' $st"
 check "no hung task" sh -c '! dmesg | grep -q "blocked for more than"'
 sed 's/^/# /' /sys/kernel/debug/pldma/pldma0/stats
 check "rmmod pldma" rmmod pldma

@@ -171,10 +171,10 @@ static int cmd_unmapped(int argc, char **argv)
 		return 2;
 	ch = chan_or_skip(strategy);
 	pldma_strategy_name(strategy, touch, name, sizeof(name));
+	buf = pu_dst_alloc(size, -1);
 	hole = mmap(NULL, size, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	munmap(hole, size);
-	buf = pu_dst_alloc(size, -1);
 	for (dir = 0; dir < 2; dir++) {
 		void *dst = dir ? hole : buf;
 		void *src = dir ? buf : hole;
@@ -184,9 +184,13 @@ static int cmd_unmapped(int argc, char **argv)
 		       name, dir ? "to" : "from", ret, r.status,
 		       (unsigned long long)r.fault_va, r.time_ns / 1000.0);
 		CHECK(ret == 0 || ret == -EIO, "wait failed: %d", ret);
-		CHECK(ret || (r.status != PLDMA_ST_SUCCESS &&
-			      r.status != PLDMA_ST_PENDING),
-		      "no error status");
+		CHECK(ret || r.status == PLDMA_ST_ABORTED ||
+		      r.status == PLDMA_ST_CANCELLED ||
+		      r.status == PLDMA_ST_FAULT, "status %u", r.status);
+		CHECK(ret || (r.fault_va >= (uintptr_t)hole &&
+			      r.fault_va < (uintptr_t)hole + size),
+		      "fault VA %#llx outside the hole",
+		      (unsigned long long)r.fault_va);
 		CHECK(r.time_ns < 1000000000ull, "took %.3f s",
 		      r.time_ns / 1e9);
 		/* the channel must still work afterwards */
@@ -367,6 +371,9 @@ static int isolation_child(uint8_t *fixed, size_t size, uint8_t val,
 		return 4;
 	printf("# pid %d: channel %u PASID %u\n", getpid(),
 	       pldma_info(ch)->channel, pldma_info(ch)->pasid);
+	if (strategy == PLDMA_STRAT_USER)
+		pldma_fault_thread_start(ch, NULL, NULL);
+	usleep(200000);		/* both processes hold their channel */
 	for (i = 0; i < 10; i++) {
 		pu_drop(dst, size);
 		ret = pldma_copy(ch, dst, buf, size, strategy, 0, &r);
@@ -416,7 +423,6 @@ static int cmd_isolation(int argc, char **argv)
 				if (s != secret)
 					_exit(3);
 				memset(s, 0xcc, size);
-				usleep(300000); /* alive while B tries */
 				_exit(isolation_child(fixed, size, 0xaa, NULL,
 						      strategy));
 			}

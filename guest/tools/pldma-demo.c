@@ -111,20 +111,23 @@ int main(int argc, char **argv)
 		if (!ch)
 			continue;
 		pldma_strategy_name(s, strategies[i].touch, name, sizeof(name));
+		dst = pu_dst_alloc(65536, -1);
 		hole = mmap(NULL, 65536, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
 			    -1, 0);
 		munmap(hole, 65536);
-		dst = pu_dst_alloc(65536, -1);
 		ret = pldma_copy(ch, dst, hole, 65536, s, strategies[i].touch,
 				 &r);
 		printf("%-10s %s, status %s, fault VA %#llx, %.1f us%s\n", name,
 		       ret ? strerror(-ret) : "completed",
 		       status_name(r.status), (unsigned long long)r.fault_va,
 		       r.time_ns / 1000.0,
-		       (!ret && r.status == PLDMA_ST_SUCCESS) ||
+		       (!ret && r.status != PLDMA_ST_ABORTED &&
+			r.status != PLDMA_ST_CANCELLED &&
+			r.status != PLDMA_ST_FAULT) ||
 		       r.time_ns > 1000000000ull ? "  <-- WRONG" : "");
-		if ((!ret && r.status == PLDMA_ST_SUCCESS) ||
-		    r.time_ns > 1000000000ull)
+		if ((!ret && r.status != PLDMA_ST_ABORTED &&
+		     r.status != PLDMA_ST_CANCELLED &&
+		     r.status != PLDMA_ST_FAULT) || r.time_ns > 1000000000ull)
 			failed++;
 		pu_free(dst, 65536);
 	}

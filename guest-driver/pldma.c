@@ -456,13 +456,18 @@ static void pldma_uf_timeout(struct work_struct *work)
 					     struct pldma_ctx, uf_timeout);
 	unsigned long flags;
 
+	bool expired;
+
 	spin_lock_irqsave(&ctx->flock, flags);
-	if (ctx->uf_pending) {
-		ctx->uf_pending = false;
+	expired = ctx->uf_pending;
+	ctx->uf_pending = false;
+	spin_unlock_irqrestore(&ctx->flock, flags);
+	if (expired) {
+		dev_dbg(ctx->pd->dev, "ch%u: forwarded fault unanswered\n",
+			ctx->ch);
 		pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
 		pldma_hist(ctx->pd, ctx->uf_start);
 	}
-	spin_unlock_irqrestore(&ctx->flock, flags);
 }
 
 /* ------------------------------------------------------------------ */
@@ -993,10 +998,15 @@ static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
 		return -ENOENT;
 	}
 	ctx->uf_pending = false;
+	spin_unlock_irq(&ctx->flock);
+	/*
+	 * Whoever cleared uf_pending owns the command.  The MMIO access is
+	 * made with interrupts enabled: under TCG an access with interrupts
+	 * masked can wait for milliseconds.
+	 */
+	cancel_delayed_work(&ctx->uf_timeout);
 	pldma_ch_cmd(ctx, cmd);
 	pldma_hist(ctx->pd, ctx->uf_start);
-	spin_unlock_irq(&ctx->flock);
-	cancel_delayed_work(&ctx->uf_timeout);
 	return 0;
 }
 

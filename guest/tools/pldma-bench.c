@@ -106,7 +106,7 @@ static size_t parse_size(const char *s)
 int main(int argc, char **argv)
 {
 	const char *sizes = "4K,64K,1M,4M";
-	const char *strats = "pin,prefault,stall,one,touch16,user";
+	const char *strats = "pin,prefault,stall,one,touch16,touch64,touch256,user";
 	int iters = 5, opt, i, j, k;
 	char *list, *tok, *save;
 	size_t size_v[16];

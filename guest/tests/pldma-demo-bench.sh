@@ -8,6 +8,7 @@ check "two PLDMA devices" test -c /dev/pldma0 -a -c /dev/pldma1
 check "pldma-demo: every strategy verified" pldma-demo 1048576
 pldma-bench -i 3 -s 64K,4M >/tmp/bench.csv
 check "pldma-bench ran" test $? = 0
-grep '^#' /tmp/bench.csv
+# the CSV goes to the console: scripts/plot-bench can read the log
+cat /tmp/bench.csv
 check "rmmod pldma" rmmod pldma
 done_testing

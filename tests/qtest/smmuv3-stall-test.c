@@ -52,7 +52,7 @@ static uint32_t smmu_idr(QTestState *qts, int n)
 
 static void test_idregs(void)
 {
-    QTestState *qts = qtest_init("-M virt,iommu=smmuv3");
+    QTestState *qts = qtest_init("-M virt,iommu=smmuv3 -nodefaults");
 
     g_assert_cmpuint(IDR0_STALL_MODEL(smmu_idr(qts, 0)), ==, 0);
     g_assert_cmpuint(IDR0_CD2L(smmu_idr(qts, 0)), ==, 1);
@@ -62,7 +62,7 @@ static void test_idregs(void)
     g_assert_cmpuint(IDR5_STALL_MAX(smmu_idr(qts, 5)), ==, 64);
     qtest_quit(qts);
 
-    qts = qtest_init("-M virt,iommu=smmuv3 "
+    qts = qtest_init("-M virt,iommu=smmuv3 -nodefaults "
                      "-global arm-smmuv3.oas=52 "
                      "-global arm-smmuv3.stall-model=none "
                      "-global arm-smmuv3.ssidsize=5");
@@ -71,7 +71,7 @@ static void test_idregs(void)
     g_assert_cmpuint(IDR5_OAS(smmu_idr(qts, 5)), ==, 6);
     qtest_quit(qts);
 
-    qts = qtest_init("-M virt,iommu=smmuv3 "
+    qts = qtest_init("-M virt,iommu=smmuv3 -nodefaults "
                      "-global arm-smmuv3.stall-model=force "
                      "-global arm-smmuv3.stall-max=16 "
                      "-global arm-smmuv3.oas=48");
@@ -110,7 +110,7 @@ static bool fixture_init(Fixture *f, const char *extra)
         g_test_skip("no pldma device in this build");
         return false;
     }
-    f->qts = qtest_initf("-M virt,iommu=smmuv3 "
+    f->qts = qtest_initf("-M virt,iommu=smmuv3 -nodefaults "
                          "-device pldma,fault-mode=stall,num-channels=1%s",
                          extra ? extra : "");
     if (pldma_readl(f, PLDMA_ID) != PLDMA_ID_VALUE ||
@@ -309,11 +309,18 @@ static void test_stall_term(void)
     qsmmu_cfgi_cd(&f.smmu, PLDMA_SID, SSID);
     g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_ABORTED);
 
-    /* So does disabling the SMMU */
+    /*
+     * So does disabling the SMMU.  The completion record is then written
+     * untranslated (GBPA bypass), so look at the channel's counters.
+     */
     wait_state(&f, PLDMA_STATE_IDLE);
     stall_copy(&f);
+    g_assert_cmpuint(ch_readl(&f, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_ABORTS),
+                     ==, 2);
     qsmmu_writel(&f.smmu, 0x20, 0);
-    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_ABORTED);
+    g_assert_cmpuint(ch_readl(&f, PLDMA_CH_STATE), !=, PLDMA_STATE_STALLED);
+    g_assert_cmpuint(ch_readl(&f, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_ABORTS),
+                     ==, 3);
     fixture_fini(&f);
 }
 

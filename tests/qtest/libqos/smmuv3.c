@@ -7,7 +7,7 @@
  */
 
 #include "qemu/osdep.h"
-#include "libqtest.h"
+#include "../libqtest.h"
 #include "smmuv3.h"
 
 /* Registers */

@@ -15,7 +15,7 @@
 #ifndef QTEST_LIBQOS_SMMUV3_H
 #define QTEST_LIBQOS_SMMUV3_H
 
-#include "libqtest.h"
+#include "../libqtest.h"
 
 /* virt board */
 #define QSMMU_VIRT_BASE         0x09050000ULL

@@ -82,6 +82,7 @@ struct pldma_dev {
 	u32 max_xfer;
 	u32 chunk;
 	bool stall_mode;
+	u32 irq_mask;
 	char name[16];
 	struct miscdevice misc;
 
@@ -417,8 +418,7 @@ static irqreturn_t pldma_irq_thread(int irq, void *data)
 static irqreturn_t pldma_irq(int irq, void *data)
 {
 	struct pldma_dev *pd = data;
-	u32 status = pldma_rd(pd, PLDMA_IRQ_STATUS) &
-		     pldma_rd(pd, PLDMA_IRQ_MASK);
+	u32 status = pldma_rd(pd, PLDMA_IRQ_STATUS) & pd->irq_mask;
 	unsigned long wake;
 	struct pldma_ctx *ctx;
 	unsigned int ch;
@@ -1277,6 +1277,7 @@ static int pldma_probe(struct platform_device *pdev)
 	mask = (u32)(BIT(nch) - 1) | PLDMA_IRQ_CH_ERROR;
 	if (pd->fq)
 		mask |= PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW;
+	pd->irq_mask = mask;
 	pldma_wr(pd, PLDMA_IRQ_MASK, mask);
 
 	pd->id = ida_alloc(&pldma_ida, GFP_KERNEL);

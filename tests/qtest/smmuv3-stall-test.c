@@ -43,6 +43,8 @@ typedef struct Fixture {
     uint64_t ttb;
     uint64_t pa_ring, pa_compl, pa_src, pa_dst;
     uint32_t tail;
+    bool ssv;                   /* expected in the events */
+    uint32_t ssid;
 } Fixture;
 
 static uint32_t smmu_idr(QTestState *qts, int n)
@@ -101,6 +103,20 @@ static void ch_writel(Fixture *f, uint64_t off, uint32_t val)
     pldma_writel(f, PLDMA_CH_PAGE_OFFSET(0) + off, val);
 }
 
+/* (Re)bind channel 0 with CH_BIND.PASID = @pasid_reg and set its ring up */
+static void bind_channel(Fixture *f, uint32_t pasid_reg)
+{
+    pldma_writel(f, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    pldma_writel(f, PLDMA_CH_BIND(0) + PLDMA_CHB_PASID, pasid_reg);
+    pldma_writel(f, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
+    ch_writel(f, PLDMA_CH_RING_BASE_LO, (uint32_t)VA_RING);
+    ch_writel(f, PLDMA_CH_RING_BASE_HI, VA_RING >> 32);
+    ch_writel(f, PLDMA_CH_RING_SIZE, RING_SIZE);
+    f->tail = 0;
+    f->ssv = pasid_reg & PLDMA_CHB_PASID_EN;
+    f->ssid = f->ssv ? PLDMA_CHB_PASID_VALUE(pasid_reg) : 0;
+}
+
 static bool fixture_init(Fixture *f, const char *extra)
 {
     int i;
@@ -143,14 +159,7 @@ static bool fixture_init(Fixture *f, const char *extra)
     }
 
     /* Channel 0 bound to the process */
-    pldma_writel(f, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
-    pldma_writel(f, PLDMA_CH_BIND(0) + PLDMA_CHB_PASID,
-                 PLDMA_CHB_PASID_EN | SSID);
-    pldma_writel(f, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
-    ch_writel(f, PLDMA_CH_RING_BASE_LO, (uint32_t)VA_RING);
-    ch_writel(f, PLDMA_CH_RING_BASE_HI, VA_RING >> 32);
-    ch_writel(f, PLDMA_CH_RING_SIZE, RING_SIZE);
-    f->tail = 0;
+    bind_channel(f, PLDMA_CHB_PASID_EN | SSID);
     return true;
 }
 
@@ -227,8 +236,8 @@ static uint16_t stall_copy(Fixture *f)
     g_assert_cmphex(QSMMU_EVT_TYPE(evt), ==, QSMMU_EVT_F_TRANSLATION);
     g_assert_cmpuint(QSMMU_EVT_STALL(evt), ==, 1);
     g_assert_cmphex(QSMMU_EVT_SID(evt), ==, PLDMA_SID);
-    g_assert_cmpuint(QSMMU_EVT_SSV(evt), ==, 1);
-    g_assert_cmpuint(QSMMU_EVT_SSID(evt), ==, SSID);
+    g_assert_cmpuint(QSMMU_EVT_SSV(evt), ==, f->ssv);
+    g_assert_cmpuint(QSMMU_EVT_SSID(evt), ==, f->ssid);
     g_assert_cmphex(QSMMU_EVT_ADDR(evt), ==, VA_DST + 0x1000);
     g_assert_cmpuint(QSMMU_EVT_RNW(evt), ==, 0);
     g_assert(!qsmmu_pop_event(&f->smmu, evt));
@@ -353,14 +362,7 @@ static void test_bad_substream(void)
         return;
     }
     /* SSID 5 is beyond S1CDMAX: the descriptor fetch cannot translate */
-    pldma_writel(&f, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
-    pldma_writel(&f, PLDMA_CH_BIND(0) + PLDMA_CHB_PASID,
-                 PLDMA_CHB_PASID_EN | 5);
-    pldma_writel(&f, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL,
-                 PLDMA_CHB_CTRL_ENABLE);
-    ch_writel(&f, PLDMA_CH_RING_BASE_LO, (uint32_t)VA_RING);
-    ch_writel(&f, PLDMA_CH_RING_BASE_HI, VA_RING >> 32);
-    ch_writel(&f, PLDMA_CH_RING_SIZE, RING_SIZE);
+    bind_channel(&f, PLDMA_CHB_PASID_EN | 5);
     submit_copy(&f);
     wait_state(&f, PLDMA_STATE_ERROR);
     g_assert_cmpuint(ch_readl(&f, PLDMA_CH_ERROR), ==, PLDMA_ERR_DESC_FETCH);
@@ -368,6 +370,58 @@ static void test_bad_substream(void)
     g_assert_cmphex(QSMMU_EVT_TYPE(evt), ==, QSMMU_EVT_C_BAD_SUBSTREAMID);
     g_assert_cmpuint(QSMMU_EVT_SSID(evt), ==, 5);
     g_assert_cmphex(QSMMU_EVT_SID(evt), ==, PLDMA_SID);
+    fixture_fini(&f);
+}
+
+/* Without PASID, STE.S1DSS = SSID0 makes the transactions use CD 0 */
+static void test_no_substream(void)
+{
+    Fixture f;
+    uint16_t stag;
+
+    if (!fixture_init(&f, NULL)) {
+        return;
+    }
+    qsmmu_write_cd(&f.smmu, f.cdtab, 0, ASID + 1, f.ttb, true);
+    qsmmu_cfgi_cd(&f.smmu, PLDMA_SID, 0);
+    bind_channel(&f, 0);
+    stag = stall_copy(&f);
+    qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
+    qsmmu_resume(&f.smmu, PLDMA_SID, stag, QSMMU_RESUME_RETRY);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f);
+    fixture_fini(&f);
+}
+
+/* 2-level CD table with 4KB leaves, SSIDs in different leaves */
+static void test_cd_2level(void)
+{
+    Fixture f;
+    uint64_t evt[4];
+    uint64_t l1;
+    uint16_t stag;
+
+    if (!fixture_init(&f, NULL)) {
+        return;
+    }
+    l1 = qsmmu_cd_table_2l(&f.smmu, 8);
+    qsmmu_write_cd_2l(&f.smmu, l1, 200, ASID, f.ttb, true);
+    qsmmu_set_ste_s1_fmt(&f.smmu, PLDMA_SID, l1, QSMMU_S1FMT_64_4K, 8,
+                         QSMMU_S1DSS_SSID0, false);
+    bind_channel(&f, PLDMA_CHB_PASID_EN | 200);
+    stag = stall_copy(&f);
+    qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
+    qsmmu_resume(&f.smmu, PLDMA_SID, stag, QSMMU_RESUME_RETRY);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f);
+
+    /* SSID 70 lives in a leaf whose L1 descriptor is invalid */
+    bind_channel(&f, PLDMA_CHB_PASID_EN | 70);
+    submit_copy(&f);
+    wait_state(&f, PLDMA_STATE_ERROR);
+    g_assert(qsmmu_pop_event(&f.smmu, evt));
+    g_assert_cmphex(QSMMU_EVT_TYPE(evt), ==, QSMMU_EVT_C_BAD_SUBSTREAMID);
+    g_assert_cmpuint(QSMMU_EVT_SSID(evt), ==, 70);
     fixture_fini(&f);
 }
 
@@ -381,5 +435,7 @@ int main(int argc, char **argv)
     qtest_add_func("/smmuv3-stall/pldma/stall-term", test_stall_term);
     qtest_add_func("/smmuv3-stall/pldma/stall-disabled", test_stall_disabled);
     qtest_add_func("/smmuv3-stall/pldma/bad-substream", test_bad_substream);
+    qtest_add_func("/smmuv3-stall/pldma/no-substream", test_no_substream);
+    qtest_add_func("/smmuv3-stall/pldma/cd-2level", test_cd_2level);
     return g_test_run();
 }

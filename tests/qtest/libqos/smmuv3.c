@@ -148,11 +148,18 @@ static void qsmmu_write_ste(QSMMU *s, uint32_t sid, const uint64_t ste[8])
 void qsmmu_set_ste_s1(QSMMU *s, uint32_t sid, uint64_t cdtab, int s1cdmax,
                       int s1dss, bool s1stalld)
 {
+    qsmmu_set_ste_s1_fmt(s, sid, cdtab, QSMMU_S1FMT_LINEAR, s1cdmax, s1dss,
+                         s1stalld);
+}
+
+void qsmmu_set_ste_s1_fmt(QSMMU *s, uint32_t sid, uint64_t cdtab, int s1fmt,
+                          int s1cdmax, int s1dss, bool s1stalld)
+{
     uint64_t ste[8] = { 0 };
 
     ste[0] = 1 |                            /* V */
              (5ULL << 1) |                  /* Config: S1 translate */
-             (0ULL << 4) |                  /* S1Fmt: linear */
+             ((uint64_t)s1fmt << 4) |
              (cdtab & 0x000fffffffffffc0ULL) |
              ((uint64_t)s1cdmax << 59);
     ste[1] = (uint64_t)s1dss |
@@ -175,10 +182,9 @@ uint64_t qsmmu_cd_table(QSMMU *s, int s1cdmax)
     return qsmmu_alloc(s, size, MAX(size, 64));
 }
 
-void qsmmu_write_cd(QSMMU *s, uint64_t cdtab, uint32_t ssid, uint16_t asid,
-                    uint64_t ttb, bool stall)
+static void qsmmu_write_cd_at(QSMMU *s, uint64_t addr, uint16_t asid,
+                              uint64_t ttb, bool stall)
 {
-    uint64_t addr = cdtab + (uint64_t)ssid * 64;
     uint64_t dw0;
 
     dw0 = (64 - QSMMU_VA_BITS) |            /* T0SZ */
@@ -195,6 +201,39 @@ void qsmmu_write_cd(QSMMU *s, uint64_t cdtab, uint32_t ssid, uint16_t asid,
     qtest_writeq(s->qts, addr + 16, 0);
     qtest_writeq(s->qts, addr + 24, 0);
     qtest_writeq(s->qts, addr, dw0);
+}
+
+void qsmmu_write_cd(QSMMU *s, uint64_t cdtab, uint32_t ssid, uint16_t asid,
+                    uint64_t ttb, bool stall)
+{
+    qsmmu_write_cd_at(s, cdtab + (uint64_t)ssid * 64, asid, ttb, stall);
+}
+
+#define CD_LEAF_SPLIT       6   /* 4KB leaves: 64 CDs */
+
+uint64_t qsmmu_cd_table_2l(QSMMU *s, int s1cdmax)
+{
+    uint64_t entries = 1ULL << MAX(s1cdmax - CD_LEAF_SPLIT, 0);
+
+    return qsmmu_alloc(s, entries * 8, MAX(entries * 8, 64));
+}
+
+void qsmmu_write_cd_2l(QSMMU *s, uint64_t l1tab, uint32_t ssid,
+                       uint16_t asid, uint64_t ttb, bool stall)
+{
+    uint64_t l1 = l1tab + (uint64_t)(ssid >> CD_LEAF_SPLIT) * 8;
+    uint64_t desc = qtest_readq(s->qts, l1);
+    uint64_t leaf;
+
+    if (!(desc & 1)) {
+        leaf = qsmmu_alloc(s, 64ULL << CD_LEAF_SPLIT, QSMMU_PAGE_SIZE);
+        qtest_writeq(s->qts, l1, leaf | 1);
+    } else {
+        leaf = desc & 0x00fffffffffff000ULL;
+    }
+    qsmmu_write_cd_at(s, leaf +
+                      (uint64_t)(ssid & ((1u << CD_LEAF_SPLIT) - 1)) * 64,
+                      asid, ttb, stall);
 }
 
 uint64_t qsmmu_pgtable_new(QSMMU *s)

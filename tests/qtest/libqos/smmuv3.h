@@ -41,6 +41,10 @@
 #define QSMMU_S1DSS_BYPASS      1
 #define QSMMU_S1DSS_SSID0       2
 
+/* STE.S1FMT */
+#define QSMMU_S1FMT_LINEAR      0
+#define QSMMU_S1FMT_64_4K       1
+
 /* CMD_RESUME actions */
 #define QSMMU_RESUME_TERM       0
 #define QSMMU_RESUME_RETRY      1
@@ -79,6 +83,9 @@ void qsmmu_enable(QSMMU *s);
  */
 void qsmmu_set_ste_s1(QSMMU *s, uint32_t sid, uint64_t cdtab, int s1cdmax,
                       int s1dss, bool s1stalld);
+/* Same, with the CD table format @s1fmt (QSMMU_S1FMT_*) */
+void qsmmu_set_ste_s1_fmt(QSMMU *s, uint32_t sid, uint64_t cdtab, int s1fmt,
+                          int s1cdmax, int s1dss, bool s1stalld);
 /* Install a bypass STE for @sid */
 void qsmmu_set_ste_bypass(QSMMU *s, uint32_t sid);
 /* A linear CD table of 2^@s1cdmax entries */
@@ -86,6 +93,14 @@ uint64_t qsmmu_cd_table(QSMMU *s, int s1cdmax);
 /* Write CD @ssid of @cdtab (no invalidation command) */
 void qsmmu_write_cd(QSMMU *s, uint64_t cdtab, uint32_t ssid, uint16_t asid,
                     uint64_t ttb, bool stall);
+/*
+ * A 2-level CD table with 4KB leaves (STE.S1FMT = QSMMU_S1FMT_64_4K, 64 CDs
+ * per leaf) for 2^@s1cdmax CDs: returns the level-1 table, all invalid.
+ */
+uint64_t qsmmu_cd_table_2l(QSMMU *s, int s1cdmax);
+/* Write CD @ssid of a 2-level table, allocating its leaf if needed */
+void qsmmu_write_cd_2l(QSMMU *s, uint64_t l1tab, uint32_t ssid,
+                       uint16_t asid, uint64_t ttb, bool stall);
 
 /* A new, empty stage-1 page table; returns its TTB */
 uint64_t qsmmu_pgtable_new(QSMMU *s);

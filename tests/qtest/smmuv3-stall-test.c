@@ -373,6 +373,27 @@ static void test_bad_substream(void)
     fixture_fini(&f);
 }
 
+/*
+ * A stall whose event cannot be recorded (event queue disabled) is not
+ * stalled: the transaction is terminated (docs/specs/smmuv3-stall.rst).
+ */
+static void test_stall_no_eventq(void)
+{
+    Fixture f;
+    uint64_t evt[4];
+
+    if (!fixture_init(&f, NULL)) {
+        return;
+    }
+    qsmmu_writel(&f.smmu, 0x20, (1u << 3) | (1u << 0)); /* CMDQEN | SMMUEN */
+    submit_copy(&f);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_FAULT);
+    g_assert_cmpuint(ch_readl(&f, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS),
+                     ==, 0);
+    g_assert(!qsmmu_pop_event(&f.smmu, evt));
+    fixture_fini(&f);
+}
+
 /* Without PASID, STE.S1DSS = SSID0 makes the transactions use CD 0 */
 static void test_no_substream(void)
 {
@@ -435,6 +456,8 @@ int main(int argc, char **argv)
     qtest_add_func("/smmuv3-stall/pldma/stall-term", test_stall_term);
     qtest_add_func("/smmuv3-stall/pldma/stall-disabled", test_stall_disabled);
     qtest_add_func("/smmuv3-stall/pldma/bad-substream", test_bad_substream);
+    qtest_add_func("/smmuv3-stall/pldma/stall-no-eventq",
+                   test_stall_no_eventq);
     qtest_add_func("/smmuv3-stall/pldma/no-substream", test_no_substream);
     qtest_add_func("/smmuv3-stall/pldma/cd-2level", test_cd_2level);
     return g_test_run();

@@ -394,6 +394,45 @@ static void test_stall_no_eventq(void)
     fixture_fini(&f);
 }
 
+/* STALL_MODEL = force: faults stall even with CD.S = 0 */
+static void test_stall_force(void)
+{
+    Fixture f;
+    uint16_t stag;
+
+    if (!fixture_init(&f, " -global arm-smmuv3.stall-model=force")) {
+        return;
+    }
+    qsmmu_write_cd(&f.smmu, f.cdtab, SSID, ASID, f.ttb, false);
+    qsmmu_cfgi_cd(&f.smmu, PLDMA_SID, SSID);
+    stag = stall_copy(&f);
+    qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
+    qsmmu_resume(&f.smmu, PLDMA_SID, stag, QSMMU_RESUME_RETRY);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f);
+    fixture_fini(&f);
+}
+
+/* CD.S = 1 under STE.S1STALLD = 1 is C_BAD_CD */
+static void test_stalld_bad_cd(void)
+{
+    Fixture f;
+    uint64_t evt[4];
+
+    if (!fixture_init(&f, NULL)) {
+        return;
+    }
+    qsmmu_set_ste_s1(&f.smmu, PLDMA_SID, f.cdtab, S1CDMAX,
+                     QSMMU_S1DSS_SSID0, true);
+    submit_copy(&f);
+    wait_state(&f, PLDMA_STATE_ERROR);
+    g_assert(qsmmu_pop_event(&f.smmu, evt));
+    g_assert_cmphex(QSMMU_EVT_TYPE(evt), ==, QSMMU_EVT_C_BAD_CD);
+    g_assert_cmpuint(QSMMU_EVT_SSV(evt), ==, 1);
+    g_assert_cmpuint(QSMMU_EVT_SSID(evt), ==, SSID);
+    fixture_fini(&f);
+}
+
 /* Without PASID, STE.S1DSS = SSID0 makes the transactions use CD 0 */
 static void test_no_substream(void)
 {
@@ -458,6 +497,8 @@ int main(int argc, char **argv)
     qtest_add_func("/smmuv3-stall/pldma/bad-substream", test_bad_substream);
     qtest_add_func("/smmuv3-stall/pldma/stall-no-eventq",
                    test_stall_no_eventq);
+    qtest_add_func("/smmuv3-stall/pldma/stall-force", test_stall_force);
+    qtest_add_func("/smmuv3-stall/pldma/stalld-bad-cd", test_stalld_bad_cd);
     qtest_add_func("/smmuv3-stall/pldma/no-substream", test_no_substream);
     qtest_add_func("/smmuv3-stall/pldma/cd-2level", test_cd_2level);
     return g_test_run();

@@ -9,6 +9,7 @@
 
 #include "qemu/osdep.h"
 #include "libqtest.h"
+#include "qobject/qdict.h"
 #include "libqos/smmuv3.h"
 #include "hw/misc/pldma-regs.h"
 
@@ -394,6 +395,73 @@ static void test_stall_no_eventq(void)
     fixture_fini(&f);
 }
 
+static void wait_migration(QTestState *qts)
+{
+    int i;
+
+    for (i = 0; i < 3000; i++) {
+        QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
+        QDict *ret = qdict_get_qdict(rsp, "return");
+        const char *st = ret && qdict_haskey(ret, "status") ?
+                         qdict_get_str(ret, "status") : "";
+        bool done = !strcmp(st, "completed");
+        bool failed = !strcmp(st, "failed");
+
+        qobject_unref(rsp);
+        g_assert(!failed);
+        if (done) {
+            return;
+        }
+        g_usleep(10 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+/* A stalled transaction survives migration and is resumed on the target */
+static void test_stall_migrate(void)
+{
+    Fixture f;
+    QTestState *dst;
+    g_autofree char *path = NULL;
+    g_autofree char *out_uri = NULL;
+    g_autofree char *in_uri = NULL;
+    uint16_t stag;
+    int fd;
+
+    if (!fixture_init(&f, NULL)) {
+        return;
+    }
+    fd = g_file_open_tmp("smmuv3-stall-mig-XXXXXX", &path, NULL);
+    g_assert(fd >= 0);
+    close(fd);
+    out_uri = g_strdup_printf("exec:cat > %s", path);
+    in_uri = g_strdup_printf("exec:cat %s", path);
+
+    stag = stall_copy(&f);
+    qtest_qmp_assert_success(f.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", out_uri);
+    wait_migration(f.qts);
+    qtest_quit(f.qts);
+
+    dst = qtest_initf("-M virt,iommu=smmuv3 -nodefaults "
+                      "-device pldma,fault-mode=stall,num-channels=1 "
+                      "-incoming defer");
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", in_uri);
+    wait_migration(dst);
+    unlink(path);
+    f.qts = dst;
+    f.smmu.qts = dst;
+
+    g_assert_cmpuint(ch_readl(&f, PLDMA_CH_STATE), ==, PLDMA_STATE_STALLED);
+    qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
+    qsmmu_resume(&f.smmu, PLDMA_SID, stag, QSMMU_RESUME_RETRY);
+    g_assert(!qsmmu_cmdq_error(&f.smmu));
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f);
+    fixture_fini(&f);
+}
+
 /* STALL_MODEL = force: faults stall even with CD.S = 0 */
 static void test_stall_force(void)
 {
@@ -498,6 +566,7 @@ int main(int argc, char **argv)
     qtest_add_func("/smmuv3-stall/pldma/stall-no-eventq",
                    test_stall_no_eventq);
     qtest_add_func("/smmuv3-stall/pldma/stall-force", test_stall_force);
+    qtest_add_func("/smmuv3-stall/pldma/stall-migrate", test_stall_migrate);
     qtest_add_func("/smmuv3-stall/pldma/stalld-bad-cd", test_stalld_bad_cd);
     qtest_add_func("/smmuv3-stall/pldma/no-substream", test_no_substream);
     qtest_add_func("/smmuv3-stall/pldma/cd-2level", test_cd_2level);

@@ -1255,11 +1255,12 @@ static int pldma_post_load(void *opaque, int version_id)
             pldma_ch_reset(ch);
             continue;
         }
-        /* a stall does not survive migration: the SMMU terminated it */
-        if (ch->state == PLDMA_STATE_STALLED) {
-            ch->stall_pending = true;
-            pldma_resumed(SMMU_STALL_MASTER(s), s->stream_id, ch->stag,
-                          SMMU_STALL_TERMINATED);
+        /*
+         * A parked transaction migrates with the SMMU's table of stalls
+         * (subsection smmuv3/stalls), which resumes or terminates it later.
+         */
+        if (ch->state == PLDMA_STATE_STALLED && !ch->stall_pending) {
+            pldma_ch_reset(ch);
         }
     }
     if (s->fq_size > PLDMA_FQ_MAX_ENTRIES || !is_power_of_2(s->fq_size) ||
@@ -1303,6 +1304,7 @@ static const VMStateDescription vmstate_pldma_channel = {
         VMSTATE_UINT32(cstatus, PLDMAChannel),
         VMSTATE_UINT32(cflags, PLDMAChannel),
         VMSTATE_UINT64(cfault_va, PLDMAChannel),
+        VMSTATE_BOOL(stall_pending, PLDMAChannel),
         VMSTATE_UINT16(stag, PLDMAChannel),
         VMSTATE_UINT64(cnt_bytes, PLDMAChannel),
         VMSTATE_UINT32(cnt_descs, PLDMAChannel),

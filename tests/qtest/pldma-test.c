@@ -491,6 +491,10 @@ static void do_copy_fill(bool smmu)
     }
     fill_random(t, src, len, &data);
     qtest_memset(t->qts, fdst, 0xee, PAGE);
+    qtest_irq_intercept_out_named(t->qts, "/machine/peripheral/dma0",
+                                  "sysbus-irq");
+    g_wr(t, PLDMA_IRQ_MASK, PLDMA_IRQ_CH_DONE(0));
+    g_assert_false(qtest_get_irq(t->qts, 0));
 
     desc_put(t, &r, PLDMA_OP_COPY, len, va_src, va_dst, 0, va_c, 0xc0ffee);
     desc_put(t, &r, PLDMA_OP_FILL, 1000, 0, (smmu ? 0x50000000 : fdst) + 3,
@@ -524,8 +528,10 @@ static void do_copy_fill(bool smmu)
     g_assert_cmpuint(g_rd(t, PLDMA_CH_CNT(0) + PLDMA_CNT_DESCS), ==, 3);
     g_assert_cmphex(g_rd(t, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CH_DONE(0), ==,
                     PLDMA_IRQ_CH_DONE(0));
+    g_assert_true(qtest_get_irq(t->qts, 0));
     g_wr(t, PLDMA_IRQ_STATUS, PLDMA_IRQ_CH_DONE(0));
     g_assert_cmphex(g_rd(t, PLDMA_IRQ_STATUS), ==, 0);
+    g_assert_false(qtest_get_irq(t->qts, 0));
     {
         QDict *rsp = qtest_qmp(t->qts, "{'execute': 'qom-get', 'arguments':"
                                " {'path': 'dma0', 'property': 'ch0-bytes'}}");

@@ -15,51 +15,28 @@
 #include "qemu/units.h"
 #include "qemu/bswap.h"
 #include "libqtest.h"
+#include "libqos/smmuv3.h"
 #include "qobject/qdict.h"
 #include "hw/misc/pldma-regs.h"
 
 #define PLDMA_BASE      0x0c000000ULL   /* first platform bus device */
-#define SMMU_BASE       0x09050000ULL
 #define RAM_BASE        0x40000000ULL
+#define SMMU_MEM        (RAM_BASE + 0x00100000ULL) /* libqos SMMU window */
+#define SMMU_MEM_SIZE   (15 * MiB)
 #define ALLOC_BASE      (RAM_BASE + 0x01000000ULL)
 #define SID             0x10000
 #define PAGE            0x1000ULL
 #define POLL_MAX        200000
-
-/* SMMUv3 registers and encodings (architecture, not QEMU specific) */
-#define SMMU_CR0            0x20
-#define SMMU_CR0ACK         0x24
-#define SMMU_GERROR         0x60
-#define SMMU_STRTAB_BASE    0x80
-#define SMMU_STRTAB_CFG     0x88
-#define SMMU_CMDQ_BASE      0x90
-#define SMMU_CMDQ_PROD      0x98
-#define SMMU_CMDQ_CONS      0x9c
-#define SMMU_EVTQ_BASE      0xa0
-#define SMMU_EVTQ_PROD      0x100a8
-#define SMMU_EVTQ_CONS      0x100ac
-#define Q_LOG2              8
-#define CMD_TLBI_NH_ASID    0x11
-#define CMD_RESUME          0x44
-#define CMD_SYNC            0x46
-#define CMD_RESUME_TERM     0
-#define CMD_RESUME_RETRY    1
-#define CMD_RESUME_ABORT    2
-#define CD_LOG2             8
-
-/* stage-1 descriptors, 4 KiB granule, 39-bit VA (T0SZ = 25) */
-#define PTE_TABLE           3ULL
-#define PTE_PAGE            (3ULL | (1ULL << 6) | (3ULL << 8) | (1ULL << 10))
+#define CD_LOG2         8
 
 typedef struct T {
     QTestState *qts;
     bool smmu;
     bool report;
-    uint64_t next;          /* bump allocator for guest physical memory */
+    uint64_t next;          /* bump allocator for test buffers */
+    QSMMU s;                /* SMMU tables (libqos/smmuv3) */
     uint64_t cd_table;
     uint64_t pt_root[1 << CD_LOG2];
-    uint64_t cmdq, evtq;
-    uint32_t cmdq_prod, evtq_cons;
 } T;
 
 static uint64_t alloc_pa(T *t, uint64_t size)
@@ -91,163 +68,76 @@ static uint32_t c_rd(T *t, int ch, uint32_t off)
     return qtest_readl(t->qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(ch) + off);
 }
 
-/* ---- compact SMMUv3 driver ---- */
-
-static void smmu_cmd(T *t, uint64_t w0, uint64_t w1)
-{
-    uint32_t idx = t->cmdq_prod & ((1 << Q_LOG2) - 1);
-    int i;
-
-    qtest_writeq(t->qts, t->cmdq + idx * 16, w0);
-    qtest_writeq(t->qts, t->cmdq + idx * 16 + 8, w1);
-    t->cmdq_prod = (t->cmdq_prod + 1) & ((2 << Q_LOG2) - 1);
-    qtest_writel(t->qts, SMMU_BASE + SMMU_CMDQ_PROD, t->cmdq_prod);
-    for (i = 0; i < POLL_MAX; i++) {
-        if (qtest_readl(t->qts, SMMU_BASE + SMMU_CMDQ_CONS) == t->cmdq_prod) {
-            break;
-        }
-    }
-    g_assert_cmpuint(qtest_readl(t->qts, SMMU_BASE + SMMU_CMDQ_CONS), ==,
-                     t->cmdq_prod);
-    g_assert_cmpuint(qtest_readl(t->qts, SMMU_BASE + SMMU_GERROR), ==, 0);
-}
+/* ---- SMMUv3, through libqos/smmuv3 ---- */
 
 static void smmu_resume(T *t, uint16_t stag, int resp)
 {
-    smmu_cmd(t, CMD_RESUME | ((uint64_t)resp << 12) | ((uint64_t)SID << 32),
-             stag);
-}
-
-/* Wait for the next event; returns false if none arrived */
-static bool smmu_event(T *t, uint32_t ev[8])
-{
-    int i;
-
-    for (i = 0; i < POLL_MAX; i++) {
-        uint32_t prod = qtest_readl(t->qts, SMMU_BASE + SMMU_EVTQ_PROD);
-
-        if ((prod & ((2 << Q_LOG2) - 1)) != t->evtq_cons) {
-            uint32_t idx = t->evtq_cons & ((1 << Q_LOG2) - 1);
-
-            qtest_memread(t->qts, t->evtq + idx * 32, ev, 32);
-            t->evtq_cons = (t->evtq_cons + 1) & ((2 << Q_LOG2) - 1);
-            qtest_writel(t->qts, SMMU_BASE + SMMU_EVTQ_CONS, t->evtq_cons);
-            return true;
-        }
-    }
-    return false;
+    qsmmu_resume(&t->s, SID, stag, resp);
+    g_assert_false(qsmmu_cmdq_error(&t->s));
 }
 
 /* Wait for a stall event of our StreamID; returns its STAG */
 static uint16_t smmu_wait_stall(T *t, uint32_t pasid, uint64_t va)
 {
-    uint32_t ev[8];
+    uint64_t ev[4];
+    int i;
 
-    while (smmu_event(t, ev)) {
-        uint64_t addr = ev[4] | ((uint64_t)ev[5] << 32);
-
-        if ((ev[0] & 0xff) >= 0x10 && (ev[0] & 0xff) <= 0x13 &&
-            (ev[2] & (1U << 31))) {
-            g_assert_cmphex(ev[1], ==, SID);
-            g_assert_true(ev[0] & (1 << 11));         /* SSV */
-            g_assert_cmpuint(ev[0] >> 12, ==, pasid);
-            g_assert_cmphex(addr & ~(PAGE - 1), ==, va & ~(PAGE - 1));
-            return ev[2] & 0xffff;
+    for (i = 0; i < POLL_MAX; i++) {
+        if (!qsmmu_pop_event(&t->s, ev)) {
+            continue;
+        }
+        if (QSMMU_EVT_TYPE(ev) >= QSMMU_EVT_F_TRANSLATION &&
+            QSMMU_EVT_TYPE(ev) <= QSMMU_EVT_F_PERMISSION &&
+            QSMMU_EVT_STALL(ev)) {
+            g_assert_cmphex(QSMMU_EVT_SID(ev), ==, SID);
+            g_assert_true(QSMMU_EVT_SSV(ev));
+            g_assert_cmpuint(QSMMU_EVT_SSID(ev), ==, pasid);
+            g_assert_cmphex(QSMMU_EVT_ADDR(ev) & ~(PAGE - 1), ==,
+                            va & ~(PAGE - 1));
+            return QSMMU_EVT_STAG(ev);
         }
     }
     g_assert_not_reached();
 }
 
+/*
+ * One STE for the device: linear CD table of 2^CD_LOG2 contexts, no-PASID
+ * traffic (the fault queue) bypasses stage 1, stalls allowed unless the
+ * device is in report mode (as Linux does without dma-can-stall).
+ */
 static void smmu_init(T *t)
 {
-    uint64_t l1 = alloc_pa(t, PAGE);             /* 512 L1 descriptors */
-    uint64_t l2 = alloc_pa(t, 256 * 64);         /* STEs 0x10000..0x100ff */
-    uint32_t ste[16] = { 0 };
-    int i;
-
-    t->cd_table = alloc_pa(t, (1 << CD_LOG2) * 64);
-    t->cmdq = alloc_pa(t, (1 << Q_LOG2) * 16);
-    t->evtq = alloc_pa(t, (1 << Q_LOG2) * 32);
-
-    qtest_writeq(t->qts, l1 + (SID >> 8) * 8, l2 | 9);
-    ste[0] = 1 | (5 << 1) | (uint32_t)t->cd_table;  /* V, S1 only, linear */
-    ste[1] = (uint32_t)(t->cd_table >> 32) | (CD_LOG2 << 27);
-    ste[2] = 1;                                       /* S1DSS = bypass */
-    if (t->report) {
-        ste[2] |= 1 << 27;                            /* S1STALLD */
-    }
-    qtest_memwrite(t->qts, l2 + (SID & 0xff) * 64, ste, sizeof(ste));
-
-    qtest_writeq(t->qts, SMMU_BASE + SMMU_STRTAB_BASE, l1);
-    qtest_writel(t->qts, SMMU_BASE + SMMU_STRTAB_CFG,
-                 (1 << 16) | (8 << 6) | 17);
-    qtest_writeq(t->qts, SMMU_BASE + SMMU_CMDQ_BASE, t->cmdq | Q_LOG2);
-    qtest_writel(t->qts, SMMU_BASE + SMMU_CMDQ_PROD, 0);
-    qtest_writel(t->qts, SMMU_BASE + SMMU_CMDQ_CONS, 0);
-    qtest_writeq(t->qts, SMMU_BASE + SMMU_EVTQ_BASE, t->evtq | Q_LOG2);
-    qtest_writel(t->qts, SMMU_BASE + SMMU_EVTQ_PROD, 0);
-    qtest_writel(t->qts, SMMU_BASE + SMMU_EVTQ_CONS, 0);
-    qtest_writel(t->qts, SMMU_BASE + SMMU_CR0, 0xd);
-    for (i = 0; i < POLL_MAX; i++) {
-        if (qtest_readl(t->qts, SMMU_BASE + SMMU_CR0ACK) == 0xd) {
-            break;
-        }
-    }
-    g_assert_cmphex(qtest_readl(t->qts, SMMU_BASE + SMMU_CR0ACK), ==, 0xd);
+    qsmmu_init(&t->s, t->qts, QSMMU_VIRT_BASE, SMMU_MEM, SMMU_MEM_SIZE);
+    qsmmu_enable(&t->s);
+    t->cd_table = qsmmu_cd_table(&t->s, CD_LOG2);
+    qsmmu_set_ste_s1(&t->s, SID, t->cd_table, CD_LOG2, QSMMU_S1DSS_BYPASS,
+                     t->report);
 }
 
 /* Create the context descriptor (address space) of a PASID */
 static void smmu_add_pasid(T *t, uint32_t pasid)
 {
-    uint32_t cd[16] = { 0 };
-    uint64_t root = alloc_pa(t, PAGE);
-
-    t->pt_root[pasid] = root;
-    cd[0] = 25 | (1U << 30) | (1U << 31);       /* T0SZ, EPD1, V */
-    cd[1] = 2 | (1 << 9) | (1 << 13) | (1 << 14) | (pasid << 16);
-    if (!t->report) {
-        cd[1] |= 1 << 12;                       /* S: stall */
-    }
-    cd[2] = (uint32_t)root;
-    cd[3] = root >> 32;
-    qtest_memwrite(t->qts, t->cd_table + pasid * 64, cd, sizeof(cd));
-}
-
-static uint64_t pt_next(T *t, uint64_t table, int idx)
-{
-    uint64_t e = qtest_readq(t->qts, table + idx * 8);
-
-    if (!(e & 1)) {
-        uint64_t n = alloc_pa(t, PAGE);
-
-        e = n | PTE_TABLE;
-        qtest_writeq(t->qts, table + idx * 8, e);
-    }
-    return e & 0xfffffffff000ULL;
+    t->pt_root[pasid] = qsmmu_pgtable_new(&t->s);
+    /* the ASID of a PASID's context is the PASID */
+    qsmmu_write_cd(&t->s, t->cd_table, pasid, pasid, t->pt_root[pasid],
+                   !t->report);
+    qsmmu_cfgi_cd(&t->s, SID, pasid);
 }
 
 static void map_page(T *t, uint32_t pasid, uint64_t va, uint64_t pa)
 {
-    uint64_t l2 = pt_next(t, t->pt_root[pasid], (va >> 30) & 511);
-    uint64_t l3 = pt_next(t, l2, (va >> 21) & 511);
+    bool remap = qsmmu_va_to_pa(&t->s, t->pt_root[pasid], va) != 0;
 
-    uint64_t old = qtest_readq(t->qts, l3 + ((va >> 12) & 511) * 8);
-
-    qtest_writeq(t->qts, l3 + ((va >> 12) & 511) * 8, pa | PTE_PAGE);
-    if (old & 1) {
-        /* break-before-make is not needed for a test, the TLBI is */
-        smmu_cmd(t, CMD_TLBI_NH_ASID | ((uint64_t)pasid << 48), 0);
+    qsmmu_map(&t->s, t->pt_root[pasid], va, pa, true);
+    if (remap) {
+        qsmmu_tlbi_va(&t->s, pasid, va);
     }
 }
 
 static void unmap_page(T *t, uint32_t pasid, uint64_t va)
 {
-    uint64_t l2 = pt_next(t, t->pt_root[pasid], (va >> 30) & 511);
-    uint64_t l3 = pt_next(t, l2, (va >> 21) & 511);
-
-    qtest_writeq(t->qts, l3 + ((va >> 12) & 511) * 8, 0);
-    /* the ASID of a PASID's context is the PASID */
-    smmu_cmd(t, CMD_TLBI_NH_ASID | ((uint64_t)pasid << 48), 0);
+    qsmmu_unmap(&t->s, t->pt_root[pasid], va);
+    qsmmu_tlbi_va(&t->s, pasid, va);
 }
 
 /*
@@ -750,7 +640,7 @@ static void test_stall_retry(void)
     g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, 0);
 
     map_page(t, pasid, vd + 2 * PAGE, dst + 2 * PAGE);
-    smmu_resume(t, stag, CMD_RESUME_RETRY);
+    smmu_resume(t, stag, QSMMU_RESUME_RETRY);
     g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     check_mem(t, dst, data, len);
@@ -784,14 +674,14 @@ static void test_stall_fetch_compl(void)
     g_assert_true(c_rd(t, 3, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_DESC);
     stag = smmu_wait_stall(t, pasid, vr);
     map_page(t, pasid, vr, r.pa);
-    smmu_resume(t, stag, CMD_RESUME_RETRY);
+    smmu_resume(t, stag, QSMMU_RESUME_RETRY);
 
     wait_state(t, 3, PLDMA_STATE_STALLED);
     g_assert_true(c_rd(t, 3, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_COMPL);
     g_assert_cmpuint(qtest_readb(t->qts, dst + 99), ==, 0x42);
     stag = smmu_wait_stall(t, pasid, vc);
     map_page(t, pasid, vc, cpa);
-    smmu_resume(t, stag, CMD_RESUME_RETRY);
+    smmu_resume(t, stag, QSMMU_RESUME_RETRY);
     g_assert_cmpuint(wait_compl(t, cpa, NULL, NULL), ==, PLDMA_ST_SUCCESS);
     g_assert_cmphex(qtest_readq(t->qts, cpa + PLDMA_COMPL_COOKIE), ==, 9);
     g_assert_cmpuint(c_rd(t, 3, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
@@ -822,7 +712,7 @@ static void test_stall_abort(void)
     ring_kick(t, &r);
     wait_state(t, 0, PLDMA_STATE_STALLED);
     stag = smmu_wait_stall(t, pasid, vs + PAGE);
-    smmu_resume(t, stag, CMD_RESUME_ABORT);
+    smmu_resume(t, stag, QSMMU_RESUME_ABORT);
     g_assert_cmpuint(wait_compl(t, cpa, &bytes, &fva), ==, PLDMA_ST_ABORTED);
     g_assert_cmpuint(bytes, ==, PAGE);
     g_assert_cmphex(fva, ==, vs + PAGE);
@@ -831,7 +721,7 @@ static void test_stall_abort(void)
                      PLDMA_ST_SUCCESS);
     g_assert_cmpuint(g_rd(t, PLDMA_CH_CNT(0) + PLDMA_CNT_ABORTS), ==, 1);
     /* a RESUME for a stale STAG is harmless */
-    smmu_resume(t, stag, CMD_RESUME_RETRY);
+    smmu_resume(t, stag, QSMMU_RESUME_RETRY);
     wait_state(t, 0, PLDMA_STATE_IDLE);
 
     /* channel reset while stalled: the late RESUME is ignored */
@@ -843,7 +733,7 @@ static void test_stall_abort(void)
     g_wr(t, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
     g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
     g_assert_cmphex(g_rd(t, PLDMA_STALLED_CHANNELS), ==, 0);
-    smmu_resume(t, stag, CMD_RESUME_RETRY);
+    smmu_resume(t, stag, QSMMU_RESUME_RETRY);
     g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
     g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, 0);
     ring_init(t, &r, 0, pasid, 0x40000000, 4);
@@ -890,7 +780,7 @@ static void test_stall_two_channels(void)
 
     stag = smmu_wait_stall(t, 1, vd + 5 * PAGE);
     map_page(t, 1, vd + 5 * PAGE, d1 + 5 * PAGE);
-    smmu_resume(t, stag, CMD_RESUME_RETRY);
+    smmu_resume(t, stag, QSMMU_RESUME_RETRY);
     g_assert_cmpuint(wait_compl(t, c1, NULL, NULL), ==, PLDMA_ST_SUCCESS);
     check_mem(t, d1, data1, len);
     stop(t);
@@ -1000,10 +890,16 @@ static void test_report(void)
  */
 static void map_block(T *t, uint32_t pasid, uint64_t va, uint64_t pa)
 {
-    uint64_t l2 = pt_next(t, t->pt_root[pasid], (va >> 30) & 511);
+    uint64_t l1e = t->pt_root[pasid] + ((va >> 30) & 511) * 8;
+    uint64_t l2;
 
+    if (!(qtest_readq(t->qts, l1e) & 1)) {
+        qtest_writeq(t->qts, l1e, alloc_pa(t, PAGE) | 3);
+    }
+    l2 = qtest_readq(t->qts, l1e) & 0xfffffffff000ULL;
+    /* block descriptor: AF, inner shareable, RW at EL0, valid */
     qtest_writeq(t->qts, l2 + ((va >> 21) & 511) * 8,
-                 pa | (PTE_PAGE & ~2ULL));
+                 pa | (1ULL << 10) | (3ULL << 8) | (1ULL << 6) | 1);
 }
 
 static double now_s(void)

@@ -39,6 +39,9 @@ for s in one touch16 user; do
 	t "$s: 4 MiB x3, THP always" pldma-test copy $s 4194304 3 thp
 done
 thp madvise
+for s in one touch16 user; do
+	t "$s: MADV_HUGEPAGE destination takes fewer faults" pldma-test thp $s
+done
 t "user strategy serves userfaultfd memory (UFFDIO_COPY)" pldma-uffd-example 1048576
 for s in one touch16 user pin prefault; do
 	t "$s: unmapped address -> error completion within 1 s" pldma-test unmapped $s

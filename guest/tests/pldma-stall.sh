@@ -29,6 +29,9 @@ t "stall: 4 MiB x3, THP always" pldma-test copy stall 4194304 3 thp
 thp never
 t "stall: 4 MiB x3, THP never" pldma-test copy stall 4194304 3 nothp
 thp madvise
+for s in stall; do
+	t "$s: MADV_HUGEPAGE destination takes fewer faults" pldma-test thp $s
+done
 for s in pin prefault stall; do
 	t "$s: unmapped address -> error completion within 1 s" pldma-test unmapped $s
 done

@@ -12,6 +12,7 @@
  *   isolation                              two processes, two channels
  *   kill                                   SIGKILL with a faulted channel
  *   poll                                   poll()/read() and EPOLLPRI
+ *   thp STRATEGY                           THP cuts destination faults
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -527,6 +528,36 @@ static int cmd_kill(int argc, char **argv)
 	return fails ? 1 : 0;
 }
 
+/* Transparent huge pages: far fewer device faults on the destination */
+static int cmd_thp(int argc, char **argv)
+{
+	size_t size = 4 << 20;
+	uint64_t faults[2];
+	unsigned int touch;
+	int strategy, thp;
+
+	if (argc < 1 || pldma_strategy_parse(argv[0], &strategy, &touch))
+		return 2;
+	for (thp = 0; thp < 2; thp++) {
+		struct pldma_chan *ch = chan_or_skip(strategy);
+		uint8_t *src = pu_src_alloc(size, 4), *dst = pu_dst_alloc(size, thp);
+		struct pldma_result r;
+		int ret;
+
+		ret = pldma_copy(ch, dst, src, size, strategy, touch, &r);
+		CHECK(!ret && r.status == PLDMA_ST_SUCCESS &&
+		      pu_verify(dst, size, 4) < 0, "copy %d/%u", ret, r.status);
+		faults[thp] = r.faults;
+		pu_free(src, size);
+		pu_free(dst, size);
+	}
+	printf("# %s, 4 MiB: %llu faults with MADV_NOHUGEPAGE, %llu with MADV_HUGEPAGE\n",
+	       argv[0], (unsigned long long)faults[0],
+	       (unsigned long long)faults[1]);
+	CHECK(faults[1] < faults[0], "THP did not reduce the faults");
+	return fails ? 1 : 0;
+}
+
 /* poll(): EPOLLIN after a completion, re-armed by read(); EPOLLPRI for a
  * forwarded fault (user strategy, report mode).
  */
@@ -619,6 +650,8 @@ int main(int argc, char **argv)
 		ret = cmd_badargs();
 	else if (!strcmp(argv[1], "isolation"))
 		ret = cmd_isolation(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "thp"))
+		ret = cmd_thp(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "poll"))
 		ret = cmd_poll();
 	else if (!strcmp(argv[1], "kill"))

@@ -626,6 +626,17 @@ static int cmd_poll(void)
 		printf("# user strategy: POLLPRI, FAULT_GET at %#llx, RESTART by hand, %llu faults by the thread\n",
 		       (unsigned long long)f.va,
 		       (unsigned long long)pldma_fault_thread_count(ch));
+
+		/* Nobody answers: the driver cancels after a second. */
+		pldma_fault_thread_stop(ch);
+		pu_drop(dst, size);
+		ret = pldma_run(ch, &x, 5000, &r);
+		printf("# user strategy without a handler: status %u after %.0f ms\n",
+		       r.status, r.time_ns / 1e6);
+		CHECK(!ret && r.status == PLDMA_ST_CANCELLED,
+		      "unanswered fault: %d/%u", ret, r.status);
+		CHECK(r.time_ns < 1500000000ull, "took %.0f ms",
+		      r.time_ns / 1e6);
 	}
 	pldma_close(ch);
 	return fails ? 1 : 0;

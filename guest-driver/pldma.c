@@ -17,6 +17,7 @@
 #include <linux/bitops.h>
 #include <linux/debugfs.h>
 #include <linux/dma-mapping.h>
+#include <linux/eventfd.h>
 #include <linux/idr.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
@@ -125,6 +126,7 @@ struct pldma_ctx {
 
 	wait_queue_head_t wq;		/* completions, errors */
 	wait_queue_head_t fwq;		/* forwarded faults */
+	struct eventfd_ctx *efd;	/* under pd->lock */
 	atomic_t events;
 	u32 poll_seen;
 
@@ -438,6 +440,8 @@ static irqreturn_t pldma_irq(int irq, void *data)
 		if (ctx) {
 			atomic_inc(&ctx->events);
 			wake_up_interruptible(&ctx->wq);
+			if (ctx->efd)
+				eventfd_signal(ctx->efd);
 		}
 	}
 	spin_unlock(&pd->lock);
@@ -697,6 +701,8 @@ static int pldma_release(struct inode *inode, struct file *file)
 	pd->chans[ctx->ch] = NULL;
 	spin_unlock_irq(&pd->lock);
 	mutex_unlock(&pd->fault_lock);
+	if (ctx->efd)
+		eventfd_ctx_put(ctx->efd);
 
 	dev_dbg(pd->dev, "ch%u: released by pid %d\n", ctx->ch, ctx->tgid);
 	mmdrop(ctx->mm);
@@ -1032,6 +1038,30 @@ static long pldma_ioc_stats(struct pldma_ctx *ctx, void __user *arg)
 	return copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
 }
 
+static long pldma_ioc_eventfd(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct eventfd_ctx *efd = NULL, *old;
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_eventfd e;
+
+	if (copy_from_user(&e, arg, sizeof(e)))
+		return -EFAULT;
+	if (e.rsvd || e.fd < -1)
+		return -EINVAL;
+	if (e.fd >= 0) {
+		efd = eventfd_ctx_fdget(e.fd);
+		if (IS_ERR(efd))
+			return PTR_ERR(efd);
+	}
+	spin_lock_irq(&pd->lock);
+	old = ctx->efd;
+	ctx->efd = efd;
+	spin_unlock_irq(&pd->lock);
+	if (old)
+		eventfd_ctx_put(old);
+	return 0;
+}
+
 static long pldma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct pldma_ctx *ctx = file->private_data;
@@ -1077,6 +1107,8 @@ static long pldma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return pldma_ioc_fault_resolve(ctx, uarg);
 	case PLDMA_IOC_GET_STATS:
 		return pldma_ioc_stats(ctx, uarg);
+	case PLDMA_IOC_SET_EVENTFD:
+		return pldma_ioc_eventfd(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}

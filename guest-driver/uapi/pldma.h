@@ -123,6 +123,12 @@ struct pldma_stats {
 	__u64 rsvd[7];
 };
 
+/* Signal an eventfd on every completion interrupt of the channel */
+struct pldma_eventfd {
+	__s32 fd;		/* eventfd, or -1 to stop signalling */
+	__u32 rsvd;
+};
+
 #define PLDMA_IOC_MAGIC		0xb7
 
 #define PLDMA_IOC_VERSION	_IOR(PLDMA_IOC_MAGIC, 0x00, struct pldma_version)
@@ -133,5 +139,6 @@ struct pldma_stats {
 #define PLDMA_IOC_FAULT_GET	_IOWR(PLDMA_IOC_MAGIC, 0x05, struct pldma_fault)
 #define PLDMA_IOC_FAULT_RESOLVE	_IOW(PLDMA_IOC_MAGIC, 0x06, struct pldma_fault_resolve)
 #define PLDMA_IOC_GET_STATS	_IOR(PLDMA_IOC_MAGIC, 0x07, struct pldma_stats)
+#define PLDMA_IOC_SET_EVENTFD	_IOW(PLDMA_IOC_MAGIC, 0x08, struct pldma_eventfd)
 
 #endif /* _UAPI_PLDMA_H */

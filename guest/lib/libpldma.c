@@ -368,6 +368,13 @@ int pldma_get_stats(struct pldma_chan *ch, struct pldma_stats *st)
 	return ioctl(ch->fd, PLDMA_IOC_GET_STATS, st) ? -errno : 0;
 }
 
+int pldma_set_eventfd(struct pldma_chan *ch, int efd)
+{
+	struct pldma_eventfd e = { .fd = efd };
+
+	return ioctl(ch->fd, PLDMA_IOC_SET_EVENTFD, &e) ? -errno : 0;
+}
+
 int pldma_run(struct pldma_chan *ch, const struct pldma_xfer *x,
 	      int timeout_ms, struct pldma_result *res)
 {

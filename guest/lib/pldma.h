@@ -82,6 +82,8 @@ int pldma_copy(struct pldma_chan *ch, void *dst, const void *src, size_t len,
 	       int strategy, unsigned int touch, struct pldma_result *res);
 
 int pldma_get_stats(struct pldma_chan *ch, struct pldma_stats *st);
+/* Signal eventfd efd on each completion interrupt (-1: stop) */
+int pldma_set_eventfd(struct pldma_chan *ch, int efd);
 
 /*
  * User fault strategy: a handler thread receives the faults of this

@@ -47,7 +47,7 @@ for s in one touch16 user pin prefault; do
 	t "$s: unmapped address -> error completion within 1 s" pldma-test unmapped $s
 done
 t "bad ioctl/mmap arguments rejected" pldma-test badargs
-t "poll(): POLLIN on completion, re-armed by read(); POLLPRI for user faults; unanswered fault cancelled" pldma-test poll
+t "poll()/read()/eventfd on completion; POLLPRI for user faults; unanswered fault cancelled" pldma-test poll
 t "two processes on two channels are isolated" pldma-test isolation one
 t "SIGKILL with a forwarded fault pending leaks nothing" pldma-test kill user
 t "SIGKILL while the driver resolves faults leaks nothing" pldma-test kill one

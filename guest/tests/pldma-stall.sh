@@ -36,7 +36,7 @@ for s in pin prefault stall; do
 	t "$s: unmapped address -> error completion within 1 s" pldma-test unmapped $s
 done
 t "bad ioctl/mmap arguments rejected" pldma-test badargs
-t "poll(): POLLIN on completion, re-armed by read(); POLLPRI for user faults" pldma-test poll
+t "poll(): POLLIN on completion, re-armed by read(); eventfd" pldma-test poll
 t "two processes on two channels are isolated" pldma-test isolation stall
 t "SIGKILL with stalls in flight leaks nothing" pldma-test kill stall
 st=/sys/kernel/debug/pldma/pldma0/stats

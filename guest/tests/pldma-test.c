@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -592,6 +593,34 @@ static int cmd_poll(void)
 	ret = pldma_wait(ch, slot, 1000, &r);
 	CHECK(!ret && r.status == PLDMA_ST_SUCCESS && pu_verify(dst, size, 9) < 0,
 	      "transfer %d/%u", ret, r.status);
+
+	/* eventfd: signalled on completion; argument checks */
+	{
+		struct pldma_eventfd e = { .fd = -5 };
+		int efd = eventfd(0, EFD_CLOEXEC);
+		struct pollfd ep = { .fd = efd, .events = POLLIN };
+		uint64_t v = 0;
+
+		EXPECT_ERR(ioctl(pfd.fd, PLDMA_IOC_SET_EVENTFD, &e), EINVAL);
+		e.fd = pfd.fd;	/* not an eventfd */
+		EXPECT_ERR(ioctl(pfd.fd, PLDMA_IOC_SET_EVENTFD, &e), EINVAL);
+		e.fd = efd;
+		e.rsvd = 1;
+		EXPECT_ERR(ioctl(pfd.fd, PLDMA_IOC_SET_EVENTFD, &e), EINVAL);
+		CHECK(!pldma_set_eventfd(ch, efd), "SET_EVENTFD");
+		pu_drop(dst, size);
+		ret = pldma_submit(ch, &x, &slot);
+		CHECK(poll(&ep, 1, 5000) == 1, "eventfd not signalled");
+		CHECK(read(efd, &v, 8) == 8 && v >= 1, "eventfd count %llu",
+		      (unsigned long long)v);
+		ret = pldma_wait(ch, slot, 1000, &r);
+		CHECK(!ret && r.status == PLDMA_ST_SUCCESS, "transfer %d/%u",
+		      ret, r.status);
+		CHECK(!pldma_set_eventfd(ch, -1), "clear eventfd");
+		close(efd);
+		printf("# eventfd signalled %llu time(s) for one completion\n",
+		       (unsigned long long)v);
+	}
 
 	if (pldma_fault_mode(ch) == PLDMA_MODE_REPORT) {
 		struct pldma_fault f = { 0 };

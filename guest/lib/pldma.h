@@ -88,7 +88,9 @@ int pldma_set_eventfd(struct pldma_chan *ch, int efd);
 /*
  * User fault strategy: a handler thread receives the faults of this
  * channel, calls fn (NULL: pldma_fault_populate) and asks for RESTART when
- * fn returns 0, CANCEL otherwise.
+ * fn returns 0, CANCEL otherwise.  Environment: PLDMA_FAULT_CPU=n pins the
+ * handler thread to CPU n.  The driver cancels a fault left unanswered for
+ * a second.
  */
 typedef int (*pldma_fault_fn)(struct pldma_chan *ch,
 			      const struct pldma_fault *f, void *arg);

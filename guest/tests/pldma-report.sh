@@ -49,6 +49,7 @@ done
 t "bad ioctl/mmap arguments rejected" pldma-test badargs
 t "poll()/read()/eventfd on completion; POLLPRI for user faults; unanswered fault cancelled" pldma-test poll
 t "two processes on two channels are isolated" pldma-test isolation one
+t "two processes, user strategy, isolated" pldma-test isolation user
 t "SIGKILL with a forwarded fault pending leaks nothing" pldma-test kill user
 t "SIGKILL while the driver resolves faults leaks nothing" pldma-test kill one
 st=/sys/kernel/debug/pldma/pldma0/stats

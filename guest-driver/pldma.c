@@ -109,6 +109,12 @@ struct pldma_pin {
 	bool write;
 };
 
+struct pldma_slot_strat {
+	u8 valid;
+	u8 strategy;
+	u16 touch;
+};
+
 struct pldma_ctx {
 	struct pldma_dev *pd;
 	unsigned int ch;
@@ -119,8 +125,9 @@ struct pldma_ctx {
 	pid_t tgid;
 
 	struct mutex mutex;		/* ioctl state: pins, strategy */
-	u32 strategy;
+	u32 strategy;			/* channel default */
 	u32 touch;
+	struct pldma_slot_strat *slots;	/* per ring slot, or NULL */
 	struct list_head pins;
 	unsigned int npins;
 
@@ -282,10 +289,11 @@ static void pldma_forward_fault(struct pldma_ctx *ctx,
 /* Called with pd->fault_lock held, so the channel's owner stays. */
 static void pldma_handle_fault(struct pldma_dev *pd, struct pldma_fault_rec *f)
 {
+	struct pldma_slot_strat *slots;
 	struct pldma_ctx *ctx;
 	unsigned int n = 1;
+	u32 strategy, touch;
 	ktime_t start;
-	u32 strategy;
 	int done;
 
 	if (f->channel >= pd->nch)
@@ -300,6 +308,13 @@ static void pldma_handle_fault(struct pldma_dev *pd, struct pldma_fault_rec *f)
 		return;
 
 	strategy = READ_ONCE(ctx->strategy);
+	touch = READ_ONCE(ctx->touch);
+	slots = smp_load_acquire(&ctx->slots);
+	if (slots && f->desc < PLDMA_RING_MAX_ENTRIES &&
+	    READ_ONCE(slots[f->desc].valid)) {
+		strategy = READ_ONCE(slots[f->desc].strategy);
+		touch = READ_ONCE(slots[f->desc].touch);
+	}
 	pldma_count(ctx, faults[strategy], 1);
 	start = ktime_get();
 
@@ -331,7 +346,7 @@ static void pldma_handle_fault(struct pldma_dev *pd, struct pldma_fault_rec *f)
 
 	if (strategy == PLDMA_STRAT_TOUCH &&
 	    !(f->flags & (PLDMA_FR_F_DESC | PLDMA_FR_F_COMPL)))
-		n = READ_ONCE(ctx->touch);
+		n = touch;
 	done = pldma_fault_in(ctx, f->va, f->flags & PLDMA_FR_F_WRITE, n);
 	if (done > 0) {
 		pldma_count(ctx, pages_present, done);
@@ -706,6 +721,7 @@ static int pldma_release(struct inode *inode, struct file *file)
 
 	dev_dbg(pd->dev, "ch%u: released by pid %d\n", ctx->ch, ctx->tgid);
 	mmdrop(ctx->mm);
+	kvfree(ctx->slots);
 	kfree(ctx);
 	return 0;
 }
@@ -812,6 +828,27 @@ static void pldma_set_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)
 	WRITE_ONCE(ctx->strategy, strategy);
 }
 
+/* Called with ctx->mutex held. */
+static int pldma_set_slot_strategy(struct pldma_ctx *ctx, u32 slot,
+				   u32 strategy, u32 touch)
+{
+	struct pldma_slot_strat *slots = ctx->slots;
+
+	if (!slots) {
+		slots = kvcalloc(PLDMA_RING_MAX_ENTRIES, sizeof(*slots),
+				 GFP_KERNEL);
+		if (!slots)
+			return -ENOMEM;
+		/* the IRQ thread reads it with READ_ONCE() */
+		smp_store_release(&ctx->slots, slots);
+	}
+	WRITE_ONCE(slots[slot].valid, 0);
+	WRITE_ONCE(slots[slot].strategy, strategy);
+	WRITE_ONCE(slots[slot].touch, touch ? touch : 1);
+	WRITE_ONCE(slots[slot].valid, 1);
+	return 0;
+}
+
 static long pldma_ioc_strategy(struct pldma_ctx *ctx, void __user *arg)
 {
 	struct pldma_strategy s;
@@ -819,13 +856,22 @@ static long pldma_ioc_strategy(struct pldma_ctx *ctx, void __user *arg)
 
 	if (copy_from_user(&s, arg, sizeof(s)))
 		return -EFAULT;
-	if (!pldma_rsvd_zero(s.rsvd, ARRAY_SIZE(s.rsvd)))
+	if (s.flags & ~PLDMA_STRATEGY_SLOT)
+		return -EINVAL;
+	if (s.flags & PLDMA_STRATEGY_SLOT ? s.slot >= PLDMA_RING_MAX_ENTRIES :
+					    s.slot)
 		return -EINVAL;
 	ret = pldma_check_strategy(ctx, s.strategy, s.touch_ahead);
 	if (ret)
 		return ret;
-	pldma_set_strategy(ctx, s.strategy, s.touch_ahead);
-	return 0;
+	if (!(s.flags & PLDMA_STRATEGY_SLOT)) {
+		pldma_set_strategy(ctx, s.strategy, s.touch_ahead);
+		return 0;
+	}
+	mutex_lock(&ctx->mutex);
+	ret = pldma_set_slot_strategy(ctx, s.slot, s.strategy, s.touch_ahead);
+	mutex_unlock(&ctx->mutex);
+	return ret;
 }
 
 static long pldma_ioc_submit(struct pldma_ctx *ctx, void __user *arg)
@@ -872,7 +918,9 @@ static long pldma_ioc_submit(struct pldma_ctx *ctx, void __user *arg)
 	if (((tail + 1) & (size - 1)) == head)
 		goto out;
 
-	pldma_set_strategy(ctx, s.strategy, s.touch_ahead);
+	ret = pldma_set_slot_strategy(ctx, tail, s.strategy, s.touch_ahead);
+	if (ret)
+		goto out;
 	if (s.strategy == PLDMA_STRAT_PIN) {
 		pldma_reap_pins(ctx, false);
 		ret = -EBUSY;

@@ -52,10 +52,19 @@ struct pldma_info {
 	__u32 rsvd[8];
 };
 
+/*
+ * Without PLDMA_STRATEGY_SLOT: the channel's default strategy.  With it:
+ * the strategy of the descriptor in ring slot @slot (a fault reports its
+ * ring index), so transfers queued together can use different strategies;
+ * it applies until that slot is set again.
+ */
+#define PLDMA_STRATEGY_SLOT	0x1
+
 struct pldma_strategy {
 	__u32 strategy;		/* PLDMA_STRAT_* */
 	__u32 touch_ahead;	/* pages for PLDMA_STRAT_TOUCH, 1..PLDMA_TOUCH_MAX */
-	__u32 rsvd[2];
+	__u32 flags;		/* PLDMA_STRATEGY_* */
+	__u32 slot;		/* ring index with PLDMA_STRATEGY_SLOT, else 0 */
 };
 
 /*

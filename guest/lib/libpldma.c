@@ -233,16 +233,17 @@ void pldma_close(struct pldma_chan *ch)
 	free(ch);
 }
 
+/* The strategy of the descriptor about to go into ring slot @slot */
 static int set_strategy(struct pldma_chan *ch, int strategy,
-			unsigned int touch)
+			unsigned int touch, unsigned int slot)
 {
 	struct pldma_strategy s = {
 		.strategy = strategy,
 		.touch_ahead = strategy == PLDMA_STRAT_TOUCH ? touch : 0,
+		.flags = PLDMA_STRATEGY_SLOT,
+		.slot = slot,
 	};
 
-	if (ch->strategy == strategy && ch->touch == s.touch_ahead)
-		return 0;
 	if (ioctl(ch->fd, PLDMA_IOC_SET_STRATEGY, &s))
 		return -errno;
 	ch->strategy = strategy;
@@ -305,7 +306,7 @@ int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
 		return -EINVAL;
 	if (next == pldma_reg(ch, PLDMA_CH_RING_HEAD))
 		return -EBUSY;
-	ret = set_strategy(ch, x->strategy, x->touch);
+	ret = set_strategy(ch, x->strategy, x->touch, tail);
 	if (ret)
 		return ret;
 	if (x->strategy == PLDMA_STRAT_PREFAULT) {

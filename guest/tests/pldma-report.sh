@@ -30,6 +30,7 @@ thp never
 far=$(cat /sys/kernel/debug/fault_around_bytes)
 echo 4096 >/sys/kernel/debug/fault_around_bytes
 t "touch-ahead(16) takes ~1/16 of one-by-one's faults (4 MiB)" pldma-test touchratio
+t "queued transfers keep their own strategy (one + touch16)" pldma-test mixed
 echo "$far" >/sys/kernel/debug/fault_around_bytes
 for s in one touch16 user; do
 	t "$s: 4 MiB x3, THP never" pldma-test copy $s 4194304 3 nothp

@@ -309,6 +309,7 @@ static void pldma_handle_fault(struct pldma_dev *pd, struct pldma_fault_rec *f)
 
 	strategy = READ_ONCE(ctx->strategy);
 	touch = READ_ONCE(ctx->touch);
+	/* pairs with smp_store_release() in pldma_set_slot_strategy() */
 	slots = smp_load_acquire(&ctx->slots);
 	if (slots && f->desc < PLDMA_RING_MAX_ENTRIES &&
 	    READ_ONCE(slots[f->desc].valid)) {

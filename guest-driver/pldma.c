@@ -840,7 +840,7 @@ static int pldma_set_slot_strategy(struct pldma_ctx *ctx, u32 slot,
 				 GFP_KERNEL);
 		if (!slots)
 			return -ENOMEM;
-		/* the IRQ thread reads it with READ_ONCE() */
+		/* pairs with smp_load_acquire() in pldma_handle_fault() */
 		smp_store_release(&ctx->slots, slots);
 	}
 	WRITE_ONCE(slots[slot].valid, 0);

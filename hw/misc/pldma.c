@@ -1369,6 +1369,21 @@ static void pldma_class_init(ObjectClass *klass, void *data)
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
     smc->stalled = pldma_stalled;
     smc->resumed = pldma_resumed;
+
+    object_class_property_set_description(klass, "num-channels",
+        "number of channels, 1..16 (one 4 KiB user page each)");
+    object_class_property_set_description(klass, "fault-mode",
+        "stall (park on SMMU stalls, default) or report (fault queue)");
+    object_class_property_set_description(klass, "pasid-bits",
+        "PASID width advertised to the guest, 0..8");
+    object_class_property_set_description(klass, "stream-id",
+        "SMMU StreamID of the device, >= 0x10000");
+    object_class_property_set_description(klass, "max-transfer",
+        "largest descriptor length in bytes");
+    object_class_property_set_description(klass, "chunk-size",
+        "bytes a channel moves per scheduling turn, 4 KiB..64 MiB");
+    object_class_property_set_description(klass, "iommu",
+        "the SMMU (set by the board)");
 }
 
 static const TypeInfo pldma_info = {

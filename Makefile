@@ -2,7 +2,7 @@
 # Thin driver for the scripts in scripts/.  Every target installs and builds
 # whatever is missing (Debian packages via apt-get, as root).
 
-.PHONY: all demo check qemu kernel initramfs shell deps clean distclean
+.PHONY: all demo check bench qemu kernel initramfs shell deps clean distclean
 
 all: initramfs
 
@@ -23,6 +23,9 @@ demo: deps
 
 check: deps
 	scripts/check
+
+bench: deps
+	scripts/bench
 
 shell: deps
 	scripts/run-guest --shell

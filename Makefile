@@ -2,7 +2,7 @@
 # Thin driver for the scripts in scripts/.  Every target installs and builds
 # whatever is missing (Debian packages via apt-get, as root).
 
-.PHONY: all demo check bench qemu kernel initramfs shell deps clean distclean
+.PHONY: all demo check check-series bench qemu kernel initramfs shell deps clean distclean
 
 all: initramfs
 
@@ -23,6 +23,10 @@ demo: deps
 
 check: deps
 	scripts/check
+
+# Every patch applies in order and builds on its own (slow).
+check-series: deps
+	scripts/check-series
 
 bench: deps
 	scripts/bench

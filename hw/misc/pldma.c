@@ -34,6 +34,8 @@
 
 /* Descriptors a channel may complete in one scheduling turn */
 #define PLDMA_DESCS_PER_TURN 16
+/* Bytes moved from a RESUME or RESTART before leaving it to the BH */
+#define PLDMA_INLINE_BUDGET (64 * KiB)
 
 typedef enum PLDMAAccess {
     PLDMA_ACC_OK,
@@ -541,10 +543,9 @@ static bool pldma_complete(PLDMAChannel *ch)
     return true;
 }
 
-/* One scheduling turn of a RUNNING channel */
-static void pldma_ch_run(PLDMAChannel *ch)
+/* One scheduling turn of a RUNNING channel: at most @budget bytes */
+static void pldma_ch_run(PLDMAChannel *ch, uint64_t budget)
 {
-    uint64_t budget = ch->s->chunk_size;
     int descs = 0;
 
     while (ch->state == PLDMA_STATE_RUNNING) {
@@ -588,13 +589,38 @@ static void pldma_bh(void *opaque)
         PLDMAChannel *ch = &s->ch[(s->rr + i) % s->num_channels];
 
         if (ch->state == PLDMA_STATE_RUNNING) {
-            pldma_ch_run(ch);
+            pldma_ch_run(ch, s->chunk_size);
             again |= ch->state == PLDMA_STATE_RUNNING;
         }
     }
     s->rr = (s->rr + 1) % s->num_channels;
     pldma_update_irq(s);
     if (again) {
+        qemu_bh_schedule(s->bh);
+    }
+}
+
+/*
+ * Continue @ch at once, from the guest's access that lets it go on (its
+ * CMD_RESUME in the SMMU's command queue, or RESTART), rather than from
+ * the bottom half.  Under TCG the bottom half runs in the main loop
+ * thread: waking it, and its taking the BQL, cost tens of microseconds per
+ * fault, and milliseconds when that thread is not scheduled on a busy
+ * host (docs/performance.md).  Running here, the next fault of a demand-
+ * paged transfer is raised before the command returns.  The work is
+ * bounded (PLDMA_INLINE_BUDGET bytes and PLDMA_DESCS_PER_TURN descriptors,
+ * DMA to RAM only, so nothing re-enters the device); the bottom half does
+ * the rest and serves the other channels as before.
+ */
+static void pldma_run_now(PLDMAChannel *ch)
+{
+    PLDMAState *s = ch->s;
+
+    if (ch->state == PLDMA_STATE_RUNNING) {
+        pldma_ch_run(ch, MIN(s->chunk_size, PLDMA_INLINE_BUDGET));
+        pldma_update_irq(s);
+    }
+    if (ch->state == PLDMA_STATE_RUNNING) {
         qemu_bh_schedule(s->bh);
     }
 }
@@ -651,24 +677,27 @@ static void pldma_resumed(SMMUStallMaster *master, uint32_t sid,
     if (resp == SMMU_STALL_RETRY) {
         ch->cnt_restarts++;
         pldma_set_state(ch, PLDMA_STATE_RUNNING);
-    } else {
-        ch->cnt_aborts++;
-        switch (ch->phase) {
-        case PLDMA_PHASE_FETCH:
-            pldma_ch_error(ch, PLDMA_ERR_DESC_FETCH);
-            break;
-        case PLDMA_PHASE_XFER:
-            ch->cstatus = PLDMA_ST_ABORTED;
-            ch->cflags = ch->fault_info & ~PLDMA_FR_F_STALL;
-            ch->cfault_va = ch->fault_va;
-            ch->phase = PLDMA_PHASE_COMPL;
-            pldma_set_state(ch, PLDMA_STATE_RUNNING);
-            break;
-        default:
-            pldma_ch_error(ch, PLDMA_ERR_COMPL_WRITE);
-            break;
-        }
+        /* from the CMD_RESUME, with the SMMU's mutex released */
+        pldma_run_now(ch);
+        return;
     }
+    ch->cnt_aborts++;
+    switch (ch->phase) {
+    case PLDMA_PHASE_FETCH:
+        pldma_ch_error(ch, PLDMA_ERR_DESC_FETCH);
+        break;
+    case PLDMA_PHASE_XFER:
+        ch->cstatus = PLDMA_ST_ABORTED;
+        ch->cflags = ch->fault_info & ~PLDMA_FR_F_STALL;
+        ch->cfault_va = ch->fault_va;
+        ch->phase = PLDMA_PHASE_COMPL;
+        pldma_set_state(ch, PLDMA_STATE_RUNNING);
+        break;
+    default:
+        pldma_ch_error(ch, PLDMA_ERR_COMPL_WRITE);
+        break;
+    }
+    /* terminations also come from SMMU resets and invalidations */
     qemu_bh_schedule(s->bh);
 }
 
@@ -715,6 +744,10 @@ static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
         }
     }
     pldma_set_state(ch, PLDMA_STATE_RUNNING);
+    if (cmd == PLDMA_CMD_RESTART) {
+        pldma_run_now(ch);
+        return;
+    }
     qemu_bh_schedule(s->bh);
 }
 

@@ -25,6 +25,8 @@
 #define R_EVENTQ_PROD       0x100a8 /* page 1 */
 #define R_EVENTQ_CONS       0x100ac
 
+#define EVENTQ_CONS_OVACKFLG (1u << 31)
+
 #define CR0_SMMUEN          (1u << 0)
 #define CR0_EVENTQEN        (1u << 2)
 #define CR0_CMDQEN          (1u << 3)
@@ -400,6 +402,8 @@ bool qsmmu_pop_event(QSMMU *s, uint64_t evt[4])
         evt[i] = qtest_readq(s->qts, s->evtq + idx * 32 + i * 8);
     }
     s->evtq_cons = (s->evtq_cons + 1) & mask;
-    qsmmu_writel(s, R_EVENTQ_CONS, s->evtq_cons);
+    /* Keep OVACKFLG: overflows are acknowledged by the caller */
+    qsmmu_writel(s, R_EVENTQ_CONS, s->evtq_cons |
+                 (qsmmu_readl(s, R_EVENTQ_CONS) & EVENTQ_CONS_OVACKFLG));
     return true;
 }

@@ -15,6 +15,16 @@ check() {
 	_d=$1; shift
 	if "$@"; then ok "$_d"; else not_ok "$_d"; fi
 }
+# t DESC CMD...: like check, but exit status 77 means "skipped"
+t() {
+	_d=$1; shift
+	"$@"; _rc=$?
+	if [ $_rc = 0 ]; then ok "$_d"
+	elif [ $_rc = 77 ]; then ok "$_d # SKIP no suitable device"
+	else not_ok "$_d"; fi
+}
+# thp always|madvise|never: transparent huge pages for the next tests
+thp() { echo "$1" >/sys/kernel/mm/transparent_hugepage/enabled; }
 done_testing() {
 	echo "1..$_n"
 	[ "$_fail" -eq 0 ]

@@ -3,15 +3,6 @@
 # fault resolution (plus pin and prefault).
 . /tests/lib.sh
 
-t() {
-	_d=$1; shift
-	"$@"; _rc=$?
-	if [ $_rc = 0 ]; then ok "$_d"
-	elif [ $_rc = 77 ]; then ok "$_d # SKIP no suitable device"
-	else not_ok "$_d"; fi
-}
-thp() { echo "$1" >/sys/kernel/mm/transparent_hugepage/enabled; }
-
 check "insmod pldma.ko" insmod /lib/modules/pldma.ko
 check "/dev/pldma0 exists" test -c /dev/pldma0
 dmesg | grep -i pldma | sed 's/^/# /'

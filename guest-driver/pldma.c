@@ -22,6 +22,7 @@
 #include <linux/interrupt.h>
 #include <linux/io.h>
 #include <linux/iommu.h>
+#include <linux/kref.h>
 #include <linux/ktime.h>
 #include <linux/miscdevice.h>
 #include <linux/mm.h>
@@ -41,7 +42,7 @@
 
 #define PLDMA_FQ_ENTRIES	256
 #define PLDMA_HIST_BUCKETS	21	/* <1us, then [2^(i-1), 2^i) us */
-#define PLDMA_USER_TIMEOUT_MS	1000	/* forwarded fault left unanswered */
+#define PLDMA_NO_PROGRESS_MS	1000	/* a faulted channel that does not move */
 #define PLDMA_MAX_REFAULTS	8	/* same VA faulting again and again */
 #define PLDMA_MAX_PINS		64	/* pinned transfers in flight per file */
 
@@ -89,7 +90,7 @@ struct pldma_dev {
 
 	spinlock_t lock;		/* protects chans[] */
 	struct pldma_ctx *chans[PLDMA_MAX_CHANNELS];
-	struct mutex fault_lock;	/* fault handling vs. channel release */
+	struct workqueue_struct *wq;	/* fault service, one work per channel */
 	unsigned long flags;
 #define PLDMA_F_OVERFLOW	0
 
@@ -115,7 +116,24 @@ struct pldma_slot_strat {
 	u16 touch;
 };
 
+struct pldma_fault_rec {
+	u16 channel;
+	u16 flags;
+	u32 pasid;
+	u64 va;
+	u32 done;
+	u32 desc;
+	u32 seq;
+	u32 len;
+};
+
+/*
+ * One open file.  It lives until the file is released *and* no fault work
+ * runs for it any more (ref): a fault-in may wait for a slow filler (a
+ * userfaultfd handler) long after the channel was given back.
+ */
 struct pldma_ctx {
+	struct kref ref;
 	struct pldma_dev *pd;
 	unsigned int ch;
 	void __iomem *chregs;
@@ -137,19 +155,35 @@ struct pldma_ctx {
 	atomic_t events;
 	u32 poll_seen;
 
-	/* report-mode fault bookkeeping, under pd->fault_lock */
-	u64 last_va;
-	u32 last_done;
-	u32 last_desc;
+	/*
+	 * Report-mode fault service, per channel (pldma_fault_work): the IRQ
+	 * thread only queues the work, so one tenant's slow fault never
+	 * delays another's.  Every command to the channel and the state below
+	 * are under cmd_lock; nothing sleeps on user memory under it.
+	 */
+	struct work_struct fault_work;
+	struct delayed_work watchdog;	/* no progress for ~1 s: CANCEL */
+	struct mutex cmd_lock;
+	bool closing;			/* release() started: no more commands */
+	bool fault_seen;
+	bool fault_busy;		/* the current fault is taken, unanswered */
+	u32 fault_cnt;			/* device FAULTS counter at that fault */
+	u32 token;			/* identifies it; answers must match */
+	ktime_t fault_start;
+	u32 prog_completed;		/* position at the last progress */
+	u32 prog_desc;
+	u32 prog_done;
+	u64 prog_va;
 	unsigned int refaults;
 
-	/* fault forwarded to the owner (PLDMA_STRAT_USER) */
+	/* latest fault record of the channel and the forwarded fault */
 	spinlock_t flock;
+	bool rec_valid;
+	struct pldma_fault_rec rec;
 	bool uf_pending;
 	bool uf_delivered;
+	u32 uf_token;
 	struct pldma_fault uf;
-	ktime_t uf_start;
-	struct delayed_work uf_timeout;
 
 	u32 hw_last[PLDMA_CNT_NUM];
 	struct pldma_counters st;
@@ -201,22 +235,27 @@ static void pldma_hist(struct pldma_dev *pd, ktime_t start)
 /* Report-mode faults                                                  */
 /* ------------------------------------------------------------------ */
 
-struct pldma_fault_rec {
-	u16 channel;
-	u16 flags;
-	u32 pasid;
-	u64 va;
-	u32 done;
-	u32 desc;
-	u32 seq;
-	u32 len;
-};
+static void pldma_ctx_free(struct kref *ref)
+{
+	struct pldma_ctx *ctx = container_of(ref, struct pldma_ctx, ref);
+
+	mmdrop(ctx->mm);
+	kvfree(ctx->slots);
+	kfree(ctx);
+}
+
+static void pldma_ctx_put(struct pldma_ctx *ctx)
+{
+	kref_put(&ctx->ref, pldma_ctx_free);
+}
 
 /*
  * Make up to @n pages from @va present in the bound mm.  Returns the number
- * of pages made present (0 if not even the faulting one could be).  No
- * FAULT_FLAG_ALLOW_RETRY: a userfaultfd range fails here instead of waiting
- * for a handler in the IRQ thread.
+ * of pages made present (0 if not even the faulting one could be).  Runs in
+ * the channel's own work item, never under a lock another channel needs:
+ * the fault may wait for a slow filler (userfaultfd, a file system), so it
+ * is retryable and killable (fixup_user_fault() with @unlocked), and the
+ * last reference to the mm may be ours, hence mmput_async().
  */
 static int pldma_fault_in(struct pldma_ctx *ctx, u64 va, bool write,
 			  unsigned int n)
@@ -225,16 +264,20 @@ static int pldma_fault_in(struct pldma_ctx *ctx, u64 va, bool write,
 	unsigned int flags = write ? FAULT_FLAG_WRITE : 0;
 	unsigned long addr = va & PAGE_MASK;
 	unsigned int done = 0;
+	bool unlocked;
 
 	if (!mmget_not_zero(mm))
 		return 0;
 	mmap_read_lock(mm);
 	for (; done < n; done++, addr += PAGE_SIZE) {
-		if (fixup_user_fault(mm, addr, flags, NULL))
+		unlocked = false;
+		if (fixup_user_fault(mm, addr, flags, &unlocked))
+			break;
+		if (READ_ONCE(ctx->closing))
 			break;
 	}
 	mmap_read_unlock(mm);
-	mmput(mm);
+	mmput_async(mm);
 	return done;
 }
 
@@ -248,12 +291,14 @@ static bool pldma_va_mapped(struct pldma_ctx *ctx, u64 va)
 	mmap_read_lock(mm);
 	ret = vma_lookup(mm, va);
 	mmap_read_unlock(mm);
-	mmput(mm);
+	mmput_async(mm);
 	return ret;
 }
 
+/* Called with ctx->cmd_lock held. */
 static void pldma_ch_cmd(struct pldma_ctx *ctx, u32 cmd)
 {
+	lockdep_assert_held(&ctx->cmd_lock);
 	if (pldma_ch_rd(ctx, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED)
 		return;
 	pldma_ch_wr(ctx, PLDMA_CH_CMD, cmd);
@@ -263,8 +308,27 @@ static void pldma_ch_cmd(struct pldma_ctx *ctx, u32 cmd)
 		pldma_count(ctx, cancels, 1);
 }
 
+/*
+ * Answer the fault identified by @token, unless it was answered already
+ * (by the watchdog, a RESOLVE, or release()).  Returns whether it did.
+ */
+static bool pldma_answer(struct pldma_ctx *ctx, u32 token, u32 cmd)
+{
+	bool ret = false;
+
+	mutex_lock(&ctx->cmd_lock);
+	if (!ctx->closing && ctx->fault_busy && ctx->token == token) {
+		ctx->fault_busy = false;
+		pldma_ch_cmd(ctx, cmd);
+		pldma_hist(ctx->pd, ctx->fault_start);
+		ret = true;
+	}
+	mutex_unlock(&ctx->cmd_lock);
+	return ret;
+}
+
 static void pldma_forward_fault(struct pldma_ctx *ctx,
-				struct pldma_fault_rec *f)
+				struct pldma_fault_rec *f, u32 token)
 {
 	unsigned long flags;
 
@@ -276,90 +340,205 @@ static void pldma_forward_fault(struct pldma_ctx *ctx,
 	ctx->uf.desc = f->desc;
 	ctx->uf.done = f->done;
 	ctx->uf.len = f->len;
+	ctx->uf_token = token;
 	ctx->uf_pending = true;
 	ctx->uf_delivered = false;
-	ctx->uf_start = ktime_get();
 	spin_unlock_irqrestore(&ctx->flock, flags);
 	pldma_count(ctx, user_faults, 1);
-	mod_delayed_work(system_wq, &ctx->uf_timeout,
-			 msecs_to_jiffies(PLDMA_USER_TIMEOUT_MS));
 	wake_up_interruptible(&ctx->fwq);
 }
 
-/* Called with pd->fault_lock held, so the channel's owner stays. */
-static void pldma_handle_fault(struct pldma_dev *pd, struct pldma_fault_rec *f)
+/*
+ * Take the channel's current fault, under cmd_lock.  The channel registers
+ * describe it (a record may be stale or lost to an overflow); the record
+ * only adds the descriptor length.  Returns false when there is nothing
+ * new to serve, else fills @f, @strategy, @n (pages) and @token.
+ */
+static bool pldma_take_fault(struct pldma_ctx *ctx, struct pldma_fault_rec *f,
+			     u32 *strategy, unsigned int *n, u32 *token)
 {
 	struct pldma_slot_strat *slots;
-	struct pldma_ctx *ctx;
-	unsigned int n = 1;
-	u32 strategy, touch;
-	ktime_t start;
-	int done;
+	u32 cnt, completed;
+	u32 touch;
 
-	if (f->channel >= pd->nch)
-		return;
-	spin_lock_irq(&pd->lock);
-	ctx = pd->chans[f->channel];
-	spin_unlock_irq(&pd->lock);
-	/* A record for a channel that was reset and reassigned since. */
-	if (!ctx || f->pasid != (ctx->pasid | PLDMA_CHB_PASID_EN))
-		return;
-	if (pldma_ch_rd(ctx, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED)
-		return;
+	lockdep_assert_held(&ctx->cmd_lock);
+	if (ctx->closing ||
+	    pldma_ch_rd(ctx, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED)
+		return false;
+	cnt = pldma_ch_rd(ctx, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_FAULTS);
+	if (ctx->fault_seen && cnt == ctx->fault_cnt)
+		return false;	/* taken already */
 
-	strategy = READ_ONCE(ctx->strategy);
+	memset(f, 0, sizeof(*f));
+	f->channel = ctx->ch;
+	f->va = pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_LO) |
+		(u64)pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_HI) << 32;
+	f->flags = pldma_ch_rd(ctx, PLDMA_CH_FAULT_INFO);
+	f->desc = pldma_ch_rd(ctx, PLDMA_CH_FAULT_DESC);
+	f->done = pldma_ch_rd(ctx, PLDMA_CH_FAULT_DONE);
+	f->seq = U32_MAX;
+	spin_lock_irq(&ctx->flock);
+	if (ctx->rec_valid && ctx->rec.va == f->va &&
+	    ctx->rec.desc == f->desc && ctx->rec.done == f->done) {
+		f->seq = ctx->rec.seq;
+		f->len = ctx->rec.len;
+	}
+	ctx->rec_valid = false;
+	spin_unlock_irq(&ctx->flock);
+
+	ctx->fault_seen = true;
+	ctx->fault_cnt = cnt;
+	ctx->fault_busy = true;
+	*token = ++ctx->token;
+	ctx->fault_start = ktime_get();
+
+	/* Progress since the last fault re-arms the no-progress watchdog. */
+	completed = pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
+	if (completed != ctx->prog_completed || f->desc != ctx->prog_desc ||
+	    f->done != ctx->prog_done) {
+		ctx->prog_completed = completed;
+		ctx->prog_desc = f->desc;
+		ctx->prog_done = f->done;
+		ctx->prog_va = f->va;
+		ctx->refaults = 0;
+		mod_delayed_work(ctx->pd->wq, &ctx->watchdog,
+				 msecs_to_jiffies(PLDMA_NO_PROGRESS_MS));
+	} else if (f->va == ctx->prog_va) {
+		ctx->refaults++;
+	} else {
+		ctx->prog_va = f->va;
+	}
+
+	*strategy = READ_ONCE(ctx->strategy);
 	touch = READ_ONCE(ctx->touch);
 	/* pairs with smp_store_release() in pldma_set_slot_strategy() */
 	slots = smp_load_acquire(&ctx->slots);
 	if (slots && f->desc < PLDMA_RING_MAX_ENTRIES &&
 	    READ_ONCE(slots[f->desc].valid)) {
-		strategy = READ_ONCE(slots[f->desc].strategy);
+		*strategy = READ_ONCE(slots[f->desc].strategy);
 		touch = READ_ONCE(slots[f->desc].touch);
 	}
-	pldma_count(ctx, faults[strategy], 1);
-	start = ktime_get();
+	*n = 1;
+	if (*strategy == PLDMA_STRAT_TOUCH &&
+	    !(f->flags & (PLDMA_FR_F_DESC | PLDMA_FR_F_COMPL)))
+		*n = touch;
+	pldma_count(ctx, faults[*strategy], 1);
+	return true;
+}
+
+static void pldma_serve_fault(struct pldma_ctx *ctx)
+{
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_fault_rec f;
+	unsigned int n, refaults;
+	u32 strategy, token;
+	bool taken;
+	int done;
+
+	mutex_lock(&ctx->cmd_lock);
+	taken = pldma_take_fault(ctx, &f, &strategy, &n, &token);
+	refaults = ctx->refaults;
+	mutex_unlock(&ctx->cmd_lock);
+	if (!taken)
+		return;
 
 	/* The same access failing again without progress: give up. */
-	if (f->va == ctx->last_va && f->done == ctx->last_done &&
-	    f->desc == ctx->last_desc) {
-		if (++ctx->refaults > PLDMA_MAX_REFAULTS) {
-			dev_dbg(pd->dev, "ch%u: VA %#llx keeps faulting\n",
-				ctx->ch, f->va);
-			ctx->refaults = 0;
-			pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
-			return;
-		}
-	} else {
-		ctx->last_va = f->va;
-		ctx->last_done = f->done;
-		ctx->last_desc = f->desc;
-		ctx->refaults = 0;
-	}
-
-	if (strategy == PLDMA_STRAT_USER) {
-		if (!pldma_va_mapped(ctx, f->va)) {
-			pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
-			return;
-		}
-		pldma_forward_fault(ctx, f);
+	if (refaults > PLDMA_MAX_REFAULTS) {
+		dev_dbg(pd->dev, "ch%u: VA %#llx keeps faulting\n", ctx->ch,
+			f.va);
+		pldma_answer(ctx, token, PLDMA_CMD_CANCEL);
 		return;
 	}
 
-	if (strategy == PLDMA_STRAT_TOUCH &&
-	    !(f->flags & (PLDMA_FR_F_DESC | PLDMA_FR_F_COMPL)))
-		n = touch;
-	done = pldma_fault_in(ctx, f->va, f->flags & PLDMA_FR_F_WRITE, n);
+	if (strategy == PLDMA_STRAT_USER) {
+		if (!pldma_va_mapped(ctx, f.va))
+			pldma_answer(ctx, token, PLDMA_CMD_CANCEL);
+		else
+			pldma_forward_fault(ctx, &f, token);
+		return;
+	}
+
+	done = pldma_fault_in(ctx, f.va, f.flags & PLDMA_FR_F_WRITE, n);
 	if (done > 0) {
 		pldma_count(ctx, pages_present, done);
 		if (done > 1)
 			pldma_count(ctx, touch_pages, done - 1);
-		pldma_ch_cmd(ctx, PLDMA_CMD_RESTART);
+		pldma_answer(ctx, token, PLDMA_CMD_RESTART);
 	} else {
 		dev_dbg(pd->dev, "ch%u: cannot resolve fault at %#llx\n",
-			ctx->ch, f->va);
-		pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
+			ctx->ch, f.va);
+		pldma_answer(ctx, token, PLDMA_CMD_CANCEL);
 	}
-	pldma_hist(pd, start);
+}
+
+static void pldma_fault_work(struct work_struct *work)
+{
+	struct pldma_ctx *ctx = container_of(work, struct pldma_ctx,
+					     fault_work);
+
+	pldma_serve_fault(ctx);
+	pldma_ctx_put(ctx);
+}
+
+/*
+ * A faulted channel that made no progress for PLDMA_NO_PROGRESS_MS (the
+ * fault-in waits for a filler that does not answer, a forwarded fault is
+ * not answered, or it is answered without the page becoming present):
+ * cancel the descriptor, so the transfer ends with an error status without
+ * the caller's timeout.  A late answer finds its token stale.
+ */
+static void pldma_watchdog(struct work_struct *work)
+{
+	struct pldma_ctx *ctx = container_of(to_delayed_work(work),
+					     struct pldma_ctx, watchdog);
+	bool cancelled = false;
+
+	mutex_lock(&ctx->cmd_lock);
+	if (!ctx->closing &&
+	    pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_FAULTED &&
+	    pldma_ch_rd(ctx, PLDMA_CH_COMPLETED) == ctx->prog_completed &&
+	    pldma_ch_rd(ctx, PLDMA_CH_FAULT_DESC) == ctx->prog_desc &&
+	    pldma_ch_rd(ctx, PLDMA_CH_FAULT_DONE) == ctx->prog_done) {
+		ctx->fault_busy = false;
+		ctx->fault_seen = true;
+		ctx->fault_cnt = pldma_ch_rd(ctx, PLDMA_CH_CNT_OFFSET +
+					     PLDMA_CNT_FAULTS);
+		ctx->token++;
+		spin_lock_irq(&ctx->flock);
+		ctx->uf_pending = false;
+		spin_unlock_irq(&ctx->flock);
+		pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
+		pldma_hist(ctx->pd, ctx->fault_start);
+		cancelled = true;
+	}
+	mutex_unlock(&ctx->cmd_lock);
+	if (cancelled)
+		dev_dbg(ctx->pd->dev, "ch%u: no progress for %u ms, cancelled\n",
+			ctx->ch, PLDMA_NO_PROGRESS_MS);
+}
+
+/* Hand the channel's fault to its work item (IRQ thread). */
+static void pldma_kick_channel(struct pldma_dev *pd, unsigned int ch,
+			       const struct pldma_fault_rec *f)
+{
+	struct pldma_ctx *ctx;
+
+	spin_lock_irq(&pd->lock);
+	ctx = pd->chans[ch];
+	/* A record for a channel that was reset and reassigned since. */
+	if (ctx && f && f->pasid != (ctx->pasid | PLDMA_CHB_PASID_EN))
+		ctx = NULL;
+	if (ctx) {
+		if (f) {
+			spin_lock(&ctx->flock);
+			ctx->rec = *f;
+			ctx->rec_valid = true;
+			spin_unlock(&ctx->flock);
+		}
+		if (queue_work(pd->wq, &ctx->fault_work))
+			kref_get(&ctx->ref);
+	}
+	spin_unlock_irq(&pd->lock);
 }
 
 static void pldma_read_record(struct pldma_dev *pd, u32 idx,
@@ -382,29 +561,11 @@ static void pldma_read_record(struct pldma_dev *pd, u32 idx,
 /* After an overflow, faulted channels without a record are found here. */
 static void pldma_scan_faulted(struct pldma_dev *pd)
 {
-	u32 bits = pldma_rd(pd, PLDMA_FAULTED_CHANNELS);
-	struct pldma_fault_rec f;
-	struct pldma_ctx *ctx;
-	unsigned long b = bits;
+	unsigned long bits = pldma_rd(pd, PLDMA_FAULTED_CHANNELS);
 	unsigned int ch;
 
-	for_each_set_bit(ch, &b, pd->nch) {
-		spin_lock_irq(&pd->lock);
-		ctx = pd->chans[ch];
-		spin_unlock_irq(&pd->lock);
-		if (!ctx || READ_ONCE(ctx->uf_pending))
-			continue;
-		memset(&f, 0, sizeof(f));
-		f.channel = ch;
-		f.pasid = ctx->pasid | PLDMA_CHB_PASID_EN;
-		f.va = pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_LO) |
-		       (u64)pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_HI) << 32;
-		f.flags = pldma_ch_rd(ctx, PLDMA_CH_FAULT_INFO);
-		f.desc = pldma_ch_rd(ctx, PLDMA_CH_FAULT_DESC);
-		f.done = pldma_ch_rd(ctx, PLDMA_CH_FAULT_DONE);
-		f.seq = U32_MAX;
-		pldma_handle_fault(pd, &f);
-	}
+	for_each_set_bit(ch, &bits, pd->nch)
+		pldma_kick_channel(pd, ch, NULL);
 }
 
 static irqreturn_t pldma_irq_thread(int irq, void *data)
@@ -413,7 +574,6 @@ static irqreturn_t pldma_irq_thread(int irq, void *data)
 	struct pldma_fault_rec f;
 	u32 tail;
 
-	mutex_lock(&pd->fault_lock);
 	while (pd->fq) {
 		tail = pldma_rd(pd, PLDMA_FQ_TAIL);
 		if (tail == pd->fq_head)
@@ -421,7 +581,8 @@ static irqreturn_t pldma_irq_thread(int irq, void *data)
 		pldma_read_record(pd, pd->fq_head, &f);
 		pd->fq_head = (pd->fq_head + 1) & (PLDMA_FQ_ENTRIES - 1);
 		pldma_wr(pd, PLDMA_FQ_HEAD, pd->fq_head);
-		pldma_handle_fault(pd, &f);
+		if (f.channel < pd->nch)
+			pldma_kick_channel(pd, f.channel, &f);
 	}
 	if (test_and_clear_bit(PLDMA_F_OVERFLOW, &pd->flags)) {
 		atomic64_inc(&pd->st.fq_overflows);
@@ -429,7 +590,6 @@ static irqreturn_t pldma_irq_thread(int irq, void *data)
 			 PLDMA_FQ_STATUS_WRITE_ERR);
 		pldma_scan_faulted(pd);
 	}
-	mutex_unlock(&pd->fault_lock);
 	return IRQ_HANDLED;
 }
 
@@ -468,26 +628,6 @@ static irqreturn_t pldma_irq(int irq, void *data)
 		      PLDMA_IRQ_CH_FAULTED))
 		return IRQ_WAKE_THREAD;
 	return IRQ_HANDLED;
-}
-
-static void pldma_uf_timeout(struct work_struct *work)
-{
-	struct pldma_ctx *ctx = container_of(to_delayed_work(work),
-					     struct pldma_ctx, uf_timeout);
-	unsigned long flags;
-
-	bool expired;
-
-	spin_lock_irqsave(&ctx->flock, flags);
-	expired = ctx->uf_pending;
-	ctx->uf_pending = false;
-	spin_unlock_irqrestore(&ctx->flock, flags);
-	if (expired) {
-		dev_dbg(ctx->pd->dev, "ch%u: forwarded fault unanswered\n",
-			ctx->ch);
-		pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
-		pldma_hist(ctx->pd, ctx->uf_start);
-	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -609,10 +749,13 @@ static int pldma_open(struct inode *inode, struct file *file)
 	init_waitqueue_head(&ctx->wq);
 	init_waitqueue_head(&ctx->fwq);
 	INIT_LIST_HEAD(&ctx->pins);
-	INIT_DELAYED_WORK(&ctx->uf_timeout, pldma_uf_timeout);
+	kref_init(&ctx->ref);
+	mutex_init(&ctx->cmd_lock);
+	INIT_WORK(&ctx->fault_work, pldma_fault_work);
+	INIT_DELAYED_WORK(&ctx->watchdog, pldma_watchdog);
 	ctx->strategy = pd->stall_mode ? PLDMA_STRAT_STALL : PLDMA_STRAT_ONE;
 	ctx->touch = 16;
-	ctx->last_va = U64_MAX;
+	ctx->prog_completed = U32_MAX;
 
 	ctx->sva = iommu_sva_bind_device(pd->dev, current->mm);
 	if (IS_ERR(ctx->sva)) {
@@ -630,15 +773,13 @@ static int pldma_open(struct inode *inode, struct file *file)
 	mmgrab(ctx->mm);
 	ctx->tgid = task_tgid_nr(current);
 
-	/* Claim a channel; fault_lock orders us against the IRQ thread. */
-	mutex_lock(&pd->fault_lock);
+	/* Claim a channel. */
 	spin_lock_irq(&pd->lock);
 	for (ch = 0; ch < pd->nch; ch++)
 		if (!pd->chans[ch])
 			break;
 	if (ch == pd->nch) {
 		spin_unlock_irq(&pd->lock);
-		mutex_unlock(&pd->fault_lock);
 		ret = -EBUSY;
 		goto err_mm;
 	}
@@ -660,13 +801,11 @@ static int pldma_open(struct inode *inode, struct file *file)
 		spin_lock_irq(&pd->lock);
 		pd->chans[ch] = NULL;
 		spin_unlock_irq(&pd->lock);
-		mutex_unlock(&pd->fault_lock);
 		ret = -EIO;
 		goto err_mm;
 	}
 	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL,
 		 PLDMA_CHB_CTRL_ENABLE);
-	mutex_unlock(&pd->fault_lock);
 
 	dev_dbg(pd->dev, "ch%u: bound to pid %d, PASID %u\n", ch, ctx->tgid,
 		ctx->pasid);
@@ -689,11 +828,16 @@ static int pldma_release(struct inode *inode, struct file *file)
 	u32 bind = PLDMA_CH_BIND(ctx->ch);
 
 	/*
-	 * Quiesce: the reset abandons the descriptor in progress, a FAULTED
-	 * state and any stall the channel waits for (the SMMU's stall is then
-	 * answered by the IOPF core or terminated by the unbind below).
+	 * Quiesce: no command from the fault work, the watchdog or a RESOLVE
+	 * after this; the reset abandons the descriptor in progress, a
+	 * FAULTED state and any stall the channel waits for (the SMMU's
+	 * stall is then answered by the IOPF core or terminated by the
+	 * unbind below).  A fault-in still waiting for its filler is not
+	 * waited for: it holds its own reference to ctx and to the mm.
 	 */
-	mutex_lock(&pd->fault_lock);
+	mutex_lock(&ctx->cmd_lock);
+	ctx->closing = true;
+	ctx->fault_busy = false;
 	pldma_sync_hw_counters(ctx);
 	pldma_wr(pd, bind + PLDMA_CHB_CTRL, 0);
 	pldma_wr(pd, bind + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
@@ -702,8 +846,8 @@ static int pldma_release(struct inode *inode, struct file *file)
 	spin_lock_irq(&ctx->flock);
 	ctx->uf_pending = false;
 	spin_unlock_irq(&ctx->flock);
-	mutex_unlock(&pd->fault_lock);
-	cancel_delayed_work_sync(&ctx->uf_timeout);
+	mutex_unlock(&ctx->cmd_lock);
+	cancel_delayed_work_sync(&ctx->watchdog);
 
 	mutex_lock(&ctx->mutex);
 	pldma_reap_pins(ctx, true);
@@ -712,18 +856,14 @@ static int pldma_release(struct inode *inode, struct file *file)
 	iommu_sva_unbind_device(ctx->sva);
 
 	/* Only now may another process get the channel. */
-	mutex_lock(&pd->fault_lock);
 	spin_lock_irq(&pd->lock);
 	pd->chans[ctx->ch] = NULL;
 	spin_unlock_irq(&pd->lock);
-	mutex_unlock(&pd->fault_lock);
 	if (ctx->efd)
 		eventfd_ctx_put(ctx->efd);
 
 	dev_dbg(pd->dev, "ch%u: released by pid %d\n", ctx->ch, ctx->tgid);
-	mmdrop(ctx->mm);
-	kvfree(ctx->slots);
-	kfree(ctx);
+	pldma_ctx_put(ctx);
 	return 0;
 }
 
@@ -1034,7 +1174,7 @@ static long pldma_ioc_fault_get(struct pldma_ctx *ctx, void __user *arg)
 static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
 {
 	struct pldma_fault_resolve r;
-	u32 cmd;
+	u32 cmd, token;
 
 	if (copy_from_user(&r, arg, sizeof(r)))
 		return -EFAULT;
@@ -1053,15 +1193,13 @@ static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
 		return -ENOENT;
 	}
 	ctx->uf_pending = false;
+	token = ctx->uf_token;
 	spin_unlock_irq(&ctx->flock);
 	/*
-	 * Whoever cleared uf_pending owns the command.  The MMIO access is
-	 * made with interrupts enabled: under TCG an access with interrupts
-	 * masked can wait for milliseconds.
+	 * The MMIO access is made with interrupts enabled: under TCG an
+	 * access with interrupts masked can wait for milliseconds.
 	 */
-	cancel_delayed_work(&ctx->uf_timeout);
-	pldma_ch_cmd(ctx, cmd);
-	pldma_hist(ctx->pd, ctx->uf_start);
+	pldma_answer(ctx, token, cmd);
 	return 0;
 }
 
@@ -1242,6 +1380,14 @@ static void pldma_disable_features(void *data)
 		iommu_dev_disable_feature(pd->dev, IOMMU_DEV_FEAT_IOPF);
 }
 
+static void pldma_destroy_wq(void *data)
+{
+	struct pldma_dev *pd = data;
+
+	/* waits for fault work still serving files released earlier */
+	destroy_workqueue(pd->wq);
+}
+
 static void pldma_quiesce(void *data)
 {
 	struct pldma_dev *pd = data;
@@ -1292,7 +1438,6 @@ static int pldma_probe(struct platform_device *pdev)
 		return -ENOMEM;
 	pd->dev = dev;
 	spin_lock_init(&pd->lock);
-	mutex_init(&pd->fault_lock);
 	platform_set_drvdata(pdev, pd);
 
 	pd->base = devm_platform_get_and_ioremap_resource(pdev, 0, &res);
@@ -1316,6 +1461,15 @@ static int pldma_probe(struct platform_device *pdev)
 	pd->chunk = pldma_rd(pd, PLDMA_CHUNK_SIZE);
 
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+
+	/* Unbound and without a max_active limit: channels fault in parallel. */
+	pd->wq = alloc_workqueue("pldma_fault/%s", WQ_UNBOUND, 0,
+				 dev_name(dev));
+	if (!pd->wq)
+		return -ENOMEM;
+	ret = devm_add_action_or_reset(dev, pldma_destroy_wq, pd);
 	if (ret)
 		return ret;
 

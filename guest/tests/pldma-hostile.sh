@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Hostile and unlucky users (issue 10): one process cannot block, starve or
+# confuse another, and valid transfers never fail.
+# pldma0 is in stall mode, pldma1 in report mode.
+. /tests/lib.sh
+
+check "insmod pldma.ko" insmod /lib/modules/pldma.ko
+t "one: served userfaultfd memory" pldma-hostile uffd one served
+t "one: a userfaultfd range nobody serves blocks neither another process nor close()" pldma-hostile uffd one never
+t "a resolver that makes no progress is cut off after ~1 s" pldma-hostile slowuser
+check "rmmod pldma" rmmod pldma
+check "no hung task" sh -c '! dmesg | grep -q "blocked for more than"'
+check "no warning or oops" sh -c '! dmesg | grep -q "WARNING:\|Oops\|BUG:"'
+done_testing

@@ -15,6 +15,7 @@
  */
 
 #include <linux/bitops.h>
+#include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/dma-mapping.h>
 #include <linux/eventfd.h>
@@ -31,6 +32,7 @@
 #include <linux/platform_device.h>
 #include <linux/poll.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -104,7 +106,7 @@ struct pldma_dev {
 
 struct pldma_pin {
 	struct list_head node;
-	u64 compl;
+	u32 done_at;			/* COMPLETED once its descriptor ran */
 	struct page **pages;
 	unsigned long npages;
 	bool write;
@@ -667,32 +669,45 @@ static void pldma_unpin(struct pldma_ctx *ctx, struct pldma_pin *p)
 	list_del(&p->node);
 	ctx->npins--;
 	unpin_user_pages_dirty_lock(p->pages, p->npages, p->write);
+	atomic64_sub(p->npages, &ctx->mm->pinned_vm);
 	kvfree(p->pages);
 	kfree(p);
 }
 
+/*
+ * Pin like ib_umem_get() does: long-term (FOLL_LONGTERM: the pages leave
+ * ZONE_MOVABLE and CMA first, and fs-dax is refused), counted in the mm's
+ * pinned_vm (VmPin) against RLIMIT_MEMLOCK unless CAP_IPC_LOCK.  Returns
+ * -ENOMEM over the limit, -EFAULT when the range cannot be pinned.
+ * Called by the owner (current->mm == ctx->mm) with ctx->mutex held.
+ */
 static int pldma_pin_range(struct pldma_ctx *ctx, u64 va, u32 len, bool write,
-			   u64 compl)
+			   u32 done_at)
 {
 	unsigned long first = va >> PAGE_SHIFT;
 	unsigned long last = (va + len - 1) >> PAGE_SHIFT;
 	unsigned long n = last - first + 1, got = 0;
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned int gup = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
+	struct mm_struct *mm = ctx->mm;
 	struct pldma_pin *p;
 	long ret;
 
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		return -ENOMEM;
-	p->pages = kvmalloc_array(n, sizeof(*p->pages), GFP_KERNEL);
-	if (!p->pages) {
-		kfree(p);
+	if (atomic64_add_return(n, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(n, &mm->pinned_vm);
 		return -ENOMEM;
 	}
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		goto err_acct;
+	p->pages = kvmalloc_array(n, sizeof(*p->pages), GFP_KERNEL);
+	if (!p->pages)
+		goto err_free;
 	while (got < n) {
 		ret = pin_user_pages_fast((first + got) << PAGE_SHIFT,
 					  min_t(unsigned long, n - got, INT_MAX),
-					  write ? FOLL_WRITE : 0,
-					  p->pages + got);
+					  gup, p->pages + got);
 		if (ret <= 0)
 			break;
 		got += ret;
@@ -701,25 +716,42 @@ static int pldma_pin_range(struct pldma_ctx *ctx, u64 va, u32 len, bool write,
 		unpin_user_pages(p->pages, got);
 		kvfree(p->pages);
 		kfree(p);
+		atomic64_sub(n, &mm->pinned_vm);
 		return -EFAULT;
 	}
 	p->npages = n;
 	p->write = write;
-	p->compl = compl;
+	p->done_at = done_at;
 	list_add_tail(&p->node, &ctx->pins);
 	ctx->npins++;
 	pldma_count(ctx, pinned_pages, n);
 	return 0;
+
+err_free:
+	kfree(p);
+err_acct:
+	atomic64_sub(n, &mm->pinned_vm);
+	return -ENOMEM;
 }
 
-/* Unpin transfers whose completion record is written (or all). */
+/*
+ * Unpin transfers whose descriptor has run (or all), whatever became of
+ * the completion record: the channel's COMPLETED count passed the one the
+ * descriptor was queued for, or the channel is idle (nothing is pending:
+ * descriptors dropped by CANCEL in ERROR state never complete).
+ */
 static void pldma_reap_pins(struct pldma_ctx *ctx, bool all)
 {
 	struct pldma_pin *p, *tmp;
-	u32 st;
+	u32 completed;
 
+	if (list_empty(&ctx->pins))
+		return;
+	if (!all && pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_IDLE)
+		all = true;
+	completed = pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
 	list_for_each_entry_safe(p, tmp, &ctx->pins, node) {
-		if (!all && (get_user(st, (u32 __user *)p->compl) || !st))
+		if (!all && (s32)(completed - p->done_at) < 0)
 			continue;
 		pldma_unpin(ctx, p);
 	}
@@ -1021,6 +1053,7 @@ static long pldma_ioc_submit(struct pldma_ctx *ctx, void __user *arg)
 	u8 desc[PLDMA_DESC_SIZE] = { };
 	struct pldma_submit s;
 	u32 size, head, tail;
+	bool pinned = false;
 	u64 ring;
 	int ret;
 
@@ -1063,18 +1096,38 @@ static long pldma_ioc_submit(struct pldma_ctx *ctx, void __user *arg)
 	if (ret)
 		goto out;
 	if (s.strategy == PLDMA_STRAT_PIN) {
+		/*
+		 * HEAD before COMPLETED: a descriptor completing in between
+		 * makes done_at one too late (safe), never too early.
+		 */
+		u32 done_at = ((tail - head) & (size - 1)) + 1;
+
+		done_at += pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
 		pldma_reap_pins(ctx, false);
 		ret = -EBUSY;
 		if (ctx->npins + 2 > PLDMA_MAX_PINS)
 			goto out;
 		/*
-		 * If a range cannot be pinned (not mapped) the transfer still
-		 * runs: the device faults and the error is reported in the
-		 * completion record like with every other strategy.
+		 * Over RLIMIT_MEMLOCK the submission fails.  A range that
+		 * cannot be pinned (not mapped) still runs: the device faults
+		 * and the error is reported in the completion record like
+		 * with every other strategy.
 		 */
-		if (s.opcode == PLDMA_OP_COPY)
-			pldma_pin_range(ctx, s.src, s.len, false, s.compl);
-		pldma_pin_range(ctx, s.dst, s.len, true, s.compl);
+		if (s.opcode == PLDMA_OP_COPY) {
+			ret = pldma_pin_range(ctx, s.src, s.len, false,
+					      done_at);
+			if (ret == -ENOMEM)
+				goto out;
+			pinned = !ret;
+		}
+		ret = pldma_pin_range(ctx, s.dst, s.len, true, done_at);
+		if (ret == -ENOMEM) {
+			if (pinned)	/* the source's pin, just added */
+				pldma_unpin(ctx, list_last_entry(&ctx->pins,
+								 struct pldma_pin,
+								 node));
+			goto out;
+		}
 	}
 
 	desc[PLDMA_DESC_OPCODE] = s.opcode;
@@ -1209,6 +1262,7 @@ static long pldma_ioc_stats(struct pldma_ctx *ctx, void __user *arg)
 	unsigned int i;
 
 	mutex_lock(&ctx->mutex);
+	pldma_reap_pins(ctx, false);
 	pldma_sync_hw_counters(ctx);
 	mutex_unlock(&ctx->mutex);
 	for (i = 0; i < PLDMA_STRAT_NUM; i++)

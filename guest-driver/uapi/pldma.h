@@ -72,7 +72,10 @@ struct pldma_strategy {
  * TAIL (the ring is set up by user space through the channel page), applies
  * the strategy (pins for PLDMA_STRAT_PIN) and rings the doorbell.  The
  * descriptor always gets PLDMA_DF_INTR.  compl is required for
- * PLDMA_STRAT_PIN: pages stay pinned until PLDMA_IOC_WAIT sees the record.
+ * PLDMA_STRAT_PIN.  Pins are long-term and counted in the process's pinned
+ * memory (VmPin) against RLIMIT_MEMLOCK (unless CAP_IPC_LOCK): over the limit
+ * the submission fails with ENOMEM.  They are released once the descriptor
+ * has run, whether or not its completion record could be written or read.
  */
 struct pldma_submit {
 	__u8  opcode;		/* PLDMA_OP_COPY or PLDMA_OP_FILL */

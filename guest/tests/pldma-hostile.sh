@@ -8,6 +8,7 @@ check "insmod pldma.ko" insmod /lib/modules/pldma.ko
 t "one: served userfaultfd memory" pldma-hostile uffd one served
 t "one: a userfaultfd range nobody serves blocks neither another process nor close()" pldma-hostile uffd one never
 t "a resolver that makes no progress is cut off after ~1 s" pldma-hostile slowuser
+t "pin is long-term and limited by RLIMIT_MEMLOCK, on-demand strategies are not" pldma-hostile memlock
 check "rmmod pldma" rmmod pldma
 check "no hung task" sh -c '! dmesg | grep -q "blocked for more than"'
 check "no warning or oops" sh -c '! dmesg | grep -q "WARNING:\|Oops\|BUG:"'

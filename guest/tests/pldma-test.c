@@ -14,10 +14,14 @@
  *   poll                                   poll()/read() and EPOLLPRI
  *   thp STRATEGY                           THP cuts destination faults
  *   mixed                                  per-transfer strategies, queued
+ *   stream SIZE MIN MAX PHASE...           copies in a loop, phases ended
+ *                                          by the host (migration test)
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +30,7 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "pldma.h"
@@ -723,13 +728,317 @@ static int cmd_poll(void)
 	return fails ? 1 : 0;
 }
 
+/*
+ * stream SIZE MIN MAX PHASE...: a stream of demand-paged copies for the
+ * host's migration test (tests/migration/run), which stops, migrates and
+ * restores the guest while it runs.  A PHASE is a strategy, or several
+ * joined with '+' that run at the same time, each on its own channel:
+ * stall on the stall-mode device, one, touchN and user on the report-mode
+ * device, pin and prefault on the stall-mode device when there is one.
+ * Each strategy copies SIZE bytes again and again, STREAM_DEPTH descriptors
+ * queued at a time, from sources of known contents to destinations, both
+ * dropped (MADV_DONTNEED) before every copy, and verifies every byte.  A
+ * phase ends once each of its strategies has done MIN copies and the host
+ * has written "next N" on the console (N: the phase's number, from 1), or
+ * after MAX copies.  The console shows, for the host,
+ *
+ *   === PLDMA-STREAM START N PHASE
+ *   === PLDMA-STREAM END N PHASE copies=C verified=V
+ *
+ * PLDMA_STREAM_USER_DELAY_US (default 200) slows the user strategy's fault
+ * handler, so that its channel is often FAULTED when the host stops the VM.
+ */
+#define STREAM_DEPTH	2
+#define STREAM_MAX_PAR	4
+
+struct stream_worker {
+	pthread_t thread;
+	int strategy;
+	unsigned int touch;
+	char name[32];
+	struct pldma_chan *ch;
+	size_t size;
+	unsigned int min, max;
+	uint32_t seed;
+	uint8_t *src[STREAM_DEPTH], *dst[STREAM_DEPTH];
+	volatile int *stop;
+	unsigned int copies, verified, errors;
+	uint32_t faults;	/* device stalls + reported faults */
+	volatile int done;
+};
+
+static unsigned int stream_user_delay_us = 200;
+
+static int stream_user_fault(struct pldma_chan *ch,
+			     const struct pldma_fault *f, void *arg)
+{
+	(void)arg;
+	if (stream_user_delay_us)
+		usleep(stream_user_delay_us);
+	return pldma_fault_populate(ch, f, NULL);
+}
+
+static uint32_t stream_faults(struct pldma_chan *ch)
+{
+	return pldma_hw_counter(ch, PLDMA_CNT_STALLS) +
+	       pldma_hw_counter(ch, PLDMA_CNT_FAULTS);
+}
+
+static void *stream_run(void *p)
+{
+	struct stream_worker *w = p;
+	uint32_t f0 = stream_faults(w->ch);
+	unsigned int slot[STREAM_DEPTH];
+	int ret, k, n;
+
+	while (!w->errors && w->copies < w->max &&
+	       !(w->copies >= w->min && *w->stop)) {
+		for (n = 0; n < STREAM_DEPTH; n++) {
+			struct pldma_xfer x = {
+				.opcode = PLDMA_OP_COPY, .dst = w->dst[n],
+				.src = w->src[n], .len = w->size,
+				.strategy = w->strategy, .touch = w->touch,
+				.cookie = w->copies + n,
+			};
+
+			pu_drop(w->src[n], w->size);
+			pu_drop(w->dst[n], w->size);
+			ret = pldma_submit(w->ch, &x, &slot[n]);
+			if (ret) {
+				printf("# FAIL stream %s copy %u: submit %d\n",
+				       w->name, w->copies + n, ret);
+				w->errors++;
+				break;
+			}
+		}
+		for (k = 0; k < n; k++) {
+			struct pldma_result r = { 0 };
+			long bad;
+
+			ret = pldma_wait(w->ch, slot[k], 60000, &r);
+			w->copies++;
+			if (ret || r.status != PLDMA_ST_SUCCESS) {
+				printf("# FAIL stream %s copy %u: wait %d, status %u, %llu bytes done, fault VA %#llx\n",
+				       w->name, w->copies - 1, ret, r.status,
+				       (unsigned long long)r.bytes,
+				       (unsigned long long)r.fault_va);
+				w->errors++;
+				continue;
+			}
+			bad = pu_verify(w->dst[k], w->size, w->seed + k);
+			if (bad >= 0) {
+				printf("# FAIL stream %s copy %u: byte %ld differs\n",
+				       w->name, w->copies - 1, bad);
+				w->errors++;
+				continue;
+			}
+			w->verified++;
+		}
+	}
+	w->faults = stream_faults(w->ch) - f0;
+	__sync_synchronize();
+	w->done = 1;
+	return NULL;
+}
+
+/* The console, unbuffered and silent, for the host's "next N" lines */
+static int stream_tty_open(struct termios *saved)
+{
+	static const char *const paths[] = { "/dev/ttyAMA0", "/dev/console" };
+	struct termios t;
+	unsigned int i;
+	int fd = -1;
+
+	for (i = 0; i < 2 && fd < 0; i++)
+		fd = open(paths[i], O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (tcgetattr(fd, saved)) {
+		close(fd);
+		return -1;
+	}
+	t = *saved;
+	t.c_lflag &= ~(ICANON | ECHO | ECHONL);
+	t.c_cc[VMIN] = 0;
+	t.c_cc[VTIME] = 0;
+	tcsetattr(fd, TCSANOW, &t);
+	return fd;
+}
+
+/* Whether the console brought "next @phase"; @line keeps a partial line */
+static int stream_next(int tty, int phase, char *line, size_t len)
+{
+	size_t n = strlen(line);
+	int found = 0, want;
+	char c;
+
+	while (read(tty, &c, 1) == 1) {
+		if (c != '\n' && c != '\r') {
+			if (n + 1 < len) {
+				line[n++] = c;
+				line[n] = 0;
+			}
+			continue;
+		}
+		if (sscanf(line, "next %d", &want) == 1 && want == phase)
+			found = 1;
+		n = 0;
+		line[0] = 0;
+	}
+	return found;
+}
+
+static struct pldma_chan *stream_chan(int strategy)
+{
+	struct pldma_chan *ch;
+
+	switch (strategy) {
+	case PLDMA_STRAT_STALL:
+		return pldma_open_mode(PLDMA_MODE_STALL);
+	case PLDMA_STRAT_ONE:
+	case PLDMA_STRAT_TOUCH:
+	case PLDMA_STRAT_USER:
+		return pldma_open_mode(PLDMA_MODE_REPORT);
+	}
+	ch = pldma_open_mode(PLDMA_MODE_STALL);
+	return ch ? ch : pldma_open_mode(PLDMA_MODE_REPORT);
+}
+
+static int stream_phase(int phase, const char *spec, size_t size,
+			unsigned int min, unsigned int max, int tty,
+			unsigned int *copies, unsigned int *verified)
+{
+	struct stream_worker w[STREAM_MAX_PAR];
+	char buf[64], line[32] = "", *tok, *save;
+	volatile int stop = 0;
+	int nw = 0, i, k, all, bad = 0;
+	unsigned int c = 0, v = 0;
+
+	memset(w, 0, sizeof(w));
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, "+", &save); tok;
+	     tok = strtok_r(NULL, "+", &save)) {
+		struct stream_worker *x = &w[nw];
+
+		if (nw == STREAM_MAX_PAR ||
+		    pldma_strategy_parse(tok, &x->strategy, &x->touch)) {
+			printf("# FAIL stream: bad phase '%s'\n", spec);
+			bad = 1;
+			break;
+		}
+		nw++;
+		pldma_strategy_name(x->strategy, x->touch, x->name,
+				    sizeof(x->name));
+		x->size = size;
+		x->min = min;
+		x->max = max;
+		x->stop = &stop;
+		x->seed = phase * 16 + nw * 4;
+		x->ch = stream_chan(x->strategy);
+		if (!x->ch) {
+			printf("# FAIL stream: no PLDMA device for %s\n",
+			       x->name);
+			bad = 1;
+			break;
+		}
+		for (k = 0; k < STREAM_DEPTH; k++) {
+			x->src[k] = pu_src_alloc(size, x->seed + k);
+			x->dst[k] = pu_dst_alloc(size, -1);
+			if (!x->src[k] || !x->dst[k]) {
+				printf("# FAIL stream: cannot allocate %zu bytes\n",
+				       size);
+				bad = 1;
+			}
+		}
+		if (x->strategy == PLDMA_STRAT_USER &&
+		    pldma_fault_thread_start(x->ch, stream_user_fault, NULL)) {
+			printf("# FAIL stream: no fault thread\n");
+			bad = 1;
+		}
+	}
+	if (!bad) {
+		printf("=== PLDMA-STREAM START %d %s\n", phase, spec);
+		for (i = 0; i < nw; i++)
+			pthread_create(&w[i].thread, NULL, stream_run, &w[i]);
+		do {
+			if (tty >= 0) {
+				struct pollfd pfd = { .fd = tty, .events = POLLIN };
+
+				if (poll(&pfd, 1, 100) > 0 &&
+				    stream_next(tty, phase, line, sizeof(line)))
+					stop = 1;
+			} else {
+				usleep(100000);
+			}
+			for (all = 1, i = 0; i < nw; i++)
+				all &= w[i].done;
+		} while (!all);
+		for (i = 0; i < nw; i++) {
+			pthread_join(w[i].thread, NULL);
+			printf("# stream phase %d %s: %u copies of %zu B, %u verified, %u device faults\n",
+			       phase, w[i].name, w[i].copies, size,
+			       w[i].verified, w[i].faults);
+			c += w[i].copies;
+			v += w[i].verified;
+			bad |= w[i].errors != 0;
+		}
+		printf("=== PLDMA-STREAM END %d %s copies=%u verified=%u\n",
+		       phase, spec, c, v);
+	}
+	for (i = 0; i < nw; i++) {
+		for (k = 0; k < STREAM_DEPTH; k++) {
+			pu_free(w[i].src[k], size);
+			pu_free(w[i].dst[k], size);
+		}
+		pldma_close(w[i].ch);
+	}
+	*copies += c;
+	*verified += v;
+	return bad;
+}
+
+static int cmd_stream(int argc, char **argv)
+{
+	unsigned int min, max, copies = 0, verified = 0;
+	const char *delay = getenv("PLDMA_STREAM_USER_DELAY_US");
+	struct termios saved;
+	int tty, i, bad = 0;
+	size_t size;
+
+	if (argc < 4)
+		return 2;
+	size = strtoul(argv[0], NULL, 0);
+	min = strtoul(argv[1], NULL, 0);
+	max = strtoul(argv[2], NULL, 0);
+	if (!size || !max || min > max)
+		return 2;
+	if (delay)
+		stream_user_delay_us = strtoul(delay, NULL, 0);
+	tty = stream_tty_open(&saved);
+	if (tty < 0)
+		printf("# stream: no console input, phases run %u copies\n",
+		       max);
+	for (i = 3; i < argc; i++)
+		bad |= stream_phase(i - 2, argv[i], size, min, max, tty,
+				    &copies, &verified);
+	if (tty >= 0) {
+		tcsetattr(tty, TCSANOW, &saved);
+		close(tty);
+	}
+	printf("# stream: %d phases, %u copies of %zu B, %u verified\n",
+	       argc - 3, copies, size, verified);
+	CHECK(!bad && copies == verified, "%u of %u copies not verified",
+	      copies - verified, copies);
+	return fails ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: pldma-test copy|touchratio|unmapped|badargs|isolation|kill ...\n");
+		fprintf(stderr, "usage: pldma-test copy|touchratio|unmapped|badargs|isolation|kill|stream ...\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "copy"))
@@ -750,6 +1059,8 @@ int main(int argc, char **argv)
 		ret = cmd_poll();
 	else if (!strcmp(argv[1], "kill"))
 		ret = cmd_kill(argc - 2, argv + 2);
+	else if (!strcmp(argv[1], "stream"))
+		ret = cmd_stream(argc - 2, argv + 2);
 	else
 		ret = 2;
 	pu_chan_close_all();

@@ -8,7 +8,7 @@
 # end the phases (scripts/run-guest --test migrate-stream).
 . /tests/lib.sh
 
-args="1048576 4 40 stall one touch16 user pin prefault stall+user"
+args="1048576 4 40 stall one touch16 user pin prefault stall+user stall+stall+one+user"
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	pldma.stream=*) args=$(echo "${arg#pldma.stream=}" | tr , ' ') ;;

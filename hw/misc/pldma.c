@@ -16,12 +16,14 @@
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/error-report.h"
 #include "qemu/module.h"
 #include "qemu/units.h"
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
 #include "qemu/rcu.h"
 #include "qapi/error.h"
+#include "qapi/visitor.h"
 #include "hw/irq.h"
 #include "hw/qdev-properties.h"
 #include "hw/arm/smmu-common.h"
@@ -34,8 +36,16 @@
 
 /* Descriptors a channel may complete in one scheduling turn */
 #define PLDMA_DESCS_PER_TURN 16
-/* Bytes moved from a RESUME or RESTART before leaving it to the BH */
+/*
+ * Work done inline, from the guest's MMIO write that lets a channel go on
+ * (a CMD_RESUME in the SMMU's command queue, or RESTART), rather than from
+ * the bottom half: at most this many bytes and descriptors, and this many
+ * channel runs, between two runs of the bottom half, whatever number of
+ * commands one guest write carries.
+ */
 #define PLDMA_INLINE_BUDGET (64 * KiB)
+#define PLDMA_INLINE_DESCS  PLDMA_DESCS_PER_TURN
+#define PLDMA_INLINE_RUNS   16
 
 typedef enum PLDMAAccess {
     PLDMA_ACC_OK,
@@ -117,14 +127,16 @@ static PLDMAAccess pldma_map(PLDMAState *s, PLDMAChannel *ch, uint64_t va,
     RCU_READ_LOCK_GUARD();
 
     if (s->iommu) {
+        PLDMAChannel *prev = s->cur;
         IOMMUTLBEntry e;
 
         if (ch) {
             ch->stall_seen = false;
         }
+        /* restored, not cleared: a translation can nest (event writes) */
         s->cur = ch;
         e = address_space_get_iotlb_entry(s->dma_as, va, is_write, attrs);
-        s->cur = NULL;
+        s->cur = prev;
         if (ch && ch->stall_seen) {
             return PLDMA_ACC_STALLED;
         }
@@ -543,11 +555,12 @@ static bool pldma_complete(PLDMAChannel *ch)
     return true;
 }
 
-/* One scheduling turn of a RUNNING channel: at most @budget bytes */
-static void pldma_ch_run(PLDMAChannel *ch, uint64_t budget)
+/*
+ * One scheduling turn of a RUNNING channel: at most *@budget bytes and
+ * *@descs descriptors, both decremented by what the turn used.
+ */
+static void pldma_ch_run(PLDMAChannel *ch, uint64_t *budget, uint32_t *descs)
 {
-    int descs = 0;
-
     while (ch->state == PLDMA_STATE_RUNNING) {
         switch (ch->phase) {
         case PLDMA_PHASE_FETCH:
@@ -555,7 +568,7 @@ static void pldma_ch_run(PLDMAChannel *ch, uint64_t budget)
                 pldma_set_state(ch, PLDMA_STATE_IDLE);
                 return;
             }
-            if (descs >= PLDMA_DESCS_PER_TURN || budget == 0) {
+            if (*descs == 0 || *budget == 0) {
                 return;
             }
             if (!pldma_fetch(ch)) {
@@ -563,7 +576,7 @@ static void pldma_ch_run(PLDMAChannel *ch, uint64_t budget)
             }
             break;
         case PLDMA_PHASE_XFER:
-            if (!pldma_xfer(ch, &budget)) {
+            if (!pldma_xfer(ch, budget)) {
                 return;
             }
             break;
@@ -571,7 +584,7 @@ static void pldma_ch_run(PLDMAChannel *ch, uint64_t budget)
             if (!pldma_complete(ch)) {
                 return;
             }
-            descs++;
+            (*descs)--;
             break;
         default:
             g_assert_not_reached();
@@ -585,14 +598,23 @@ static void pldma_bh(void *opaque)
     bool again = false;
     uint32_t i;
 
+    s->busy = true;
     for (i = 0; i < s->num_channels; i++) {
         PLDMAChannel *ch = &s->ch[(s->rr + i) % s->num_channels];
 
         if (ch->state == PLDMA_STATE_RUNNING) {
-            pldma_ch_run(ch, s->chunk_size);
+            uint64_t budget = s->chunk_size;
+            uint32_t descs = PLDMA_DESCS_PER_TURN;
+
+            pldma_ch_run(ch, &budget, &descs);
             again |= ch->state == PLDMA_STATE_RUNNING;
         }
     }
+    s->busy = false;
+    /* the guest's next writes may continue channels inline again */
+    s->inline_bytes = PLDMA_INLINE_BUDGET;
+    s->inline_descs = PLDMA_INLINE_DESCS;
+    s->inline_runs = PLDMA_INLINE_RUNS;
     s->rr = (s->rr + 1) % s->num_channels;
     pldma_update_irq(s);
     if (again) {
@@ -607,22 +629,45 @@ static void pldma_bh(void *opaque)
  * thread: waking it, and its taking the BQL, cost tens of microseconds per
  * fault, and milliseconds when that thread is not scheduled on a busy
  * host (docs/performance.md).  Running here, the next fault of a demand-
- * paged transfer is raised before the command returns.  The work is
- * bounded (PLDMA_INLINE_BUDGET bytes and PLDMA_DESCS_PER_TURN descriptors,
- * DMA to RAM only, so nothing re-enters the device); the bottom half does
- * the rest and serves the other channels as before.
+ * paged transfer is raised before the command returns.
+ *
+ * The work is bounded per guest MMIO write, not per command: one write of
+ * CMDQ_PROD can carry many RESUMEs, each for the stall the previous one
+ * raised.  The inline budget (PLDMA_INLINE_*) is shared by every inline
+ * run until the bottom half, which does the rest, runs and refills it.
+ *
+ * DMA goes to RAM only, but the SMMU may write an event anywhere the guest
+ * put its queue, including these registers.  The device's re-entrancy
+ * guard is engaged around the run, as for an MMIO access or the bottom
+ * half, so that such a write is refused rather than reset the channel
+ * under the access.  A resolution that arrives while a run is in progress
+ * (s->busy: the SMMU terminated a stall from within one of our
+ * translations) is left to the bottom half.
  */
 static void pldma_run_now(PLDMAChannel *ch)
 {
     PLDMAState *s = ch->s;
+    MemReentrancyGuard *guard = &DEVICE(s)->mem_reentrancy_guard;
+    bool engaged = guard->engaged_in_io;
 
-    if (ch->state == PLDMA_STATE_RUNNING) {
-        pldma_ch_run(ch, MIN(s->chunk_size, PLDMA_INLINE_BUDGET));
-        pldma_update_irq(s);
+    if (ch->state != PLDMA_STATE_RUNNING) {
+        return;
     }
-    if (ch->state == PLDMA_STATE_RUNNING) {
+    if (s->busy || !s->inline_runs || !s->inline_bytes ||
+        !s->inline_descs) {
+        trace_pldma_ch_deferred(ch->idx);
         qemu_bh_schedule(s->bh);
+        return;
     }
+    s->inline_runs--;
+    s->busy = true;
+    guard->engaged_in_io = true;
+    pldma_ch_run(ch, &s->inline_bytes, &s->inline_descs);
+    guard->engaged_in_io = engaged;
+    s->busy = false;
+    pldma_update_irq(s);
+    /* the rest of the work, and a new inline budget */
+    qemu_bh_schedule(s->bh);
 }
 
 static void pldma_kick(PLDMAChannel *ch)
@@ -636,6 +681,22 @@ static void pldma_kick(PLDMAChannel *ch)
 }
 
 /* ---- stall master interface ---- */
+
+/*
+ * Only a channel's own access in stall mode can be parked.  In report mode
+ * the engine reports faults instead, and the fault queue's writes (no
+ * channel) have nobody to resume them: the SMMU terminates those.
+ */
+static bool pldma_can_stall(SMMUStallMaster *master, uint32_t sid)
+{
+    PLDMAState *s = PLDMA(master);
+
+    if (s->report_mode || !s->cur || sid != s->stream_id) {
+        trace_pldma_smmu_stall_declined(sid, s->report_mode, s->cur != NULL);
+        return false;
+    }
+    return true;
+}
 
 static void pldma_stalled(SMMUStallMaster *master, const SMMUStallInfo *info)
 {
@@ -923,6 +984,9 @@ static void pldma_reset_engine(PLDMAState *s)
     s->fq_overflows = 0;
     s->fault_seq = 0;
     s->rr = 0;
+    s->inline_bytes = PLDMA_INLINE_BUDGET;
+    s->inline_descs = PLDMA_INLINE_DESCS;
+    s->inline_runs = PLDMA_INLINE_RUNS;
 }
 
 static void pldma_chb_write(PLDMAState *s, PLDMAChannel *ch, hwaddr off,
@@ -1187,11 +1251,6 @@ static const MemoryRegionOps pldma_ops = {
 static void pldma_realize(DeviceState *dev, Error **errp)
 {
     PLDMAState *s = PLDMA(dev);
-    static const char *const cnt_names[] = {
-        "descs", "stalls", "faults", "restarts", "aborts", "cancels",
-        "errors",
-    };
-    uint32_t i, j;
 
     if (s->num_channels < 1 || s->num_channels > PLDMA_MAX_CHANNELS) {
         error_setg(errp, "num-channels must be between 1 and %d",
@@ -1236,24 +1295,61 @@ static void pldma_realize(DeviceState *dev, Error **errp)
     sysbus_init_irq(SYS_BUS_DEVICE(dev), &s->irq);
     s->bh = qemu_bh_new_guarded(pldma_bh, s, &dev->mem_reentrancy_guard);
 
+    pldma_reset_engine(s);
+}
+
+/*
+ * "channels": the state and counters of every channel, for management
+ * and tests (qom-get), e.g. [{"state": "STALLED", "stalls": 3, ...}, ...]
+ */
+static void pldma_get_channels(Object *obj, Visitor *v, const char *name,
+                               void *opaque, Error **errp)
+{
+    static const struct {
+        const char *name;
+        uint32_t off;
+    } cnt[] = {
+        { "descs", PLDMA_CNT_DESCS },
+        { "stalls", PLDMA_CNT_STALLS },
+        { "faults", PLDMA_CNT_FAULTS },
+        { "restarts", PLDMA_CNT_RESTARTS },
+        { "aborts", PLDMA_CNT_ABORTS },
+        { "cancels", PLDMA_CNT_CANCELS },
+        { "errors", PLDMA_CNT_ERRORS },
+    };
+    PLDMAState *s = PLDMA(obj);
+    bool ok = false;
+    uint32_t i, j;
+
+    if (!visit_start_list(v, name, NULL, 0, errp)) {
+        return;
+    }
     for (i = 0; i < s->num_channels; i++) {
         PLDMAChannel *ch = &s->ch[i];
-        uint32_t *cnt[] = {
-            &ch->cnt_descs, &ch->cnt_stalls, &ch->cnt_faults,
-            &ch->cnt_restarts, &ch->cnt_aborts, &ch->cnt_cancels,
-            &ch->cnt_errors,
-        };
-        g_autofree char *bytes = g_strdup_printf("ch%u-bytes", i);
+        char *state = (char *)pldma_state_name(ch->state);
+        uint32_t head = ch->head, tail = ch->tail, val;
+        uint64_t bytes = ch->cnt_bytes;
 
-        object_property_add_uint64_ptr(OBJECT(s), bytes, &ch->cnt_bytes,
-                                       OBJ_PROP_FLAG_READ);
-        for (j = 0; j < ARRAY_SIZE(cnt_names); j++) {
-            g_autofree char *name = g_strdup_printf("ch%u-%s", i,
-                                                    cnt_names[j]);
-            object_property_add_uint32_ptr(OBJECT(s), name, cnt[j],
-                                           OBJ_PROP_FLAG_READ);
+        if (!visit_start_struct(v, NULL, NULL, 0, errp)) {
+            goto out;
+        }
+        ok = visit_type_str(v, "state", &state, errp) &&
+             visit_type_uint32(v, "head", &head, errp) &&
+             visit_type_uint32(v, "tail", &tail, errp) &&
+             visit_type_uint64(v, "bytes", &bytes, errp);
+        for (j = 0; ok && j < ARRAY_SIZE(cnt); j++) {
+            val = pldma_cnt_read(ch, cnt[j].off);
+            ok = visit_type_uint32(v, cnt[j].name, &val, errp);
+        }
+        ok = ok && visit_check_struct(v, errp);
+        visit_end_struct(v, NULL);
+        if (!ok) {
+            goto out;
         }
     }
+    ok = visit_check_list(v, errp);
+out:
+    visit_end_list(v, NULL);
 }
 
 static void pldma_unrealize(DeviceState *dev)
@@ -1261,6 +1357,11 @@ static void pldma_unrealize(DeviceState *dev)
     PLDMAState *s = PLDMA(dev);
 
     qemu_bh_delete(s->bh);
+    s->bh = NULL;
+    if (s->iommu) {
+        smmu_platform_master_release(ARM_SMMU(s->iommu), s->stream_id);
+    }
+    s->dma_as = NULL;
 }
 
 static void pldma_reset_hold(Object *obj, ResetType type)
@@ -1268,13 +1369,68 @@ static void pldma_reset_hold(Object *obj, ResetType type)
     PLDMAState *s = PLDMA(obj);
 
     trace_pldma_reset();
+    qemu_bh_cancel(s->bh);
     pldma_reset_engine(s);
     qemu_set_irq(s->irq, 0);
 }
 
+/* Why the migrated state of @ch is inconsistent, or NULL */
+static const char *pldma_ch_check(PLDMAState *s, PLDMAChannel *ch)
+{
+    bool enabled = ch->ctrl & PLDMA_CHB_CTRL_ENABLE;
+
+    if (ch->idx >= s->num_channels) {
+        return ch->state != PLDMA_STATE_DISABLED || ch->ctrl ?
+               "channel beyond num-channels in use" : NULL;
+    }
+    if (ch->state > PLDMA_STATE_ERROR || ch->phase > PLDMA_PHASE_COMPL) {
+        return "bad state or phase";
+    }
+    if (ch->ctrl & ~PLDMA_CHB_CTRL_ENABLE ||
+        enabled != (ch->state != PLDMA_STATE_DISABLED)) {
+        return "CTRL disagrees with the state";
+    }
+    if (PLDMA_CHB_PASID_VALUE(ch->pasid_reg) >= (1U << s->pasid_bits) ||
+        (ch->pasid_reg & ~(PLDMA_CHB_PASID_EN | PLDMA_FMASK(19, 0)))) {
+        return "PASID beyond pasid-bits";
+    }
+    if (ch->ring_size ? ch->head >= ch->ring_size || ch->tail >= ch->ring_size
+                      : ch->head || ch->tail) {
+        return "ring index beyond RING_SIZE";
+    }
+    if (ch->state >= PLDMA_STATE_RUNNING && ch->state != PLDMA_STATE_ERROR &&
+        !pldma_ring_valid(ch)) {
+        return "active channel with an invalid ring";
+    }
+    if (ch->phase != PLDMA_PHASE_FETCH && ch->done > ch->len) {
+        return "more bytes done than the descriptor holds";
+    }
+    if (ch->phase == PLDMA_PHASE_XFER &&
+        (ch->len == 0 || ch->len > s->max_transfer ||
+         (ch->op != PLDMA_OP_COPY && ch->op != PLDMA_OP_FILL))) {
+        return "transfer of a bad descriptor (length beyond max-transfer)";
+    }
+    if (ch->stall_pending != (ch->state == PLDMA_STATE_STALLED)) {
+        return "stall bookkeeping disagrees with the state";
+    }
+    /*
+     * A parked transaction migrates with the SMMU's table of stalls
+     * (subsection smmuv3/stalls, loaded before us), which resumes or
+     * terminates it later.  Without it the channel would wait forever.
+     */
+    if (ch->stall_pending &&
+        (!s->iommu || !smmu_stall_is_pending(ARM_SMMU(s->iommu),
+                                             s->stream_id, ch->stag))) {
+        return "stalled on a transaction the SMMU does not hold";
+    }
+    return NULL;
+}
+
+/* The stream comes from outside: reject what the device could not reach */
 static int pldma_post_load(void *opaque, int version_id)
 {
     PLDMAState *s = opaque;
+    const char *why;
     uint32_t i;
 
     for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
@@ -1282,24 +1438,35 @@ static int pldma_post_load(void *opaque, int version_id)
 
         ch->s = s;
         ch->idx = i;
-        if (i >= s->num_channels || ch->state > PLDMA_STATE_ERROR ||
-            ch->phase > PLDMA_PHASE_COMPL ||
-            (ch->ring_size && ch->head >= ch->ring_size)) {
-            pldma_ch_reset(ch);
-            continue;
-        }
-        /*
-         * A parked transaction migrates with the SMMU's table of stalls
-         * (subsection smmuv3/stalls), which resumes or terminates it later.
-         */
-        if (ch->state == PLDMA_STATE_STALLED && !ch->stall_pending) {
-            pldma_ch_reset(ch);
+        ch->stall_seen = false;
+        why = pldma_ch_check(s, ch);
+        if (why) {
+            error_report("pldma: migrated channel %u rejected: %s "
+                         "(state %u phase %u ring %u head %u tail %u)",
+                         i, why, ch->state, ch->phase, ch->ring_size,
+                         ch->head, ch->tail);
+            return -EINVAL;
         }
     }
-    if (s->fq_size > PLDMA_FQ_MAX_ENTRIES || !is_power_of_2(s->fq_size) ||
-        s->fq_head >= s->fq_size || s->fq_tail >= s->fq_size) {
-        s->fq_size = s->fq_head = s->fq_tail = s->fq_ctrl = 0;
+    if (s->fq_size ? s->fq_size < PLDMA_FQ_MIN_ENTRIES ||
+                     s->fq_size > PLDMA_FQ_MAX_ENTRIES ||
+                     !is_power_of_2(s->fq_size) ||
+                     s->fq_head >= s->fq_size || s->fq_tail >= s->fq_size
+                   : s->fq_head || s->fq_tail ||
+                     (s->fq_ctrl & PLDMA_FQ_CTRL_ENABLE)) {
+        error_report("pldma: migrated fault queue rejected (size %u head %u "
+                     "tail %u)", s->fq_size, s->fq_head, s->fq_tail);
+        return -EINVAL;
     }
+    if (s->fq_ctrl & ~PLDMA_FQ_CTRL_ENABLE || s->rr >= s->num_channels) {
+        error_report("pldma: migrated control state rejected");
+        return -EINVAL;
+    }
+    s->cur = NULL;
+    s->busy = false;
+    s->inline_bytes = PLDMA_INLINE_BUDGET;
+    s->inline_descs = PLDMA_INLINE_DESCS;
+    s->inline_runs = PLDMA_INLINE_RUNS;
     qemu_bh_schedule(s->bh);
     return 0;
 }
@@ -1400,15 +1567,20 @@ static void pldma_class_init(ObjectClass *klass, void *data)
     rc->phases.hold = pldma_reset_hold;
     device_class_set_props(dc, pldma_properties);
     set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+    smc->can_stall = pldma_can_stall;
     smc->stalled = pldma_stalled;
     smc->resumed = pldma_resumed;
 
+    object_class_property_add(klass, "channels", "PldmaChannelInfo-list",
+                              pldma_get_channels, NULL, NULL, NULL);
+    object_class_property_set_description(klass, "channels",
+        "read-only: state and counters of each channel");
     object_class_property_set_description(klass, "num-channels",
         "number of channels, 1..16 (one 4 KiB user page each)");
     object_class_property_set_description(klass, "fault-mode",
         "stall (park on SMMU stalls, default) or report (fault queue)");
     object_class_property_set_description(klass, "pasid-bits",
-        "PASID width advertised to the guest, 0..8");
+        "PASID width advertised to the guest, 0..20");
     object_class_property_set_description(klass, "stream-id",
         "SMMU StreamID of the device, >= 0x10000");
     object_class_property_set_description(klass, "max-transfer",

@@ -17,6 +17,7 @@
 #include "libqtest.h"
 #include "libqos/smmuv3.h"
 #include "qobject/qdict.h"
+#include "qobject/qlist.h"
 #include "hw/misc/pldma-regs.h"
 
 #define PLDMA_BASE      0x0c000000ULL   /* first platform bus device */
@@ -292,7 +293,8 @@ static void stop(T *t)
 
 static void test_registers(void)
 {
-    T *t = start("stall", false, ",num-channels=3,max-transfer=65536");
+    T *t = start("stall", false,
+                 ",num-channels=3,max-transfer=65536,pasid-bits=8");
     uint32_t cap = g_rd(t, PLDMA_CAP);
 
     g_assert_cmphex(g_rd(t, PLDMA_ID), ==, PLDMA_ID_VALUE);
@@ -424,8 +426,13 @@ static void do_copy_fill(bool smmu)
     g_assert_false(qtest_get_irq(t->qts, 0));
     {
         QDict *rsp = qtest_qmp(t->qts, "{'execute': 'qom-get', 'arguments':"
-                               " {'path': 'dma0', 'property': 'ch0-bytes'}}");
-        g_assert_cmpint(qdict_get_int(rsp, "return"), ==, len + 1000);
+                               " {'path': 'dma0', 'property': 'channels'}}");
+        QDict *ch0 = qobject_to(QDict,
+                                qlist_peek(qdict_get_qlist(rsp, "return")));
+
+        g_assert_cmpint(qdict_get_int(ch0, "bytes"), ==, len + 1000);
+        g_assert_cmpint(qdict_get_int(ch0, "descs"), ==, 3);
+        g_assert_cmpstr(qdict_get_str(ch0, "state"), ==, "IDLE");
         qobject_unref(rsp);
     }
     stop(t);

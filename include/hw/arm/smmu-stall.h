@@ -12,7 +12,9 @@
  * MemTxAttrs, following the convention of hw/riscv/riscv-iommu.c:
  *   attrs.unspecified == true   ->  SSV = 0 (no substream)
  *   otherwise                   ->  SSV = 1, SSID = attrs.pid
- * MemTxAttrs.pid is 8 bits wide, so SMMU_STALL_MAX_SSID_BITS is 8.
+ * MemTxAttrs.pid is 20 bits wide (patch "memattrs: Widen MemTxAttrs.pid"),
+ * the architectural maximum of IDR1.SSIDSIZE, so SMMU_STALL_MAX_SSID_BITS
+ * is 20.
  * The SMMU's IOMMU memory region maps attributes to an IOMMU index
  * (attrs_to_index), so every (SID, SSID) gets its own translation context
  * through one AddressSpace per StreamID.
@@ -36,9 +38,20 @@
  *   - SMMUStallMasterClass::resumed(..., SMMU_STALL_TERMINATED): the stall was
  *     terminated by CMD_STALL_TERM, by invalidation of its STE or CD, by
  *     disabling the SMMU, or by reset: complete with an error.
- * resumed() is never called from within an access of the same master, so
- * the master may issue DMA from it directly or (preferably) schedule a
- * bottom half.
+ * Before stalling, the SMMU asks the master's optional can_stall(): a
+ * master that cannot hold the transaction now (one in a mode without stall
+ * support, or an access outside of any of its contexts) returns false and
+ * the transaction is terminated as in a non-stalling context.
+ *
+ * The event of a stall is written to the event queue with the SMMU's mutex
+ * released; when the queue is full the transaction stays stalled and its
+ * event is written once software consumes events.  resumed() is called with
+ * the mutex released, usually from the guest's command-queue write, but it
+ * can also come while one of the master's own accesses is in progress (an
+ * event write that aborts terminates a stall from within a translation).
+ * A master must therefore not issue DMA from resumed() while one of its
+ * own accesses or MMIO handlers is running; a master that finds its
+ * re-entrancy guard engaged defers the work to a bottom half.
  */
 
 #ifndef HW_ARM_SMMU_STALL_H
@@ -48,7 +61,7 @@
 #include "exec/hwaddr.h"
 
 /* Width of MemTxAttrs.pid, hence of the SubstreamIDs a master can send */
-#define SMMU_STALL_MAX_SSID_BITS 8
+#define SMMU_STALL_MAX_SSID_BITS 20
 
 /*
  * StreamIDs at or above this value belong to platform (non-PCI) masters.
@@ -85,6 +98,7 @@ typedef struct SMMUStallInfo {
 struct SMMUStallMasterClass {
     InterfaceClass parent_class;
 
+    bool (*can_stall)(SMMUStallMaster *master, uint32_t sid);
     void (*stalled)(SMMUStallMaster *master, const SMMUStallInfo *info);
     void (*resumed)(SMMUStallMaster *master, uint32_t sid, uint16_t stag,
                     SMMUStallResponse resp);
@@ -105,5 +119,17 @@ typedef struct SMMUState SMMUState;
  */
 AddressSpace *smmu_platform_master_as(SMMUState *s, DeviceState *master,
                                       uint32_t sid, Error **errp);
+
+/**
+ * smmu_platform_master_release: undo smmu_platform_master_as() when the
+ * master goes away (unrealize); its address space must not be used after.
+ */
+void smmu_platform_master_release(SMMUState *s, uint32_t sid);
+
+/**
+ * smmu_stall_is_pending: whether the SMMU holds the stalled transaction
+ * (@sid, @stag); a master checks its migrated state against it.
+ */
+bool smmu_stall_is_pending(SMMUState *s, uint32_t sid, uint16_t stag);
 
 #endif /* HW_ARM_SMMU_STALL_H */

@@ -89,7 +89,12 @@ struct PLDMAState {
     AddressSpace *dma_as;
     Object *iommu;          /* link to the SMMU, set by the board */
     PLDMAChannel *cur;      /* channel whose access is being translated */
+    bool busy;              /* a channel run (BH or inline) is in progress */
     uint32_t rr;            /* round-robin start */
+    /* inline work left until the next bottom half (pldma_run_now) */
+    uint64_t inline_bytes;
+    uint32_t inline_descs;
+    uint32_t inline_runs;
 
     /* global registers */
     uint32_t irq_status;

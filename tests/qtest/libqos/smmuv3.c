@@ -374,6 +374,36 @@ void qsmmu_resume(QSMMU *s, uint32_t sid, uint16_t stag, int action)
               ((uint64_t)sid << 32), stag);
 }
 
+void qsmmu_resume_batch(QSMMU *s, uint32_t sid, const uint16_t *stags,
+                        int n, int action)
+{
+    int i;
+
+    g_assert(n < (1 << s->cmdq_log2));
+    for (i = 0; i < n; i++) {
+        uint32_t idx = s->cmdq_prod & ((1u << s->cmdq_log2) - 1);
+        uint64_t addr = s->cmdq + idx * 16;
+
+        qtest_writeq(s->qts, addr, CMD_RESUME | ((uint64_t)action << 12) |
+                     ((uint64_t)sid << 32));
+        qtest_writeq(s->qts, addr + 8, stags[i]);
+        s->cmdq_prod = (s->cmdq_prod + 1) & ((2u << s->cmdq_log2) - 1);
+    }
+    qsmmu_writel(s, R_CMDQ_PROD, s->cmdq_prod);
+}
+
+void qsmmu_set_evtq(QSMMU *s, uint64_t base, int log2)
+{
+    qsmmu_writel(s, R_CR0, CR0_CMDQEN | CR0_SMMUEN);
+    qsmmu_writeq(s, R_EVENTQ_BASE, base | log2);
+    qsmmu_writel(s, R_EVENTQ_PROD, 0);
+    qsmmu_writel(s, R_EVENTQ_CONS, 0);
+    s->evtq = base;
+    s->evtq_log2 = log2;
+    s->evtq_cons = 0;
+    qsmmu_writel(s, R_CR0, CR0_CMDQEN | CR0_EVENTQEN | CR0_SMMUEN);
+}
+
 void qsmmu_stall_term(QSMMU *s, uint32_t sid)
 {
     qsmmu_cmd(s, CMD_STALL_TERM | ((uint64_t)sid << 32), 0);

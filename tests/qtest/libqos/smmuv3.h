@@ -123,6 +123,11 @@ void qsmmu_cfgi_all(QSMMU *s);
 void qsmmu_tlbi_asid(QSMMU *s, uint16_t asid);
 void qsmmu_tlbi_va(QSMMU *s, uint16_t asid, uint64_t va);
 void qsmmu_resume(QSMMU *s, uint32_t sid, uint16_t stag, int action);
+/* @n CMD_RESUMEs of (@sid, @stags[i]), published by one CMDQ_PROD write */
+void qsmmu_resume_batch(QSMMU *s, uint32_t sid, const uint16_t *stags,
+                        int n, int action);
+/* Move the event queue to @base (2^@log2 entries), e.g. onto MMIO */
+void qsmmu_set_evtq(QSMMU *s, uint64_t base, int log2);
 void qsmmu_stall_term(QSMMU *s, uint32_t sid);
 /* CMDQ_CONS.ERR and GERROR.CMDQ_ERR state */
 bool qsmmu_cmdq_error(QSMMU *s);

@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# More processes hold a PASID at once than 8 SubstreamID bits allow: each
+# of 300 sleeping processes bound /dev/pldma0 (the channel reused after
+# close), copied through its PASID and keeps the PASID until it exits.
+. /tests/lib.sh
+check "insmod pldma.ko" insmod /lib/modules/pldma.ko
+grep -h "pasid-num-bits\|ssid" /sys/kernel/debug/pldma/pldma0/stats 2>/dev/null | sed 's/^/# /'
+check "301 processes hold a PASID at once, each copied and verified" \
+	pldma-pasids 300
+st=/sys/kernel/debug/pldma/pldma0/stats
+check "no channel left bound" sh -c "! grep -q '^  ch' $st"
+check "rmmod pldma" rmmod pldma
+done_testing

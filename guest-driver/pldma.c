@@ -143,6 +143,7 @@ struct pldma_ctx {
 	u32 pasid;
 	struct mm_struct *mm;
 	pid_t tgid;
+	kuid_t uid;			/* for the per-user channel limit */
 
 	struct mutex mutex;		/* ioctl state: pins, strategy */
 	u32 strategy;			/* channel default */
@@ -193,6 +194,11 @@ struct pldma_ctx {
 
 static struct dentry *pldma_dbg_root;
 static DEFINE_IDA(pldma_ida);
+
+static unsigned int user_channels;
+module_param(user_channels, uint, 0644);
+MODULE_PARM_DESC(user_channels,
+		 "channels of one device a user (uid) may hold without CAP_SYS_RESOURCE; 0: half of them, rounded up");
 
 static u32 pldma_rd(struct pldma_dev *pd, u32 off)
 {
@@ -765,8 +771,8 @@ static int pldma_open(struct inode *inode, struct file *file)
 {
 	struct pldma_dev *pd = container_of(file->private_data,
 					    struct pldma_dev, misc);
+	unsigned int ch, limit, mine = 0;
 	struct pldma_ctx *ctx;
-	unsigned int ch;
 	int ret;
 
 	if (!(pd->cap & PLDMA_CAP_PASID) || !current->mm)
@@ -789,11 +795,40 @@ static int pldma_open(struct inode *inode, struct file *file)
 	ctx->touch = 16;
 	ctx->prog_completed = U32_MAX;
 
+	ctx->mm = current->mm;
+	ctx->tgid = task_tgid_nr(current);
+	ctx->uid = current_uid();
+
+	/*
+	 * Claim a channel first, bind second: an mm keeps its PASID until it
+	 * exits, so an open() that would fail with EBUSY must not allocate
+	 * one (enough processes failing to open could use up the PASIDs).
+	 */
+	limit = user_channels ? user_channels : DIV_ROUND_UP(pd->nch, 2);
+	if (capable(CAP_SYS_RESOURCE))
+		limit = UINT_MAX;
+	spin_lock_irq(&pd->lock);
+	for (ch = 0; ch < pd->nch; ch++)
+		if (pd->chans[ch] && uid_eq(pd->chans[ch]->uid, ctx->uid))
+			mine++;
+	for (ch = 0; ch < pd->nch; ch++)
+		if (!pd->chans[ch])
+			break;
+	if (ch == pd->nch || mine >= limit) {
+		spin_unlock_irq(&pd->lock);
+		ret = ch == pd->nch ? -EBUSY : -EDQUOT;
+		goto err_free;
+	}
+	ctx->ch = ch;
+	ctx->chregs = pd->base + PLDMA_CH_PAGE_OFFSET(ch);
+	pd->chans[ch] = ctx;
+	spin_unlock_irq(&pd->lock);
+
 	ctx->sva = iommu_sva_bind_device(pd->dev, current->mm);
 	if (IS_ERR(ctx->sva)) {
 		ret = PTR_ERR(ctx->sva);
 		dev_dbg(pd->dev, "SVA bind failed: %d\n", ret);
-		goto err_free;
+		goto err_unclaim;
 	}
 	ctx->pasid = iommu_sva_get_pasid(ctx->sva);
 	if (ctx->pasid == IOMMU_PASID_INVALID ||
@@ -801,24 +836,6 @@ static int pldma_open(struct inode *inode, struct file *file)
 		ret = -ENOSPC;
 		goto err_unbind;
 	}
-	ctx->mm = current->mm;
-	mmgrab(ctx->mm);
-	ctx->tgid = task_tgid_nr(current);
-
-	/* Claim a channel. */
-	spin_lock_irq(&pd->lock);
-	for (ch = 0; ch < pd->nch; ch++)
-		if (!pd->chans[ch])
-			break;
-	if (ch == pd->nch) {
-		spin_unlock_irq(&pd->lock);
-		ret = -EBUSY;
-		goto err_mm;
-	}
-	ctx->ch = ch;
-	ctx->chregs = pd->base + PLDMA_CH_PAGE_OFFSET(ch);
-	pd->chans[ch] = ctx;
-	spin_unlock_irq(&pd->lock);
 
 	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
 	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL,
@@ -830,24 +847,25 @@ static int pldma_open(struct inode *inode, struct file *file)
 	    (ctx->pasid | PLDMA_CHB_PASID_EN)) {
 		dev_warn(pd->dev, "ch%u: PASID %u not accepted\n", ch,
 			 ctx->pasid);
-		spin_lock_irq(&pd->lock);
-		pd->chans[ch] = NULL;
-		spin_unlock_irq(&pd->lock);
 		ret = -EIO;
-		goto err_mm;
+		goto err_unbind;
 	}
 	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL,
 		 PLDMA_CHB_CTRL_ENABLE);
 
+	mmgrab(ctx->mm);
 	dev_dbg(pd->dev, "ch%u: bound to pid %d, PASID %u\n", ch, ctx->tgid,
 		ctx->pasid);
 	file->private_data = ctx;
 	return nonseekable_open(inode, file);
 
-err_mm:
-	mmdrop(ctx->mm);
 err_unbind:
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID, 0);
 	iommu_sva_unbind_device(ctx->sva);
+err_unclaim:
+	spin_lock_irq(&pd->lock);
+	pd->chans[ch] = NULL;
+	spin_unlock_irq(&pd->lock);
 err_free:
 	kfree(ctx);
 	return ret;
@@ -1577,7 +1595,8 @@ static int pldma_probe(struct platform_device *pdev)
 	pd->misc.name = pd->name;
 	pd->misc.fops = &pldma_fops;
 	pd->misc.parent = dev;
-	pd->misc.mode = 0666;
+	/* access is granted by group (udev), see README */
+	pd->misc.mode = 0660;
 	ret = misc_register(&pd->misc);
 	if (ret) {
 		ida_free(&pldma_ida, pd->id);

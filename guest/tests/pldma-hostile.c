@@ -404,6 +404,11 @@ static int cmd_pasid(int argc, char **argv)
 	for (i = 0; i < nchild; i++) {
 		kids[i] = fork();
 		if (!kids[i]) {
+			int k;
+
+			/* the parent's channels must not stay open in here */
+			for (k = 0; k < nheld; k++)
+				close(pldma_fd(held[k]));
 			fd = open(dev, O_RDWR);
 			c = fd >= 0 ? 'o' : errno == EBUSY ? 'b' : 'x';
 			if (write(pfd[1], &c, 1) != 1)
@@ -424,6 +429,8 @@ static int cmd_pasid(int argc, char **argv)
 	pldma_close(held[--nheld]);
 	pid = fork();
 	if (!pid) {
+		for (i = 0; i < nheld; i++)
+			close(pldma_fd(held[i]));
 		fd = open(dev, O_RDWR);
 		printf("# a new process opens the freed channel: %s\n",
 		       fd >= 0 ? "ok" : strerror(errno));
@@ -801,8 +808,15 @@ static void *race_thread(void *arg)
 	return NULL;
 }
 
+#define NSTAT 5
+static const char *const stat_names[NSTAT] = {
+	"cancels_no_progress", "cancels_refault_limit", "cancels_unresolved",
+	"refaults_after_move", "completion_records_dropped",
+};
+
 static int cmd_compact(int argc, char **argv)
 {
+	long st0[NSTAT];
 	size_t size = 1 << 20;
 	int strategy, n, i, cancelled = 0, other = 0, bad = 0, race = 0;
 	unsigned int touch;
@@ -818,12 +832,16 @@ static int cmd_compact(int argc, char **argv)
 		return 2;
 	n = atoi(argv[1]);
 	race = argc > 2 && !strcmp(argv[2], "race");
+	if (race)
+		size = 2 << 20;	/* one huge page to collapse */
 	ch = pu_chan_for(strategy);
 	if (!ch || !pldma_supports(ch, strategy))
 		return SKIP;
 	pldma_strategy_name(strategy, touch, name, sizeof(name));
 	src = pu_src_alloc(size, 71);
 	dst = pu_dst_alloc(size, race ? 1 : -1);
+	for (i = 0; i < NSTAT; i++)
+		st0[i] = dbg_stat(stat_names[i]);
 	pid = fork();
 	if (!pid) {
 		for (;;) {
@@ -870,12 +888,20 @@ static int cmd_compact(int argc, char **argv)
 		pthread_join(rthr, NULL);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	printf("# %s, %d x 1 MiB while compacting%s in a loop (%.1f s): %d CANCELLED, %d other errors, %d with wrong data%s\n",
-	       name, n, race ? " + MADV_DONTNEED + MADV_COLLAPSE" : "",
+	printf("# %s, %d x %zu KiB while compacting%s in a loop (%.1f s): %d CANCELLED, %d other errors, %d with wrong data%s\n",
+	       name, n, size >> 10,
+	       race ? " + MADV_DONTNEED + MADV_COLLAPSE" : "",
 	       now_s() - t0, cancelled, other, bad, "");
 	if (race)
 		printf("# %lu source drops, %lu collapses (last error: %s)\n",
 		       rc.drops, rc.collapses, strerror(rc.collapse_err));
+	if (mode_for(strategy) != PLDMA_MODE_STALL && st0[0] >= 0) {
+		printf("# report-mode driver:");
+		for (i = 0; i < NSTAT; i++)
+			printf(" %s +%ld", stat_names[i],
+			       dbg_stat(stat_names[i]) - st0[i]);
+		printf("\n");
+	}
 	CHECK(!cancelled && !other && !bad, "valid transfers failed");
 	return fails ? 1 : 0;
 }

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Hostile and unlucky users (issue 10): one process cannot block, starve or
-# confuse another, and valid transfers never fail.
+# confuse another, pins are accounted, valid transfers never fail.
 # pldma0 is in stall mode, pldma1 in report mode.
 . /tests/lib.sh
 
@@ -9,6 +9,10 @@ t "one: served userfaultfd memory" pldma-hostile uffd one served
 t "one: a userfaultfd range nobody serves blocks neither another process nor close()" pldma-hostile uffd one never
 t "a resolver that makes no progress is cut off after ~1 s" pldma-hostile slowuser
 t "pin is long-term and limited by RLIMIT_MEMLOCK, on-demand strategies are not" pldma-hostile memlock
+t "failed open()s do not use up PASIDs" pldma-hostile pasid /dev/pldma1
+chmod 0666 /dev/pldma0
+t "an unprivileged user gets at most 2 of 4 channels" pldma-hostile userlimit /dev/pldma0 2
+chmod 0660 /dev/pldma0
 check "rmmod pldma" rmmod pldma
 check "no hung task" sh -c '! dmesg | grep -q "blocked for more than"'
 check "no warning or oops" sh -c '! dmesg | grep -q "WARNING:\|Oops\|BUG:"'

@@ -270,7 +270,8 @@ static int pldma_fault_in(struct pldma_ctx *ctx, u64 va, bool write,
 {
 	struct mm_struct *mm = ctx->mm;
 	unsigned int flags = write ? FAULT_FLAG_WRITE : 0;
-	unsigned long addr = va & PAGE_MASK;
+	unsigned long addr = va & PAGE_MASK, end = 0;
+	struct vm_area_struct *vma;
 	unsigned int done = 0;
 	bool unlocked;
 
@@ -278,6 +279,12 @@ static int pldma_fault_in(struct pldma_ctx *ctx, u64 va, bool write,
 		return 0;
 	mmap_read_lock(mm);
 	for (; done < n; done++, addr += PAGE_SIZE) {
+		/* a touch-ahead window ends with the faulting VMA */
+		vma = vma_lookup(mm, addr);
+		if (!vma || (end && addr >= end))
+			break;
+		if (!end)
+			end = vma->vm_end;
 		unlocked = false;
 		if (fixup_user_fault(mm, addr, flags, &unlocked))
 			break;
@@ -428,8 +435,18 @@ static bool pldma_take_fault(struct pldma_ctx *ctx, struct pldma_fault_rec *f,
 	}
 	*n = 1;
 	if (*strategy == PLDMA_STRAT_TOUCH &&
-	    !(f->flags & (PLDMA_FR_F_DESC | PLDMA_FR_F_COMPL)))
+	    !(f->flags & (PLDMA_FR_F_DESC | PLDMA_FR_F_COMPL))) {
 		*n = touch;
+		/*
+		 * Never past the transfer: the faulting buffer has len - done
+		 * bytes left from va (the device faults at buffer + done).
+		 * Without the record's length (overflow) only the VMA clamps.
+		 */
+		if (f->len > f->done)
+			*n = min_t(u64, *n,
+				   DIV_ROUND_UP(offset_in_page(f->va) +
+						f->len - f->done, PAGE_SIZE));
+	}
 	pldma_count(ctx, faults[*strategy], 1);
 	return true;
 }

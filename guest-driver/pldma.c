@@ -943,9 +943,16 @@ static int pldma_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EPERM;
 	if (vma->vm_pgoff || vma_pages(vma) != 1 || PAGE_SIZE != PLDMA_PAGE_SIZE)
 		return -EINVAL;
+	/*
+	 * MAP_PRIVATE would turn the first doorbell write into a
+	 * copy-on-write page of RAM: the device would never see it.
+	 */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
-	vm_flags_set(vma, VM_IO | VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
+		     VM_DONTDUMP);
 	vm_flags_clear(vma, VM_MAYEXEC);
 	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
 	return io_remap_pfn_range(vma, vma->vm_start,

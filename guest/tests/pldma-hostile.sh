@@ -14,6 +14,7 @@ chmod 0666 /dev/pldma0
 t "an unprivileged user gets at most 2 of 4 channels" pldma-hostile userlimit /dev/pldma0 2
 chmod 0660 /dev/pldma0
 t "touch-ahead stays inside the transfer" pldma-hostile touchclamp
+t "channel page: MAP_SHARED only, I/O VMA flags" pldma-hostile mmapflags
 check "rmmod pldma" rmmod pldma
 check "no hung task" sh -c '! dmesg | grep -q "blocked for more than"'
 check "no warning or oops" sh -c '! dmesg | grep -q "WARNING:\|Oops\|BUG:"'

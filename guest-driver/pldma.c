@@ -1049,6 +1049,8 @@ static int pldma_set_slot_strategy(struct pldma_ctx *ctx, u32 slot,
 {
 	struct pldma_slot_strat *slots = ctx->slots;
 
+	if (WARN_ON_ONCE(slot >= PLDMA_RING_MAX_ENTRIES))
+		return -EINVAL;
 	if (!slots) {
 		slots = kvcalloc(PLDMA_RING_MAX_ENTRIES, sizeof(*slots),
 				 GFP_KERNEL);
@@ -1128,8 +1130,17 @@ static long pldma_ioc_submit(struct pldma_ctx *ctx, void __user *arg)
 	if (size < PLDMA_RING_MIN_ENTRIES || size > PLDMA_RING_MAX_ENTRIES ||
 	    !is_power_of_2(size) || !ring || ring & (PLDMA_DESC_SIZE - 1))
 		goto out;
+	/*
+	 * TAIL is written by user space through the channel page and HEAD
+	 * comes from the device: bound both before they index anything
+	 * (slots[], the ring).  The model keeps them below RING_SIZE; a
+	 * driver must not rely on that.
+	 */
 	head = pldma_ch_rd(ctx, PLDMA_CH_RING_HEAD);
 	tail = pldma_ch_rd(ctx, PLDMA_CH_RING_TAIL);
+	ret = -EIO;
+	if (head >= size || tail >= size)
+		goto out;
 	ret = -EBUSY;
 	if (((tail + 1) & (size - 1)) == head)
 		goto out;

@@ -22,6 +22,7 @@
 #include <linux/idr.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/iopoll.h>
 #include <linux/iommu.h>
 #include <linux/kref.h>
 #include <linux/ktime.h>
@@ -47,6 +48,7 @@
 #define PLDMA_NO_PROGRESS_MS	1000	/* a faulted channel that does not move */
 #define PLDMA_MAX_REFAULTS	8	/* same VA faulting again and again */
 #define PLDMA_MAX_PINS		64	/* pinned transfers in flight per file */
+#define PLDMA_DRAIN_US		1000000	/* release(): wait for the channel */
 
 static const char * const pldma_strat_names[PLDMA_STRAT_NUM] = {
 	[PLDMA_STRAT_PIN] = "pin",
@@ -893,6 +895,7 @@ static int pldma_release(struct inode *inode, struct file *file)
 	struct pldma_ctx *ctx = file->private_data;
 	struct pldma_dev *pd = ctx->pd;
 	u32 bind = PLDMA_CH_BIND(ctx->ch);
+	u32 state;
 
 	/*
 	 * Quiesce: no command from the fault work, the watchdog or a RESOLVE
@@ -906,7 +909,18 @@ static int pldma_release(struct inode *inode, struct file *file)
 	ctx->closing = true;
 	ctx->fault_busy = false;
 	pldma_sync_hw_counters(ctx);
+	/*
+	 * Drain before the PASID goes away (as idxd does and the IOMMU API
+	 * requires of iommu_sva_unbind_device()): clearing ENABLE stops the
+	 * channel after its current chunk; wait, bounded, until it says
+	 * DISABLED, so no DMA with this PASID is in flight at the unbind.
+	 */
 	pldma_wr(pd, bind + PLDMA_CHB_CTRL, 0);
+	if (readl_poll_timeout(pd->base + bind + PLDMA_CHB_STATE, state,
+			       state == PLDMA_STATE_DISABLED, 20,
+			       PLDMA_DRAIN_US))
+		dev_warn(pd->dev, "ch%u: still in state %u after %u us, resetting\n",
+			 ctx->ch, state, PLDMA_DRAIN_US);
 	pldma_wr(pd, bind + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
 	pldma_wr(pd, bind + PLDMA_CHB_PASID, 0);
 	pldma_wr(pd, bind + PLDMA_CHB_OWNER, 0);

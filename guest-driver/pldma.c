@@ -43,7 +43,6 @@
 #include <hw/misc/pldma-regs.h>
 #include "uapi/pldma.h"
 
-#define PLDMA_FQ_ENTRIES	256
 #define PLDMA_HIST_BUCKETS	21	/* <1us, then [2^(i-1), 2^i) us */
 #define PLDMA_NO_PROGRESS_MS	1000	/* a faulted channel that does not move */
 #define PLDMA_MAX_REFAULTS	8	/* same VA faulting again and again */
@@ -101,6 +100,7 @@ struct pldma_dev {
 	__le32 *fq;			/* fault queue, PLDMA_FR_SIZE records */
 	dma_addr_t fq_dma;
 	u32 fq_head;
+	u32 fq_entries;
 
 	struct dentry *dbg;
 	struct pldma_counters st;
@@ -196,6 +196,14 @@ struct pldma_ctx {
 
 static struct dentry *pldma_dbg_root;
 static DEFINE_IDA(pldma_ida);
+
+/*
+ * At most nch records are outstanding (a FAULTED channel waits for its
+ * answer), so the default never overflows; a small queue (tests) does.
+ */
+static unsigned int fq_entries = 256;
+module_param(fq_entries, uint, 0444);
+MODULE_PARM_DESC(fq_entries, "fault queue records (report mode), 2..4096");
 
 static unsigned int user_channels;
 module_param(user_channels, uint, 0644);
@@ -606,7 +614,7 @@ static irqreturn_t pldma_irq_thread(int irq, void *data)
 		if (tail == pd->fq_head)
 			break;
 		pldma_read_record(pd, pd->fq_head, &f);
-		pd->fq_head = (pd->fq_head + 1) & (PLDMA_FQ_ENTRIES - 1);
+		pd->fq_head = (pd->fq_head + 1) & (pd->fq_entries - 1);
 		pldma_wr(pd, PLDMA_FQ_HEAD, pd->fq_head);
 		if (f.channel < pd->nch)
 			pldma_kick_channel(pd, f.channel, &f);
@@ -1609,7 +1617,10 @@ static int pldma_probe(struct platform_device *pdev)
 	}
 
 	if (!pd->stall_mode) {
-		pd->fq = dmam_alloc_coherent(dev, PLDMA_FQ_ENTRIES *
+		pd->fq_entries = roundup_pow_of_two(clamp(fq_entries,
+							  PLDMA_FQ_MIN_ENTRIES,
+							  PLDMA_FQ_MAX_ENTRIES));
+		pd->fq = dmam_alloc_coherent(dev, pd->fq_entries *
 					     PLDMA_FR_SIZE, &pd->fq_dma,
 					     GFP_KERNEL);
 		if (!pd->fq)
@@ -1617,7 +1628,7 @@ static int pldma_probe(struct platform_device *pdev)
 		pldma_wr(pd, PLDMA_FQ_CTRL, 0);
 		pldma_wr(pd, PLDMA_FQ_BASE_LO, lower_32_bits(pd->fq_dma));
 		pldma_wr(pd, PLDMA_FQ_BASE_HI, upper_32_bits(pd->fq_dma));
-		pldma_wr(pd, PLDMA_FQ_SIZE, PLDMA_FQ_ENTRIES);
+		pldma_wr(pd, PLDMA_FQ_SIZE, pd->fq_entries);
 		pldma_wr(pd, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
 		pd->fq_head = 0;
 	}

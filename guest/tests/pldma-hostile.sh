@@ -16,6 +16,10 @@ chmod 0660 /dev/pldma0
 t "touch-ahead stays inside the transfer" pldma-hostile touchclamp
 t "channel page: MAP_SHARED only, I/O VMA flags" pldma-hostile mmapflags
 check "rmmod pldma" rmmod pldma
+# A two-entry fault queue overflows as soon as two channels fault together.
+check "insmod pldma.ko fq_entries=2" insmod /lib/modules/pldma.ko fq_entries=2
+t "fault tokens stay unique after fault-queue overflows" pldma-hostile tokens
+check "rmmod pldma" rmmod pldma
 check "no hung task" sh -c '! dmesg | grep -q "blocked for more than"'
 check "no warning or oops" sh -c '! dmesg | grep -q "WARNING:\|Oops\|BUG:"'
 done_testing

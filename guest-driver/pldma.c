@@ -361,7 +361,12 @@ static void pldma_forward_fault(struct pldma_ctx *ctx,
 	memset(&ctx->uf, 0, sizeof(ctx->uf));
 	ctx->uf.va = f->va;
 	ctx->uf.flags = f->flags;
-	ctx->uf.seq = f->seq;
+	/*
+	 * The driver's token, not the record's sequence number: records
+	 * lost to an overflow have none, and a RESOLVE must never match a
+	 * later fault.
+	 */
+	ctx->uf.seq = token;
 	ctx->uf.desc = f->desc;
 	ctx->uf.done = f->done;
 	ctx->uf.len = f->len;

@@ -104,7 +104,9 @@ struct pldma_wait {
 struct pldma_fault {
 	__u64 va;
 	__u32 flags;		/* PLDMA_FR_F_* */
-	__u32 seq;		/* pass back in pldma_fault_resolve */
+	__u32 seq;		/* token, unique per file: pass back in
+				 * pldma_fault_resolve
+				 */
 	__u32 desc;
 	__u32 done;
 	__u32 len;

@@ -227,9 +227,16 @@ void pldma_close(struct pldma_chan *ch)
 	if (!ch)
 		return;
 	pldma_fault_thread_stop(ch);
-	munmap(ch->ring, RING_ENTRIES * (PLDMA_DESC_SIZE + PLDMA_COMPL_SIZE));
+	/*
+	 * Unmap the channel page, then close the file: the driver's release()
+	 * stops the channel and waits for it to be quiet.  Only then is the
+	 * ring and completion memory given back; unmapped earlier, its VAs
+	 * could be reused by another thread's mmap() while the device may
+	 * still fetch a descriptor from them or write a record into them.
+	 */
 	munmap((void *)ch->regs, ch->info.mmap_size);
 	close(ch->fd);
+	munmap(ch->ring, RING_ENTRIES * (PLDMA_DESC_SIZE + PLDMA_COMPL_SIZE));
 	free(ch);
 }
 
@@ -450,6 +457,7 @@ static void *fault_thread(void *p)
 {
 	struct pldma_chan *ch = p;
 	const char *cpu = getenv("PLDMA_FAULT_CPU");
+	unsigned int backoff_us = 0;
 
 	if (cpu) {
 		cpu_set_t set;
@@ -464,8 +472,23 @@ static void *fault_thread(void *p)
 		struct pldma_fault_resolve r = { 0 };
 		int ret;
 
-		if (ioctl(ch->fd, PLDMA_IOC_FAULT_GET, &f))
-			continue;	/* EAGAIN: nothing yet, EINTR */
+		if (ioctl(ch->fd, PLDMA_IOC_FAULT_GET, &f)) {
+			if (errno == EAGAIN || errno == EINTR) {
+				backoff_us = 0;
+				continue;	/* nothing yet */
+			}
+			/*
+			 * A persistent error (the descriptor was closed or
+			 * replaced, a driver gone): do not spin, retry at
+			 * most every 100 ms until stopped.
+			 */
+			backoff_us = backoff_us ? backoff_us * 2 : 1000;
+			if (backoff_us > 100000)
+				backoff_us = 100000;
+			usleep(backoff_us);
+			continue;
+		}
+		backoff_us = 0;
 		ret = ch->ffn(ch, &f, ch->farg);
 		r.seq = f.seq;
 		r.action = ret ? PLDMA_RESOLVE_CANCEL : PLDMA_RESOLVE_RESTART;

@@ -15,6 +15,7 @@ t "an unprivileged user gets at most 2 of 4 channels" pldma-hostile userlimit /d
 chmod 0660 /dev/pldma0
 t "touch-ahead stays inside the transfer" pldma-hostile touchclamp
 t "channel page: MAP_SHARED only, I/O VMA flags" pldma-hostile mmapflags
+t "libpldma's fault thread does not spin on persistent errors" pldma-hostile fthread
 check "rmmod pldma" rmmod pldma
 # A two-entry fault queue overflows as soon as two channels fault together.
 check "insmod pldma.ko fq_entries=2" insmod /lib/modules/pldma.ko fq_entries=2

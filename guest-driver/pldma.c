@@ -46,6 +46,7 @@
 #define PLDMA_HIST_BUCKETS	21	/* <1us, then [2^(i-1), 2^i) us */
 #define PLDMA_NO_PROGRESS_MS	1000	/* a faulted channel that does not move */
 #define PLDMA_MAX_REFAULTS	8	/* same VA faulting again and again */
+#define PLDMA_MAX_MOVES		64	/* ... after answers that resolved it */
 #define PLDMA_MAX_PINS		64	/* pinned transfers in flight per file */
 #define PLDMA_DRAIN_US		1000000	/* release(): wait for the channel */
 
@@ -70,6 +71,11 @@ struct pldma_counters {
 	atomic64_t pinned_pages;
 	atomic64_t fq_overflows;
 	atomic64_t ch_errors;
+	atomic64_t cancel_noprogress;	/* by the watchdog */
+	atomic64_t cancel_refaults;	/* livelock guard */
+	atomic64_t cancel_unresolved;	/* not mapped, fault-in failed */
+	atomic64_t moved_refaults;	/* resolved, then faulted again */
+	atomic64_t lost_records;	/* completion write cancelled */
 	atomic64_t hist[PLDMA_HIST_BUCKETS];
 };
 
@@ -179,7 +185,10 @@ struct pldma_ctx {
 	u32 prog_desc;
 	u32 prog_done;
 	u64 prog_va;
-	unsigned int refaults;
+	unsigned int refaults;		/* at the same VA, unresolved */
+	unsigned int moves;		/* at the same VA, after resolving */
+	bool resolved;			/* the last RESTART made it present */
+	u64 lost_compl;			/* record VA a CANCEL dropped */
 
 	/* latest fault record of the channel and the forwarded fault */
 	spinlock_t flock;
@@ -326,6 +335,19 @@ static void pldma_ch_cmd(struct pldma_ctx *ctx, u32 cmd)
 	lockdep_assert_held(&ctx->cmd_lock);
 	if (pldma_ch_rd(ctx, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED)
 		return;
+	/*
+	 * Cancelling a fault on the completion record drops the record:
+	 * remember where, so that WAIT fails at once instead of sleeping
+	 * until its timeout (the device raises CH_DONE for it).
+	 */
+	if (cmd == PLDMA_CMD_CANCEL &&
+	    (pldma_ch_rd(ctx, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_COMPL)) {
+		WRITE_ONCE(ctx->lost_compl,
+			   (pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_LO) |
+			    (u64)pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_HI) << 32) &
+			   ~7ULL);
+		pldma_count(ctx, lost_records, 1);
+	}
 	pldma_ch_wr(ctx, PLDMA_CH_CMD, cmd);
 	if (cmd == PLDMA_CMD_RESTART)
 		pldma_count(ctx, restarts, 1);
@@ -337,13 +359,15 @@ static void pldma_ch_cmd(struct pldma_ctx *ctx, u32 cmd)
  * Answer the fault identified by @token, unless it was answered already
  * (by the watchdog, a RESOLVE, or release()).  Returns whether it did.
  */
-static bool pldma_answer(struct pldma_ctx *ctx, u32 token, u32 cmd)
+static bool pldma_answer(struct pldma_ctx *ctx, u32 token, u32 cmd,
+			 bool resolved)
 {
 	bool ret = false;
 
 	mutex_lock(&ctx->cmd_lock);
 	if (!ctx->closing && ctx->fault_busy && ctx->token == token) {
 		ctx->fault_busy = false;
+		ctx->resolved = cmd == PLDMA_CMD_RESTART && resolved;
 		pldma_ch_cmd(ctx, cmd);
 		pldma_hist(ctx->pd, ctx->fault_start);
 		ret = true;
@@ -431,10 +455,22 @@ static bool pldma_take_fault(struct pldma_ctx *ctx, struct pldma_fault_rec *f,
 		ctx->prog_done = f->done;
 		ctx->prog_va = f->va;
 		ctx->refaults = 0;
+		ctx->moves = 0;
 		mod_delayed_work(ctx->pd->wq, &ctx->watchdog,
 				 msecs_to_jiffies(PLDMA_NO_PROGRESS_MS));
 	} else if (f->va == ctx->prog_va) {
-		ctx->refaults++;
+		/*
+		 * The same access again.  After an answer that made the page
+		 * present, the memory moved before the device retried
+		 * (migration, compaction, THP collapse or split,
+		 * MADV_DONTNEED): not a failure to resolve, so it does not
+		 * count toward the refault limit, up to a livelock guard.
+		 * After an answer that did not make it present, it counts.
+		 */
+		if (ctx->resolved && ++ctx->moves <= PLDMA_MAX_MOVES)
+			pldma_count(ctx, moved_refaults, 1);
+		else
+			ctx->refaults++;
 	} else {
 		ctx->prog_va = f->va;
 	}
@@ -486,15 +522,16 @@ static void pldma_serve_fault(struct pldma_ctx *ctx)
 	if (refaults > PLDMA_MAX_REFAULTS) {
 		dev_dbg(pd->dev, "ch%u: VA %#llx keeps faulting\n", ctx->ch,
 			f.va);
-		pldma_answer(ctx, token, PLDMA_CMD_CANCEL);
+		if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false))
+			pldma_count(ctx, cancel_refaults, 1);
 		return;
 	}
 
 	if (strategy == PLDMA_STRAT_USER) {
-		if (!pldma_va_mapped(ctx, f.va))
-			pldma_answer(ctx, token, PLDMA_CMD_CANCEL);
-		else
+		if (pldma_va_mapped(ctx, f.va))
 			pldma_forward_fault(ctx, &f, token);
+		else if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false))
+			pldma_count(ctx, cancel_unresolved, 1);
 		return;
 	}
 
@@ -503,11 +540,12 @@ static void pldma_serve_fault(struct pldma_ctx *ctx)
 		pldma_count(ctx, pages_present, done);
 		if (done > 1)
 			pldma_count(ctx, touch_pages, done - 1);
-		pldma_answer(ctx, token, PLDMA_CMD_RESTART);
+		pldma_answer(ctx, token, PLDMA_CMD_RESTART, true);
 	} else {
 		dev_dbg(pd->dev, "ch%u: cannot resolve fault at %#llx\n",
 			ctx->ch, f.va);
-		pldma_answer(ctx, token, PLDMA_CMD_CANCEL);
+		if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false))
+			pldma_count(ctx, cancel_unresolved, 1);
 	}
 }
 
@@ -548,6 +586,7 @@ static void pldma_watchdog(struct work_struct *work)
 		ctx->uf_pending = false;
 		spin_unlock_irq(&ctx->flock);
 		pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
+		pldma_count(ctx, cancel_noprogress, 1);
 		pldma_hist(ctx->pd, ctx->fault_start);
 		cancelled = true;
 	}
@@ -1253,6 +1292,11 @@ static long pldma_ioc_wait(struct pldma_ctx *ctx, void __user *arg)
 			return -EFAULT;
 		if (st)
 			break;
+		if (READ_ONCE(ctx->lost_compl) == w.compl &&
+		    cmpxchg(&ctx->lost_compl, w.compl, 0) == w.compl) {
+			ret = -ENODATA;	/* its record was cancelled */
+			break;
+		}
 		if (pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_ERROR) {
 			ret = -EIO;
 			break;
@@ -1304,10 +1348,40 @@ static long pldma_ioc_fault_get(struct pldma_ctx *ctx, void __user *arg)
 	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
 }
 
+/*
+ * A page the resolver made present may still be unusable by the SMMU: a
+ * migrated page comes back with an old PTE (AF clear), and without HTTU
+ * the SMMU faults on it again, while MADV_POPULATE_* and GUP, which find
+ * the page present, leave the PTE old.  That made the user strategy fault
+ * on the same VA until the refault limit cancelled valid transfers under
+ * compaction.  So, if the page is present, fault it in once more from the
+ * kernel: on a present PTE that only sets young (and dirty for a write),
+ * and never waits for a filler.  Returns whether the page is present.
+ */
+static bool pldma_touch_present(u64 va, bool write)
+{
+	struct mm_struct *mm = current->mm;
+	struct page *page;
+	bool unlocked = false;
+	int ret;
+
+	if (!get_user_page_fast_only(va, write ? FOLL_WRITE : 0, &page))
+		return false;
+	put_page(page);
+	if (mmap_read_lock_killable(mm))
+		return true;
+	ret = fixup_user_fault(mm, va & PAGE_MASK,
+			       write ? FAULT_FLAG_WRITE : 0, &unlocked);
+	mmap_read_unlock(mm);
+	return !ret;
+}
+
 static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
 {
 	struct pldma_fault_resolve r;
+	bool write, resolved = false;
 	u32 cmd, token;
+	u64 va;
 
 	if (copy_from_user(&r, arg, sizeof(r)))
 		return -EFAULT;
@@ -1327,12 +1401,21 @@ static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
 	}
 	ctx->uf_pending = false;
 	token = ctx->uf_token;
+	va = ctx->uf.va;
+	write = ctx->uf.flags & PLDMA_FR_F_WRITE;
 	spin_unlock_irq(&ctx->flock);
+	/*
+	 * Did the answer make the page present?  (The caller is the owner:
+	 * current->mm == ctx->mm.)  If so and the device faults there again,
+	 * the memory moved; if not, the resolver made no progress.
+	 */
+	if (cmd == PLDMA_CMD_RESTART)
+		resolved = pldma_touch_present(va, write);
 	/*
 	 * The MMIO access is made with interrupts enabled: under TCG an
 	 * access with interrupts masked can wait for milliseconds.
 	 */
-	pldma_answer(ctx, token, cmd);
+	pldma_answer(ctx, token, cmd, resolved);
 	return 0;
 }
 
@@ -1477,6 +1560,16 @@ static int pldma_stats_show(struct seq_file *m, void *v)
 		   atomic64_read(&pd->st.fq_overflows));
 	seq_printf(m, "channel_errors: %lld\n",
 		   atomic64_read(&pd->st.ch_errors));
+	seq_printf(m, "cancels_no_progress: %lld\n",
+		   atomic64_read(&pd->st.cancel_noprogress));
+	seq_printf(m, "cancels_refault_limit: %lld\n",
+		   atomic64_read(&pd->st.cancel_refaults));
+	seq_printf(m, "cancels_unresolved: %lld\n",
+		   atomic64_read(&pd->st.cancel_unresolved));
+	seq_printf(m, "refaults_after_move: %lld\n",
+		   atomic64_read(&pd->st.moved_refaults));
+	seq_printf(m, "completion_records_dropped: %lld\n",
+		   atomic64_read(&pd->st.lost_records));
 	seq_printf(m, "stalled_channels: %#x\n",
 		   pldma_rd(pd, PLDMA_STALLED_CHANNELS));
 	seq_printf(m, "faulted_channels: %#x\n",

@@ -16,6 +16,16 @@ chmod 0660 /dev/pldma0
 t "touch-ahead stays inside the transfer" pldma-hostile touchclamp
 t "channel page: MAP_SHARED only, I/O VMA flags" pldma-hostile mmapflags
 t "libpldma's fault thread does not spin on persistent errors" pldma-hostile fthread
+# Page migration must not fail valid transfers: compaction in a loop, then
+# with MADV_DONTNEED of the source and MADV_COLLAPSE of the destination.
+for s in user one touch16 pin prefault stall; do
+	t "$s: 1 MiB copies under compaction in a loop, none fails" pldma-hostile compact $s 30
+done
+thp always
+for s in user touch16 stall; do
+	t "$s: compaction + MADV_DONTNEED + MADV_COLLAPSE races, none fails" pldma-hostile compact $s 15 race
+done
+thp madvise
 check "rmmod pldma" rmmod pldma
 # A two-entry fault queue overflows as soon as two channels fault together.
 check "insmod pldma.ko fq_entries=2" insmod /lib/modules/pldma.ko fq_entries=2

@@ -739,8 +739,8 @@ static int cmd_poll(void)
  * queued at a time, from sources of known contents to destinations, both
  * dropped (MADV_DONTNEED) before every copy, and verifies every byte.  A
  * phase ends once each of its strategies has done MIN copies and the host
- * has written "next N" on the console (N: the phase's number, from 1), or
- * after MAX copies.  The console shows, for the host,
+ * has written "next N" on the console (N: the phase's number, from 1, or a
+ * later one's), or after MAX copies.  The console shows, for the host,
  *
  *   === PLDMA-STREAM START N PHASE
  *   === PLDMA-STREAM END N PHASE copies=C verified=V
@@ -865,11 +865,16 @@ static int stream_tty_open(struct termios *saved)
 	return fd;
 }
 
-/* Whether the console brought "next @phase"; @line keeps a partial line */
+/*
+ * Whether the console has brought "next N" for @phase or a later one; @line
+ * keeps a partial line.  A later phase's "next" is remembered, so that
+ * someone typing ahead by hand does not get stuck in a phase.
+ */
 static int stream_next(int tty, int phase, char *line, size_t len)
 {
+	static int next_max;
 	size_t n = strlen(line);
-	int found = 0, want;
+	int want;
 	char c;
 
 	while (read(tty, &c, 1) == 1) {
@@ -880,12 +885,12 @@ static int stream_next(int tty, int phase, char *line, size_t len)
 			}
 			continue;
 		}
-		if (sscanf(line, "next %d", &want) == 1 && want == phase)
-			found = 1;
+		if (sscanf(line, "next %d", &want) == 1 && want > next_max)
+			next_max = want;
 		n = 0;
 		line[0] = 0;
 	}
-	return found;
+	return next_max >= phase;
 }
 
 static struct pldma_chan *stream_chan(int strategy)

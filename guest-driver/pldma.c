@@ -43,6 +43,15 @@
 #include <hw/misc/pldma-regs.h>
 #include "uapi/pldma.h"
 
+/* why a fault was cancelled (tracepoints) */
+#define PLDMA_TR_UNRESOLVED	1	/* not mapped, fault-in failed */
+#define PLDMA_TR_REFAULTS	2	/* refault limit */
+#define PLDMA_TR_NO_PROGRESS	3	/* watchdog */
+#define PLDMA_TR_USER		4	/* RESOLVE(CANCEL) */
+
+#define CREATE_TRACE_POINTS
+#include "pldma_trace.h"
+
 #define PLDMA_HIST_BUCKETS	21	/* <1us, then [2^(i-1), 2^i) us */
 #define PLDMA_NO_PROGRESS_MS	1000	/* a faulted channel that does not move */
 #define PLDMA_MAX_REFAULTS	8	/* same VA faulting again and again */
@@ -114,6 +123,7 @@ struct pldma_dev {
 
 struct pldma_pin {
 	struct list_head node;
+	u64 va;
 	u32 done_at;			/* COMPLETED once its descriptor ran */
 	struct page **pages;
 	unsigned long npages;
@@ -181,6 +191,7 @@ struct pldma_ctx {
 	u32 fault_cnt;			/* device FAULTS counter at that fault */
 	u32 token;			/* identifies it; answers must match */
 	ktime_t fault_start;
+	u64 fault_va;
 	u32 prog_completed;		/* position at the last progress */
 	u32 prog_desc;
 	u32 prog_done;
@@ -360,7 +371,7 @@ static void pldma_ch_cmd(struct pldma_ctx *ctx, u32 cmd)
  * (by the watchdog, a RESOLVE, or release()).  Returns whether it did.
  */
 static bool pldma_answer(struct pldma_ctx *ctx, u32 token, u32 cmd,
-			 bool resolved)
+			 bool resolved, u32 reason)
 {
 	bool ret = false;
 
@@ -368,6 +379,12 @@ static bool pldma_answer(struct pldma_ctx *ctx, u32 token, u32 cmd,
 	if (!ctx->closing && ctx->fault_busy && ctx->token == token) {
 		ctx->fault_busy = false;
 		ctx->resolved = cmd == PLDMA_CMD_RESTART && resolved;
+		if (cmd == PLDMA_CMD_RESTART)
+			trace_pldma_restart(ctx->pd->id, ctx->ch, ctx->pasid,
+					    ctx->fault_va, token, 0);
+		else
+			trace_pldma_cancel(ctx->pd->id, ctx->ch, ctx->pasid,
+					   ctx->fault_va, token, reason);
 		pldma_ch_cmd(ctx, cmd);
 		pldma_hist(ctx->pd, ctx->fault_start);
 		ret = true;
@@ -399,6 +416,7 @@ static void pldma_forward_fault(struct pldma_ctx *ctx,
 	ctx->uf_delivered = false;
 	spin_unlock_irqrestore(&ctx->flock, flags);
 	pldma_count(ctx, user_faults, 1);
+	trace_pldma_forward(ctx->pd->id, ctx->ch, ctx->pasid, f->va, token, 0);
 	wake_up_interruptible(&ctx->fwq);
 }
 
@@ -445,6 +463,7 @@ static bool pldma_take_fault(struct pldma_ctx *ctx, struct pldma_fault_rec *f,
 	ctx->fault_busy = true;
 	*token = ++ctx->token;
 	ctx->fault_start = ktime_get();
+	ctx->fault_va = f->va;
 
 	/* Progress since the last fault re-arms the no-progress watchdog. */
 	completed = pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
@@ -499,6 +518,8 @@ static bool pldma_take_fault(struct pldma_ctx *ctx, struct pldma_fault_rec *f,
 						f->len - f->done, PAGE_SIZE));
 	}
 	pldma_count(ctx, faults[*strategy], 1);
+	trace_pldma_fault(ctx->pd->id, ctx->ch, ctx->pasid, f->va, f->flags,
+			  f->desc, f->done, *strategy, *token);
 	return true;
 }
 
@@ -508,6 +529,7 @@ static void pldma_serve_fault(struct pldma_ctx *ctx)
 	struct pldma_fault_rec f;
 	unsigned int n, refaults;
 	u32 strategy, token;
+	ktime_t start;
 	bool taken;
 	int done;
 
@@ -522,7 +544,8 @@ static void pldma_serve_fault(struct pldma_ctx *ctx)
 	if (refaults > PLDMA_MAX_REFAULTS) {
 		dev_dbg(pd->dev, "ch%u: VA %#llx keeps faulting\n", ctx->ch,
 			f.va);
-		if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false))
+		if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false,
+				 PLDMA_TR_REFAULTS))
 			pldma_count(ctx, cancel_refaults, 1);
 		return;
 	}
@@ -530,21 +553,26 @@ static void pldma_serve_fault(struct pldma_ctx *ctx)
 	if (strategy == PLDMA_STRAT_USER) {
 		if (pldma_va_mapped(ctx, f.va))
 			pldma_forward_fault(ctx, &f, token);
-		else if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false))
+		else if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false,
+				      PLDMA_TR_UNRESOLVED))
 			pldma_count(ctx, cancel_unresolved, 1);
 		return;
 	}
 
+	start = ktime_get();
 	done = pldma_fault_in(ctx, f.va, f.flags & PLDMA_FR_F_WRITE, n);
+	trace_pldma_fault_in(pd->id, ctx->ch, ctx->pasid, f.va, strategy, n,
+			     done, ktime_us_delta(ktime_get(), start));
 	if (done > 0) {
 		pldma_count(ctx, pages_present, done);
 		if (done > 1)
 			pldma_count(ctx, touch_pages, done - 1);
-		pldma_answer(ctx, token, PLDMA_CMD_RESTART, true);
+		pldma_answer(ctx, token, PLDMA_CMD_RESTART, true, 0);
 	} else {
 		dev_dbg(pd->dev, "ch%u: cannot resolve fault at %#llx\n",
 			ctx->ch, f.va);
-		if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false))
+		if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false,
+				 PLDMA_TR_UNRESOLVED))
 			pldma_count(ctx, cancel_unresolved, 1);
 	}
 }
@@ -585,6 +613,9 @@ static void pldma_watchdog(struct work_struct *work)
 		spin_lock_irq(&ctx->flock);
 		ctx->uf_pending = false;
 		spin_unlock_irq(&ctx->flock);
+		trace_pldma_cancel(ctx->pd->id, ctx->ch, ctx->pasid,
+				   ctx->fault_va, ctx->token,
+				   PLDMA_TR_NO_PROGRESS);
 		pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
 		pldma_count(ctx, cancel_noprogress, 1);
 		pldma_hist(ctx->pd, ctx->fault_start);
@@ -743,6 +774,8 @@ static void pldma_sync_hw_counters(struct pldma_ctx *ctx)
 
 static void pldma_unpin(struct pldma_ctx *ctx, struct pldma_pin *p)
 {
+	trace_pldma_unpin(ctx->pd->id, ctx->ch, ctx->pasid, p->va, p->npages,
+			  p->write);
 	list_del(&p->node);
 	ctx->npins--;
 	unpin_user_pages_dirty_lock(p->pages, p->npages, p->write);
@@ -797,7 +830,9 @@ static int pldma_pin_range(struct pldma_ctx *ctx, u64 va, u32 len, bool write,
 		return -EFAULT;
 	}
 	p->npages = n;
+	p->va = va;
 	p->write = write;
+	trace_pldma_pin(ctx->pd->id, ctx->ch, ctx->pasid, va, n, write);
 	p->done_at = done_at;
 	list_add_tail(&p->node, &ctx->pins);
 	ctx->npins++;
@@ -925,6 +960,7 @@ static int pldma_open(struct inode *inode, struct file *file)
 		 PLDMA_CHB_CTRL_ENABLE);
 
 	mmgrab(ctx->mm);
+	trace_pldma_bind(pd->id, ch, ctx->pasid, ctx->tgid);
 	dev_dbg(pd->dev, "ch%u: bound to pid %d, PASID %u\n", ch, ctx->tgid,
 		ctx->pasid);
 	file->private_data = ctx;
@@ -987,6 +1023,7 @@ static int pldma_release(struct inode *inode, struct file *file)
 	mutex_unlock(&ctx->mutex);
 
 	iommu_sva_unbind_device(ctx->sva);
+	trace_pldma_unbind(pd->id, ctx->ch, ctx->pasid, ctx->tgid);
 
 	/* Only now may another process get the channel. */
 	spin_lock_irq(&pd->lock);
@@ -1415,7 +1452,8 @@ static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
 	 * The MMIO access is made with interrupts enabled: under TCG an
 	 * access with interrupts masked can wait for milliseconds.
 	 */
-	pldma_answer(ctx, token, cmd, resolved);
+	pldma_answer(ctx, token, cmd, resolved,
+		     cmd == PLDMA_CMD_CANCEL ? PLDMA_TR_USER : 0);
 	return 0;
 }
 

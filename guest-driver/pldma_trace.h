@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * PLDMA driver tracepoints: the life of a device fault in the driver
+ * (received, pages made present, forwarded to user space, restarted or
+ * cancelled), pinning, and the binding of a channel to a PASID.
+ *
+ *   echo 1 > /sys/kernel/tracing/events/pldma/enable
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM pldma
+
+#if !defined(_PLDMA_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _PLDMA_TRACE_H
+
+#include <linux/tracepoint.h>
+
+#define pldma_show_strategy(s)					\
+	__print_symbolic(s,					\
+			 { PLDMA_STRAT_PIN, "pin" },		\
+			 { PLDMA_STRAT_PREFAULT, "prefault" },	\
+			 { PLDMA_STRAT_STALL, "stall" },		\
+			 { PLDMA_STRAT_ONE, "one" },		\
+			 { PLDMA_STRAT_TOUCH, "touch" },		\
+			 { PLDMA_STRAT_USER, "user" })
+
+#define pldma_show_cancel(r)					\
+	__print_symbolic(r,					\
+			 { PLDMA_TR_UNRESOLVED, "unresolved" },	\
+			 { PLDMA_TR_REFAULTS, "refault-limit" },	\
+			 { PLDMA_TR_NO_PROGRESS, "no-progress" },	\
+			 { PLDMA_TR_USER, "user" })
+
+/* A fault the channel's work item takes (report mode). */
+TRACE_EVENT(pldma_fault,
+	    TP_PROTO(int dev, u32 ch, u32 pasid, u64 va, u32 flags, u32 desc,
+		     u32 done, u32 strategy, u32 token),
+	    TP_ARGS(dev, ch, pasid, va, flags, desc, done, strategy, token),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, ch)
+			     __field(u32, pasid)
+			     __field(u64, va)
+			     __field(u32, flags)
+			     __field(u32, desc)
+			     __field(u32, done)
+			     __field(u32, strategy)
+			     __field(u32, token)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->ch = ch;
+			   __entry->pasid = pasid;
+			   __entry->va = va;
+			   __entry->flags = flags;
+			   __entry->desc = desc;
+			   __entry->done = done;
+			   __entry->strategy = strategy;
+			   __entry->token = token;
+			   ),
+	    TP_printk("pldma%d ch%u pasid %u va %#llx flags %s%s%s desc %u done %u strategy %s token %u",
+		      __entry->dev, __entry->ch, __entry->pasid, __entry->va,
+		      __entry->flags & PLDMA_FR_F_WRITE ? "W" : "R",
+		      __entry->flags & PLDMA_FR_F_DESC ? "D" : "",
+		      __entry->flags & PLDMA_FR_F_COMPL ? "C" : "",
+		      __entry->desc, __entry->done,
+		      pldma_show_strategy(__entry->strategy), __entry->token)
+);
+
+/* Pages the driver made present for a fault (kernel strategies). */
+TRACE_EVENT(pldma_fault_in,
+	    TP_PROTO(int dev, u32 ch, u32 pasid, u64 va, u32 strategy,
+		     unsigned int want, int done, s64 us),
+	    TP_ARGS(dev, ch, pasid, va, strategy, want, done, us),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, ch)
+			     __field(u32, pasid)
+			     __field(u64, va)
+			     __field(u32, strategy)
+			     __field(unsigned int, want)
+			     __field(int, done)
+			     __field(s64, us)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->ch = ch;
+			   __entry->pasid = pasid;
+			   __entry->va = va;
+			   __entry->strategy = strategy;
+			   __entry->want = want;
+			   __entry->done = done;
+			   __entry->us = us;
+			   ),
+	    TP_printk("pldma%d ch%u pasid %u va %#llx strategy %s pages %d of %u in %lld us",
+		      __entry->dev, __entry->ch, __entry->pasid, __entry->va,
+		      pldma_show_strategy(__entry->strategy), __entry->done,
+		      __entry->want, __entry->us)
+);
+
+DECLARE_EVENT_CLASS(pldma_fault_answer,
+		    TP_PROTO(int dev, u32 ch, u32 pasid, u64 va, u32 token, u32 reason),
+		    TP_ARGS(dev, ch, pasid, va, token, reason),
+		    TP_STRUCT__entry(__field(int, dev)
+				     __field(u32, ch)
+				     __field(u32, pasid)
+				     __field(u64, va)
+				     __field(u32, token)
+				     __field(u32, reason)
+				     ),
+		    TP_fast_assign(__entry->dev = dev;
+				   __entry->ch = ch;
+				   __entry->pasid = pasid;
+				   __entry->va = va;
+				   __entry->token = token;
+				   __entry->reason = reason;
+				   ),
+		    TP_printk("pldma%d ch%u pasid %u va %#llx token %u%s%s",
+			      __entry->dev, __entry->ch, __entry->pasid, __entry->va,
+			      __entry->token, __entry->reason ? " reason " : "",
+			      __entry->reason ? pldma_show_cancel(__entry->reason) : "")
+);
+
+/* RESTART written for a fault: the device retries from the fault. */
+DEFINE_EVENT(pldma_fault_answer, pldma_restart,
+	     TP_PROTO(int dev, u32 ch, u32 pasid, u64 va, u32 token, u32 reason),
+	     TP_ARGS(dev, ch, pasid, va, token, reason));
+
+/* CANCEL written: the descriptor completes CANCELLED. */
+DEFINE_EVENT(pldma_fault_answer, pldma_cancel,
+	     TP_PROTO(int dev, u32 ch, u32 pasid, u64 va, u32 token, u32 reason),
+	     TP_ARGS(dev, ch, pasid, va, token, reason));
+
+/* A fault forwarded to the owning process (user strategy). */
+DEFINE_EVENT(pldma_fault_answer, pldma_forward,
+	     TP_PROTO(int dev, u32 ch, u32 pasid, u64 va, u32 token, u32 reason),
+	     TP_ARGS(dev, ch, pasid, va, token, reason));
+
+DECLARE_EVENT_CLASS(pldma_pin_class,
+		    TP_PROTO(int dev, u32 ch, u32 pasid, u64 va, unsigned long npages,
+			     bool write),
+		    TP_ARGS(dev, ch, pasid, va, npages, write),
+		    TP_STRUCT__entry(__field(int, dev)
+				     __field(u32, ch)
+				     __field(u32, pasid)
+				     __field(u64, va)
+				     __field(unsigned long, npages)
+				     __field(bool, write)
+				     ),
+		    TP_fast_assign(__entry->dev = dev;
+				   __entry->ch = ch;
+				   __entry->pasid = pasid;
+				   __entry->va = va;
+				   __entry->npages = npages;
+				   __entry->write = write;
+				   ),
+		    TP_printk("pldma%d ch%u pasid %u va %#llx pages %lu %s",
+			      __entry->dev, __entry->ch, __entry->pasid, __entry->va,
+			      __entry->npages, __entry->write ? "write" : "read")
+);
+
+DEFINE_EVENT(pldma_pin_class, pldma_pin,
+	     TP_PROTO(int dev, u32 ch, u32 pasid, u64 va, unsigned long npages,
+		      bool write),
+	     TP_ARGS(dev, ch, pasid, va, npages, write));
+
+DEFINE_EVENT(pldma_pin_class, pldma_unpin,
+	     TP_PROTO(int dev, u32 ch, u32 pasid, u64 va, unsigned long npages,
+		      bool write),
+	     TP_ARGS(dev, ch, pasid, va, npages, write));
+
+DECLARE_EVENT_CLASS(pldma_bind_class,
+		    TP_PROTO(int dev, u32 ch, u32 pasid, int pid),
+		    TP_ARGS(dev, ch, pasid, pid),
+		    TP_STRUCT__entry(__field(int, dev)
+				     __field(u32, ch)
+				     __field(u32, pasid)
+				     __field(int, pid)
+				     ),
+		    TP_fast_assign(__entry->dev = dev;
+				   __entry->ch = ch;
+				   __entry->pasid = pasid;
+				   __entry->pid = pid;
+				   ),
+		    TP_printk("pldma%d ch%u pasid %u pid %d",
+			      __entry->dev, __entry->ch, __entry->pasid, __entry->pid)
+);
+
+/* A channel bound to a process's PASID (open) and given back (release). */
+DEFINE_EVENT(pldma_bind_class, pldma_bind,
+	     TP_PROTO(int dev, u32 ch, u32 pasid, int pid),
+	     TP_ARGS(dev, ch, pasid, pid));
+
+DEFINE_EVENT(pldma_bind_class, pldma_unbind,
+	     TP_PROTO(int dev, u32 ch, u32 pasid, int pid),
+	     TP_ARGS(dev, ch, pasid, pid));
+
+#endif /* _PLDMA_TRACE_H */
+
+/* This part must be outside protection */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE pldma_trace
+#include <trace/define_trace.h>

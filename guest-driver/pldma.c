@@ -42,6 +42,7 @@
 
 #include <hw/misc/pldma-regs.h>
 #include "uapi/pldma.h"
+#include "pldma_compat.h"
 
 /* why a fault was cancelled (tracepoints) */
 #define PLDMA_TR_UNRESOLVED	1	/* not mapped, fault-in failed */
@@ -1636,15 +1637,6 @@ DEFINE_SHOW_ATTRIBUTE(pldma_stats);
 /* Platform device                                                     */
 /* ------------------------------------------------------------------ */
 
-static void pldma_disable_features(void *data)
-{
-	struct pldma_dev *pd = data;
-
-	iommu_dev_disable_feature(pd->dev, IOMMU_DEV_FEAT_SVA);
-	if (pd->stall_mode)
-		iommu_dev_disable_feature(pd->dev, IOMMU_DEV_FEAT_IOPF);
-}
-
 static void pldma_destroy_wq(void *data)
 {
 	struct pldma_dev *pd = data;
@@ -1671,6 +1663,16 @@ static void pldma_unregister(void *data)
 	ida_free(&pldma_ida, pd->id);
 }
 
+#if PLDMA_HAVE_IOMMU_DEV_FEAT
+static void pldma_disable_features(void *data)
+{
+	struct pldma_dev *pd = data;
+
+	iommu_dev_disable_feature(pd->dev, IOMMU_DEV_FEAT_SVA);
+	if (pd->stall_mode)
+		iommu_dev_disable_feature(pd->dev, IOMMU_DEV_FEAT_IOPF);
+}
+
 static int pldma_enable_sva(struct pldma_dev *pd)
 {
 	struct device *dev = pd->dev;
@@ -1689,6 +1691,19 @@ static int pldma_enable_sva(struct pldma_dev *pd)
 	}
 	return devm_add_action_or_reset(dev, pldma_disable_features, pd);
 }
+#else
+/*
+ * Since 6.16 there are no IOMMU_DEV_FEAT_* features: the IOMMU driver
+ * enables what SVA needs when an SVA domain is attached (arm-smmu-v3
+ * enables IOPF itself for a stall-capable master, refcounted), and a
+ * driver only calls iommu_sva_bind_device().  A device the IOMMU cannot
+ * do SVA for fails there, at open(), instead of at probe.
+ */
+static int pldma_enable_sva(struct pldma_dev *pd)
+{
+	return 0;
+}
+#endif
 
 static int pldma_probe(struct platform_device *pdev)
 {

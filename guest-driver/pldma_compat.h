@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Kernel API differences pldma.ko builds across, out of tree: upstream 6.12
+ * LTS (the project's guest kernel) and the newest release.  Version checks
+ * live here and nowhere else (checkpatch's LINUX_VERSION_CODE warning is
+ * ignored for this file only, see the Makefile).
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ */
+#ifndef _PLDMA_COMPAT_H
+#define _PLDMA_COMPAT_H
+
+#include <linux/version.h>
+
+/*
+ * iommu_dev_enable_feature() and IOMMU_DEV_FEAT_IOPF/SVA were removed in
+ * 6.16: the IOMMU driver enables what SVA needs when an SVA domain is
+ * attached (arm-smmu-v3 enables IOPF itself for a stall-capable master).
+ */
+#if KERNEL_VERSION(6, 16, 0) > LINUX_VERSION_CODE
+#define PLDMA_HAVE_IOMMU_DEV_FEAT	1
+#else
+#define PLDMA_HAVE_IOMMU_DEV_FEAT	0
+#endif
+
+#endif /* _PLDMA_COMPAT_H */

@@ -93,7 +93,11 @@ struct pldma_submit {
 	__u32 rsvd2[3];
 };
 
-/* Wait until the u32 status at compl is non-zero */
+/*
+ * Wait until the u32 status at compl is non-zero.  Errors: ETIMEDOUT, EIO
+ * (the channel is in ERROR), ENODATA (the record will never come: the
+ * driver cancelled a fault on the record itself, which drops it).
+ */
 struct pldma_wait {
 	__u64 compl;
 	__u32 timeout_ms;	/* 1..60000 */

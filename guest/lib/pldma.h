@@ -71,7 +71,10 @@ struct pldma_xfer {
 int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
 		 unsigned int *slot);
 /* Wait for a slot; fills status/bytes/fault_va.  0 or -errno (-ETIMEDOUT,
- * -EIO when the channel went to ERROR: it is cancelled before returning).
+ * -EIO when the channel went to ERROR: it is cancelled before returning,
+ * -ENODATA when the driver cancelled a fault on the completion record, so
+ * the record was dropped; the transfer did not complete as far as the
+ * caller can tell).
  */
 int pldma_wait(struct pldma_chan *ch, unsigned int slot, int timeout_ms,
 	       struct pldma_result *res);

@@ -2,7 +2,7 @@
 # Thin driver for the scripts in scripts/.  Every target installs and builds
 # whatever is missing (Debian packages via apt-get, as root).
 
-.PHONY: all demo check check-series bench qemu kernel initramfs shell deps clean distclean
+.PHONY: all demo check check-series bench fuzz fuzz-long qemu kernel initramfs shell deps clean distclean
 
 all: initramfs
 
@@ -30,6 +30,15 @@ check-series: deps
 
 bench: deps
 	scripts/bench
+
+# generic-fuzz of the PLDMA and the SMMUv3 (qemu-fuzz-aarch64, libFuzzer):
+# FUZZ_RUNS executions per config; fuzz-long is the 10^6 run of README.
+FUZZ_RUNS ?= 20000
+fuzz: deps
+	scripts/fuzz --runs $(FUZZ_RUNS)
+
+fuzz-long: deps
+	scripts/fuzz --runs 1000000
 
 shell: deps
 	scripts/run-guest --shell

@@ -5,8 +5,9 @@
 bottom halves run between commands as they do under the fuzzer.
 
 Usage: qtest-replay.py [--timeout S] COMMANDS-FILE -- QEMU ARGS...
-Exit status: 0 when every command was answered, 3 when QEMU stopped
-answering within the timeout (a hang), 4 when QEMU died.
+Exit status: 0 when every command was answered and QEMU still runs a
+second later, 3 when QEMU stopped answering within the timeout (a hang),
+4 when QEMU died.
 """
 import argparse
 import select
@@ -54,6 +55,13 @@ def main():
                       % (n, p.wait(), c[:80]))
                 return 4
             buf += d
+    # Work that the last command scheduled (bottom halves) may still crash
+    try:
+        st = p.wait(timeout=1)
+        print("DIED after the last command (status %s)" % st)
+        return 4
+    except subprocess.TimeoutExpired:
+        pass
     p.stdin.close()
     p.kill()
     p.wait()

@@ -19,7 +19,7 @@ check "stall-mode PLDMA node has dma-can-stall" test -n "$stall_node"
 check "report-mode PLDMA node has no dma-can-stall" test -n "$report_node"
 hexcells() { od -An -tx1 "$1" 2>/dev/null | tr -d ' \n'; }
 bits=$(hexcells "$stall_node/pasid-num-bits")
-check "pasid-num-bits = 8" test "$bits" = 00000008
+check "pasid-num-bits = 20" test "$bits" = 00000014
 check "node has iommus and dma-coherent" test -e "$stall_node/iommus" -a -e "$stall_node/dma-coherent"
 sid=$(hexcells "$stall_node/iommus" | cut -c9-16)
 check "its StreamID is above every PCI requester ID (0x10000)" test "$sid" = 00010000

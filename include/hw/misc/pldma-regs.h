@@ -37,6 +37,16 @@
                                      PLDMA_VERSION_MINOR)
 #define PLDMA_DT_COMPATIBLE         "exanest,pldma"
 
+/* PCI front-end ("pldma-pci"): IDs, BARs, MSI-X vectors */
+#define PLDMA_PCI_VENDOR_ID         0x1234  /* QEMU's (as edu) */
+#define PLDMA_PCI_DEVICE_ID         0x11f0
+#define PLDMA_PCI_BAR_REGS          0       /* the register pages */
+#define PLDMA_PCI_BAR_MSIX          2       /* MSI-X table and PBA */
+#define PLDMA_PCI_VEC_CH(n)         (n)     /* IRQ_CH_DONE(n) */
+#define PLDMA_PCI_VEC_FAULT(nch)    (nch)   /* FAULT, FQ_OVERFLOW, CH_FAULTED */
+#define PLDMA_PCI_VEC_ERROR(nch)    ((nch) + 1) /* CH_ERROR */
+#define PLDMA_PCI_NUM_VECS(nch)     ((nch) + 2)
+
 /* ------------------------------------------------------------------ */
 /* MMIO layout                                                          */
 /* ------------------------------------------------------------------ */

@@ -6,17 +6,29 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * See docs/specs/pldma.rst; the register map is in hw/misc/pldma-regs.h.
+ *
+ * One engine (PLDMACore, hw/misc/pldma-core.c, its fault paths in
+ * hw/misc/pldma-fault.c) behind two bus front-ends that embed it: the
+ * platform device "pldma" (hw/misc/pldma.c) and the PCIe endpoint
+ * "pldma-pci" (hw/misc/pldma-pci.c), as e1000e_core.c sits behind e1000e.c.
  */
 
 #ifndef HW_MISC_PLDMA_H
 #define HW_MISC_PLDMA_H
 
+#include "qemu/units.h"
 #include "hw/sysbus.h"
+#include "hw/pci/pci_device.h"
+#include "hw/arm/smmu-stall.h"
 #include "hw/misc/pldma-regs.h"
 #include "qom/object.h"
 
 #define TYPE_PLDMA "pldma"
 OBJECT_DECLARE_SIMPLE_TYPE(PLDMAState, PLDMA)
+#define TYPE_PLDMA_PCI "pldma-pci"
+OBJECT_DECLARE_SIMPLE_TYPE(PLDMAPCIState, PLDMA_PCI)
+
+typedef struct PLDMACore PLDMACore;
 
 /* Where in a descriptor's life a channel is */
 typedef enum PLDMAPhase {
@@ -26,7 +38,7 @@ typedef enum PLDMAPhase {
 } PLDMAPhase;
 
 typedef struct PLDMAChannel {
-    PLDMAState *s;
+    PLDMACore *s;
     uint32_t idx;
 
     /* privileged binding */
@@ -80,14 +92,25 @@ typedef struct PLDMAChannel {
     uint32_t cnt_errors;
 } PLDMAChannel;
 
-struct PLDMAState {
-    SysBusDevice parent_obj;
+/* What the engine asks of its bus front-end */
+typedef struct PLDMACoreOps {
+    /* IRQ_STATUS & IRQ_MASK changed (a level, or edges for MSI-X) */
+    void (*update_irq)(PLDMACore *s, uint32_t pending);
+    /* optional: may PASID-tagged DMA be issued now (PCIe PASID Enable) */
+    bool (*pasid_enabled)(PLDMACore *s);
+    /* optional: does the IOMMU hold the stall (STAG) of a migrated channel */
+    bool (*stall_is_pending)(PLDMACore *s, uint16_t stag);
+} PLDMACoreOps;
 
-    MemoryRegion iomem;
-    qemu_irq irq;
+struct PLDMACore {
+    DeviceState *dev;       /* the front-end device (re-entrancy guard) */
+    const PLDMACoreOps *ops;
+    MemoryRegion iomem;     /* global page + one page per channel */
     QEMUBH *bh;
+    VMChangeStateEntry *vmsh;
+    bool vm_running;        /* channels only run while the VM runs */
     AddressSpace *dma_as;
-    Object *iommu;          /* link to the SMMU, set by the board */
+    bool translated;        /* DMA goes through an IOMMU (PASIDs work) */
     PLDMAChannel *cur;      /* channel whose access is being translated */
     bool busy;              /* a channel run (BH or inline) is in progress */
     uint32_t rr;            /* round-robin start */
@@ -115,9 +138,50 @@ struct PLDMAState {
     char *fault_mode_str;
     bool report_mode;
     uint8_t pasid_bits;
-    uint32_t stream_id;
+    uint32_t stream_id;     /* StreamID the stall paths expect */
     uint32_t max_transfer;
     uint32_t chunk_size;
 };
+
+/* The platform device */
+struct PLDMAState {
+    SysBusDevice parent_obj;
+
+    PLDMACore core;
+    qemu_irq irq;
+    Object *iommu;          /* link to the SMMU, set by the board */
+};
+
+/* The PCIe endpoint: BAR 0 registers, BAR 2 MSI-X, PASID capability */
+struct PLDMAPCIState {
+    PCIDevice parent_obj;
+
+    PLDMACore core;
+    MemoryRegion bar0;      /* power-of-two container of core.iomem */
+    uint32_t msix_pending;  /* interrupt sources already signalled */
+};
+
+#define PLDMA_DEFAULT_MAX_TRANSFER  (1 * GiB)
+#define PLDMA_DEFAULT_CHUNK_SIZE    (256 * KiB)
+
+/*
+ * Both front-ends have the properties num-channels, fault-mode, pasid-bits,
+ * max-transfer and chunk-size, on their PLDMACore (docs/specs/pldma.rst).
+ */
+
+/* hw/misc/pldma-core.c */
+extern const VMStateDescription vmstate_pldma_core;
+bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
+                        const PLDMACoreOps *ops, const char *default_mode,
+                        Error **errp);
+void pldma_core_unrealize(PLDMACore *s);
+void pldma_core_reset(PLDMACore *s);
+void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset);
+
+/* hw/misc/pldma-fault.c: the stall master side, for the front-ends */
+bool pldma_core_can_stall(PLDMACore *s, uint32_t sid);
+void pldma_core_stalled(PLDMACore *s, const SMMUStallInfo *info);
+void pldma_core_resumed(PLDMACore *s, uint32_t sid, uint16_t stag,
+                        SMMUStallResponse resp);
 
 #endif /* HW_MISC_PLDMA_H */

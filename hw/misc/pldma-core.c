@@ -1,0 +1,1410 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine, the engine
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * A model of a user-level DMA engine in the spirit of the ExaNeSt PLDMA.
+ * Channels read descriptors from a ring in the virtual address space of
+ * their owner (through the owner's PASID in the IOMMU) and move data in
+ * bounded chunks from a bottom half.  A failed translation either parks the
+ * channel until the SMMU resumes it (stall mode) or is reported to the
+ * driver through a fault queue (report mode) and waits for RESTART or
+ * CANCEL: those paths are in pldma-fault.c.  The bus front-ends are
+ * pldma.c (platform) and pldma-pci.c (PCIe).  See docs/specs/pldma.rst.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/error-report.h"
+#include "qemu/module.h"
+#include "qemu/units.h"
+#include "qemu/bswap.h"
+#include "qemu/main-loop.h"
+#include "qemu/rcu.h"
+#include "qapi/error.h"
+#include "qapi/visitor.h"
+#include "migration/vmstate.h"
+#include "system/runstate.h"
+#include "exec/address-spaces.h"
+#include "exec/memory.h"
+#include "pldma-internal.h"
+#include "trace.h"
+
+/* Descriptors a channel may complete in one scheduling turn */
+#define PLDMA_DESCS_PER_TURN 16
+/*
+ * Work done inline, from the guest's MMIO write that lets a channel go on
+ * (a CMD_RESUME in the SMMU's command queue, or RESTART), rather than from
+ * the bottom half: at most this many bytes and descriptors, and this many
+ * channel runs, between two runs of the bottom half, whatever number of
+ * commands one guest write carries.
+ */
+#define PLDMA_INLINE_BUDGET (64 * KiB)
+#define PLDMA_INLINE_DESCS  PLDMA_DESCS_PER_TURN
+#define PLDMA_INLINE_RUNS   16
+/*
+ * Work of one bottom-half invocation, over all channels (see pldma_bh):
+ * about a millisecond of copying on a current host
+ */
+#define PLDMA_BH_BYTES      (16 * MiB)
+#define PLDMA_BH_DESCS      256
+#define PLDMA_BH_ROUNDS     256
+
+
+const char *pldma_state_name(uint32_t st)
+{
+    static const char *const names[] = {
+        [PLDMA_STATE_DISABLED] = "DISABLED",
+        [PLDMA_STATE_IDLE] = "IDLE",
+        [PLDMA_STATE_RUNNING] = "RUNNING",
+        [PLDMA_STATE_STALLED] = "STALLED",
+        [PLDMA_STATE_FAULTED] = "FAULTED",
+        [PLDMA_STATE_ERROR] = "ERROR",
+    };
+    return st < ARRAY_SIZE(names) ? names[st] : "?";
+}
+
+void pldma_set_state(PLDMAChannel *ch, uint32_t st)
+{
+    if (ch->state != st) {
+        trace_pldma_ch_state(ch->idx, pldma_state_name(ch->state),
+                             pldma_state_name(st));
+        ch->state = st;
+    }
+}
+
+/* Tell the front-end which interrupt sources are pending and enabled */
+void pldma_update_irq(PLDMACore *s)
+{
+    uint32_t pending = s->irq_status & s->irq_mask;
+
+    trace_pldma_irq(s->irq_status, s->irq_mask, pending != 0);
+    s->ops->update_irq(s, pending);
+}
+
+void pldma_raise(PLDMACore *s, uint32_t bits)
+{
+    s->irq_status |= bits;
+}
+
+static MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch)
+{
+    MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
+
+    /* the front-end may gate PASIDs (PCIe: PASID Control.Enable) */
+    if (ch && (ch->pasid_reg & PLDMA_CHB_PASID_EN) &&
+        (!ch->s->ops->pasid_enabled || ch->s->ops->pasid_enabled(ch->s))) {
+        attrs = (MemTxAttrs) { .pid = PLDMA_CHB_PASID_VALUE(ch->pasid_reg) };
+    }
+    return attrs;
+}
+
+/* A mapping of guest memory for direct access */
+typedef struct PLDMAMap {
+    AddressSpace *as;       /* where it was mapped (after translation) */
+    void *host;
+    hwaddr len;
+    bool is_write;
+} PLDMAMap;
+
+/*
+ * Map at most *len bytes at @va for direct access.  The IOMMU is asked
+ * once per translation granule (address_space_get_iotlb_entry), which is
+ * where the SMMU stalls or terminates a faulting access; the result is
+ * then mapped in the translated address space, which has no IOMMU.  Only
+ * RAM is ever accessed, so a ring or buffer pointed at MMIO (including our
+ * own registers) cannot re-enter the device or have side effects.  On
+ * PLDMA_ACC_OK, m->len > 0 and the caller must pldma_unmap() @m.
+ */
+static PLDMAAccess pldma_map(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
+                             hwaddr len, bool is_write, PLDMAMap *m)
+{
+    MemTxAttrs attrs = pldma_ch_attrs(ch);
+    AddressSpace *as = s->dma_as;
+    hwaddr pa = va, xlat, l = len;
+    MemoryRegion *mr;
+
+    RCU_READ_LOCK_GUARD();
+
+    if (s->translated) {
+        PLDMAChannel *prev = s->cur;
+        IOMMUTLBEntry e;
+
+        if (ch) {
+            ch->stall_seen = false;
+        }
+        /* restored, not cleared: a translation can nest (event writes) */
+        s->cur = ch;
+        e = address_space_get_iotlb_entry(s->dma_as, va, is_write, attrs);
+        s->cur = prev;
+        if (ch && ch->stall_seen) {
+            return PLDMA_ACC_STALLED;
+        }
+        if (e.perm == IOMMU_NONE || !e.target_as) {
+            return PLDMA_ACC_FAULT;
+        }
+        as = e.target_as;
+        pa = (e.translated_addr & ~e.addr_mask) | (va & e.addr_mask);
+        l = MIN(l, e.addr_mask - (va & e.addr_mask) + 1);
+    }
+
+    mr = address_space_translate(as, pa, &xlat, &l, is_write, attrs);
+    if (!memory_access_is_direct(mr, is_write, attrs) || l == 0) {
+        return PLDMA_ACC_BUSERR;
+    }
+    m->host = address_space_map(as, pa, &l, is_write, attrs);
+    if (!m->host) {
+        return PLDMA_ACC_BUSERR;
+    }
+    m->as = as;
+    m->len = l;
+    m->is_write = is_write;
+    return PLDMA_ACC_OK;
+}
+
+static void pldma_unmap(PLDMAMap *m, hwaddr access_len)
+{
+    address_space_unmap(m->as, m->host, m->len, m->is_write, access_len);
+}
+
+/* Copy a small buffer to or from DMA memory; *done reports progress */
+PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
+                     void *buf, hwaddr len, bool is_write, uint64_t *fault_va)
+{
+    hwaddr off = 0;
+
+    while (off < len) {
+        PLDMAMap m;
+        PLDMAAccess r = pldma_map(s, ch, va + off, len - off, is_write, &m);
+
+        if (r != PLDMA_ACC_OK) {
+            *fault_va = va + off;
+            return r;
+        }
+        if (is_write) {
+            memcpy(m.host, (uint8_t *)buf + off, m.len);
+        } else {
+            memcpy((uint8_t *)buf + off, m.host, m.len);
+        }
+        off += m.len;
+        pldma_unmap(&m, m.len);
+    }
+    return PLDMA_ACC_OK;
+}
+
+static bool pldma_ring_valid(PLDMAChannel *ch)
+{
+    return ch->ring_size >= PLDMA_RING_MIN_ENTRIES &&
+           ch->ring_size <= PLDMA_RING_MAX_ENTRIES &&
+           is_power_of_2(ch->ring_size) &&
+           QEMU_IS_ALIGNED(ch->ring_base, PLDMA_DESC_SIZE);
+}
+
+void pldma_ch_error(PLDMAChannel *ch, uint32_t err)
+{
+    trace_pldma_ch_error(ch->idx, err);
+    ch->error = err;
+    ch->stall_pending = false;
+    pldma_set_state(ch, PLDMA_STATE_ERROR);
+    pldma_raise(ch->s, PLDMA_IRQ_CH_ERROR);
+}
+
+/* Forget the descriptor in flight and all channel state */
+static void pldma_ch_reset(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+    uint32_t idx = ch->idx;
+
+    trace_pldma_ch_reset(idx);
+    memset(ch, 0, offsetof(PLDMAChannel, cnt_bytes));
+    ch->s = s;
+    ch->idx = idx;
+    ch->state = PLDMA_STATE_DISABLED;
+}
+
+static void pldma_ch_clear_counters(PLDMAChannel *ch)
+{
+    ch->cnt_bytes = 0;
+    ch->cnt_descs = 0;
+    ch->cnt_stalls = 0;
+    ch->cnt_faults = 0;
+    ch->cnt_restarts = 0;
+    ch->cnt_aborts = 0;
+    ch->cnt_cancels = 0;
+    ch->cnt_errors = 0;
+}
+
+static bool pldma_ranges_overlap(uint64_t a, uint64_t b, uint64_t len)
+{
+    return a < b + len && b < a + len;
+}
+
+/* Decode and validate the descriptor; returns 0 or a PLDMA_ST_* */
+static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
+{
+    PLDMACore *s = ch->s;
+
+    ch->op = d[PLDMA_DESC_OPCODE];
+    ch->dflags = d[PLDMA_DESC_FLAGS];
+    ch->len = ldl_le_p(d + PLDMA_DESC_LEN);
+    ch->src = ldq_le_p(d + PLDMA_DESC_SRC);
+    ch->dst = ldq_le_p(d + PLDMA_DESC_DST);
+    ch->pattern = ldq_le_p(d + PLDMA_DESC_PATTERN);
+    ch->compl_va = ldq_le_p(d + PLDMA_DESC_COMPL);
+    ch->cookie = ldq_le_p(d + PLDMA_DESC_COOKIE);
+    ch->done = 0;
+    ch->cflags = 0;
+    ch->cfault_va = 0;
+
+    trace_pldma_desc(ch->idx, ch->head, ch->op, ch->dflags, ch->len,
+                     ch->src, ch->dst, ch->compl_va);
+
+    if (ch->compl_va & 7) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: misaligned "
+                      "completion record 0x%" PRIx64 "\n", ch->idx, ch->head,
+                      ch->compl_va);
+        ch->compl_va = 0;
+        return PLDMA_ST_BAD_DESC;
+    }
+    if (ch->dflags & ~PLDMA_DF_VALID_MASK ||
+        ldl_le_p(d + PLDMA_DESC_RSVD0) || ldq_le_p(d + PLDMA_DESC_RSVD1)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: reserved "
+                      "bits set\n", ch->idx, ch->head);
+        return PLDMA_ST_BAD_DESC;
+    }
+    switch (ch->op) {
+    case PLDMA_OP_NOP:
+        return 0;
+    case PLDMA_OP_COPY:
+    case PLDMA_OP_FILL:
+        break;
+    case PLDMA_OP_RDMA_WRITE:
+    case PLDMA_OP_RDMA_READ:
+        qemu_log_mask(LOG_UNIMP, "pldma: remote operations\n");
+        return PLDMA_ST_BAD_NODE;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad opcode "
+                      "0x%x\n", ch->idx, ch->head, ch->op);
+        return PLDMA_ST_BAD_OPCODE;
+    }
+    if (lduw_le_p(d + PLDMA_DESC_NODE) || ldl_le_p(d +
+                                                   PLDMA_DESC_REMOTE_PASID)) {
+        qemu_log_mask(LOG_UNIMP, "pldma: remote node\n");
+        return PLDMA_ST_BAD_NODE;
+    }
+    if (ch->len == 0 || ch->len > s->max_transfer) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad length "
+                      "%u\n", ch->idx, ch->head, ch->len);
+        return PLDMA_ST_BAD_LENGTH;
+    }
+    if (ch->dst + ch->len < ch->dst ||
+        (ch->op == PLDMA_OP_COPY && ch->src + ch->len < ch->src)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: address "
+                      "wraps\n", ch->idx, ch->head);
+        return PLDMA_ST_BAD_LENGTH;
+    }
+    if (ch->op == PLDMA_OP_COPY &&
+        pldma_ranges_overlap(ch->src, ch->dst, ch->len)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: overlapping "
+                      "copy\n", ch->idx, ch->head);
+        return PLDMA_ST_OVERLAP;
+    }
+    return 0;
+}
+
+/* PHASE_FETCH; returns false if the channel cannot go on */
+static bool pldma_fetch(PLDMAChannel *ch)
+{
+    uint8_t d[PLDMA_DESC_SIZE];
+    uint64_t va, fva;
+    PLDMAAccess r;
+    uint32_t st;
+
+    if (!pldma_ring_valid(ch) || ch->head >= ch->ring_size) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: invalid ring 0x%" PRIx64
+                      " size %u\n", ch->idx, ch->ring_base, ch->ring_size);
+        pldma_ch_error(ch, PLDMA_ERR_RING_CONFIG);
+        return false;
+    }
+    va = ch->ring_base + (uint64_t)ch->head * PLDMA_DESC_SIZE;
+    r = pldma_rw(ch->s, ch, va, d, sizeof(d), false, &fva);
+    if (r != PLDMA_ACC_OK) {
+        pldma_access_failed(ch, r, fva, false);
+        return false;
+    }
+    st = pldma_decode(ch, d);
+    if (st || ch->op == PLDMA_OP_NOP) {
+        ch->cstatus = st ? st : PLDMA_ST_SUCCESS;
+        ch->phase = PLDMA_PHASE_COMPL;
+    } else {
+        ch->phase = PLDMA_PHASE_XFER;
+    }
+    return true;
+}
+
+/* PHASE_XFER: move up to *budget bytes; returns false to stop the turn */
+static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
+{
+    PLDMACore *s = ch->s;
+
+    while (ch->done < ch->len) {
+        hwaddr want = MIN(ch->len - ch->done, *budget);
+        uint64_t dva = ch->dst + ch->done;
+        PLDMAMap md, ms;
+        PLDMAAccess r;
+        hwaddr n;
+
+        if (want == 0) {
+            return false;
+        }
+        if (ch->op == PLDMA_OP_COPY) {
+            uint64_t sva = ch->src + ch->done;
+
+            r = pldma_map(s, ch, sva, want, false, &ms);
+            if (r != PLDMA_ACC_OK) {
+                pldma_access_failed(ch, r, sva, false);
+                return false;
+            }
+            r = pldma_map(s, ch, dva, ms.len, true, &md);
+            if (r != PLDMA_ACC_OK) {
+                pldma_unmap(&ms, 0);
+                pldma_access_failed(ch, r, dva, true);
+                return false;
+            }
+            n = md.len;
+            memmove(md.host, ms.host, n);
+            pldma_unmap(&ms, n);
+        } else {
+            uint64_t i, pat = ror64(ch->pattern, 8 * (ch->done & 7));
+            uint8_t *q;
+
+            r = pldma_map(s, ch, dva, want, true, &md);
+            if (r != PLDMA_ACC_OK) {
+                pldma_access_failed(ch, r, dva, true);
+                return false;
+            }
+            /* byte k of the transfer is byte (k % 8) of the pattern */
+            n = md.len;
+            q = md.host;
+            for (i = 0; i + 8 <= n; i += 8) {
+                stq_le_p(q + i, pat);
+            }
+            for (; i < n; i++) {
+                q[i] = pat >> (8 * (i & 7));
+            }
+        }
+        pldma_unmap(&md, n);
+        ch->done += n;
+        ch->cnt_bytes += n;
+        *budget -= n;
+    }
+    ch->cstatus = PLDMA_ST_SUCCESS;
+    ch->phase = PLDMA_PHASE_COMPL;
+    return true;
+}
+
+static void pldma_advance(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+
+    trace_pldma_desc_done(ch->idx, ch->head, ch->cstatus, ch->done);
+    ch->head = (ch->head + 1) & (ch->ring_size - 1);
+    ch->completed++;
+    ch->last_status = ch->cstatus;
+    ch->cnt_descs++;
+    if (ch->cstatus != PLDMA_ST_SUCCESS) {
+        ch->cnt_errors++;
+    }
+    if ((ch->dflags & PLDMA_DF_INTR) || ch->cstatus != PLDMA_ST_SUCCESS) {
+        pldma_raise(s, PLDMA_IRQ_CH_DONE(ch->idx));
+    }
+    ch->phase = PLDMA_PHASE_FETCH;
+    ch->dflags = 0;
+}
+
+/* PHASE_COMPL */
+static bool pldma_complete(PLDMAChannel *ch)
+{
+    uint8_t rec[PLDMA_COMPL_SIZE];
+    uint64_t fva;
+    PLDMAAccess r;
+
+    if (ch->compl_va) {
+        stl_le_p(rec + PLDMA_COMPL_STATUS, ch->cstatus);
+        stl_le_p(rec + PLDMA_COMPL_FLAGS, ch->cflags);
+        stq_le_p(rec + PLDMA_COMPL_BYTES, ch->done);
+        stq_le_p(rec + PLDMA_COMPL_FAULT_VA, ch->cfault_va);
+        stq_le_p(rec + PLDMA_COMPL_COOKIE, ch->cookie);
+        /* everything but the status, then the status */
+        r = pldma_rw(ch->s, ch, ch->compl_va + 4, rec + 4, sizeof(rec) - 4,
+                     true, &fva);
+        if (r == PLDMA_ACC_OK) {
+            /* the status must not be visible before the other fields */
+            smp_wmb();
+            r = pldma_rw(ch->s, ch, ch->compl_va, rec, 4, true, &fva);
+        }
+        if (r != PLDMA_ACC_OK) {
+            pldma_access_failed(ch, r, fva, true);
+            return false;
+        }
+    }
+    pldma_advance(ch);
+    return true;
+}
+
+/*
+ * One scheduling turn of a RUNNING channel: at most *@budget bytes and
+ * *@descs descriptors, both decremented by what the turn used.
+ */
+static void pldma_ch_run(PLDMAChannel *ch, uint64_t *budget, uint32_t *descs)
+{
+    while (ch->state == PLDMA_STATE_RUNNING) {
+        switch (ch->phase) {
+        case PLDMA_PHASE_FETCH:
+            if (ch->head == ch->tail) {
+                pldma_set_state(ch, PLDMA_STATE_IDLE);
+                return;
+            }
+            if (*descs == 0 || *budget == 0) {
+                return;
+            }
+            if (!pldma_fetch(ch)) {
+                return;
+            }
+            break;
+        case PLDMA_PHASE_XFER:
+            if (!pldma_xfer(ch, budget)) {
+                return;
+            }
+            break;
+        case PLDMA_PHASE_COMPL:
+            if (!pldma_complete(ch)) {
+                return;
+            }
+            (*descs)--;
+            break;
+        default:
+            g_assert_not_reached();
+        }
+    }
+}
+
+/*
+ * The bottom half serves the RUNNING channels round robin, one turn
+ * (chunk-size bytes, PLDMA_DESCS_PER_TURN descriptors) each per round, and
+ * goes on with further rounds until nothing runs or the work of this
+ * invocation reaches PLDMA_BH_BYTES / PLDMA_BH_DESCS; then it yields to the
+ * main loop and reschedules itself.  chunk-size thus decides fairness
+ * between channels, the BH budget how long the main loop waits.  One BH
+ * invocation per chunk cost a main loop iteration per 256 KiB, which made
+ * a 64 MiB COPY 1.5-2.5x slower than memcpy (docs/performance.md).
+ */
+static void pldma_bh(void *opaque)
+{
+    PLDMACore *s = opaque;
+    uint64_t total = PLDMA_BH_BYTES;
+    uint32_t total_descs = PLDMA_BH_DESCS;
+    bool again;
+    uint32_t i, round;
+
+    if (!s->vm_running) {
+        /* a stopped VM's devices do not DMA; resumed by the run state */
+        return;
+    }
+    s->busy = true;
+    for (round = 0; round < PLDMA_BH_ROUNDS; round++) {
+        again = false;
+        for (i = 0; i < s->num_channels && total && total_descs; i++) {
+            PLDMAChannel *ch = &s->ch[(s->rr + i) % s->num_channels];
+
+            if (ch->state == PLDMA_STATE_RUNNING) {
+                uint64_t budget = MIN(s->chunk_size, total);
+                uint32_t descs = MIN(PLDMA_DESCS_PER_TURN, total_descs);
+
+                pldma_ch_run(ch, &budget, &descs);
+                total -= MIN(s->chunk_size, total) - budget;
+                total_descs -= MIN(PLDMA_DESCS_PER_TURN, total_descs) - descs;
+                again |= ch->state == PLDMA_STATE_RUNNING;
+            }
+        }
+        s->rr = (s->rr + 1) % s->num_channels;
+        if (!again || !total || !total_descs) {
+            break;
+        }
+    }
+    s->busy = false;
+    /* the guest's next writes may continue channels inline again */
+    s->inline_bytes = PLDMA_INLINE_BUDGET;
+    s->inline_descs = PLDMA_INLINE_DESCS;
+    s->inline_runs = PLDMA_INLINE_RUNS;
+    pldma_update_irq(s);
+    if (again) {
+        qemu_bh_schedule(s->bh);
+    }
+}
+
+/*
+ * Continue @ch at once, from the guest's access that lets it go on (its
+ * CMD_RESUME in the SMMU's command queue, or RESTART), rather than from
+ * the bottom half.  Under TCG the bottom half runs in the main loop
+ * thread: waking it, and its taking the BQL, cost tens of microseconds per
+ * fault, and milliseconds when that thread is not scheduled on a busy
+ * host (docs/performance.md).  Running here, the next fault of a demand-
+ * paged transfer is raised before the command returns.
+ *
+ * The work is bounded per guest MMIO write, not per command: one write of
+ * CMDQ_PROD can carry many RESUMEs, each for the stall the previous one
+ * raised.  The inline budget (PLDMA_INLINE_*) is shared by every inline
+ * run until the bottom half, which does the rest, runs and refills it.
+ *
+ * DMA goes to RAM only, but the SMMU may write an event anywhere the guest
+ * put its queue, including these registers.  The device's re-entrancy
+ * guard is engaged around the run, as for an MMIO access or the bottom
+ * half, so that such a write is refused rather than reset the channel
+ * under the access.  A resolution that arrives while a run is in progress
+ * (s->busy: the SMMU terminated a stall from within one of our
+ * translations) is left to the bottom half.
+ */
+void pldma_run_now(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+    MemReentrancyGuard *guard = &s->dev->mem_reentrancy_guard;
+    bool engaged = guard->engaged_in_io;
+
+    if (ch->state != PLDMA_STATE_RUNNING) {
+        return;
+    }
+    if (s->busy || !s->vm_running || !s->inline_runs || !s->inline_bytes ||
+        !s->inline_descs) {
+        trace_pldma_ch_deferred(ch->idx);
+        qemu_bh_schedule(s->bh);
+        return;
+    }
+    s->inline_runs--;
+    s->busy = true;
+    guard->engaged_in_io = true;
+    pldma_ch_run(ch, &s->inline_bytes, &s->inline_descs);
+    guard->engaged_in_io = engaged;
+    s->busy = false;
+    pldma_update_irq(s);
+    /* the rest of the work, and a new inline budget */
+    qemu_bh_schedule(s->bh);
+}
+
+static void pldma_kick(PLDMAChannel *ch)
+{
+    if (ch->state == PLDMA_STATE_IDLE && ch->head != ch->tail) {
+        pldma_set_state(ch, PLDMA_STATE_RUNNING);
+    }
+    if (ch->state == PLDMA_STATE_RUNNING) {
+        qemu_bh_schedule(ch->s->bh);
+    }
+}
+
+/* ---- user commands ---- */
+
+static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
+{
+    PLDMACore *s = ch->s;
+
+    trace_pldma_ch_cmd(ch->idx, cmd, pldma_state_name(ch->state));
+    if (cmd == PLDMA_CMD_CANCEL && ch->state == PLDMA_STATE_ERROR) {
+        ch->head = ch->tail;
+        ch->phase = PLDMA_PHASE_FETCH;
+        pldma_set_state(ch, PLDMA_STATE_IDLE);
+        return;
+    }
+    if (ch->state != PLDMA_STATE_FAULTED ||
+        (cmd != PLDMA_CMD_RESTART && cmd != PLDMA_CMD_CANCEL)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: command %u in state "
+                      "%s ignored\n", ch->idx, cmd,
+                      pldma_state_name(ch->state));
+        ch->error = PLDMA_ERR_BAD_CMD;
+        return;
+    }
+    if (cmd == PLDMA_CMD_RESTART) {
+        ch->cnt_restarts++;
+    } else {
+        ch->cnt_cancels++;
+        switch (ch->phase) {
+        case PLDMA_PHASE_FETCH:
+            /* skip the unreadable descriptor */
+            ch->head = (ch->head + 1) & (ch->ring_size - 1);
+            break;
+        case PLDMA_PHASE_XFER:
+            ch->cstatus = PLDMA_ST_CANCELLED;
+            ch->cflags = ch->fault_info;
+            ch->cfault_va = ch->fault_va;
+            ch->phase = PLDMA_PHASE_COMPL;
+            break;
+        default:
+            /* drop the completion record */
+            ch->compl_va = 0;
+            break;
+        }
+    }
+    pldma_set_state(ch, PLDMA_STATE_RUNNING);
+    if (cmd == PLDMA_CMD_RESTART) {
+        pldma_run_now(ch);
+        return;
+    }
+    qemu_bh_schedule(s->bh);
+}
+
+static void pldma_write_tail(PLDMAChannel *ch, uint32_t val)
+{
+    if (ch->state == PLDMA_STATE_DISABLED) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: doorbell on a disabled "
+                      "channel\n", ch->idx);
+        ch->error = PLDMA_ERR_DISABLED;
+        return;
+    }
+    if (ch->state == PLDMA_STATE_ERROR) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: doorbell in ERROR\n",
+                      ch->idx);
+        return;
+    }
+    if (!pldma_ring_valid(ch)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: doorbell with invalid "
+                      "ring 0x%" PRIx64 " size %u\n", ch->idx, ch->ring_base,
+                      ch->ring_size);
+        pldma_ch_error(ch, PLDMA_ERR_RING_CONFIG);
+        return;
+    }
+    if (val >= ch->ring_size) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: tail %u out of range\n",
+                      ch->idx, val);
+        pldma_ch_error(ch, PLDMA_ERR_RING_INDEX);
+        return;
+    }
+    ch->tail = val;
+    pldma_kick(ch);
+}
+
+/* ---- MMIO ---- */
+
+static uint64_t pldma_cnt_read(PLDMAChannel *ch, hwaddr off)
+{
+    switch (off) {
+    case PLDMA_CNT_BYTES_LO:
+        return (uint32_t)ch->cnt_bytes;
+    case PLDMA_CNT_BYTES_HI:
+        return ch->cnt_bytes >> 32;
+    case PLDMA_CNT_DESCS:
+        return ch->cnt_descs;
+    case PLDMA_CNT_STALLS:
+        return ch->cnt_stalls;
+    case PLDMA_CNT_FAULTS:
+        return ch->cnt_faults;
+    case PLDMA_CNT_RESTARTS:
+        return ch->cnt_restarts;
+    case PLDMA_CNT_ABORTS:
+        return ch->cnt_aborts;
+    case PLDMA_CNT_CANCELS:
+        return ch->cnt_cancels;
+    case PLDMA_CNT_ERRORS:
+        return ch->cnt_errors;
+    default:
+        return 0;
+    }
+}
+
+static uint32_t pldma_state_bitmap(PLDMACore *s, uint32_t st)
+{
+    uint32_t i, map = 0;
+
+    for (i = 0; i < s->num_channels; i++) {
+        if (s->ch[i].state == st) {
+            map |= 1U << i;
+        }
+    }
+    return map;
+}
+
+static uint32_t pldma_cap(PLDMACore *s)
+{
+    uint32_t cap = s->num_channels;
+
+    cap |= s->report_mode ? PLDMA_CAP_FAULT_REPORT : PLDMA_CAP_FAULT_STALL;
+    if (s->translated) {
+        cap |= PLDMA_CAP_PASID | PLDMA_FSET(s->pasid_bits, 20, 16);
+    }
+    return cap;
+}
+
+static uint64_t pldma_global_read(PLDMACore *s, hwaddr addr)
+{
+    PLDMAChannel *ch;
+
+    if (addr >= PLDMA_CH_BIND(0) && addr < PLDMA_CH_BIND(s->num_channels)) {
+        ch = &s->ch[(addr - PLDMA_CH_BIND(0)) / 0x10];
+        switch (addr & 0xf) {
+        case PLDMA_CHB_PASID:
+            return ch->pasid_reg;
+        case PLDMA_CHB_CTRL:
+            return ch->ctrl & PLDMA_CHB_CTRL_ENABLE;
+        case PLDMA_CHB_OWNER:
+            return ch->owner;
+        default:
+            return ch->state;
+        }
+    }
+    if (addr >= PLDMA_CH_CNT(0) && addr < PLDMA_CH_CNT(s->num_channels)) {
+        ch = &s->ch[(addr - PLDMA_CH_CNT(0)) / 0x40];
+        return pldma_cnt_read(ch, (addr - PLDMA_CH_CNT(0)) % 0x40);
+    }
+
+    switch (addr) {
+    case PLDMA_ID:
+        return PLDMA_ID_VALUE;
+    case PLDMA_VERSION:
+        return PLDMA_VERSION_VALUE;
+    case PLDMA_CAP:
+        return pldma_cap(s);
+    case PLDMA_MAX_XFER:
+        return s->max_transfer;
+    case PLDMA_CTRL:
+        return 0;
+    case PLDMA_STREAM_ID:
+        return s->stream_id;
+    case PLDMA_CHUNK_SIZE:
+        return s->chunk_size;
+    case PLDMA_IRQ_STATUS:
+        return s->irq_status;
+    case PLDMA_IRQ_MASK:
+        return s->irq_mask;
+    case PLDMA_FAULTED_CHANNELS:
+        return pldma_state_bitmap(s, PLDMA_STATE_FAULTED);
+    case PLDMA_ERROR_CHANNELS:
+        return pldma_state_bitmap(s, PLDMA_STATE_ERROR);
+    case PLDMA_STALLED_CHANNELS:
+        return pldma_state_bitmap(s, PLDMA_STATE_STALLED);
+    case PLDMA_FQ_BASE_LO:
+        return (uint32_t)s->fq_base;
+    case PLDMA_FQ_BASE_HI:
+        return s->fq_base >> 32;
+    case PLDMA_FQ_SIZE:
+        return s->fq_size;
+    case PLDMA_FQ_HEAD:
+        return s->fq_head;
+    case PLDMA_FQ_TAIL:
+        return s->fq_tail;
+    case PLDMA_FQ_CTRL:
+        return s->fq_ctrl;
+    case PLDMA_FQ_STATUS:
+        return s->fq_status;
+    case PLDMA_FQ_OVERFLOWS:
+        return s->fq_overflows;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: read of undefined global "
+                      "register 0x%" HWADDR_PRIx "\n", addr);
+        return 0;
+    }
+}
+
+static void pldma_reset_engine(PLDMACore *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        s->ch[i].s = s;
+        s->ch[i].idx = i;
+        pldma_ch_reset(&s->ch[i]);
+        pldma_ch_clear_counters(&s->ch[i]);
+    }
+    s->irq_status = 0;
+    s->irq_mask = 0;
+    s->fq_base = 0;
+    s->fq_size = 0;
+    s->fq_head = 0;
+    s->fq_tail = 0;
+    s->fq_ctrl = 0;
+    s->fq_status = 0;
+    s->fq_overflows = 0;
+    s->fault_seq = 0;
+    s->rr = 0;
+    s->inline_bytes = PLDMA_INLINE_BUDGET;
+    s->inline_descs = PLDMA_INLINE_DESCS;
+    s->inline_runs = PLDMA_INLINE_RUNS;
+}
+
+static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
+                            uint32_t val)
+{
+    switch (off) {
+    case PLDMA_CHB_PASID:
+        if (ch->ctrl & PLDMA_CHB_CTRL_ENABLE) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: PASID write while "
+                          "enabled ignored\n", ch->idx);
+            return;
+        }
+        if (PLDMA_CHB_PASID_VALUE(val) >= (1U << s->pasid_bits) ||
+            (val & ~(PLDMA_CHB_PASID_EN | PLDMA_FMASK(19, 0)))) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: PASID 0x%x out of "
+                          "range\n", ch->idx, val);
+            return;
+        }
+        ch->pasid_reg = val;
+        trace_pldma_ch_bind(ch->idx, val);
+        break;
+    case PLDMA_CHB_CTRL:
+        if (val & PLDMA_CHB_CTRL_CLR_CNT) {
+            pldma_ch_clear_counters(ch);
+        }
+        if (val & PLDMA_CHB_CTRL_RESET) {
+            pldma_ch_reset(ch);
+        }
+        if ((val & PLDMA_CHB_CTRL_ENABLE) &&
+            !(ch->ctrl & PLDMA_CHB_CTRL_ENABLE)) {
+            ch->ctrl |= PLDMA_CHB_CTRL_ENABLE;
+            pldma_set_state(ch, PLDMA_STATE_IDLE);
+            ch->phase = PLDMA_PHASE_FETCH;
+            if (pldma_ring_valid(ch) && ch->tail < ch->ring_size) {
+                pldma_kick(ch);
+            }
+        } else if (!(val & PLDMA_CHB_CTRL_ENABLE) &&
+                   (ch->ctrl & PLDMA_CHB_CTRL_ENABLE)) {
+            ch->ctrl &= ~PLDMA_CHB_CTRL_ENABLE;
+            ch->stall_pending = false;
+            ch->phase = PLDMA_PHASE_FETCH;
+            pldma_set_state(ch, PLDMA_STATE_DISABLED);
+        }
+        break;
+    case PLDMA_CHB_OWNER:
+        ch->owner = val;
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: write to read-only channel "
+                      "state of ch%u\n", ch->idx);
+        break;
+    }
+}
+
+static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
+{
+    if (addr >= PLDMA_CH_BIND(0) && addr < PLDMA_CH_BIND(s->num_channels)) {
+        pldma_chb_write(s, &s->ch[(addr - PLDMA_CH_BIND(0)) / 0x10],
+                        addr & 0xf, val);
+        return;
+    }
+
+    switch (addr) {
+    case PLDMA_CTRL:
+        if (val & PLDMA_CTRL_RESET) {
+            trace_pldma_reset();
+            pldma_reset_engine(s);
+        }
+        break;
+    case PLDMA_IRQ_STATUS:
+        s->irq_status &= ~val;
+        break;
+    case PLDMA_IRQ_MASK:
+        s->irq_mask = val;
+        break;
+    case PLDMA_FQ_BASE_LO:
+    case PLDMA_FQ_BASE_HI:
+    case PLDMA_FQ_SIZE:
+        if (s->fq_ctrl & PLDMA_FQ_CTRL_ENABLE) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: fault queue configuration "
+                          "write while enabled ignored\n");
+            break;
+        }
+        if (addr == PLDMA_FQ_BASE_LO) {
+            s->fq_base = deposit64(s->fq_base, 0, 32, val & ~0x1fU);
+        } else if (addr == PLDMA_FQ_BASE_HI) {
+            s->fq_base = deposit64(s->fq_base, 32, 32, val);
+        } else if (val < PLDMA_FQ_MIN_ENTRIES || val > PLDMA_FQ_MAX_ENTRIES ||
+                   !is_power_of_2(val)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: bad fault queue size "
+                          "%u\n", val);
+        } else {
+            s->fq_size = val;
+        }
+        break;
+    case PLDMA_FQ_HEAD:
+        if (val >= s->fq_size) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: fault queue head %u out "
+                          "of range\n", val);
+            break;
+        }
+        s->fq_head = val;
+        break;
+    case PLDMA_FQ_CTRL:
+        if ((val & PLDMA_FQ_CTRL_ENABLE) && !s->fq_size) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: fault queue enabled "
+                          "without a size\n");
+            break;
+        }
+        if ((val & PLDMA_FQ_CTRL_ENABLE) &&
+            !(s->fq_ctrl & PLDMA_FQ_CTRL_ENABLE)) {
+            s->fq_head = s->fq_tail = 0;
+        }
+        s->fq_ctrl = val & PLDMA_FQ_CTRL_ENABLE;
+        trace_pldma_fq_ctrl(s->fq_ctrl, s->fq_base, s->fq_size);
+        break;
+    case PLDMA_FQ_STATUS:
+        s->fq_status &= ~val;
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: write 0x%x to read-only or "
+                      "undefined global register 0x%" HWADDR_PRIx "\n",
+                      val, addr);
+        break;
+    }
+}
+
+static uint64_t pldma_ch_read(PLDMAChannel *ch, hwaddr off)
+{
+    if (off >= PLDMA_CH_CNT_OFFSET && off < PLDMA_CH_CNT_OFFSET + 0x40) {
+        return pldma_cnt_read(ch, off - PLDMA_CH_CNT_OFFSET);
+    }
+    switch (off) {
+    case PLDMA_CH_RING_BASE_LO:
+        return (uint32_t)ch->ring_base;
+    case PLDMA_CH_RING_BASE_HI:
+        return ch->ring_base >> 32;
+    case PLDMA_CH_RING_SIZE:
+        return ch->ring_size;
+    case PLDMA_CH_RING_HEAD:
+        return ch->head;
+    case PLDMA_CH_RING_TAIL:
+        return ch->tail;
+    case PLDMA_CH_STATE:
+        return ch->state;
+    case PLDMA_CH_ERROR:
+        return ch->error;
+    case PLDMA_CH_COMPLETED:
+        return ch->completed;
+    case PLDMA_CH_LAST_STATUS:
+        return ch->last_status;
+    case PLDMA_CH_FAULT_VA_LO:
+        return (uint32_t)ch->fault_va;
+    case PLDMA_CH_FAULT_VA_HI:
+        return ch->fault_va >> 32;
+    case PLDMA_CH_FAULT_INFO:
+        return ch->fault_info;
+    case PLDMA_CH_FAULT_DESC:
+        return ch->fault_desc;
+    case PLDMA_CH_FAULT_DONE:
+        return ch->fault_done;
+    case PLDMA_CH_PASID:
+        return ch->pasid_reg;
+    case PLDMA_CH_CMD:
+        return 0;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: read of undefined "
+                      "register 0x%" HWADDR_PRIx "\n", ch->idx, off);
+        return 0;
+    }
+}
+
+static void pldma_ch_write(PLDMAChannel *ch, hwaddr off, uint32_t val)
+{
+    bool quiet = ch->state == PLDMA_STATE_DISABLED ||
+                 ch->state == PLDMA_STATE_IDLE;
+
+    switch (off) {
+    case PLDMA_CH_RING_BASE_LO:
+    case PLDMA_CH_RING_BASE_HI:
+    case PLDMA_CH_RING_SIZE:
+        if (!quiet) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: ring configuration "
+                          "in state %s ignored\n", ch->idx,
+                          pldma_state_name(ch->state));
+            return;
+        }
+        if (off == PLDMA_CH_RING_BASE_LO) {
+            ch->ring_base = deposit64(ch->ring_base, 0, 32, val);
+        } else if (off == PLDMA_CH_RING_BASE_HI) {
+            ch->ring_base = deposit64(ch->ring_base, 32, 32, val);
+        } else {
+            ch->ring_size = val;
+            ch->head = ch->tail = 0;
+        }
+        trace_pldma_ch_ring(ch->idx, ch->ring_base, ch->ring_size);
+        break;
+    case PLDMA_CH_RING_TAIL:
+        trace_pldma_ch_doorbell(ch->idx, val, ch->head);
+        pldma_write_tail(ch, val);
+        break;
+    case PLDMA_CH_CMD:
+        pldma_cmd(ch, val);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: write 0x%x to "
+                      "read-only or undefined register 0x%" HWADDR_PRIx "\n",
+                      ch->idx, val, off);
+        break;
+    }
+}
+
+static uint64_t pldma_read(void *opaque, hwaddr addr, unsigned size)
+{
+    PLDMACore *s = opaque;
+    uint64_t val;
+
+    if (addr < PLDMA_PAGE_SIZE) {
+        val = pldma_global_read(s, addr);
+    } else {
+        uint32_t n = addr / PLDMA_PAGE_SIZE - 1;
+
+        val = pldma_ch_read(&s->ch[n], addr % PLDMA_PAGE_SIZE);
+    }
+    trace_pldma_mmio_read(addr, val);
+    return val;
+}
+
+static void pldma_write(void *opaque, hwaddr addr, uint64_t val,
+                        unsigned size)
+{
+    PLDMACore *s = opaque;
+
+    trace_pldma_mmio_write(addr, val);
+    if (addr < PLDMA_PAGE_SIZE) {
+        pldma_global_write(s, addr, val);
+    } else {
+        uint32_t n = addr / PLDMA_PAGE_SIZE - 1;
+
+        pldma_ch_write(&s->ch[n], addr % PLDMA_PAGE_SIZE, val);
+    }
+    /* state changes above may have raised or cleared interrupt sources */
+    pldma_update_irq(s);
+}
+
+static const MemoryRegionOps pldma_ops = {
+    .read = pldma_read,
+    .write = pldma_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 8,
+    },
+    .impl = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
+
+/* ---- life cycle, for the front-ends ---- */
+
+/*
+ * While the VM is stopped (migration, a debugger, "stop") the engine does
+ * not run: the bottom half returns and is scheduled again when the VM runs.
+ * Without this, channels went on writing guest RAM and raising faults with
+ * the vCPUs stopped, and a stopped VM could never be saved mid-copy.
+ */
+static void pldma_vm_state_change(void *opaque, bool running, RunState state)
+{
+    PLDMACore *s = opaque;
+
+    s->vm_running = running;
+    trace_pldma_vm_running(running);
+    if (running) {
+        qemu_bh_schedule(s->bh);
+    }
+}
+
+/*
+ * Check the common properties, set up the engine and its registers
+ * (s->iomem, for the front-end to map) for @dev; the front-end has set
+ * s->dma_as, s->translated and s->stream_id.
+ */
+bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
+                        const PLDMACoreOps *ops, const char *default_mode,
+                        Error **errp)
+{
+    const char *mode = s->fault_mode_str ? s->fault_mode_str : default_mode;
+
+    if (s->num_channels < 1 || s->num_channels > PLDMA_MAX_CHANNELS) {
+        error_setg(errp, "num-channels must be between 1 and %d",
+                   PLDMA_MAX_CHANNELS);
+        return false;
+    }
+    if (!strcmp(mode, "stall")) {
+        s->report_mode = false;
+    } else if (!strcmp(mode, "report")) {
+        s->report_mode = true;
+    } else {
+        error_setg(errp, "fault-mode must be 'stall' or 'report'");
+        return false;
+    }
+    if (s->pasid_bits > SMMU_STALL_MAX_SSID_BITS) {
+        error_setg(errp, "pasid-bits must be at most %d",
+                   SMMU_STALL_MAX_SSID_BITS);
+        return false;
+    }
+    if (s->chunk_size < 4096 || s->chunk_size > 64 * MiB) {
+        error_setg(errp, "chunk-size must be between 4 KiB and 64 MiB");
+        return false;
+    }
+    if (s->max_transfer == 0) {
+        error_setg(errp, "max-transfer must not be 0");
+        return false;
+    }
+
+    s->dev = dev;
+    s->ops = ops;
+    memory_region_init_io(&s->iomem, OBJECT(dev), &pldma_ops, s, "pldma",
+                          PLDMA_MMIO_SIZE(s->num_channels));
+    s->bh = qemu_bh_new_guarded(pldma_bh, s, &dev->mem_reentrancy_guard);
+    s->vm_running = runstate_is_running();
+    s->vmsh = qemu_add_vm_change_state_handler(pldma_vm_state_change, s);
+    pldma_reset_engine(s);
+    return true;
+}
+
+void pldma_core_unrealize(PLDMACore *s)
+{
+    qemu_del_vm_change_state_handler(s->vmsh);
+    s->vmsh = NULL;
+    qemu_bh_delete(s->bh);
+    s->bh = NULL;
+    s->dma_as = NULL;
+}
+
+void pldma_core_reset(PLDMACore *s)
+{
+    trace_pldma_reset();
+    qemu_bh_cancel(s->bh);
+    pldma_reset_engine(s);
+}
+
+/*
+ * "channels": the state and counters of every channel, for management
+ * and tests (qom-get), e.g. [{"state": "STALLED", "stalls": 3, ...}, ...]
+ */
+static void pldma_get_channels(Object *obj, Visitor *v, const char *name,
+                               void *opaque, Error **errp)
+{
+    static const struct {
+        const char *name;
+        uint32_t off;
+    } cnt[] = {
+        { "descs", PLDMA_CNT_DESCS },
+        { "stalls", PLDMA_CNT_STALLS },
+        { "faults", PLDMA_CNT_FAULTS },
+        { "restarts", PLDMA_CNT_RESTARTS },
+        { "aborts", PLDMA_CNT_ABORTS },
+        { "cancels", PLDMA_CNT_CANCELS },
+        { "errors", PLDMA_CNT_ERRORS },
+    };
+    PLDMACore *s = (PLDMACore *)((char *)obj + (ptrdiff_t)opaque);
+    bool ok = false;
+    uint32_t i, j;
+
+    if (!visit_start_list(v, name, NULL, 0, errp)) {
+        return;
+    }
+    for (i = 0; i < s->num_channels; i++) {
+        PLDMAChannel *ch = &s->ch[i];
+        char *state = (char *)pldma_state_name(ch->state);
+        uint32_t head = ch->head, tail = ch->tail, val;
+        uint64_t bytes = ch->cnt_bytes;
+
+        if (!visit_start_struct(v, NULL, NULL, 0, errp)) {
+            goto out;
+        }
+        ok = visit_type_str(v, "state", &state, errp) &&
+             visit_type_uint32(v, "head", &head, errp) &&
+             visit_type_uint32(v, "tail", &tail, errp) &&
+             visit_type_uint64(v, "bytes", &bytes, errp);
+        for (j = 0; ok && j < ARRAY_SIZE(cnt); j++) {
+            val = pldma_cnt_read(ch, cnt[j].off);
+            ok = visit_type_uint32(v, cnt[j].name, &val, errp);
+        }
+        ok = ok && visit_check_struct(v, errp);
+        visit_end_struct(v, NULL);
+        if (!ok) {
+            goto out;
+        }
+    }
+    ok = visit_check_list(v, errp);
+out:
+    visit_end_list(v, NULL);
+}
+
+/* Why the migrated state of @ch is inconsistent, or NULL */
+static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
+{
+    bool enabled = ch->ctrl & PLDMA_CHB_CTRL_ENABLE;
+
+    if (ch->idx >= s->num_channels) {
+        return ch->state != PLDMA_STATE_DISABLED || ch->ctrl ?
+               "channel beyond num-channels in use" : NULL;
+    }
+    if (ch->state > PLDMA_STATE_ERROR || ch->phase > PLDMA_PHASE_COMPL) {
+        return "bad state or phase";
+    }
+    if (ch->ctrl & ~PLDMA_CHB_CTRL_ENABLE ||
+        enabled != (ch->state != PLDMA_STATE_DISABLED)) {
+        return "CTRL disagrees with the state";
+    }
+    if (PLDMA_CHB_PASID_VALUE(ch->pasid_reg) >= (1U << s->pasid_bits) ||
+        (ch->pasid_reg & ~(PLDMA_CHB_PASID_EN | PLDMA_FMASK(19, 0)))) {
+        return "PASID beyond pasid-bits";
+    }
+    if (ch->ring_size ? ch->head >= ch->ring_size || ch->tail >= ch->ring_size
+                      : ch->head || ch->tail) {
+        return "ring index beyond RING_SIZE";
+    }
+    if (ch->state >= PLDMA_STATE_RUNNING && ch->state != PLDMA_STATE_ERROR &&
+        !pldma_ring_valid(ch)) {
+        return "active channel with an invalid ring";
+    }
+    if (ch->phase != PLDMA_PHASE_FETCH && ch->done > ch->len) {
+        return "more bytes done than the descriptor holds";
+    }
+    if (ch->phase == PLDMA_PHASE_XFER &&
+        (ch->len == 0 || ch->len > s->max_transfer ||
+         (ch->op != PLDMA_OP_COPY && ch->op != PLDMA_OP_FILL))) {
+        return "transfer of a bad descriptor (length beyond max-transfer)";
+    }
+    if (ch->stall_pending != (ch->state == PLDMA_STATE_STALLED)) {
+        return "stall bookkeeping disagrees with the state";
+    }
+    /*
+     * A parked transaction migrates with the SMMU's table of stalls
+     * (subsection smmuv3/stalls, loaded before us), which resumes or
+     * terminates it later.  Without it the channel would wait forever.
+     */
+    if (ch->stall_pending &&
+        (!s->ops->stall_is_pending || !s->ops->stall_is_pending(s, ch->stag))) {
+        return "stalled on a transaction the SMMU does not hold";
+    }
+    return NULL;
+}
+
+/* The stream comes from outside: reject what the device could not reach */
+static int pldma_post_load(void *opaque, int version_id)
+{
+    PLDMACore *s = opaque;
+    const char *why;
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        PLDMAChannel *ch = &s->ch[i];
+
+        ch->s = s;
+        ch->idx = i;
+        ch->stall_seen = false;
+        why = pldma_ch_check(s, ch);
+        if (why) {
+            error_report("pldma: migrated channel %u rejected: %s "
+                         "(state %u phase %u ring %u head %u tail %u)",
+                         i, why, ch->state, ch->phase, ch->ring_size,
+                         ch->head, ch->tail);
+            return -EINVAL;
+        }
+    }
+    if (s->fq_size ? s->fq_size < PLDMA_FQ_MIN_ENTRIES ||
+                     s->fq_size > PLDMA_FQ_MAX_ENTRIES ||
+                     !is_power_of_2(s->fq_size) ||
+                     s->fq_head >= s->fq_size || s->fq_tail >= s->fq_size
+                   : s->fq_head || s->fq_tail ||
+                     (s->fq_ctrl & PLDMA_FQ_CTRL_ENABLE)) {
+        error_report("pldma: migrated fault queue rejected (size %u head %u "
+                     "tail %u)", s->fq_size, s->fq_head, s->fq_tail);
+        return -EINVAL;
+    }
+    if (s->fq_ctrl & ~PLDMA_FQ_CTRL_ENABLE || s->rr >= s->num_channels) {
+        error_report("pldma: migrated control state rejected");
+        return -EINVAL;
+    }
+    s->cur = NULL;
+    s->busy = false;
+    s->inline_bytes = PLDMA_INLINE_BUDGET;
+    s->inline_descs = PLDMA_INLINE_DESCS;
+    s->inline_runs = PLDMA_INLINE_RUNS;
+    qemu_bh_schedule(s->bh);
+    return 0;
+}
+
+static const VMStateDescription vmstate_pldma_channel = {
+    .name = "pldma/channel",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(pasid_reg, PLDMAChannel),
+        VMSTATE_UINT32(ctrl, PLDMAChannel),
+        VMSTATE_UINT32(owner, PLDMAChannel),
+        VMSTATE_UINT64(ring_base, PLDMAChannel),
+        VMSTATE_UINT32(ring_size, PLDMAChannel),
+        VMSTATE_UINT32(head, PLDMAChannel),
+        VMSTATE_UINT32(tail, PLDMAChannel),
+        VMSTATE_UINT32(state, PLDMAChannel),
+        VMSTATE_UINT32(error, PLDMAChannel),
+        VMSTATE_UINT32(completed, PLDMAChannel),
+        VMSTATE_UINT32(last_status, PLDMAChannel),
+        VMSTATE_UINT64(fault_va, PLDMAChannel),
+        VMSTATE_UINT32(fault_info, PLDMAChannel),
+        VMSTATE_UINT32(fault_desc, PLDMAChannel),
+        VMSTATE_UINT32(fault_done, PLDMAChannel),
+        VMSTATE_UINT32(phase, PLDMAChannel),
+        VMSTATE_UINT8(op, PLDMAChannel),
+        VMSTATE_UINT8(dflags, PLDMAChannel),
+        VMSTATE_UINT32(len, PLDMAChannel),
+        VMSTATE_UINT64(src, PLDMAChannel),
+        VMSTATE_UINT64(dst, PLDMAChannel),
+        VMSTATE_UINT64(pattern, PLDMAChannel),
+        VMSTATE_UINT64(compl_va, PLDMAChannel),
+        VMSTATE_UINT64(cookie, PLDMAChannel),
+        VMSTATE_UINT64(done, PLDMAChannel),
+        VMSTATE_UINT32(cstatus, PLDMAChannel),
+        VMSTATE_UINT32(cflags, PLDMAChannel),
+        VMSTATE_UINT64(cfault_va, PLDMAChannel),
+        VMSTATE_BOOL(stall_pending, PLDMAChannel),
+        VMSTATE_UINT16(stag, PLDMAChannel),
+        VMSTATE_UINT64(cnt_bytes, PLDMAChannel),
+        VMSTATE_UINT32(cnt_descs, PLDMAChannel),
+        VMSTATE_UINT32(cnt_stalls, PLDMAChannel),
+        VMSTATE_UINT32(cnt_faults, PLDMAChannel),
+        VMSTATE_UINT32(cnt_restarts, PLDMAChannel),
+        VMSTATE_UINT32(cnt_aborts, PLDMAChannel),
+        VMSTATE_UINT32(cnt_cancels, PLDMAChannel),
+        VMSTATE_UINT32(cnt_errors, PLDMAChannel),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+const VMStateDescription vmstate_pldma_core = {
+    .name = "pldma-core",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = pldma_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(irq_status, PLDMACore),
+        VMSTATE_UINT32(irq_mask, PLDMACore),
+        VMSTATE_UINT64(fq_base, PLDMACore),
+        VMSTATE_UINT32(fq_size, PLDMACore),
+        VMSTATE_UINT32(fq_head, PLDMACore),
+        VMSTATE_UINT32(fq_tail, PLDMACore),
+        VMSTATE_UINT32(fq_ctrl, PLDMACore),
+        VMSTATE_UINT32(fq_status, PLDMACore),
+        VMSTATE_UINT32(fq_overflows, PLDMACore),
+        VMSTATE_UINT32(fault_seq, PLDMACore),
+        VMSTATE_UINT32(rr, PLDMACore),
+        VMSTATE_STRUCT_ARRAY(ch, PLDMACore, PLDMA_MAX_CHANNELS, 1,
+                             vmstate_pldma_channel, PLDMAChannel),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+/* Class properties of both front-ends; @core_offset locates the engine */
+void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset)
+{
+    object_class_property_add(klass, "channels", "PldmaChannelInfo-list",
+                              pldma_get_channels, NULL, NULL,
+                              (void *)core_offset);
+    object_class_property_set_description(klass, "channels",
+        "read-only: state and counters of each channel");
+    object_class_property_set_description(klass, "num-channels",
+        "number of channels, 1..16 (one 4 KiB user page each)");
+    object_class_property_set_description(klass, "pasid-bits",
+        "PASID width advertised to the guest, 0..20");
+    object_class_property_set_description(klass, "max-transfer",
+        "largest descriptor length in bytes");
+    object_class_property_set_description(klass, "chunk-size",
+        "bytes a channel moves per scheduling turn, 4 KiB..64 MiB");
+}

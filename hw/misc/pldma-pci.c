@@ -1,0 +1,265 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine, PCIe endpoint
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The PCI front-end of the engine in pldma-core.c:
+ *   BAR 0  the same register pages as the platform device (global page,
+ *          then one page per channel, each mmap-able on its own);
+ *   BAR 2  MSI-X: one vector per channel (IRQ_CH_DONE(n)), one for the
+ *          fault queue (IRQ_FAULT, IRQ_FQ_OVERFLOW, IRQ_CH_FAULTED) and one
+ *          for errors (IRQ_CH_ERROR); INTx when MSI-X is off;
+ *   the PCIe PASID extended capability, Max PASID Width = pasid-bits; a
+ *   channel's DMA carries its PASID only while PASID Control.Enable is set.
+ * Its StreamID is its requester ID.  PCIe endpoints are not stalled by an
+ * SMMUv3 (the architecture gives them PRI, which Linux's arm-smmu-v3 does
+ * not consume), so the device only works in report mode.  See
+ * docs/specs/pldma.rst, "PCI device".
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qapi/error.h"
+#include "hw/qdev-properties.h"
+#include "hw/pci/pci.h"
+#include "hw/pci/pcie.h"
+#include "hw/pci/msix.h"
+#include "hw/misc/pldma.h"
+#include "migration/vmstate.h"
+#include "exec/address-spaces.h"
+#include "trace.h"
+
+#define PLDMA_PCI_EXP_OFFSET    0x80
+#define PLDMA_PCI_PASID_OFFSET  0x100
+
+static PLDMAPCIState *pldma_pci(PLDMACore *core)
+{
+    return container_of(core, PLDMAPCIState, core);
+}
+
+/* The MSI-X vector of IRQ_STATUS bit @bit */
+static unsigned pldma_pci_vector(PLDMACore *core, unsigned bit)
+{
+    if (bit < PLDMA_MAX_CHANNELS) {
+        return PLDMA_PCI_VEC_CH(bit);
+    }
+    if (BIT(bit) == PLDMA_IRQ_CH_ERROR) {
+        return PLDMA_PCI_VEC_ERROR(core->num_channels);
+    }
+    return PLDMA_PCI_VEC_FAULT(core->num_channels);
+}
+
+/*
+ * MSI-X messages are edges: a vector fires when one of its sources becomes
+ * pending (set in IRQ_STATUS and enabled in IRQ_MASK); the driver clears
+ * IRQ_STATUS in its handler.  Without MSI-X, INTx is the level.
+ */
+static void pldma_pci_update_irq(PLDMACore *core, uint32_t pending)
+{
+    PLDMAPCIState *s = pldma_pci(core);
+    PCIDevice *pd = PCI_DEVICE(s);
+    uint32_t rising = pending & ~s->msix_pending;
+
+    s->msix_pending = pending;
+    if (!msix_enabled(pd)) {
+        pci_set_irq(pd, pending != 0);
+        return;
+    }
+    pci_set_irq(pd, 0);
+    while (rising) {
+        unsigned bit = ctz32(rising);
+        unsigned vec = pldma_pci_vector(core, bit);
+
+        rising &= rising - 1;
+        if (vec < PLDMA_PCI_NUM_VECS(core->num_channels)) {
+            trace_pldma_pci_msix(bit, vec);
+            msix_notify(pd, vec);
+        }
+    }
+}
+
+static bool pldma_pci_pasid_enabled(PLDMACore *core)
+{
+    PCIDevice *pd = PCI_DEVICE(pldma_pci(core));
+
+    return pci_get_word(pd->config + PLDMA_PCI_PASID_OFFSET + PCI_PASID_CTRL) &
+           PCI_PASID_CTRL_ENABLE;
+}
+
+static const PLDMACoreOps pldma_pci_ops = {
+    .update_irq = pldma_pci_update_irq,
+    .pasid_enabled = pldma_pci_pasid_enabled,
+};
+
+static void pldma_pci_write_config(PCIDevice *pd, uint32_t addr,
+                                   uint32_t val, int len)
+{
+    PLDMAPCIState *s = PLDMA_PCI(pd);
+    bool pasid_was = pldma_pci_pasid_enabled(&s->core);
+
+    pci_default_write_config(pd, addr, val, len);
+    /* the requester ID changes when the guest numbers the buses */
+    s->core.stream_id = pci_requester_id(pd);
+    if (pasid_was != pldma_pci_pasid_enabled(&s->core)) {
+        trace_pldma_pci_pasid_enable(!pasid_was);
+    }
+    if (range_covers_byte(addr, len, PCI_COMMAND)) {
+        /* INTx may have been masked or MSI-X switched */
+        s->msix_pending = 0;
+        pldma_pci_update_irq(&s->core, s->core.irq_status &
+                                       s->core.irq_mask);
+    }
+}
+
+static void pldma_pci_realize(PCIDevice *pd, Error **errp)
+{
+    PLDMAPCIState *s = PLDMA_PCI(pd);
+    PLDMACore *core = &s->core;
+    uint64_t bar_size;
+    unsigned i, nvec;
+
+    if (core->fault_mode_str && strcmp(core->fault_mode_str, "report")) {
+        error_setg(errp, "pldma-pci supports fault-mode=report only: an "
+                   "SMMUv3 does not stall PCIe endpoints (they would use "
+                   "PRI, which Linux's arm-smmu-v3 does not consume)");
+        return;
+    }
+    core->dma_as = pci_get_address_space(pd);
+    core->translated = pci_device_iommu_address_space(pd) !=
+                       &address_space_memory;
+    core->stream_id = pci_requester_id(pd);
+    if (!pldma_core_realize(core, DEVICE(pd), &pldma_pci_ops, "report",
+                            errp)) {
+        return;
+    }
+
+    pci_config_set_interrupt_pin(pd->config, 1);
+    bar_size = pow2ceil(PLDMA_MMIO_SIZE(core->num_channels));
+    memory_region_init(&s->bar0, OBJECT(s), "pldma-pci-bar0", bar_size);
+    memory_region_add_subregion(&s->bar0, 0, &core->iomem);
+    pci_register_bar(pd, PLDMA_PCI_BAR_REGS,
+                     PCI_BASE_ADDRESS_SPACE_MEMORY |
+                     PCI_BASE_ADDRESS_MEM_TYPE_64, &s->bar0);
+
+    nvec = PLDMA_PCI_NUM_VECS(core->num_channels);
+    if (msix_init_exclusive_bar(pd, nvec, PLDMA_PCI_BAR_MSIX, errp)) {
+        goto fail;
+    }
+    for (i = 0; i < nvec; i++) {
+        msix_vector_use(pd, i);
+    }
+    if (pcie_endpoint_cap_init(pd, PLDMA_PCI_EXP_OFFSET) < 0) {
+        error_setg(errp, "pldma-pci: cannot add the PCIe capability");
+        goto fail_msix;
+    }
+    /* PASID: no execute or privileged mode, Max PASID Width = pasid-bits */
+    pcie_add_capability(pd, PCI_EXT_CAP_ID_PASID, 1, PLDMA_PCI_PASID_OFFSET,
+                        PCI_EXT_CAP_PASID_SIZEOF);
+    pci_set_word(pd->config + PLDMA_PCI_PASID_OFFSET + PCI_PASID_CAP,
+                 (core->pasid_bits & 0x1f) << 8);
+    pci_set_word(pd->wmask + PLDMA_PCI_PASID_OFFSET + PCI_PASID_CTRL,
+                 PCI_PASID_CTRL_ENABLE);
+    return;
+
+fail_msix:
+    msix_uninit_exclusive_bar(pd);
+fail:
+    pldma_core_unrealize(core);
+}
+
+static void pldma_pci_exit(PCIDevice *pd)
+{
+    PLDMAPCIState *s = PLDMA_PCI(pd);
+
+    trace_pldma_pci_exit(s->core.num_channels);
+    pldma_core_unrealize(&s->core);
+    pcie_cap_exit(pd);
+    msix_uninit_exclusive_bar(pd);
+}
+
+static void pldma_pci_reset_hold(Object *obj, ResetType type)
+{
+    PLDMAPCIState *s = PLDMA_PCI(obj);
+
+    pldma_core_reset(&s->core);
+    s->msix_pending = 0;
+    msix_reset(PCI_DEVICE(s));
+}
+
+static int pldma_pci_post_load(void *opaque, int version_id)
+{
+    PLDMAPCIState *s = opaque;
+
+    s->core.stream_id = pci_requester_id(PCI_DEVICE(s));
+    return 0;
+}
+
+static const VMStateDescription vmstate_pldma_pci = {
+    .name = TYPE_PLDMA_PCI,
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .post_load = pldma_pci_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_PCI_DEVICE(parent_obj, PLDMAPCIState),
+        VMSTATE_MSIX(parent_obj, PLDMAPCIState),
+        VMSTATE_STRUCT(core, PLDMAPCIState, 1, vmstate_pldma_core, PLDMACore),
+        VMSTATE_UINT32(msix_pending, PLDMAPCIState),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const Property pldma_pci_properties[] = {
+    DEFINE_PROP_UINT32("num-channels", PLDMAPCIState, core.num_channels, 4),
+    DEFINE_PROP_STRING("fault-mode", PLDMAPCIState, core.fault_mode_str),
+    DEFINE_PROP_UINT8("pasid-bits", PLDMAPCIState, core.pasid_bits,
+                      SMMU_STALL_MAX_SSID_BITS),
+    DEFINE_PROP_UINT32("max-transfer", PLDMAPCIState, core.max_transfer,
+                       PLDMA_DEFAULT_MAX_TRANSFER),
+    DEFINE_PROP_UINT32("chunk-size", PLDMAPCIState, core.chunk_size,
+                       PLDMA_DEFAULT_CHUNK_SIZE),
+};
+
+static void pldma_pci_class_init(ObjectClass *klass, void *data)
+{
+    DeviceClass *dc = DEVICE_CLASS(klass);
+    PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);
+    ResettableClass *rc = RESETTABLE_CLASS(klass);
+
+    pc->realize = pldma_pci_realize;
+    pc->exit = pldma_pci_exit;
+    pc->config_write = pldma_pci_write_config;
+    pc->vendor_id = PLDMA_PCI_VENDOR_ID;
+    pc->device_id = PLDMA_PCI_DEVICE_ID;
+    pc->revision = PLDMA_VERSION_MAJOR;
+    pc->class_id = PCI_CLASS_SYSTEM_OTHER;
+    dc->desc = "PLDMA page-fault-tolerant virtual-address DMA engine (PCIe)";
+    dc->vmsd = &vmstate_pldma_pci;
+    dc->hotpluggable = true;
+    rc->phases.hold = pldma_pci_reset_hold;
+    device_class_set_props(dc, pldma_pci_properties);
+    set_bit(DEVICE_CATEGORY_MISC, dc->categories);
+
+    pldma_core_class_init(klass, offsetof(PLDMAPCIState, core));
+    object_class_property_set_description(klass, "fault-mode",
+        "report only (the default): PCIe endpoints are not stalled");
+}
+
+static const TypeInfo pldma_pci_info = {
+    .name = TYPE_PLDMA_PCI,
+    .parent = TYPE_PCI_DEVICE,
+    .instance_size = sizeof(PLDMAPCIState),
+    .class_init = pldma_pci_class_init,
+    .interfaces = (InterfaceInfo[]) {
+        { INTERFACE_PCIE_DEVICE },
+        { }
+    },
+};
+
+static void pldma_pci_register_types(void)
+{
+    type_register_static(&pldma_pci_info);
+}
+
+type_init(pldma_pci_register_types)

@@ -1,0 +1,491 @@
+/*
+ * QTest for the PCIe front-end of the PLDMA engine (pldma-pci)
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The device sits on virt's PCIe root bus behind the SMMUv3; its StreamID
+ * is its requester ID.  The tests program the SMMU (libqos/smmuv3) and the
+ * device as a driver would: config space (PASID capability, MSI-X), DMA
+ * with a PASID, report-mode faults with RESTART and CANCEL, MSI-X delivery
+ * and migration.  See docs/specs/pldma.rst, "PCI device".
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "libqtest.h"
+#include "qobject/qdict.h"
+#include "libqos/pci.h"
+#include "libqos/generic-pcihost.h"
+#include "libqos/smmuv3.h"
+#include "standard-headers/linux/pci_regs.h"
+#include "hw/misc/pldma-regs.h"
+
+#define DEVFN           QPCI_DEVFN(2, 0)
+#define SID             DEVFN           /* bus 0: the requester ID */
+#define ECAM            0x4010000000ULL
+#define PASID_CAP       0x100
+#define SMMU_MEM        0x44000000ULL
+#define SMMU_MEM_SIZE   (32 * 1024 * 1024)
+#define NCH             2
+#define PASID           1
+#define ASID            1
+#define S1CDMAX         2
+#define VA_RING         0x10000000ULL
+#define VA_COMPL        0x10001000ULL
+#define VA_SRC          0x10002000ULL
+#define VA_DST          0x10004000ULL
+#define XFER            0x2000
+#define RING_SIZE       4
+
+typedef struct Fixture {
+    QTestState *qts;
+    QGenericPCIBus pcibus;
+    QPCIDevice *dev;
+    QPCIBar bar;
+    QSMMU smmu;
+    uint64_t cdtab, ttb;
+    uint64_t pa_ring, pa_compl, pa_src, pa_dst, pa_fq, pa_msi;
+    uint32_t tail;
+} Fixture;
+
+static uint32_t ecam_readl(Fixture *f, uint32_t off)
+{
+    return qtest_readl(f->qts, ECAM + (DEVFN << 12) + off);
+}
+
+static void ecam_writew(Fixture *f, uint32_t off, uint16_t val)
+{
+    qtest_writew(f->qts, ECAM + (DEVFN << 12) + off, val);
+}
+
+static uint32_t g_rd(Fixture *f, uint32_t off)
+{
+    return qpci_io_readl(f->dev, f->bar, off);
+}
+
+static void g_wr(Fixture *f, uint32_t off, uint32_t val)
+{
+    qpci_io_writel(f->dev, f->bar, off, val);
+}
+
+static uint32_t c_rd(Fixture *f, uint32_t off)
+{
+    return g_rd(f, PLDMA_CH_PAGE_OFFSET(0) + off);
+}
+
+static void c_wr(Fixture *f, uint32_t off, uint32_t val)
+{
+    g_wr(f, PLDMA_CH_PAGE_OFFSET(0) + off, val);
+}
+
+static void pasid_enable(Fixture *f, bool on)
+{
+    ecam_writew(f, PASID_CAP + PCI_PASID_CTRL, on ? PCI_PASID_CTRL_ENABLE : 0);
+}
+
+/* STE for the device: the process's CD table; no-PASID traffic per @s1dss */
+static void set_ste(Fixture *f, int s1dss)
+{
+    qsmmu_set_ste_s1(&f->smmu, SID, f->cdtab, S1CDMAX, s1dss, true);
+}
+
+static void bind_channel(Fixture *f)
+{
+    g_wr(f, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    g_wr(f, PLDMA_CH_BIND(0) + PLDMA_CHB_PASID, PLDMA_CHB_PASID_EN | PASID);
+    g_wr(f, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
+    c_wr(f, PLDMA_CH_RING_BASE_LO, (uint32_t)VA_RING);
+    c_wr(f, PLDMA_CH_RING_BASE_HI, VA_RING >> 32);
+    c_wr(f, PLDMA_CH_RING_SIZE, RING_SIZE);
+    f->tail = 0;
+}
+
+static void start(Fixture *f, const char *extra)
+{
+    int i;
+
+    memset(f, 0, sizeof(*f));
+    f->qts = qtest_initf("-M virt,iommu=smmuv3 -nodefaults "
+                         "-device pldma-pci,id=dma0,addr=2,num-channels=%d%s",
+                         NCH, extra ? extra : "");
+    qpci_init_generic(&f->pcibus, f->qts, NULL, false);
+    f->dev = qpci_device_find(&f->pcibus.bus, DEVFN);
+    g_assert(f->dev);
+    qpci_device_enable(f->dev);
+    f->bar = qpci_iomap(f->dev, PLDMA_PCI_BAR_REGS, NULL);
+
+    qsmmu_init(&f->smmu, f->qts, QSMMU_VIRT_BASE, SMMU_MEM, SMMU_MEM_SIZE);
+    qsmmu_enable(&f->smmu);
+    f->ttb = qsmmu_pgtable_new(&f->smmu);
+    f->cdtab = qsmmu_cd_table(&f->smmu, S1CDMAX);
+    /* report mode: CD.S = 0 and STE.S1STALLD, as Linux for PCI */
+    qsmmu_write_cd(&f->smmu, f->cdtab, PASID, ASID, f->ttb, false);
+    set_ste(f, QSMMU_S1DSS_BYPASS);
+
+    f->pa_ring = qsmmu_map_new(&f->smmu, f->ttb, VA_RING, 0x1000, true);
+    f->pa_compl = qsmmu_map_new(&f->smmu, f->ttb, VA_COMPL, 0x1000, true);
+    f->pa_src = qsmmu_map_new(&f->smmu, f->ttb, VA_SRC, XFER, false);
+    f->pa_dst = qsmmu_alloc(&f->smmu, XFER, 0x1000);
+    qsmmu_map(&f->smmu, f->ttb, VA_DST, f->pa_dst, true);
+    f->pa_fq = qsmmu_alloc(&f->smmu, 4 * PLDMA_FR_SIZE, 0x1000);
+    f->pa_msi = qsmmu_alloc(&f->smmu, 0x1000, 0x1000);
+    for (i = 0; i < XFER; i++) {
+        qtest_writeb(f->qts, f->pa_src + i, (uint8_t)(i * 5 + 1));
+    }
+    /* the fault queue has no PASID: S1DSS = bypass, so a physical address */
+    g_wr(f, PLDMA_FQ_BASE_LO, (uint32_t)f->pa_fq);
+    g_wr(f, PLDMA_FQ_BASE_HI, f->pa_fq >> 32);
+    g_wr(f, PLDMA_FQ_SIZE, 4);
+    g_wr(f, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    pasid_enable(f, true);
+    bind_channel(f);
+}
+
+static void stop(Fixture *f)
+{
+    g_free(f->dev);
+    qtest_quit(f->qts);
+}
+
+static void submit_copy(Fixture *f)
+{
+    uint64_t d = f->pa_ring + (f->tail % RING_SIZE) * PLDMA_DESC_SIZE;
+
+    qtest_memset(f->qts, d, 0, PLDMA_DESC_SIZE);
+    qtest_memset(f->qts, f->pa_compl, 0, PLDMA_COMPL_SIZE);
+    qtest_memset(f->qts, f->pa_dst, 0, XFER);
+    qtest_writeb(f->qts, d + PLDMA_DESC_OPCODE, PLDMA_OP_COPY);
+    qtest_writeb(f->qts, d + PLDMA_DESC_FLAGS, PLDMA_DF_INTR);
+    qtest_writel(f->qts, d + PLDMA_DESC_LEN, XFER);
+    qtest_writeq(f->qts, d + PLDMA_DESC_SRC, VA_SRC);
+    qtest_writeq(f->qts, d + PLDMA_DESC_DST, VA_DST);
+    qtest_writeq(f->qts, d + PLDMA_DESC_COMPL, VA_COMPL);
+    qtest_writeq(f->qts, d + PLDMA_DESC_COOKIE, 0xc0c0);
+    f->tail = (f->tail + 1) % RING_SIZE;
+    c_wr(f, PLDMA_CH_RING_TAIL, f->tail);
+}
+
+static void wait_state(Fixture *f, uint32_t state)
+{
+    int i;
+
+    for (i = 0; i < 10000 && c_rd(f, PLDMA_CH_STATE) != state; i++) {
+        qtest_clock_step(f->qts, 1000);
+    }
+    g_assert_cmpuint(c_rd(f, PLDMA_CH_STATE), ==, state);
+}
+
+static uint32_t wait_completion(Fixture *f)
+{
+    uint32_t st = 0;
+    int i;
+
+    for (i = 0; i < 10000; i++) {
+        st = qtest_readl(f->qts, f->pa_compl + PLDMA_COMPL_STATUS);
+        if (st != PLDMA_ST_PENDING) {
+            break;
+        }
+        qtest_clock_step(f->qts, 1000);
+    }
+    return st;
+}
+
+static void check_dst(Fixture *f, uint64_t len)
+{
+    g_autofree uint8_t *buf = g_malloc(XFER);
+    int i;
+
+    qtest_memread(f->qts, f->pa_dst, buf, XFER);
+    for (i = 0; i < XFER; i++) {
+        g_assert_cmphex(buf[i], ==, i < len ? (uint8_t)(i * 5 + 1) : 0);
+    }
+}
+
+/* Config space: IDs, BARs, the PCIe, MSI-X and PASID capabilities */
+static void test_config(void)
+{
+    Fixture f;
+    uint8_t msix;
+    uint32_t hdr;
+
+    start(&f, ",pasid-bits=16");
+    g_assert_cmphex(qpci_config_readw(f.dev, PCI_VENDOR_ID), ==,
+                    PLDMA_PCI_VENDOR_ID);
+    g_assert_cmphex(qpci_config_readw(f.dev, PCI_DEVICE_ID), ==,
+                    PLDMA_PCI_DEVICE_ID);
+    g_assert_cmphex(g_rd(&f, PLDMA_ID), ==, PLDMA_ID_VALUE);
+    g_assert_cmpuint(PLDMA_CAP_NUM_CH(g_rd(&f, PLDMA_CAP)), ==, NCH);
+    g_assert_true(g_rd(&f, PLDMA_CAP) & PLDMA_CAP_FAULT_REPORT);
+    g_assert_true(g_rd(&f, PLDMA_CAP) & PLDMA_CAP_PASID);
+    g_assert_cmpuint(PLDMA_CAP_PASID_BITS(g_rd(&f, PLDMA_CAP)), ==, 16);
+    /* the requester ID is the StreamID */
+    g_assert_cmphex(g_rd(&f, PLDMA_STREAM_ID), ==, SID);
+    g_assert_cmpuint(qpci_find_capability(f.dev, PCI_CAP_ID_EXP, 0), !=, 0);
+
+    /* MSI-X: NCH + 2 vectors, table in BAR 2 */
+    msix = qpci_find_capability(f.dev, PCI_CAP_ID_MSIX, 0);
+    g_assert_cmpuint(msix, !=, 0);
+    g_assert_cmpuint((qpci_config_readw(f.dev, msix + PCI_MSIX_FLAGS) &
+                      PCI_MSIX_FLAGS_QSIZE) + 1, ==, PLDMA_PCI_NUM_VECS(NCH));
+    g_assert_cmpuint(qpci_config_readl(f.dev, msix + PCI_MSIX_TABLE) &
+                     PCI_MSIX_FLAGS_BIRMASK, ==, PLDMA_PCI_BAR_MSIX);
+
+    /* PASID extended capability: width 16, enable writable, nothing else */
+    hdr = ecam_readl(&f, PASID_CAP);
+    g_assert_cmphex(PCI_EXT_CAP_ID(hdr), ==, PCI_EXT_CAP_ID_PASID);
+    g_assert_cmpuint((ecam_readl(&f, PASID_CAP + PCI_PASID_CAP) >> 8) & 0x1f,
+                     ==, 16);
+    pasid_enable(&f, false);
+    ecam_writew(&f, PASID_CAP + PCI_PASID_CTRL, 0xffff);
+    g_assert_cmphex(ecam_readl(&f, PASID_CAP + PCI_PASID_CAP) >> 16, ==,
+                    PCI_PASID_CTRL_ENABLE);
+    stop(&f);
+}
+
+/* fault-mode=stall is refused at realize, with the reason */
+static void test_no_stall(void)
+{
+    g_autofree char *cmd = g_strdup_printf(
+        "%s -M virt,iommu=smmuv3 -nodefaults -display none -accel qtest "
+        "-device pldma-pci,fault-mode=stall", g_getenv("QTEST_QEMU_BINARY"));
+    g_autofree char *out = NULL;
+    g_autofree char *err = NULL;
+    int status;
+
+    g_assert(g_spawn_command_line_sync(cmd, &out, &err, &status, NULL));
+    g_assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+    g_assert_nonnull(strstr(err, "fault-mode=report only"));
+}
+
+/*
+ * DMA with a PASID from a PCI requester: a COPY through the process's
+ * page tables; with PASID Control.Enable clear the same channel's DMA goes
+ * out without a PASID: the SMMU terminates it (S1DSS = terminate,
+ * F_STREAM_DISABLED, SSV = 0) and the descriptor fetch is reported.
+ */
+static void test_pasid_dma(void)
+{
+    Fixture f;
+    uint64_t evt[4];
+
+    start(&f, NULL);
+    qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
+    submit_copy(&f);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f, XFER);
+    g_assert(!qsmmu_pop_event(&f.smmu, evt));
+
+    /* PASID disabled: no SubstreamID, and SSV = 0 traffic is terminated */
+    set_ste(&f, QSMMU_S1DSS_TERMINATE);
+    pasid_enable(&f, false);
+    submit_copy(&f);
+    wait_state(&f, PLDMA_STATE_FAULTED);
+    g_assert_true(c_rd(&f, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_DESC);
+    g_assert(qsmmu_pop_event(&f.smmu, evt));
+    g_assert_cmphex(QSMMU_EVT_TYPE(evt), ==, 0x06);    /* F_STREAM_DISABLED */
+    g_assert_cmphex(QSMMU_EVT_SID(evt), ==, SID);
+    g_assert_cmpuint(QSMMU_EVT_SSV(evt), ==, 0);
+    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+
+    /* Enabled again: the channel works again */
+    set_ste(&f, QSMMU_S1DSS_BYPASS);
+    pasid_enable(&f, true);
+    bind_channel(&f);
+    submit_copy(&f);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f, XFER);
+    stop(&f);
+}
+
+/* Report mode: fault record, RESTART after the fix, then a CANCEL */
+static void test_report(void)
+{
+    Fixture f;
+    uint64_t evt[4];
+
+    start(&f, NULL);
+    submit_copy(&f);
+    wait_state(&f, PLDMA_STATE_FAULTED);
+    g_assert_cmpuint(g_rd(&f, PLDMA_FQ_TAIL), ==, 1);
+    g_assert_cmpuint(qtest_readw(f.qts, f.pa_fq + PLDMA_FR_CHANNEL), ==, 0);
+    g_assert_cmphex(qtest_readq(f.qts, f.pa_fq + PLDMA_FR_VA), ==,
+                    VA_DST + 0x1000);
+    g_assert_cmphex(qtest_readl(f.qts, f.pa_fq + PLDMA_FR_PASID), ==,
+                    PLDMA_CHB_PASID_EN | PASID);
+    g_assert(qsmmu_pop_event(&f.smmu, evt));
+    g_assert_cmpuint(QSMMU_EVT_STALL(evt), ==, 0);  /* never stalled */
+    g_assert_cmpuint(QSMMU_EVT_SSID(evt), ==, PASID);
+    g_assert_cmphex(QSMMU_EVT_SID(evt), ==, SID);
+
+    qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
+    qsmmu_tlbi_va(&f.smmu, ASID, VA_DST + 0x1000);
+    g_wr(&f, PLDMA_FQ_HEAD, 1);
+    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f, XFER);
+
+    qsmmu_unmap(&f.smmu, f.ttb, VA_DST + 0x1000);
+    qsmmu_tlbi_va(&f.smmu, ASID, VA_DST + 0x1000);
+    submit_copy(&f);
+    wait_state(&f, PLDMA_STATE_FAULTED);
+    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_CANCELLED);
+    g_assert_cmphex(qtest_readq(f.qts, f.pa_compl + PLDMA_COMPL_BYTES), ==,
+                    0x1000);
+    check_dst(&f, 0x1000);
+    stop(&f);
+}
+
+/* Program MSI-X vector @vec to write @data at pa_msi + 4 * vec */
+static void msix_vector(Fixture *f, int vec, uint32_t data)
+{
+    uint64_t e = f->dev->msix_table_off + vec * PCI_MSIX_ENTRY_SIZE;
+    uint64_t addr = f->pa_msi + 4 * vec;
+
+    qpci_io_writel(f->dev, f->dev->msix_table_bar,
+                   e + PCI_MSIX_ENTRY_LOWER_ADDR, (uint32_t)addr);
+    qpci_io_writel(f->dev, f->dev->msix_table_bar,
+                   e + PCI_MSIX_ENTRY_UPPER_ADDR, addr >> 32);
+    qpci_io_writel(f->dev, f->dev->msix_table_bar,
+                   e + PCI_MSIX_ENTRY_DATA, data);
+    qpci_io_writel(f->dev, f->dev->msix_table_bar,
+                   e + PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+}
+
+static uint32_t msi_data(Fixture *f, int vec)
+{
+    return qtest_readl(f->qts, f->pa_msi + 4 * vec);
+}
+
+/* MSI-X: one vector per channel, one for faults, one for errors */
+static void test_msix(void)
+{
+    Fixture f;
+    int v;
+
+    start(&f, NULL);
+    qpci_msix_enable(f.dev);
+    for (v = 0; v < PLDMA_PCI_NUM_VECS(NCH); v++) {
+        msix_vector(&f, v, 0xd0 + v);
+    }
+    g_wr(&f, PLDMA_IRQ_MASK, PLDMA_IRQ_CH_DONE_ALL | PLDMA_IRQ_FAULT |
+         PLDMA_IRQ_CH_ERROR | PLDMA_IRQ_CH_FAULTED);
+
+    /* a fault: the fault vector, nothing else */
+    submit_copy(&f);
+    wait_state(&f, PLDMA_STATE_FAULTED);
+    g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_FAULT(NCH)), ==,
+                    0xd0 + PLDMA_PCI_VEC_FAULT(NCH));
+    g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_CH(0)), ==, 0);
+    g_wr(&f, PLDMA_IRQ_STATUS, PLDMA_IRQ_FAULT | PLDMA_IRQ_CH_FAULTED);
+
+    /* its completion: channel 0's vector */
+    qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
+    qsmmu_tlbi_va(&f.smmu, ASID, VA_DST + 0x1000);
+    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_CH(0)), ==,
+                    0xd0 + PLDMA_PCI_VEC_CH(0));
+    g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_CH(1)), ==, 0);
+
+    /* a ring error: the error vector */
+    c_wr(&f, PLDMA_CH_RING_TAIL, RING_SIZE + 3);
+    g_assert_cmpuint(c_rd(&f, PLDMA_CH_STATE), ==, PLDMA_STATE_ERROR);
+    g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_ERROR(NCH)), ==,
+                    0xd0 + PLDMA_PCI_VEC_ERROR(NCH));
+    /* a masked vector is left pending, not sent */
+    g_wr(&f, PLDMA_IRQ_STATUS, ~0u);
+    qtest_writel(f.qts, f.pa_msi + 4 * PLDMA_PCI_VEC_CH(0), 0);
+    qpci_io_writel(f.dev, f.dev->msix_table_bar, f.dev->msix_table_off +
+                   PLDMA_PCI_VEC_CH(0) * PCI_MSIX_ENTRY_SIZE +
+                   PCI_MSIX_ENTRY_VECTOR_CTRL, PCI_MSIX_ENTRY_CTRL_MASKBIT);
+    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    bind_channel(&f);
+    submit_copy(&f);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_CH(0)), ==, 0);
+    g_assert_true(qpci_msix_pending(f.dev, PLDMA_PCI_VEC_CH(0)));
+    stop(&f);
+}
+
+static void wait_migration(QTestState *qts)
+{
+    int i;
+
+    for (i = 0; i < 3000; i++) {
+        QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
+        QDict *ret = qdict_get_qdict(rsp, "return");
+        bool done = ret && qdict_haskey(ret, "status") &&
+                    !strcmp(qdict_get_str(ret, "status"), "completed");
+
+        g_assert(!(ret && qdict_haskey(ret, "status") &&
+                   !strcmp(qdict_get_str(ret, "status"), "failed")));
+        qobject_unref(rsp);
+        if (done) {
+            return;
+        }
+        g_usleep(10 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+/* A FAULTED channel migrates, and RESTART completes it on the target */
+static void test_migrate(void)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *uri_out = NULL;
+    g_autofree char *uri_in = NULL;
+    QTestState *dst;
+    Fixture f;
+    int fd;
+
+    start(&f, NULL);
+    fd = g_file_open_tmp("pldma-pci-mig-XXXXXX", &path, NULL);
+    g_assert(fd >= 0);
+    close(fd);
+    uri_out = g_strdup_printf("exec:cat > %s", path);
+    uri_in = g_strdup_printf("exec:cat %s", path);
+
+    submit_copy(&f);
+    wait_state(&f, PLDMA_STATE_FAULTED);
+    qtest_qmp_assert_success(f.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri_out);
+    wait_migration(f.qts);
+    qtest_quit(f.qts);
+
+    dst = qtest_initf("-M virt,iommu=smmuv3 -nodefaults "
+                      "-device pldma-pci,id=dma0,addr=2,num-channels=%d "
+                      "-incoming defer", NCH);
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri_in);
+    wait_migration(dst);
+    unlink(path);
+    f.qts = dst;
+    f.smmu.qts = dst;
+    f.pcibus.bus.qts = dst;
+
+    g_assert_cmpuint(c_rd(&f, PLDMA_CH_STATE), ==, PLDMA_STATE_FAULTED);
+    g_assert_cmphex(g_rd(&f, PLDMA_STREAM_ID), ==, SID);
+    qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
+    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f, XFER);
+    stop(&f);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    if (!qtest_has_device("pldma-pci")) {
+        return g_test_run();
+    }
+    qtest_add_func("/pldma-pci/config", test_config);
+    qtest_add_func("/pldma-pci/no-stall", test_no_stall);
+    qtest_add_func("/pldma-pci/pasid-dma", test_pasid_dma);
+    qtest_add_func("/pldma-pci/report", test_report);
+    qtest_add_func("/pldma-pci/msix", test_msix);
+    qtest_add_func("/pldma-pci/migrate", test_migrate);
+    return g_test_run();
+}

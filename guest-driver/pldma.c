@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * PLDMA: page-fault-tolerant virtual-address DMA engine (QEMU model of the
- * ExaNeSt engine), platform driver.
+ * ExaNeSt engine), one module for both buses: the platform device
+ * ("exanest,pldma") and the PCIe endpoint (pldma-pci) share everything
+ * below the bus glue at the end of this file.
  *
  * Every open of /dev/pldmaN binds the caller's mm to the device with SVA,
  * claims a free channel and ties it to the PASID.  The channel page can be
@@ -30,6 +32,8 @@
 #include <linux/mm.h>
 #include <linux/mod_devicetable.h>
 #include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/pci-ats.h>
 #include <linux/platform_device.h>
 #include <linux/poll.h>
 #include <linux/sched/mm.h>
@@ -90,6 +94,19 @@ struct pldma_counters {
 };
 
 struct pldma_ctx;
+struct pldma_dev;
+
+/*
+ * One interrupt: the platform device's line, INTx, or one MSI-X vector of
+ * pldma-pci, which serves the IRQ_STATUS bits in @mask (docs/specs/pldma.rst,
+ * "PCI device": vector n = IRQ_CH_DONE(n), then fault queue, then errors).
+ */
+struct pldma_vec {
+	struct pldma_dev *pd;
+	u32 mask;
+};
+
+#define PLDMA_MAX_VECS	PLDMA_PCI_NUM_VECS(PLDMA_MAX_CHANNELS)
 
 struct pldma_dev {
 	struct device *dev;
@@ -104,6 +121,7 @@ struct pldma_dev {
 	u32 chunk;
 	bool stall_mode;
 	u32 irq_mask;
+	struct pldma_vec vecs[PLDMA_MAX_VECS];
 	char name[16];
 	struct miscdevice misc;
 
@@ -681,7 +699,8 @@ static void pldma_scan_faulted(struct pldma_dev *pd)
 
 static irqreturn_t pldma_irq_thread(int irq, void *data)
 {
-	struct pldma_dev *pd = data;
+	struct pldma_vec *vec = data;
+	struct pldma_dev *pd = vec->pd;
 	struct pldma_fault_rec f;
 	u32 tail;
 
@@ -704,10 +723,12 @@ static irqreturn_t pldma_irq_thread(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
+/* data: the vector's pldma_vec; only the fault vector has a thread */
 static irqreturn_t pldma_irq(int irq, void *data)
 {
-	struct pldma_dev *pd = data;
-	u32 status = pldma_rd(pd, PLDMA_IRQ_STATUS) & pd->irq_mask;
+	struct pldma_vec *vec = data;
+	struct pldma_dev *pd = vec->pd;
+	u32 status = pldma_rd(pd, PLDMA_IRQ_STATUS) & pd->irq_mask & vec->mask;
 	unsigned long wake;
 	struct pldma_ctx *ctx;
 	unsigned int ch;
@@ -1634,7 +1655,7 @@ static int pldma_stats_show(struct seq_file *m, void *v)
 DEFINE_SHOW_ATTRIBUTE(pldma_stats);
 
 /* ------------------------------------------------------------------ */
-/* Platform device                                                     */
+/* Probe and teardown, shared by both buses                            */
 /* ------------------------------------------------------------------ */
 
 static void pldma_destroy_wq(void *data)
@@ -1705,25 +1726,17 @@ static int pldma_enable_sva(struct pldma_dev *pd)
 }
 #endif
 
-static int pldma_probe(struct platform_device *pdev)
+/*
+ * Bus-independent part of probe, with pd->dev, pd->base and pd->phys set
+ * by the glue (@size: the register window).  Leaves the interrupts masked;
+ * the glue requests its vectors, then calls pldma_register().
+ */
+static int pldma_core_probe(struct pldma_dev *pd, resource_size_t size)
 {
-	struct device *dev = &pdev->dev;
-	struct pldma_dev *pd;
-	struct resource *res;
+	struct device *dev = pd->dev;
 	u32 nch, mask;
 	int ret;
 
-	pd = devm_kzalloc(dev, sizeof(*pd), GFP_KERNEL);
-	if (!pd)
-		return -ENOMEM;
-	pd->dev = dev;
-	spin_lock_init(&pd->lock);
-	platform_set_drvdata(pdev, pd);
-
-	pd->base = devm_platform_get_and_ioremap_resource(pdev, 0, &res);
-	if (IS_ERR(pd->base))
-		return PTR_ERR(pd->base);
-	pd->phys = res->start;
 	if (pldma_rd(pd, PLDMA_ID) != PLDMA_ID_VALUE)
 		return dev_err_probe(dev, -ENODEV, "bad ID register\n");
 	pd->version = pldma_rd(pd, PLDMA_VERSION);
@@ -1732,7 +1745,7 @@ static int pldma_probe(struct platform_device *pdev)
 				     pd->version);
 	pd->cap = pldma_rd(pd, PLDMA_CAP);
 	nch = min_t(u32, PLDMA_CAP_NUM_CH(pd->cap), PLDMA_MAX_CHANNELS);
-	nch = min_t(u32, nch, resource_size(res) / PLDMA_PAGE_SIZE - 1);
+	nch = min_t(u32, nch, size / PLDMA_PAGE_SIZE - 1);
 	if (!nch)
 		return dev_err_probe(dev, -ENODEV, "no channels\n");
 	pd->nch = nch;
@@ -1784,19 +1797,20 @@ static int pldma_probe(struct platform_device *pdev)
 		pd->fq_head = 0;
 	}
 
-	pd->irq = platform_get_irq(pdev, 0);
-	if (pd->irq < 0)
-		return pd->irq;
-	ret = devm_request_threaded_irq(dev, pd->irq, pldma_irq,
-					pldma_irq_thread, 0, dev_name(dev),
-					pd);
-	if (ret)
-		return ret;
 	mask = (u32)(BIT(nch) - 1) | PLDMA_IRQ_CH_ERROR;
 	if (pd->fq)
 		mask |= PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW;
 	pd->irq_mask = mask;
-	pldma_wr(pd, PLDMA_IRQ_MASK, mask);
+	return 0;
+}
+
+/* Unmask the interrupts, create /dev/pldmaN and the debugfs directory. */
+static int pldma_register(struct pldma_dev *pd, const char *bus)
+{
+	struct device *dev = pd->dev;
+	int ret;
+
+	pldma_wr(pd, PLDMA_IRQ_MASK, pd->irq_mask);
 
 	pd->id = ida_alloc(&pldma_ida, GFP_KERNEL);
 	if (pd->id < 0)
@@ -1819,11 +1833,51 @@ static int pldma_probe(struct platform_device *pdev)
 	if (ret)
 		return ret;
 
-	dev_info(dev, "%s: v%u.%u, %u channels, %s mode, stream %#x\n",
-		 pd->name, pd->version >> 16, pd->version & 0xffff, nch,
-		 pd->stall_mode ? "stall" : "report",
+	dev_info(dev, "%s: v%u.%u, %u channels, %s mode, %s, stream %#x\n",
+		 pd->name, pd->version >> 16, pd->version & 0xffff, pd->nch,
+		 pd->stall_mode ? "stall" : "report", bus,
 		 pldma_rd(pd, PLDMA_STREAM_ID));
 	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Platform glue                                                       */
+/* ------------------------------------------------------------------ */
+
+static int pldma_platform_probe(struct platform_device *pdev)
+{
+	struct device *dev = &pdev->dev;
+	struct pldma_dev *pd;
+	struct resource *res;
+	int ret;
+
+	pd = devm_kzalloc(dev, sizeof(*pd), GFP_KERNEL);
+	if (!pd)
+		return -ENOMEM;
+	pd->dev = dev;
+	spin_lock_init(&pd->lock);
+	platform_set_drvdata(pdev, pd);
+
+	pd->base = devm_platform_get_and_ioremap_resource(pdev, 0, &res);
+	if (IS_ERR(pd->base))
+		return PTR_ERR(pd->base);
+	pd->phys = res->start;
+	ret = pldma_core_probe(pd, resource_size(res));
+	if (ret)
+		return ret;
+
+	/* one level-triggered line for every source */
+	pd->irq = platform_get_irq(pdev, 0);
+	if (pd->irq < 0)
+		return pd->irq;
+	pd->vecs[0].pd = pd;
+	pd->vecs[0].mask = U32_MAX;
+	ret = devm_request_threaded_irq(dev, pd->irq, pldma_irq,
+					pldma_irq_thread, 0, dev_name(dev),
+					&pd->vecs[0]);
+	if (ret)
+		return ret;
+	return pldma_register(pd, "platform");
 }
 
 static const struct of_device_id pldma_of_match[] = {
@@ -1832,8 +1886,8 @@ static const struct of_device_id pldma_of_match[] = {
 };
 MODULE_DEVICE_TABLE(of, pldma_of_match);
 
-static struct platform_driver pldma_driver = {
-	.probe = pldma_probe,
+static struct platform_driver pldma_platform_driver = {
+	.probe = pldma_platform_probe,
 	.driver = {
 		.name = "pldma",
 		.of_match_table = pldma_of_match,
@@ -1842,21 +1896,178 @@ static struct platform_driver pldma_driver = {
 	},
 };
 
+/* ------------------------------------------------------------------ */
+/* PCI glue                                                            */
+/* ------------------------------------------------------------------ */
+
+static void pldma_pci_disable_pasid(void *data)
+{
+	pci_disable_pasid(data);
+}
+
+/*
+ * PASID: arm-smmu-v3 enables it when it probes a master that has the
+ * capability (that is what gives the master SubstreamIDs); enable it here
+ * only if nobody did.  The device tags DMA with a channel's PASID only
+ * while PASID Control.Enable is set.
+ */
+static int pldma_pci_pasid(struct pci_dev *pdev)
+{
+	int ret;
+
+	if (pci_pasid_features(pdev) < 0 || pdev->pasid_enabled)
+		return 0;
+	ret = pci_enable_pasid(pdev, 0);
+	if (ret) {
+		dev_warn(&pdev->dev, "cannot enable PASID: %d\n", ret);
+		return 0;
+	}
+	return devm_add_action_or_reset(&pdev->dev, pldma_pci_disable_pasid,
+					pdev);
+}
+
+static int pldma_pci_request_irq(struct pldma_dev *pd, unsigned int idx,
+				 u32 mask, bool thread, unsigned long flags,
+				 const char *what)
+{
+	struct pci_dev *pdev = to_pci_dev(pd->dev);
+	const char *name;
+	int irq;
+
+	irq = pci_irq_vector(pdev, idx);
+	if (irq < 0)
+		return irq;
+	name = devm_kasprintf(pd->dev, GFP_KERNEL, "pldma %s %s",
+			      pci_name(pdev), what);
+	if (!name)
+		return -ENOMEM;
+	pd->vecs[idx].pd = pd;
+	pd->vecs[idx].mask = mask;
+	return devm_request_threaded_irq(pd->dev, irq, pldma_irq,
+					 thread ? pldma_irq_thread : NULL,
+					 flags, name, &pd->vecs[idx]);
+}
+
+/*
+ * MSI-X with the device's fixed layout (PLDMA_PCI_VEC_*): all of it or
+ * nothing, since a source whose vector is not allocated stays masked.
+ * Otherwise INTx, the level of IRQ_STATUS & IRQ_MASK, for every source.
+ */
+static int pldma_pci_irqs(struct pldma_dev *pd)
+{
+	struct pci_dev *pdev = to_pci_dev(pd->dev);
+	u32 hwnch = PLDMA_CAP_NUM_CH(pd->cap);
+	unsigned int nvec = PLDMA_PCI_NUM_VECS(hwnch);
+	unsigned int ch;
+	char what[8];
+	int ret;
+
+	if (hwnch > PLDMA_MAX_CHANNELS)
+		ret = -EINVAL;
+	else
+		ret = pci_alloc_irq_vectors(pdev, nvec, nvec, PCI_IRQ_MSIX);
+	if (ret < 0) {
+		ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_INTX);
+		if (ret < 0)
+			return dev_err_probe(pd->dev, ret, "no interrupt\n");
+		return pldma_pci_request_irq(pd, 0, U32_MAX, true, IRQF_SHARED,
+					     "intx");
+	}
+	for (ch = 0; ch < pd->nch; ch++) {
+		snprintf(what, sizeof(what), "ch%u", ch);
+		ret = pldma_pci_request_irq(pd, PLDMA_PCI_VEC_CH(ch),
+					    PLDMA_IRQ_CH_DONE(ch), false, 0,
+					    what);
+		if (ret)
+			return ret;
+	}
+	ret = pldma_pci_request_irq(pd, PLDMA_PCI_VEC_FAULT(hwnch),
+				    PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW |
+				    PLDMA_IRQ_CH_FAULTED, true, 0, "fault");
+	if (ret)
+		return ret;
+	return pldma_pci_request_irq(pd, PLDMA_PCI_VEC_ERROR(hwnch),
+				     PLDMA_IRQ_CH_ERROR, false, 0, "error");
+}
+
+static int pldma_pci_probe(struct pci_dev *pdev,
+			   const struct pci_device_id *id)
+{
+	struct device *dev = &pdev->dev;
+	struct pldma_dev *pd;
+	int ret;
+
+	pd = devm_kzalloc(dev, sizeof(*pd), GFP_KERNEL);
+	if (!pd)
+		return -ENOMEM;
+	pd->dev = dev;
+	spin_lock_init(&pd->lock);
+	pci_set_drvdata(pdev, pd);
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	pd->base = pcim_iomap_region(pdev, PLDMA_PCI_BAR_REGS, KBUILD_MODNAME);
+	if (IS_ERR(pd->base))
+		return PTR_ERR(pd->base);
+	pd->phys = pci_resource_start(pdev, PLDMA_PCI_BAR_REGS);
+	pci_set_master(pdev);
+	ret = pldma_pci_pasid(pdev);
+	if (ret)
+		return ret;
+	ret = pldma_core_probe(pd, pci_resource_len(pdev,
+						    PLDMA_PCI_BAR_REGS));
+	if (ret)
+		return ret;
+	ret = pldma_pci_irqs(pd);
+	if (ret)
+		return ret;
+	return pldma_register(pd, pdev->msix_enabled ? "pci msi-x" : "pci intx");
+}
+
+static const struct pci_device_id pldma_pci_ids[] = {
+	{ PCI_DEVICE(PLDMA_PCI_VENDOR_ID, PLDMA_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, pldma_pci_ids);
+
+static struct pci_driver pldma_pci_driver = {
+	.name = "pldma-pci",
+	.id_table = pldma_pci_ids,
+	.probe = pldma_pci_probe,
+	/* as for the platform device; hot-unplug is not handled yet */
+	.driver.suppress_bind_attrs = true,
+};
+
+/* ------------------------------------------------------------------ */
+/* Module                                                              */
+/* ------------------------------------------------------------------ */
+
 static int __init pldma_init(void)
 {
 	int ret;
 
 	pldma_dbg_root = debugfs_create_dir("pldma", NULL);
-	ret = platform_driver_register(&pldma_driver);
+	ret = platform_driver_register(&pldma_platform_driver);
 	if (ret)
-		debugfs_remove(pldma_dbg_root);
+		goto err_dbg;
+	ret = pci_register_driver(&pldma_pci_driver);
+	if (ret)
+		goto err_platform;
+	return 0;
+
+err_platform:
+	platform_driver_unregister(&pldma_platform_driver);
+err_dbg:
+	debugfs_remove(pldma_dbg_root);
 	return ret;
 }
 module_init(pldma_init);
 
 static void __exit pldma_exit(void)
 {
-	platform_driver_unregister(&pldma_driver);
+	pci_unregister_driver(&pldma_pci_driver);
+	platform_driver_unregister(&pldma_platform_driver);
 	debugfs_remove(pldma_dbg_root);
 }
 module_exit(pldma_exit);

@@ -1,10 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # pldma.ko on a report-mode device: one-by-one, touch-ahead and user-space
-# fault resolution (plus pin and prefault).
+# fault resolution (plus pin and prefault).  PLDMA_BUS names the bus of the
+# device under test (pldma-report-pci.sh: pci); a function suite_extra, if
+# defined, runs before rmmod.
 . /tests/lib.sh
+bus=${PLDMA_BUS:-platform}
 
 check "insmod pldma.ko" insmod /lib/modules/pldma.ko
 check "/dev/pldma0 exists" test -c /dev/pldma0
+check "pldma0 is the $bus device" sh -c "readlink /sys/class/misc/pldma0/device/subsystem | grep -q '/$bus\$'"
 dmesg | grep -i pldma | sed 's/^/# /'
 
 # Iterations per size: MADV_DONTNEED on both buffers before each one.
@@ -49,5 +53,6 @@ check "no channel left bound" sh -c "! grep -q '^  ch' $st"
 check "no channel left stalled or faulted" sh -c "grep -q '^stalled_channels: 0x0$' $st && grep -q '^faulted_channels: 0x0$' $st"
 check "no hung task" sh -c '! dmesg | grep -q "blocked for more than"'
 sed 's/^/# /' /sys/kernel/debug/pldma/pldma0/stats
+! type suite_extra >/dev/null 2>&1 || suite_extra
 check "rmmod pldma" rmmod pldma
 done_testing

@@ -16,6 +16,10 @@
  *   mixed                                  per-transfer strategies, queued
  *   stream SIZE MIN MAX PHASE...           copies in a loop, phases ended
  *                                          by the host (migration test)
+ *
+ * PLDMA_TEST_DEVICE=/dev/pldmaN takes every channel from that device (a
+ * guest with two devices of the same fault mode); without it, libpldma's
+ * first device of the mode the strategy needs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +41,13 @@
 #include "pldma-util.h"
 
 #define SKIP 77
+
+static struct pldma_chan *test_open_mode(int mode)
+{
+	const char *dev = getenv("PLDMA_TEST_DEVICE");
+
+	return dev ? pldma_open(dev) : pldma_open_mode(mode);
+}
 
 static int fails;
 
@@ -222,7 +233,7 @@ static int cmd_unmapped(int argc, char **argv)
 
 static int cmd_badargs(void)
 {
-	struct pldma_chan *ch = pldma_open(NULL);
+	struct pldma_chan *ch = test_open_mode(0);
 	struct pldma_strategy s = { 0 };
 	struct pldma_submit sub;
 	struct pldma_wait w;
@@ -382,7 +393,7 @@ static int isolation_child(uint8_t *fixed, size_t size, uint8_t val,
 		return 3;
 	memset(buf, val, size);
 	dst = pu_dst_alloc(size, -1);
-	ch = pldma_open_mode(strategy == PLDMA_STRAT_STALL ? PLDMA_MODE_STALL :
+	ch = test_open_mode(strategy == PLDMA_STRAT_STALL ? PLDMA_MODE_STALL :
 			     PLDMA_MODE_REPORT);
 	if (!ch)
 		return 4;
@@ -470,7 +481,7 @@ static int cmd_kill(int argc, char **argv)
 
 	if (argc > 0 && pldma_strategy_parse(argv[0], &strategy, &touch))
 		return 2;
-	ch = pldma_open_mode(strategy == PLDMA_STRAT_STALL ? PLDMA_MODE_STALL :
+	ch = test_open_mode(strategy == PLDMA_STRAT_STALL ? PLDMA_MODE_STALL :
 			     PLDMA_MODE_REPORT);
 	if (!ch)
 		return SKIP;
@@ -489,7 +500,7 @@ static int cmd_kill(int argc, char **argv)
 		};
 		unsigned int slot;
 
-		ch = pldma_open_mode(strategy == PLDMA_STRAT_STALL ?
+		ch = test_open_mode(strategy == PLDMA_STRAT_STALL ?
 				     PLDMA_MODE_STALL : PLDMA_MODE_REPORT);
 		if (!ch)
 			_exit(3);
@@ -511,7 +522,7 @@ static int cmd_kill(int argc, char **argv)
 	CHECK(WIFSIGNALED(st), "child status %#x", st);
 	/* Every channel can be claimed again. */
 	for (n = 0; n < (int)nch; n++) {
-		chs[n] = pldma_open_mode(strategy == PLDMA_STRAT_STALL ?
+		chs[n] = test_open_mode(strategy == PLDMA_STRAT_STALL ?
 					 PLDMA_MODE_STALL : PLDMA_MODE_REPORT);
 		if (!chs[n])
 			break;
@@ -621,7 +632,7 @@ static int cmd_thp(int argc, char **argv)
  */
 static int cmd_poll(void)
 {
-	struct pldma_chan *ch = pldma_open(NULL);
+	struct pldma_chan *ch = test_open_mode(0);
 	size_t size = 65536;
 	uint8_t *src = pu_src_alloc(size, 9), *dst = pu_dst_alloc(size, -1);
 	struct pldma_xfer x = {
@@ -899,14 +910,14 @@ static struct pldma_chan *stream_chan(int strategy)
 
 	switch (strategy) {
 	case PLDMA_STRAT_STALL:
-		return pldma_open_mode(PLDMA_MODE_STALL);
+		return test_open_mode(PLDMA_MODE_STALL);
 	case PLDMA_STRAT_ONE:
 	case PLDMA_STRAT_TOUCH:
 	case PLDMA_STRAT_USER:
-		return pldma_open_mode(PLDMA_MODE_REPORT);
+		return test_open_mode(PLDMA_MODE_REPORT);
 	}
-	ch = pldma_open_mode(PLDMA_MODE_STALL);
-	return ch ? ch : pldma_open_mode(PLDMA_MODE_REPORT);
+	ch = test_open_mode(PLDMA_MODE_STALL);
+	return ch ? ch : test_open_mode(PLDMA_MODE_REPORT);
 }
 
 static int stream_phase(int phase, const char *spec, size_t size,

@@ -616,8 +616,17 @@ static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
         pldma_set_state(ch, PLDMA_STATE_IDLE);
         return;
     }
-    if (ch->state != PLDMA_STATE_FAULTED ||
-        (cmd != PLDMA_CMD_RESTART && cmd != PLDMA_CMD_CANCEL)) {
+    /*
+     * CANCEL also ends a STALLED channel's descriptor, so that a driver can
+     * bound the time of a stall-mode transfer: the channel forgets the
+     * stall, and the SMMU's later resumed() for it is ignored.
+     */
+    if (cmd == PLDMA_CMD_CANCEL && ch->state == PLDMA_STATE_STALLED) {
+        trace_pldma_ch_stall_cancelled(ch->idx, ch->stag);
+        ch->stall_pending = false;
+        ch->fault_info &= ~PLDMA_FR_F_STALL;
+    } else if (ch->state != PLDMA_STATE_FAULTED ||
+               (cmd != PLDMA_CMD_RESTART && cmd != PLDMA_CMD_CANCEL)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: command %u in state "
                       "%s ignored\n", ch->idx, cmd,
                       pldma_state_name(ch->state));

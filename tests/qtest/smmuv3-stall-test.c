@@ -1709,6 +1709,52 @@ static void test_migrate_bad_stream(void)
     unlink(path);
 }
 
+/*
+ * CANCEL on a STALLED channel (stall-mode transfers a driver must bound in
+ * time): the descriptor completes CANCELLED, the channel forgets the stall
+ * and goes on with the next descriptor; the SMMU's later RESUME of the old
+ * STAG changes nothing.
+ */
+static void test_cancel_stalled(void)
+{
+    Fixture f;
+    uint16_t stag;
+
+    if (!fixture_init(&f, NULL)) {
+        return;
+    }
+    stag = stall_copy(&f);
+    ch_writel(&f, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_CANCELLED);
+    g_assert_cmphex(qtest_readq(f.qts, f.pa_compl + PLDMA_COMPL_BYTES), ==,
+                    0x1000);
+    g_assert_cmphex(qtest_readq(f.qts, f.pa_compl + PLDMA_COMPL_FAULT_VA), ==,
+                    VA_DST + 0x1000);
+    wait_state(&f, PLDMA_STATE_IDLE);
+    g_assert_cmpuint(ch_readl(&f, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_CANCELS),
+                     ==, 1);
+    g_assert_cmpuint(ch_readl(&f, PLDMA_CH_ERROR), ==, PLDMA_ERR_NONE);
+
+    /* the fix arrives late: the old stall's RESUME is ignored */
+    qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
+    qsmmu_resume(&f.smmu, PLDMA_SID, stag, QSMMU_RESUME_RETRY);
+    qsmmu_cmd_sync(&f.smmu);
+    g_assert(!qsmmu_cmdq_error(&f.smmu));
+    qtest_clock_step(f.qts, 10 * 1000 * 1000);
+    g_assert_cmpuint(ch_readl(&f, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+    g_assert_cmpuint(ch_readl(&f, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_RESTARTS),
+                     ==, 0);
+    g_assert_cmpuint(qtest_readl(f.qts, f.pa_compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_CANCELLED);
+
+    /* and the next descriptor runs */
+    qtest_memset(f.qts, f.pa_dst, 0, XFER);
+    submit_copy(&f);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f);
+    fixture_fini(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1745,5 +1791,6 @@ int main(int argc, char **argv)
                    test_channels_property);
     qtest_add_func("/smmuv3-stall/pldma/migrate-bad-stream",
                    test_migrate_bad_stream);
+    qtest_add_func("/smmuv3-stall/pldma/cancel-stalled", test_cancel_stalled);
     return g_test_run();
 }

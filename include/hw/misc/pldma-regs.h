@@ -130,7 +130,7 @@
 #define PLDMA_CH_RING_TAIL          0x010   /* RW  doorbell: one past last */
 #define PLDMA_CH_CMD                0x014   /* WO */
 #define   PLDMA_CMD_RESTART           1
-#define   PLDMA_CMD_CANCEL            2
+#define   PLDMA_CMD_CANCEL            2   /* FAULTED, STALLED or ERROR */
 #define PLDMA_CH_STATE              0x018   /* RO  PLDMA_STATE_* */
 #define PLDMA_CH_ERROR              0x01c   /* RO  PLDMA_ERR_* */
 #define PLDMA_CH_COMPLETED          0x020   /* RO  descriptors done (wraps) */

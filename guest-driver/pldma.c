@@ -36,6 +36,7 @@
 #include <linux/pci-ats.h>
 #include <linux/platform_device.h>
 #include <linux/poll.h>
+#include <linux/rwsem.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/seq_file.h>
@@ -108,7 +109,16 @@ struct pldma_vec {
 
 #define PLDMA_MAX_VECS	PLDMA_PCI_NUM_VECS(PLDMA_MAX_CHANNELS)
 
+/*
+ * Refcounted: open files keep it (and the struct device) after the device
+ * is removed (PCI hot-unplug); gone_sem/gone fence every register access
+ * of a file against that removal.
+ */
 struct pldma_dev {
+	struct kref ref;
+	struct rw_semaphore gone_sem;
+	bool gone;			/* removed: no register access */
+	bool unregistered;
 	struct device *dev;
 	void __iomem *base;
 	phys_addr_t phys;
@@ -175,6 +185,8 @@ struct pldma_ctx {
 	struct kref ref;
 	struct pldma_dev *pd;
 	unsigned int ch;
+	bool detached;			/* device removed while open */
+	struct address_space *mapping;	/* of the node, to zap mmaps */
 	void __iomem *chregs;
 	struct iommu_sva *sva;
 	u32 pasid;
@@ -292,10 +304,24 @@ static void pldma_hist(struct pldma_dev *pd, ktime_t start)
 /* Report-mode faults                                                  */
 /* ------------------------------------------------------------------ */
 
+static void pldma_dev_free(struct kref *ref)
+{
+	struct pldma_dev *pd = container_of(ref, struct pldma_dev, ref);
+
+	put_device(pd->dev);
+	kfree(pd);
+}
+
+static void pldma_dev_put(struct pldma_dev *pd)
+{
+	kref_put(&pd->ref, pldma_dev_free);
+}
+
 static void pldma_ctx_free(struct kref *ref)
 {
 	struct pldma_ctx *ctx = container_of(ref, struct pldma_ctx, ref);
 
+	pldma_dev_put(ctx->pd);
 	mmdrop(ctx->mm);
 	kvfree(ctx->slots);
 	kfree(ctx);
@@ -909,7 +935,15 @@ static int pldma_open(struct inode *inode, struct file *file)
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
 		return -ENOMEM;
+	down_read(&pd->gone_sem);
+	if (pd->gone) {
+		up_read(&pd->gone_sem);
+		kfree(ctx);
+		return -ENODEV;
+	}
+	kref_get(&pd->ref);
 	ctx->pd = pd;
+	ctx->mapping = file->f_mapping;
 	mutex_init(&ctx->mutex);
 	spin_lock_init(&ctx->flock);
 	init_waitqueue_head(&ctx->wq);
@@ -986,6 +1020,7 @@ static int pldma_open(struct inode *inode, struct file *file)
 	dev_dbg(pd->dev, "ch%u: bound to pid %d, PASID %u\n", ch, ctx->tgid,
 		ctx->pasid);
 	file->private_data = ctx;
+	up_read(&pd->gone_sem);
 	return nonseekable_open(inode, file);
 
 err_unbind:
@@ -996,6 +1031,8 @@ err_unclaim:
 	pd->chans[ch] = NULL;
 	spin_unlock_irq(&pd->lock);
 err_free:
+	up_read(&pd->gone_sem);
+	pldma_dev_put(pd);
 	kfree(ctx);
 	return ret;
 }
@@ -1007,6 +1044,12 @@ static int pldma_release(struct inode *inode, struct file *file)
 	u32 bind = PLDMA_CH_BIND(ctx->ch);
 	u32 state;
 
+	down_read(&pd->gone_sem);
+	if (ctx->detached) {
+		/* pldma_ctx_detach() did the rest when the device went */
+		up_read(&pd->gone_sem);
+		goto out;
+	}
 	/*
 	 * Quiesce: no command from the fault work, the watchdog or a RESOLVE
 	 * after this; the reset abandons the descriptor in progress, a
@@ -1051,6 +1094,8 @@ static int pldma_release(struct inode *inode, struct file *file)
 	spin_lock_irq(&pd->lock);
 	pd->chans[ctx->ch] = NULL;
 	spin_unlock_irq(&pd->lock);
+	up_read(&pd->gone_sem);
+out:
 	if (ctx->efd)
 		eventfd_ctx_put(ctx->efd);
 
@@ -1076,6 +1121,9 @@ static int pldma_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EINVAL;
 	if (vma->vm_flags & VM_EXEC)
 		return -EPERM;
+	/* a removed device's page is zapped by pldma_ctx_detach() */
+	if (READ_ONCE(ctx->detached))
+		return -ENODEV;
 	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
 		     VM_DONTDUMP);
 	vm_flags_clear(vma, VM_MAYEXEC);
@@ -1098,11 +1146,17 @@ static __poll_t pldma_poll(struct file *file, poll_table *wait)
 
 	poll_wait(file, &ctx->wq, wait);
 	poll_wait(file, &ctx->fwq, wait);
+	down_read(&ctx->pd->gone_sem);
+	if (ctx->detached) {
+		up_read(&ctx->pd->gone_sem);
+		return EPOLLERR | EPOLLHUP;
+	}
 	if (pldma_ch_rd(ctx, PLDMA_CH_COMPLETED) != READ_ONCE(ctx->poll_seen))
 		mask |= EPOLLIN | EPOLLRDNORM;
 	state = pldma_ch_rd(ctx, PLDMA_CH_STATE);
 	if (state == PLDMA_STATE_ERROR)
 		mask |= EPOLLERR;
+	up_read(&ctx->pd->gone_sem);
 	if (pldma_uf_ready(ctx))
 		mask |= EPOLLPRI;
 	return mask;
@@ -1117,7 +1171,13 @@ static ssize_t pldma_read(struct file *file, char __user *buf, size_t len,
 
 	if (len < sizeof(completed))
 		return -EINVAL;
+	down_read(&ctx->pd->gone_sem);
+	if (ctx->detached) {
+		up_read(&ctx->pd->gone_sem);
+		return -ENODEV;
+	}
 	completed = pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
+	up_read(&ctx->pd->gone_sem);
 	WRITE_ONCE(ctx->poll_seen, completed);
 	if (put_user(completed, (u32 __user *)buf))
 		return -EFAULT;
@@ -1356,12 +1416,17 @@ static long pldma_ioc_wait(struct pldma_ctx *ctx, void __user *arg)
 			ret = -ENODATA;	/* its record was cancelled */
 			break;
 		}
-		if (pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_ERROR) {
+		down_read(&ctx->pd->gone_sem);
+		if (ctx->detached)
+			ret = -ENODEV;
+		else if (pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_ERROR)
 			ret = -EIO;
+		up_read(&ctx->pd->gone_sem);
+		if (ret)
 			break;
-		}
 		rem = wait_event_interruptible_timeout(ctx->wq,
-						       atomic_read(&ctx->events) != seen,
+						       atomic_read(&ctx->events) != seen ||
+						       READ_ONCE(ctx->detached),
 						       rem);
 		if (rem < 0)
 			return rem;
@@ -1370,10 +1435,14 @@ static long pldma_ioc_wait(struct pldma_ctx *ctx, void __user *arg)
 			break;
 		}
 	}
-	mutex_lock(&ctx->mutex);
-	pldma_reap_pins(ctx, false);
-	pldma_sync_hw_counters(ctx);
-	mutex_unlock(&ctx->mutex);
+	down_read(&ctx->pd->gone_sem);
+	if (!ctx->detached) {
+		mutex_lock(&ctx->mutex);
+		pldma_reap_pins(ctx, false);
+		pldma_sync_hw_counters(ctx);
+		mutex_unlock(&ctx->mutex);
+	}
+	up_read(&ctx->pd->gone_sem);
 	if (ret)
 		return ret;
 	w.status = st;
@@ -1391,7 +1460,8 @@ static long pldma_ioc_fault_get(struct pldma_ctx *ctx, void __user *arg)
 		return -EINVAL;
 	if (f.timeout_ms) {
 		ret = wait_event_interruptible_timeout(ctx->fwq,
-						       pldma_uf_ready(ctx),
+						       pldma_uf_ready(ctx) ||
+						       READ_ONCE(ctx->detached),
 						       msecs_to_jiffies(f.timeout_ms));
 		if (ret < 0)
 			return ret;
@@ -1526,14 +1596,10 @@ static long pldma_ioc_eventfd(struct pldma_ctx *ctx, void __user *arg)
 	return 0;
 }
 
-static long pldma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+static long pldma_ioctl_locked(struct pldma_ctx *ctx, unsigned int cmd,
+			       void __user *uarg)
 {
-	struct pldma_ctx *ctx = file->private_data;
 	struct pldma_dev *pd = ctx->pd;
-	void __user *uarg = (void __user *)arg;
-
-	if (current->mm != ctx->mm)
-		return -EPERM;
 
 	switch (cmd) {
 	case PLDMA_IOC_VERSION: {
@@ -1576,6 +1642,29 @@ static long pldma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	default:
 		return -ENOTTY;
 	}
+}
+
+/*
+ * Every command but the sleeping ones (WAIT, FAULT_GET: they fence their
+ * own register accesses) runs with the device known present.
+ */
+static long pldma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct pldma_ctx *ctx = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	if (current->mm != ctx->mm)
+		return -EPERM;
+	if (cmd == PLDMA_IOC_WAIT)
+		return pldma_ioc_wait(ctx, uarg);
+	if (cmd == PLDMA_IOC_FAULT_GET)
+		return READ_ONCE(ctx->detached) ? -ENODEV :
+		       pldma_ioc_fault_get(ctx, uarg);
+	down_read(&ctx->pd->gone_sem);
+	ret = ctx->detached ? -ENODEV : pldma_ioctl_locked(ctx, cmd, uarg);
+	up_read(&ctx->pd->gone_sem);
+	return ret;
 }
 
 static const struct file_operations pldma_fops = {
@@ -1675,13 +1764,79 @@ static void pldma_quiesce(void *data)
 	pldma_wr(pd, PLDMA_CTRL, PLDMA_CTRL_RESET);
 }
 
+/*
+ * The device goes (PCI hot-unplug) while @ctx holds a channel: stop the
+ * channel, zap the process's mapping of the channel page (a later access
+ * is SIGBUS), unpin, unbind, and wake every sleeper; from now on each
+ * file operation fails with ENODEV and release() only frees.
+ */
+static void pldma_ctx_detach(struct pldma_ctx *ctx)
+{
+	struct pldma_dev *pd = ctx->pd;
+	u32 bind = PLDMA_CH_BIND(ctx->ch);
+	u32 state;
+
+	mutex_lock(&ctx->cmd_lock);
+	ctx->closing = true;
+	ctx->fault_busy = false;
+	pldma_wr(pd, bind + PLDMA_CHB_CTRL, 0);
+	readl_poll_timeout(pd->base + bind + PLDMA_CHB_STATE, state,
+			   state == PLDMA_STATE_DISABLED, 20, PLDMA_DRAIN_US);
+	pldma_wr(pd, bind + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+	pldma_wr(pd, bind + PLDMA_CHB_PASID, 0);
+	spin_lock_irq(&ctx->flock);
+	ctx->uf_pending = false;
+	spin_unlock_irq(&ctx->flock);
+	WRITE_ONCE(ctx->detached, true);
+	mutex_unlock(&ctx->cmd_lock);
+	cancel_delayed_work_sync(&ctx->watchdog);
+	unmap_mapping_range(ctx->mapping, 0, 0, 1);
+
+	mutex_lock(&ctx->mutex);
+	pldma_reap_pins(ctx, true);
+	mutex_unlock(&ctx->mutex);
+	iommu_sva_unbind_device(ctx->sva);
+	trace_pldma_unbind(pd->id, ctx->ch, ctx->pasid, ctx->tgid);
+
+	spin_lock_irq(&pd->lock);
+	pd->chans[ctx->ch] = NULL;
+	if (ctx->efd)
+		eventfd_signal(ctx->efd);
+	spin_unlock_irq(&pd->lock);
+	wake_up_interruptible_all(&ctx->wq);
+	wake_up_interruptible_all(&ctx->fwq);
+	dev_info(pd->dev, "ch%u: device removed while held by pid %d\n",
+		 ctx->ch, ctx->tgid);
+}
+
 static void pldma_unregister(void *data)
 {
 	struct pldma_dev *pd = data;
+	struct pldma_ctx *ctx;
+	unsigned int ch;
 
+	if (pd->unregistered)
+		return;
+	pd->unregistered = true;
 	debugfs_remove_recursive(pd->dbg);
 	misc_deregister(&pd->misc);
 	ida_free(&pldma_ida, pd->id);
+
+	/* no open(), release() or fenced file operation runs meanwhile */
+	down_write(&pd->gone_sem);
+	pd->gone = true;
+	for (ch = 0; ch < pd->nch; ch++) {
+		spin_lock_irq(&pd->lock);
+		ctx = pd->chans[ch];
+		if (ctx)
+			kref_get(&ctx->ref);
+		spin_unlock_irq(&pd->lock);
+		if (ctx) {
+			pldma_ctx_detach(ctx);
+			pldma_ctx_put(ctx);
+		}
+	}
+	up_write(&pd->gone_sem);
 }
 
 #if PLDMA_HAVE_IOMMU_DEV_FEAT
@@ -1725,6 +1880,28 @@ static int pldma_enable_sva(struct pldma_dev *pd)
 	return 0;
 }
 #endif
+
+static void pldma_dev_put_action(void *data)
+{
+	pldma_dev_put(data);
+}
+
+/* The device's state, freed when the device and every open file are gone. */
+static struct pldma_dev *pldma_dev_alloc(struct device *dev)
+{
+	struct pldma_dev *pd;
+
+	pd = kzalloc(sizeof(*pd), GFP_KERNEL);
+	if (!pd)
+		return NULL;
+	kref_init(&pd->ref);
+	init_rwsem(&pd->gone_sem);
+	spin_lock_init(&pd->lock);
+	pd->dev = get_device(dev);
+	if (devm_add_action_or_reset(dev, pldma_dev_put_action, pd))
+		return NULL;
+	return pd;
+}
 
 /*
  * Bus-independent part of probe, with pd->dev, pd->base and pd->phys set
@@ -1851,11 +2028,9 @@ static int pldma_platform_probe(struct platform_device *pdev)
 	struct resource *res;
 	int ret;
 
-	pd = devm_kzalloc(dev, sizeof(*pd), GFP_KERNEL);
+	pd = pldma_dev_alloc(dev);
 	if (!pd)
 		return -ENOMEM;
-	pd->dev = dev;
-	spin_lock_init(&pd->lock);
 	platform_set_drvdata(pdev, pd);
 
 	pd->base = devm_platform_get_and_ioremap_resource(pdev, 0, &res);
@@ -1997,11 +2172,9 @@ static int pldma_pci_probe(struct pci_dev *pdev,
 	struct pldma_dev *pd;
 	int ret;
 
-	pd = devm_kzalloc(dev, sizeof(*pd), GFP_KERNEL);
+	pd = pldma_dev_alloc(dev);
 	if (!pd)
 		return -ENOMEM;
-	pd->dev = dev;
-	spin_lock_init(&pd->lock);
 	pci_set_drvdata(pdev, pd);
 
 	ret = pcim_enable_device(pdev);
@@ -2025,6 +2198,16 @@ static int pldma_pci_probe(struct pci_dev *pdev,
 	return pldma_register(pd, pdev->msix_enabled ? "pci msi-x" : "pci intx");
 }
 
+/*
+ * Hot-unplug (or rmmod): open files are detached here, not in the devres
+ * actions, because the IOMMU core wants every SVA binding gone before the
+ * bus's dma_cleanup, which runs between remove() and the devres release.
+ */
+static void pldma_pci_remove(struct pci_dev *pdev)
+{
+	pldma_unregister(pci_get_drvdata(pdev));
+}
+
 static const struct pci_device_id pldma_pci_ids[] = {
 	{ PCI_DEVICE(PLDMA_PCI_VENDOR_ID, PLDMA_PCI_DEVICE_ID) },
 	{ }
@@ -2035,7 +2218,8 @@ static struct pci_driver pldma_pci_driver = {
 	.name = "pldma-pci",
 	.id_table = pldma_pci_ids,
 	.probe = pldma_pci_probe,
-	/* as for the platform device; hot-unplug is not handled yet */
+	.remove = pldma_pci_remove,
+	/* as for the platform device; hot-unplug detaches open files */
 	.driver.suppress_bind_attrs = true,
 };
 

@@ -1755,6 +1755,62 @@ static void test_cancel_stalled(void)
     fixture_fini(&f);
 }
 
+/*
+ * Findings of generic-fuzz (tests/fuzz/findings), replayed: a stage-2 STE
+ * with S2AA64 = 0 hit g_assert_not_reached() (QEMU aborted); a linear
+ * stream table with LOG2SIZE = 63 shifted past 64 bits (UBSan).  The
+ * descriptor fetch must fail cleanly and QEMU go on.
+ */
+static void fuzz_replay_fetch(const char *strtab_cfg_hex, uint32_t cfg)
+{
+    QTestState *qts;
+    uint32_t st = 0;
+    int i;
+
+    if (!qtest_has_device("pldma")) {
+        g_test_skip("no pldma device in this build");
+        return;
+    }
+    qts = qtest_init("-M virt,iommu=smmuv3 -nodefaults "
+                     "-device pldma,fault-mode=report");
+    g_test_message("STRTAB_BASE_CFG %s", strtab_cfg_hex);
+    qtest_writeq(qts, QSMMU_VIRT_BASE + 0x80, 0x40000000);     /* STRTAB */
+    qtest_writel(qts, QSMMU_VIRT_BASE + 0x88, cfg);
+    qtest_writeq(qts, 0x40400000, 0xd);     /* STE 0x10000: V, S2, S2AA64 0 */
+    qtest_writel(qts, QSMMU_VIRT_BASE + 0x20, 1);               /* SMMUEN */
+    qtest_writel(qts, PLDMA_BASE + PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL,
+                 PLDMA_CHB_CTRL_ENABLE);
+    qtest_writel(qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(0) +
+                 PLDMA_CH_RING_BASE_LO, 0x41000000);
+    qtest_writel(qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(0) +
+                 PLDMA_CH_RING_SIZE, 8);
+    qtest_writel(qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(0) +
+                 PLDMA_CH_RING_TAIL, 1);
+    for (i = 0; i < 1000; i++) {
+        st = qtest_readl(qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(0) +
+                         PLDMA_CH_STATE);
+        if (st != PLDMA_STATE_RUNNING) {
+            break;
+        }
+        qtest_clock_step(qts, 1000);
+    }
+    g_assert_cmpuint(st, ==, PLDMA_STATE_FAULTED);
+    g_assert_true(qtest_readl(qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(0) +
+                              PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_DESC);
+    g_assert_cmphex(qtest_readl(qts, QSMMU_VIRT_BASE + 0x24) & 1, ==, 1);
+    qtest_quit(qts);
+}
+
+static void test_fuzz_s2aa64(void)
+{
+    fuzz_replay_fetch("0x11 (linear, 2^17)", 0x11);
+}
+
+static void test_fuzz_strtab_log2size(void)
+{
+    fuzz_replay_fetch("0x3f (linear, 2^63)", 0x3f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1792,5 +1848,8 @@ int main(int argc, char **argv)
     qtest_add_func("/smmuv3-stall/pldma/migrate-bad-stream",
                    test_migrate_bad_stream);
     qtest_add_func("/smmuv3-stall/pldma/cancel-stalled", test_cancel_stalled);
+    qtest_add_func("/smmuv3-stall/fuzz/ste-s2aa64", test_fuzz_s2aa64);
+    qtest_add_func("/smmuv3-stall/fuzz/strtab-log2size",
+                   test_fuzz_strtab_log2size);
     return g_test_run();
 }

@@ -1,0 +1,767 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * PLDMA: /dev/pldmaN, the user-space side.  One open file holds one
+ * channel bound to the caller's mm (SVA); mmap() gives the channel page;
+ * the ioctls of uapi/pldma.h submit, wait, set strategies and answer
+ * forwarded faults.  A file detached by the device's removal fails every
+ * operation with ENODEV.
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ */
+
+#include <linux/capability.h>
+#include <linux/eventfd.h>
+#include <linux/iommu.h>
+#include <linux/iopoll.h>
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/unaligned.h>
+
+#include "pldma_drv.h"
+#include "pldma_trace.h"
+
+static unsigned int user_channels;
+module_param(user_channels, uint, 0644);
+MODULE_PARM_DESC(user_channels,
+		 "channels of one device a user (uid) may hold without CAP_SYS_RESOURCE; 0: half of them, rounded up");
+
+static void pldma_ctx_free(struct kref *ref)
+{
+	struct pldma_ctx *ctx = container_of(ref, struct pldma_ctx, ref);
+
+	pldma_dev_put(ctx->pd);
+	mmdrop(ctx->mm);
+	kvfree(ctx->slots);
+	kfree(ctx);
+}
+
+void pldma_ctx_put(struct pldma_ctx *ctx)
+{
+	kref_put(&ctx->ref, pldma_ctx_free);
+}
+
+/* ------------------------------------------------------------------ */
+/* File operations                                                    */
+/* ------------------------------------------------------------------ */
+
+static int pldma_open(struct inode *inode, struct file *file)
+{
+	struct pldma_dev *pd = container_of(file->private_data,
+					    struct pldma_dev, misc);
+	unsigned int ch, limit, mine = 0;
+	struct pldma_ctx *ctx;
+	int ret;
+
+	if (!(pd->cap & PLDMA_CAP_PASID) || !current->mm)
+		return -ENODEV;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	down_read(&pd->gone_sem);
+	if (pd->gone) {
+		up_read(&pd->gone_sem);
+		kfree(ctx);
+		return -ENODEV;
+	}
+	kref_get(&pd->ref);
+	ctx->pd = pd;
+	ctx->mapping = file->f_mapping;
+	mutex_init(&ctx->mutex);
+	spin_lock_init(&ctx->flock);
+	init_waitqueue_head(&ctx->wq);
+	init_waitqueue_head(&ctx->fwq);
+	INIT_LIST_HEAD(&ctx->pins);
+	kref_init(&ctx->ref);
+	mutex_init(&ctx->cmd_lock);
+	INIT_WORK(&ctx->fault_work, pldma_fault_work);
+	INIT_DELAYED_WORK(&ctx->watchdog, pldma_watchdog);
+	ctx->strategy = pd->stall_mode ? PLDMA_STRAT_STALL : PLDMA_STRAT_ONE;
+	ctx->touch = 16;
+	ctx->prog_completed = U32_MAX;
+
+	ctx->mm = current->mm;
+	ctx->tgid = task_tgid_nr(current);
+	ctx->uid = current_uid();
+
+	/*
+	 * Claim a channel first, bind second: an mm keeps its PASID until it
+	 * exits, so an open() that would fail with EBUSY must not allocate
+	 * one (enough processes failing to open could use up the PASIDs).
+	 */
+	limit = user_channels ? user_channels : DIV_ROUND_UP(pd->nch, 2);
+	if (capable(CAP_SYS_RESOURCE))
+		limit = UINT_MAX;
+	spin_lock_irq(&pd->lock);
+	for (ch = 0; ch < pd->nch; ch++)
+		if (pd->chans[ch] && uid_eq(pd->chans[ch]->uid, ctx->uid))
+			mine++;
+	for (ch = 0; ch < pd->nch; ch++)
+		if (!pd->chans[ch])
+			break;
+	if (ch == pd->nch || mine >= limit) {
+		spin_unlock_irq(&pd->lock);
+		ret = ch == pd->nch ? -EBUSY : -EDQUOT;
+		goto err_free;
+	}
+	ctx->ch = ch;
+	ctx->chregs = pd->base + PLDMA_CH_PAGE_OFFSET(ch);
+	pd->chans[ch] = ctx;
+	spin_unlock_irq(&pd->lock);
+
+	ctx->sva = iommu_sva_bind_device(pd->dev, current->mm);
+	if (IS_ERR(ctx->sva)) {
+		ret = PTR_ERR(ctx->sva);
+		dev_dbg(pd->dev, "SVA bind failed: %d\n", ret);
+		goto err_unclaim;
+	}
+	ctx->pasid = iommu_sva_get_pasid(ctx->sva);
+	if (ctx->pasid == IOMMU_PASID_INVALID ||
+	    ctx->pasid >= BIT(PLDMA_CAP_PASID_BITS(pd->cap))) {
+		ret = -ENOSPC;
+		goto err_unbind;
+	}
+
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL,
+		 PLDMA_CHB_CTRL_CLR_CNT);
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID,
+		 ctx->pasid | PLDMA_CHB_PASID_EN);
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_OWNER, ctx->tgid);
+	if (pldma_rd(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID) !=
+	    (ctx->pasid | PLDMA_CHB_PASID_EN)) {
+		dev_warn(pd->dev, "ch%u: PASID %u not accepted\n", ch,
+			 ctx->pasid);
+		ret = -EIO;
+		goto err_unbind;
+	}
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL,
+		 PLDMA_CHB_CTRL_ENABLE);
+
+	mmgrab(ctx->mm);
+	trace_pldma_bind(pd->id, ch, ctx->pasid, ctx->tgid);
+	dev_dbg(pd->dev, "ch%u: bound to pid %d, PASID %u\n", ch, ctx->tgid,
+		ctx->pasid);
+	file->private_data = ctx;
+	up_read(&pd->gone_sem);
+	return nonseekable_open(inode, file);
+
+err_unbind:
+	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID, 0);
+	iommu_sva_unbind_device(ctx->sva);
+err_unclaim:
+	spin_lock_irq(&pd->lock);
+	pd->chans[ch] = NULL;
+	spin_unlock_irq(&pd->lock);
+err_free:
+	up_read(&pd->gone_sem);
+	pldma_dev_put(pd);
+	kfree(ctx);
+	return ret;
+}
+
+static int pldma_release(struct inode *inode, struct file *file)
+{
+	struct pldma_ctx *ctx = file->private_data;
+	struct pldma_dev *pd = ctx->pd;
+	u32 bind = PLDMA_CH_BIND(ctx->ch);
+	u32 state;
+
+	down_read(&pd->gone_sem);
+	if (ctx->detached) {
+		/* pldma_ctx_detach() did the rest when the device went */
+		up_read(&pd->gone_sem);
+		goto out;
+	}
+	/*
+	 * Quiesce: no command from the fault work, the watchdog or a RESOLVE
+	 * after this; the reset abandons the descriptor in progress, a
+	 * FAULTED state and any stall the channel waits for (the SMMU's
+	 * stall is then answered by the IOPF core or terminated by the
+	 * unbind below).  A fault-in still waiting for its filler is not
+	 * waited for: it holds its own reference to ctx and to the mm.
+	 */
+	mutex_lock(&ctx->cmd_lock);
+	ctx->closing = true;
+	ctx->fault_busy = false;
+	pldma_sync_hw_counters(ctx);
+	/*
+	 * Drain before the PASID goes away (as idxd does and the IOMMU API
+	 * requires of iommu_sva_unbind_device()): clearing ENABLE stops the
+	 * channel after its current chunk; wait, bounded, until it says
+	 * DISABLED, so no DMA with this PASID is in flight at the unbind.
+	 */
+	pldma_wr(pd, bind + PLDMA_CHB_CTRL, 0);
+	if (readl_poll_timeout(pd->base + bind + PLDMA_CHB_STATE, state,
+			       state == PLDMA_STATE_DISABLED, 20,
+			       PLDMA_DRAIN_US))
+		dev_warn(pd->dev, "ch%u: still in state %u after %u us, resetting\n",
+			 ctx->ch, state, PLDMA_DRAIN_US);
+	pldma_wr(pd, bind + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+	pldma_wr(pd, bind + PLDMA_CHB_PASID, 0);
+	pldma_wr(pd, bind + PLDMA_CHB_OWNER, 0);
+	spin_lock_irq(&ctx->flock);
+	ctx->uf_pending = false;
+	spin_unlock_irq(&ctx->flock);
+	mutex_unlock(&ctx->cmd_lock);
+	cancel_delayed_work_sync(&ctx->watchdog);
+
+	mutex_lock(&ctx->mutex);
+	pldma_reap_pins(ctx, true);
+	mutex_unlock(&ctx->mutex);
+
+	iommu_sva_unbind_device(ctx->sva);
+	trace_pldma_unbind(pd->id, ctx->ch, ctx->pasid, ctx->tgid);
+
+	/* Only now may another process get the channel. */
+	spin_lock_irq(&pd->lock);
+	pd->chans[ctx->ch] = NULL;
+	spin_unlock_irq(&pd->lock);
+	up_read(&pd->gone_sem);
+out:
+	if (ctx->efd)
+		eventfd_ctx_put(ctx->efd);
+
+	dev_dbg(pd->dev, "ch%u: released by pid %d\n", ctx->ch, ctx->tgid);
+	pldma_ctx_put(ctx);
+	return 0;
+}
+
+static int pldma_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct pldma_ctx *ctx = file->private_data;
+	struct pldma_dev *pd = ctx->pd;
+
+	if (current->mm != ctx->mm)
+		return -EPERM;
+	if (vma->vm_pgoff || vma_pages(vma) != 1 || PAGE_SIZE != PLDMA_PAGE_SIZE)
+		return -EINVAL;
+	/*
+	 * MAP_PRIVATE would turn the first doorbell write into a
+	 * copy-on-write page of RAM: the device would never see it.
+	 */
+	if (!(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	/* a removed device's page is zapped by pldma_ctx_detach() */
+	if (READ_ONCE(ctx->detached))
+		return -ENODEV;
+	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
+		     VM_DONTDUMP);
+	vm_flags_clear(vma, VM_MAYEXEC);
+	vma->vm_page_prot = pgprot_noncached(vma->vm_page_prot);
+	return io_remap_pfn_range(vma, vma->vm_start,
+				  (pd->phys + PLDMA_CH_PAGE_OFFSET(ctx->ch)) >>
+				  PAGE_SHIFT, PAGE_SIZE, vma->vm_page_prot);
+}
+
+static bool pldma_uf_ready(struct pldma_ctx *ctx)
+{
+	return READ_ONCE(ctx->uf_pending) && !READ_ONCE(ctx->uf_delivered);
+}
+
+static __poll_t pldma_poll(struct file *file, poll_table *wait)
+{
+	struct pldma_ctx *ctx = file->private_data;
+	__poll_t mask = 0;
+	u32 state;
+
+	poll_wait(file, &ctx->wq, wait);
+	poll_wait(file, &ctx->fwq, wait);
+	down_read(&ctx->pd->gone_sem);
+	if (ctx->detached) {
+		up_read(&ctx->pd->gone_sem);
+		return EPOLLERR | EPOLLHUP;
+	}
+	if (pldma_ch_rd(ctx, PLDMA_CH_COMPLETED) != READ_ONCE(ctx->poll_seen))
+		mask |= EPOLLIN | EPOLLRDNORM;
+	state = pldma_ch_rd(ctx, PLDMA_CH_STATE);
+	if (state == PLDMA_STATE_ERROR)
+		mask |= EPOLLERR;
+	up_read(&ctx->pd->gone_sem);
+	if (pldma_uf_ready(ctx))
+		mask |= EPOLLPRI;
+	return mask;
+}
+
+/* read(): a u32, the channel's COMPLETED count; re-arms EPOLLIN. */
+static ssize_t pldma_read(struct file *file, char __user *buf, size_t len,
+			  loff_t *ppos)
+{
+	struct pldma_ctx *ctx = file->private_data;
+	u32 completed;
+
+	if (len < sizeof(completed))
+		return -EINVAL;
+	down_read(&ctx->pd->gone_sem);
+	if (ctx->detached) {
+		up_read(&ctx->pd->gone_sem);
+		return -ENODEV;
+	}
+	completed = pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
+	up_read(&ctx->pd->gone_sem);
+	WRITE_ONCE(ctx->poll_seen, completed);
+	if (put_user(completed, (u32 __user *)buf))
+		return -EFAULT;
+	return sizeof(completed);
+}
+
+static bool pldma_rsvd_zero(const u32 *r, unsigned int n)
+{
+	while (n--)
+		if (r[n])
+			return false;
+	return true;
+}
+
+static long pldma_ioc_strategy(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_strategy s;
+	int ret;
+
+	if (copy_from_user(&s, arg, sizeof(s)))
+		return -EFAULT;
+	if (s.flags & ~PLDMA_STRATEGY_SLOT)
+		return -EINVAL;
+	if (s.flags & PLDMA_STRATEGY_SLOT ? s.slot >= PLDMA_RING_MAX_ENTRIES :
+					    s.slot)
+		return -EINVAL;
+	ret = pldma_check_strategy(ctx, s.strategy, s.touch_ahead);
+	if (ret)
+		return ret;
+	if (!(s.flags & PLDMA_STRATEGY_SLOT)) {
+		pldma_set_strategy(ctx, s.strategy, s.touch_ahead);
+		return 0;
+	}
+	mutex_lock(&ctx->mutex);
+	ret = pldma_set_slot_strategy(ctx, s.slot, s.strategy, s.touch_ahead);
+	mutex_unlock(&ctx->mutex);
+	return ret;
+}
+
+static long pldma_ioc_submit(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_dev *pd = ctx->pd;
+	u8 desc[PLDMA_DESC_SIZE] = { };
+	struct pldma_submit s;
+	u32 size, head, tail;
+	bool pinned = false;
+	u64 ring;
+	int ret;
+
+	if (copy_from_user(&s, arg, sizeof(s)))
+		return -EFAULT;
+	if (s.rsvd0 || s.rsvd1 || s.index ||
+	    !pldma_rsvd_zero(s.rsvd2, ARRAY_SIZE(s.rsvd2)))
+		return -EINVAL;
+	if (s.opcode != PLDMA_OP_COPY && s.opcode != PLDMA_OP_FILL)
+		return -EINVAL;
+	if (!s.len || s.len > pd->max_xfer)
+		return -EINVAL;
+	if (s.compl & 7 || (s.strategy == PLDMA_STRAT_PIN && !s.compl))
+		return -EINVAL;
+	if (s.opcode == PLDMA_OP_COPY && (!s.src || !access_ok(u64_to_user_ptr(s.src), s.len)))
+		return -EFAULT;
+	if (!s.dst || !access_ok(u64_to_user_ptr(s.dst), s.len))
+		return -EFAULT;
+	if (s.compl && !access_ok(u64_to_user_ptr(s.compl), PLDMA_COMPL_SIZE))
+		return -EFAULT;
+	ret = pldma_check_strategy(ctx, s.strategy, s.touch_ahead);
+	if (ret)
+		return ret;
+
+	mutex_lock(&ctx->mutex);
+	size = pldma_ch_rd(ctx, PLDMA_CH_RING_SIZE);
+	ring = pldma_ch_rd(ctx, PLDMA_CH_RING_BASE_LO) |
+	       (u64)pldma_ch_rd(ctx, PLDMA_CH_RING_BASE_HI) << 32;
+	ret = -ENXIO;	/* ring not set up through the channel page */
+	if (size < PLDMA_RING_MIN_ENTRIES || size > PLDMA_RING_MAX_ENTRIES ||
+	    !is_power_of_2(size) || !ring || ring & (PLDMA_DESC_SIZE - 1))
+		goto out;
+	/*
+	 * TAIL is written by user space through the channel page and HEAD
+	 * comes from the device: bound both before they index anything
+	 * (slots[], the ring).  The model keeps them below RING_SIZE; a
+	 * driver must not rely on that.
+	 */
+	head = pldma_ch_rd(ctx, PLDMA_CH_RING_HEAD);
+	tail = pldma_ch_rd(ctx, PLDMA_CH_RING_TAIL);
+	ret = -EIO;
+	if (head >= size || tail >= size)
+		goto out;
+	ret = -EBUSY;
+	if (((tail + 1) & (size - 1)) == head)
+		goto out;
+
+	ret = pldma_set_slot_strategy(ctx, tail, s.strategy, s.touch_ahead);
+	if (ret)
+		goto out;
+	if (s.strategy == PLDMA_STRAT_PIN) {
+		/*
+		 * HEAD before COMPLETED: a descriptor completing in between
+		 * makes done_at one too late (safe), never too early.
+		 */
+		u32 done_at = ((tail - head) & (size - 1)) + 1;
+
+		done_at += pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
+		pldma_reap_pins(ctx, false);
+		ret = -EBUSY;
+		if (ctx->npins + 2 > PLDMA_MAX_PINS)
+			goto out;
+		/*
+		 * Over RLIMIT_MEMLOCK the submission fails.  A range that
+		 * cannot be pinned (not mapped) still runs: the device faults
+		 * and the error is reported in the completion record like
+		 * with every other strategy.
+		 */
+		if (s.opcode == PLDMA_OP_COPY) {
+			ret = pldma_pin_range(ctx, s.src, s.len, false,
+					      done_at);
+			if (ret == -ENOMEM)
+				goto out;
+			pinned = !ret;
+		}
+		ret = pldma_pin_range(ctx, s.dst, s.len, true, done_at);
+		if (ret == -ENOMEM) {
+			if (pinned)	/* the source's pin, just added */
+				pldma_unpin(ctx, list_last_entry(&ctx->pins,
+								 struct pldma_pin,
+								 node));
+			goto out;
+		}
+	}
+
+	desc[PLDMA_DESC_OPCODE] = s.opcode;
+	desc[PLDMA_DESC_FLAGS] = PLDMA_DF_INTR;
+	put_unaligned_le32(s.len, desc + PLDMA_DESC_LEN);
+	put_unaligned_le64(s.src, desc + PLDMA_DESC_SRC);
+	put_unaligned_le64(s.dst, desc + PLDMA_DESC_DST);
+	put_unaligned_le64(s.pattern, desc + PLDMA_DESC_PATTERN);
+	put_unaligned_le64(s.compl, desc + PLDMA_DESC_COMPL);
+	put_unaligned_le64(s.cookie, desc + PLDMA_DESC_COOKIE);
+	ret = -EFAULT;
+	if (s.compl && put_user(0, (u32 __user *)u64_to_user_ptr(s.compl)))
+		goto out;
+	if (copy_to_user(u64_to_user_ptr(ring + (u64)tail * PLDMA_DESC_SIZE),
+			 desc, sizeof(desc)))
+		goto out;
+	/* The descriptor must be visible before the doorbell (writel). */
+	pldma_ch_wr(ctx, PLDMA_CH_RING_TAIL, (tail + 1) & (size - 1));
+	s.index = tail;
+	ret = copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
+out:
+	mutex_unlock(&ctx->mutex);
+	return ret;
+}
+
+static long pldma_ioc_wait(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_wait w;
+	long rem;
+	int seen;
+	u32 st;
+	int ret = 0;
+
+	if (copy_from_user(&w, arg, sizeof(w)))
+		return -EFAULT;
+	if (w.status || !w.compl || w.compl & 7 || !w.timeout_ms ||
+	    w.timeout_ms > 60000)
+		return -EINVAL;
+	rem = msecs_to_jiffies(w.timeout_ms);
+	for (;;) {
+		seen = atomic_read(&ctx->events);
+		if (get_user(st, (u32 __user *)u64_to_user_ptr(w.compl)))
+			return -EFAULT;
+		if (st)
+			break;
+		if (READ_ONCE(ctx->lost_compl) == w.compl &&
+		    cmpxchg(&ctx->lost_compl, w.compl, 0) == w.compl) {
+			ret = -ENODATA;	/* its record was cancelled */
+			break;
+		}
+		down_read(&ctx->pd->gone_sem);
+		if (ctx->detached)
+			ret = -ENODEV;
+		else if (pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_ERROR)
+			ret = -EIO;
+		up_read(&ctx->pd->gone_sem);
+		if (ret)
+			break;
+		rem = wait_event_interruptible_timeout(ctx->wq,
+						       atomic_read(&ctx->events) != seen ||
+						       READ_ONCE(ctx->detached),
+						       rem);
+		if (rem < 0)
+			return rem;
+		if (!rem) {
+			ret = -ETIMEDOUT;
+			break;
+		}
+	}
+	down_read(&ctx->pd->gone_sem);
+	if (!ctx->detached) {
+		mutex_lock(&ctx->mutex);
+		pldma_reap_pins(ctx, false);
+		pldma_sync_hw_counters(ctx);
+		mutex_unlock(&ctx->mutex);
+	}
+	up_read(&ctx->pd->gone_sem);
+	if (ret)
+		return ret;
+	w.status = st;
+	return copy_to_user(arg, &w, sizeof(w)) ? -EFAULT : 0;
+}
+
+static long pldma_ioc_fault_get(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_fault f;
+	long ret;
+
+	if (copy_from_user(&f, arg, sizeof(f)))
+		return -EFAULT;
+	if (f.timeout_ms > 60000 || !pldma_rsvd_zero(f.rsvd, ARRAY_SIZE(f.rsvd)))
+		return -EINVAL;
+	if (f.timeout_ms) {
+		ret = wait_event_interruptible_timeout(ctx->fwq,
+						       pldma_uf_ready(ctx) ||
+						       READ_ONCE(ctx->detached),
+						       msecs_to_jiffies(f.timeout_ms));
+		if (ret < 0)
+			return ret;
+	}
+	spin_lock_irq(&ctx->flock);
+	if (!ctx->uf_pending || ctx->uf_delivered) {
+		spin_unlock_irq(&ctx->flock);
+		return -EAGAIN;
+	}
+	ctx->uf_delivered = true;
+	f = ctx->uf;
+	spin_unlock_irq(&ctx->flock);
+	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
+}
+
+static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_fault_resolve r;
+	bool write, resolved = false;
+	u32 cmd, token;
+	u64 va;
+
+	if (copy_from_user(&r, arg, sizeof(r)))
+		return -EFAULT;
+	if (!pldma_rsvd_zero(r.rsvd, ARRAY_SIZE(r.rsvd)))
+		return -EINVAL;
+	if (r.action == PLDMA_RESOLVE_RESTART)
+		cmd = PLDMA_CMD_RESTART;
+	else if (r.action == PLDMA_RESOLVE_CANCEL)
+		cmd = PLDMA_CMD_CANCEL;
+	else
+		return -EINVAL;
+
+	spin_lock_irq(&ctx->flock);
+	if (!ctx->uf_pending || !ctx->uf_delivered || ctx->uf.seq != r.seq) {
+		spin_unlock_irq(&ctx->flock);
+		return -ENOENT;
+	}
+	ctx->uf_pending = false;
+	token = ctx->uf_token;
+	va = ctx->uf.va;
+	write = ctx->uf.flags & PLDMA_FR_F_WRITE;
+	spin_unlock_irq(&ctx->flock);
+	/*
+	 * Did the answer make the page present?  (The caller is the owner:
+	 * current->mm == ctx->mm.)  If so and the device faults there again,
+	 * the memory moved; if not, the resolver made no progress.
+	 */
+	if (cmd == PLDMA_CMD_RESTART)
+		resolved = pldma_touch_present(va, write);
+	/*
+	 * The MMIO access is made with interrupts enabled: under TCG an
+	 * access with interrupts masked can wait for milliseconds.
+	 */
+	pldma_answer(ctx, token, cmd, resolved,
+		     cmd == PLDMA_CMD_CANCEL ? PLDMA_TR_USER : 0);
+	return 0;
+}
+
+static long pldma_ioc_stats(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_stats s = { };
+	unsigned int i;
+
+	mutex_lock(&ctx->mutex);
+	pldma_reap_pins(ctx, false);
+	pldma_sync_hw_counters(ctx);
+	mutex_unlock(&ctx->mutex);
+	for (i = 0; i < PLDMA_STRAT_NUM; i++)
+		if (i != PLDMA_STRAT_STALL)
+			s.faults += atomic64_read(&ctx->st.faults[i]);
+	s.stalls = atomic64_read(&ctx->st.stalls);
+	s.pages_present = atomic64_read(&ctx->st.pages_present);
+	s.touch_pages = atomic64_read(&ctx->st.touch_pages);
+	s.restarts = atomic64_read(&ctx->st.restarts);
+	s.cancels = atomic64_read(&ctx->st.cancels);
+	s.aborts = atomic64_read(&ctx->st.aborts);
+	s.user_faults = atomic64_read(&ctx->st.user_faults);
+	s.pinned_pages = atomic64_read(&ctx->st.pinned_pages);
+	return copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
+}
+
+static long pldma_ioc_eventfd(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct eventfd_ctx *efd = NULL, *old;
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_eventfd e;
+
+	if (copy_from_user(&e, arg, sizeof(e)))
+		return -EFAULT;
+	if (e.rsvd || e.fd < -1)
+		return -EINVAL;
+	if (e.fd >= 0) {
+		efd = eventfd_ctx_fdget(e.fd);
+		if (IS_ERR(efd))
+			return PTR_ERR(efd);
+	}
+	spin_lock_irq(&pd->lock);
+	old = ctx->efd;
+	ctx->efd = efd;
+	spin_unlock_irq(&pd->lock);
+	if (old)
+		eventfd_ctx_put(old);
+	return 0;
+}
+
+static long pldma_ioctl_locked(struct pldma_ctx *ctx, unsigned int cmd,
+			       void __user *uarg)
+{
+	struct pldma_dev *pd = ctx->pd;
+
+	switch (cmd) {
+	case PLDMA_IOC_VERSION: {
+		struct pldma_version v = {
+			.uapi_version = PLDMA_UAPI_VERSION,
+			.hw_version = pd->version,
+		};
+
+		return copy_to_user(uarg, &v, sizeof(v)) ? -EFAULT : 0;
+	}
+	case PLDMA_IOC_INFO: {
+		struct pldma_info i = {
+			.hw_version = pd->version,
+			.cap = pd->cap,
+			.channel = ctx->ch,
+			.pasid = ctx->pasid,
+			.fault_mode = pd->stall_mode ? PLDMA_MODE_STALL :
+						       PLDMA_MODE_REPORT,
+			.max_xfer = pd->max_xfer,
+			.chunk_size = pd->chunk,
+			.mmap_size = PAGE_SIZE,
+		};
+
+		return copy_to_user(uarg, &i, sizeof(i)) ? -EFAULT : 0;
+	}
+	case PLDMA_IOC_SET_STRATEGY:
+		return pldma_ioc_strategy(ctx, uarg);
+	case PLDMA_IOC_SUBMIT:
+		return pldma_ioc_submit(ctx, uarg);
+	case PLDMA_IOC_WAIT:
+		return pldma_ioc_wait(ctx, uarg);
+	case PLDMA_IOC_FAULT_GET:
+		return pldma_ioc_fault_get(ctx, uarg);
+	case PLDMA_IOC_FAULT_RESOLVE:
+		return pldma_ioc_fault_resolve(ctx, uarg);
+	case PLDMA_IOC_GET_STATS:
+		return pldma_ioc_stats(ctx, uarg);
+	case PLDMA_IOC_SET_EVENTFD:
+		return pldma_ioc_eventfd(ctx, uarg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/*
+ * Every command but the sleeping ones (WAIT, FAULT_GET: they fence their
+ * own register accesses) runs with the device known present.
+ */
+static long pldma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct pldma_ctx *ctx = file->private_data;
+	void __user *uarg = (void __user *)arg;
+	long ret;
+
+	if (current->mm != ctx->mm)
+		return -EPERM;
+	if (cmd == PLDMA_IOC_WAIT)
+		return pldma_ioc_wait(ctx, uarg);
+	if (cmd == PLDMA_IOC_FAULT_GET)
+		return READ_ONCE(ctx->detached) ? -ENODEV :
+		       pldma_ioc_fault_get(ctx, uarg);
+	down_read(&ctx->pd->gone_sem);
+	ret = ctx->detached ? -ENODEV : pldma_ioctl_locked(ctx, cmd, uarg);
+	up_read(&ctx->pd->gone_sem);
+	return ret;
+}
+
+const struct file_operations pldma_fops = {
+	.owner = THIS_MODULE,
+	.open = pldma_open,
+	.release = pldma_release,
+	.mmap = pldma_mmap,
+	.poll = pldma_poll,
+	.read = pldma_read,
+	.unlocked_ioctl = pldma_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+};
+
+/* ------------------------------------------------------------------ */
+/* Device removal                                                     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The device goes (PCI hot-unplug) while @ctx holds a channel: stop the
+ * channel, zap the process's mapping of the channel page (a later access
+ * is SIGBUS), unpin, unbind, and wake every sleeper; from now on each
+ * file operation fails with ENODEV and release() only frees.
+ */
+void pldma_ctx_detach(struct pldma_ctx *ctx)
+{
+	struct pldma_dev *pd = ctx->pd;
+	u32 bind = PLDMA_CH_BIND(ctx->ch);
+	u32 state;
+
+	mutex_lock(&ctx->cmd_lock);
+	ctx->closing = true;
+	ctx->fault_busy = false;
+	pldma_wr(pd, bind + PLDMA_CHB_CTRL, 0);
+	readl_poll_timeout(pd->base + bind + PLDMA_CHB_STATE, state,
+			   state == PLDMA_STATE_DISABLED, 20, PLDMA_DRAIN_US);
+	pldma_wr(pd, bind + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+	pldma_wr(pd, bind + PLDMA_CHB_PASID, 0);
+	spin_lock_irq(&ctx->flock);
+	ctx->uf_pending = false;
+	spin_unlock_irq(&ctx->flock);
+	WRITE_ONCE(ctx->detached, true);
+	mutex_unlock(&ctx->cmd_lock);
+	cancel_delayed_work_sync(&ctx->watchdog);
+	unmap_mapping_range(ctx->mapping, 0, 0, 1);
+
+	mutex_lock(&ctx->mutex);
+	pldma_reap_pins(ctx, true);
+	mutex_unlock(&ctx->mutex);
+	iommu_sva_unbind_device(ctx->sva);
+	trace_pldma_unbind(pd->id, ctx->ch, ctx->pasid, ctx->tgid);
+
+	spin_lock_irq(&pd->lock);
+	pd->chans[ctx->ch] = NULL;
+	if (ctx->efd)
+		eventfd_signal(ctx->efd);
+	spin_unlock_irq(&pd->lock);
+	wake_up_interruptible_all(&ctx->wq);
+	wake_up_interruptible_all(&ctx->fwq);
+	dev_info(pd->dev, "ch%u: device removed while held by pid %d\n",
+		 ctx->ch, ctx->tgid);
+}

@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * PLDMA: serving the device's page faults.  The interrupt handlers wake
+ * completions and drain the report-mode fault queue; each faulting channel
+ * is served by its own work item (one page, a touch-ahead window, or
+ * forwarded to the process), bounded by the refault limit and the
+ * no-progress watchdog.  Also: the per-transfer strategies, pinning, and the
+ * device's counters in stall mode, where the IOMMU core serves the faults.
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ */
+
+#include <linux/bitops.h>
+#include <linux/capability.h>
+#include <linux/eventfd.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+
+#include "pldma_drv.h"
+#include "pldma_trace.h"
+
+/* ------------------------------------------------------------------ */
+/* Report-mode faults                                                 */
+/* ------------------------------------------------------------------ */
+
+static void pldma_hist(struct pldma_dev *pd, ktime_t start)
+{
+	s64 us = ktime_us_delta(ktime_get(), start);
+	unsigned int b = us > 0 ? fls64(us) : 0;
+
+	b = min_t(unsigned int, b, PLDMA_HIST_BUCKETS - 1);
+	atomic64_inc(&pd->st.hist[b]);
+}
+
+/*
+ * Make up to @n pages from @va present in the bound mm.  Returns the number
+ * of pages made present (0 if not even the faulting one could be).  Runs in
+ * the channel's own work item, never under a lock another channel needs:
+ * the fault may wait for a slow filler (userfaultfd, a file system), so it
+ * is retryable and killable (fixup_user_fault() with @unlocked), and the
+ * last reference to the mm may be ours, hence mmput_async().
+ */
+static int pldma_fault_in(struct pldma_ctx *ctx, u64 va, bool write,
+			  unsigned int n)
+{
+	struct mm_struct *mm = ctx->mm;
+	unsigned int flags = write ? FAULT_FLAG_WRITE : 0;
+	unsigned long addr = va & PAGE_MASK, end = 0;
+	struct vm_area_struct *vma;
+	unsigned int done = 0;
+	bool unlocked;
+
+	if (!mmget_not_zero(mm))
+		return 0;
+	mmap_read_lock(mm);
+	for (; done < n; done++, addr += PAGE_SIZE) {
+		/* a touch-ahead window ends with the faulting VMA */
+		vma = vma_lookup(mm, addr);
+		if (!vma || (end && addr >= end))
+			break;
+		if (!end)
+			end = vma->vm_end;
+		unlocked = false;
+		if (fixup_user_fault(mm, addr, flags, &unlocked))
+			break;
+		if (READ_ONCE(ctx->closing))
+			break;
+	}
+	mmap_read_unlock(mm);
+	mmput_async(mm);
+	return done;
+}
+
+static bool pldma_va_mapped(struct pldma_ctx *ctx, u64 va)
+{
+	struct mm_struct *mm = ctx->mm;
+	bool ret;
+
+	if (!mmget_not_zero(mm))
+		return false;
+	mmap_read_lock(mm);
+	ret = vma_lookup(mm, va);
+	mmap_read_unlock(mm);
+	mmput_async(mm);
+	return ret;
+}
+
+/* Called with ctx->cmd_lock held. */
+static void pldma_ch_cmd(struct pldma_ctx *ctx, u32 cmd)
+{
+	lockdep_assert_held(&ctx->cmd_lock);
+	if (pldma_ch_rd(ctx, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED)
+		return;
+	/*
+	 * Cancelling a fault on the completion record drops the record:
+	 * remember where, so that WAIT fails at once instead of sleeping
+	 * until its timeout (the device raises CH_DONE for it).
+	 */
+	if (cmd == PLDMA_CMD_CANCEL &&
+	    (pldma_ch_rd(ctx, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_COMPL)) {
+		WRITE_ONCE(ctx->lost_compl,
+			   (pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_LO) |
+			    (u64)pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_HI) << 32) &
+			   ~7ULL);
+		pldma_count(ctx, lost_records, 1);
+	}
+	pldma_ch_wr(ctx, PLDMA_CH_CMD, cmd);
+	if (cmd == PLDMA_CMD_RESTART)
+		pldma_count(ctx, restarts, 1);
+	else
+		pldma_count(ctx, cancels, 1);
+}
+
+/*
+ * Answer the fault identified by @token, unless it was answered already
+ * (by the watchdog, a RESOLVE, or release()).  Returns whether it did.
+ */
+bool pldma_answer(struct pldma_ctx *ctx, u32 token, u32 cmd, bool resolved,
+		  u32 reason)
+{
+	bool ret = false;
+
+	mutex_lock(&ctx->cmd_lock);
+	if (!ctx->closing && ctx->fault_busy && ctx->token == token) {
+		ctx->fault_busy = false;
+		ctx->resolved = cmd == PLDMA_CMD_RESTART && resolved;
+		if (cmd == PLDMA_CMD_RESTART)
+			trace_pldma_restart(ctx->pd->id, ctx->ch, ctx->pasid,
+					    ctx->fault_va, token, 0);
+		else
+			trace_pldma_cancel(ctx->pd->id, ctx->ch, ctx->pasid,
+					   ctx->fault_va, token, reason);
+		pldma_ch_cmd(ctx, cmd);
+		pldma_hist(ctx->pd, ctx->fault_start);
+		ret = true;
+	}
+	mutex_unlock(&ctx->cmd_lock);
+	return ret;
+}
+
+static void pldma_forward_fault(struct pldma_ctx *ctx,
+				struct pldma_fault_rec *f, u32 token)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&ctx->flock, flags);
+	memset(&ctx->uf, 0, sizeof(ctx->uf));
+	ctx->uf.va = f->va;
+	ctx->uf.flags = f->flags;
+	/*
+	 * The driver's token, not the record's sequence number: records
+	 * lost to an overflow have none, and a RESOLVE must never match a
+	 * later fault.
+	 */
+	ctx->uf.seq = token;
+	ctx->uf.desc = f->desc;
+	ctx->uf.done = f->done;
+	ctx->uf.len = f->len;
+	ctx->uf_token = token;
+	ctx->uf_pending = true;
+	ctx->uf_delivered = false;
+	spin_unlock_irqrestore(&ctx->flock, flags);
+	pldma_count(ctx, user_faults, 1);
+	trace_pldma_forward(ctx->pd->id, ctx->ch, ctx->pasid, f->va, token, 0);
+	wake_up_interruptible(&ctx->fwq);
+}
+
+/*
+ * Take the channel's current fault, under cmd_lock.  The channel registers
+ * describe it (a record may be stale or lost to an overflow); the record
+ * only adds the descriptor length.  Returns false when there is nothing
+ * new to serve, else fills @f, @strategy, @n (pages) and @token.
+ */
+static bool pldma_take_fault(struct pldma_ctx *ctx, struct pldma_fault_rec *f,
+			     u32 *strategy, unsigned int *n, u32 *token)
+{
+	struct pldma_slot_strat *slots;
+	u32 cnt, completed;
+	u32 touch;
+
+	lockdep_assert_held(&ctx->cmd_lock);
+	if (ctx->closing ||
+	    pldma_ch_rd(ctx, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED)
+		return false;
+	cnt = pldma_ch_rd(ctx, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_FAULTS);
+	if (ctx->fault_seen && cnt == ctx->fault_cnt)
+		return false;	/* taken already */
+
+	memset(f, 0, sizeof(*f));
+	f->channel = ctx->ch;
+	f->va = pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_LO) |
+		(u64)pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_HI) << 32;
+	f->flags = pldma_ch_rd(ctx, PLDMA_CH_FAULT_INFO);
+	f->desc = pldma_ch_rd(ctx, PLDMA_CH_FAULT_DESC);
+	f->done = pldma_ch_rd(ctx, PLDMA_CH_FAULT_DONE);
+	f->seq = U32_MAX;
+	spin_lock_irq(&ctx->flock);
+	if (ctx->rec_valid && ctx->rec.va == f->va &&
+	    ctx->rec.desc == f->desc && ctx->rec.done == f->done) {
+		f->seq = ctx->rec.seq;
+		f->len = ctx->rec.len;
+	}
+	ctx->rec_valid = false;
+	spin_unlock_irq(&ctx->flock);
+
+	ctx->fault_seen = true;
+	ctx->fault_cnt = cnt;
+	ctx->fault_busy = true;
+	*token = ++ctx->token;
+	ctx->fault_start = ktime_get();
+	ctx->fault_va = f->va;
+
+	/* Progress since the last fault re-arms the no-progress watchdog. */
+	completed = pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
+	if (completed != ctx->prog_completed || f->desc != ctx->prog_desc ||
+	    f->done != ctx->prog_done) {
+		ctx->prog_completed = completed;
+		ctx->prog_desc = f->desc;
+		ctx->prog_done = f->done;
+		ctx->prog_va = f->va;
+		ctx->refaults = 0;
+		ctx->moves = 0;
+		mod_delayed_work(ctx->pd->wq, &ctx->watchdog,
+				 msecs_to_jiffies(PLDMA_NO_PROGRESS_MS));
+	} else if (f->va == ctx->prog_va) {
+		/*
+		 * The same access again.  After an answer that made the page
+		 * present, the memory moved before the device retried
+		 * (migration, compaction, THP collapse or split,
+		 * MADV_DONTNEED): not a failure to resolve, so it does not
+		 * count toward the refault limit, up to a livelock guard.
+		 * After an answer that did not make it present, it counts.
+		 */
+		if (ctx->resolved && ++ctx->moves <= PLDMA_MAX_MOVES)
+			pldma_count(ctx, moved_refaults, 1);
+		else
+			ctx->refaults++;
+	} else {
+		ctx->prog_va = f->va;
+	}
+
+	*strategy = READ_ONCE(ctx->strategy);
+	touch = READ_ONCE(ctx->touch);
+	/* pairs with smp_store_release() in pldma_set_slot_strategy() */
+	slots = smp_load_acquire(&ctx->slots);
+	if (slots && f->desc < PLDMA_RING_MAX_ENTRIES &&
+	    READ_ONCE(slots[f->desc].valid)) {
+		*strategy = READ_ONCE(slots[f->desc].strategy);
+		touch = READ_ONCE(slots[f->desc].touch);
+	}
+	*n = 1;
+	if (*strategy == PLDMA_STRAT_TOUCH &&
+	    !(f->flags & (PLDMA_FR_F_DESC | PLDMA_FR_F_COMPL))) {
+		*n = touch;
+		/*
+		 * Never past the transfer: the faulting buffer has len - done
+		 * bytes left from va (the device faults at buffer + done).
+		 * Without the record's length (overflow) only the VMA clamps.
+		 */
+		if (f->len > f->done)
+			*n = min_t(u64, *n,
+				   DIV_ROUND_UP(offset_in_page(f->va) +
+						f->len - f->done, PAGE_SIZE));
+	}
+	pldma_count(ctx, faults[*strategy], 1);
+	trace_pldma_fault(ctx->pd->id, ctx->ch, ctx->pasid, f->va, f->flags,
+			  f->desc, f->done, *strategy, *token);
+	return true;
+}
+
+static void pldma_serve_fault(struct pldma_ctx *ctx)
+{
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_fault_rec f;
+	unsigned int n, refaults;
+	u32 strategy, token;
+	ktime_t start;
+	bool taken;
+	int done;
+
+	mutex_lock(&ctx->cmd_lock);
+	taken = pldma_take_fault(ctx, &f, &strategy, &n, &token);
+	refaults = ctx->refaults;
+	mutex_unlock(&ctx->cmd_lock);
+	if (!taken)
+		return;
+
+	/* The same access failing again without progress: give up. */
+	if (refaults > PLDMA_MAX_REFAULTS) {
+		dev_dbg(pd->dev, "ch%u: VA %#llx keeps faulting\n", ctx->ch,
+			f.va);
+		if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false,
+				 PLDMA_TR_REFAULTS))
+			pldma_count(ctx, cancel_refaults, 1);
+		return;
+	}
+
+	if (strategy == PLDMA_STRAT_USER) {
+		if (pldma_va_mapped(ctx, f.va))
+			pldma_forward_fault(ctx, &f, token);
+		else if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false,
+				      PLDMA_TR_UNRESOLVED))
+			pldma_count(ctx, cancel_unresolved, 1);
+		return;
+	}
+
+	start = ktime_get();
+	done = pldma_fault_in(ctx, f.va, f.flags & PLDMA_FR_F_WRITE, n);
+	trace_pldma_fault_in(pd->id, ctx->ch, ctx->pasid, f.va, strategy, n,
+			     done, ktime_us_delta(ktime_get(), start));
+	if (done > 0) {
+		pldma_count(ctx, pages_present, done);
+		if (done > 1)
+			pldma_count(ctx, touch_pages, done - 1);
+		pldma_answer(ctx, token, PLDMA_CMD_RESTART, true, 0);
+	} else {
+		dev_dbg(pd->dev, "ch%u: cannot resolve fault at %#llx\n",
+			ctx->ch, f.va);
+		if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false,
+				 PLDMA_TR_UNRESOLVED))
+			pldma_count(ctx, cancel_unresolved, 1);
+	}
+}
+
+void pldma_fault_work(struct work_struct *work)
+{
+	struct pldma_ctx *ctx = container_of(work, struct pldma_ctx,
+					     fault_work);
+
+	pldma_serve_fault(ctx);
+	pldma_ctx_put(ctx);
+}
+
+/*
+ * A faulted channel that made no progress for PLDMA_NO_PROGRESS_MS (the
+ * fault-in waits for a filler that does not answer, a forwarded fault is
+ * not answered, or it is answered without the page becoming present):
+ * cancel the descriptor, so the transfer ends with an error status without
+ * the caller's timeout.  A late answer finds its token stale.
+ */
+void pldma_watchdog(struct work_struct *work)
+{
+	struct pldma_ctx *ctx = container_of(to_delayed_work(work),
+					     struct pldma_ctx, watchdog);
+	bool cancelled = false;
+
+	mutex_lock(&ctx->cmd_lock);
+	if (!ctx->closing &&
+	    pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_FAULTED &&
+	    pldma_ch_rd(ctx, PLDMA_CH_COMPLETED) == ctx->prog_completed &&
+	    pldma_ch_rd(ctx, PLDMA_CH_FAULT_DESC) == ctx->prog_desc &&
+	    pldma_ch_rd(ctx, PLDMA_CH_FAULT_DONE) == ctx->prog_done) {
+		ctx->fault_busy = false;
+		ctx->fault_seen = true;
+		ctx->fault_cnt = pldma_ch_rd(ctx, PLDMA_CH_CNT_OFFSET +
+					     PLDMA_CNT_FAULTS);
+		ctx->token++;
+		spin_lock_irq(&ctx->flock);
+		ctx->uf_pending = false;
+		spin_unlock_irq(&ctx->flock);
+		trace_pldma_cancel(ctx->pd->id, ctx->ch, ctx->pasid,
+				   ctx->fault_va, ctx->token,
+				   PLDMA_TR_NO_PROGRESS);
+		pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
+		pldma_count(ctx, cancel_noprogress, 1);
+		pldma_hist(ctx->pd, ctx->fault_start);
+		cancelled = true;
+	}
+	mutex_unlock(&ctx->cmd_lock);
+	if (cancelled)
+		dev_dbg(ctx->pd->dev, "ch%u: no progress for %u ms, cancelled\n",
+			ctx->ch, PLDMA_NO_PROGRESS_MS);
+}
+
+/*
+ * A page the resolver made present may still be unusable by the SMMU: a
+ * migrated page comes back with an old PTE (AF clear), and without HTTU
+ * the SMMU faults on it again, while MADV_POPULATE_* and GUP, which find
+ * the page present, leave the PTE old.  That made the user strategy fault
+ * on the same VA until the refault limit cancelled valid transfers under
+ * compaction.  So, if the page is present, fault it in once more from the
+ * kernel: on a present PTE that only sets young (and dirty for a write),
+ * and never waits for a filler.  Returns whether the page is present.
+ */
+bool pldma_touch_present(u64 va, bool write)
+{
+	struct mm_struct *mm = current->mm;
+	struct page *page;
+	bool unlocked = false;
+	int ret;
+
+	if (!get_user_page_fast_only(va, write ? FOLL_WRITE : 0, &page))
+		return false;
+	put_page(page);
+	if (mmap_read_lock_killable(mm))
+		return true;
+	ret = fixup_user_fault(mm, va & PAGE_MASK,
+			       write ? FAULT_FLAG_WRITE : 0, &unlocked);
+	mmap_read_unlock(mm);
+	return !ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Interrupts                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Hand the channel's fault to its work item (IRQ thread). */
+static void pldma_kick_channel(struct pldma_dev *pd, unsigned int ch,
+			       const struct pldma_fault_rec *f)
+{
+	struct pldma_ctx *ctx;
+
+	spin_lock_irq(&pd->lock);
+	ctx = pd->chans[ch];
+	/* A record for a channel that was reset and reassigned since. */
+	if (ctx && f && f->pasid != (ctx->pasid | PLDMA_CHB_PASID_EN))
+		ctx = NULL;
+	if (ctx) {
+		if (f) {
+			spin_lock(&ctx->flock);
+			ctx->rec = *f;
+			ctx->rec_valid = true;
+			spin_unlock(&ctx->flock);
+		}
+		if (queue_work(pd->wq, &ctx->fault_work))
+			kref_get(&ctx->ref);
+	}
+	spin_unlock_irq(&pd->lock);
+}
+
+static void pldma_read_record(struct pldma_dev *pd, u32 idx,
+			      struct pldma_fault_rec *f)
+{
+	__le32 *r = pd->fq + idx * (PLDMA_FR_SIZE / 4);
+
+	dma_rmb();
+	f->channel = le32_to_cpu(r[PLDMA_FR_CHANNEL / 4]) & 0xffff;
+	f->flags = le32_to_cpu(r[PLDMA_FR_CHANNEL / 4]) >> 16;
+	f->pasid = le32_to_cpu(r[PLDMA_FR_PASID / 4]);
+	f->va = le32_to_cpu(r[PLDMA_FR_VA / 4]) |
+		(u64)le32_to_cpu(r[PLDMA_FR_VA / 4 + 1]) << 32;
+	f->done = le32_to_cpu(r[PLDMA_FR_DONE / 4]);
+	f->desc = le32_to_cpu(r[PLDMA_FR_DESC / 4]);
+	f->seq = le32_to_cpu(r[PLDMA_FR_SEQ / 4]);
+	f->len = le32_to_cpu(r[PLDMA_FR_LEN / 4]);
+}
+
+/* After an overflow, faulted channels without a record are found here. */
+static void pldma_scan_faulted(struct pldma_dev *pd)
+{
+	unsigned long bits = pldma_rd(pd, PLDMA_FAULTED_CHANNELS);
+	unsigned int ch;
+
+	for_each_set_bit(ch, &bits, pd->nch)
+		pldma_kick_channel(pd, ch, NULL);
+}
+
+irqreturn_t pldma_irq_thread(int irq, void *data)
+{
+	struct pldma_vec *vec = data;
+	struct pldma_dev *pd = vec->pd;
+	struct pldma_fault_rec f;
+	u32 tail;
+
+	while (pd->fq) {
+		tail = pldma_rd(pd, PLDMA_FQ_TAIL);
+		if (tail == pd->fq_head)
+			break;
+		pldma_read_record(pd, pd->fq_head, &f);
+		pd->fq_head = (pd->fq_head + 1) & (pd->fq_entries - 1);
+		pldma_wr(pd, PLDMA_FQ_HEAD, pd->fq_head);
+		if (f.channel < pd->nch)
+			pldma_kick_channel(pd, f.channel, &f);
+	}
+	if (test_and_clear_bit(PLDMA_F_OVERFLOW, &pd->flags)) {
+		atomic64_inc(&pd->st.fq_overflows);
+		pldma_wr(pd, PLDMA_FQ_STATUS, PLDMA_FQ_STATUS_OVERFLOW |
+			 PLDMA_FQ_STATUS_WRITE_ERR);
+		pldma_scan_faulted(pd);
+	}
+	return IRQ_HANDLED;
+}
+
+/* data: the vector's pldma_vec; only the fault vector has a thread */
+irqreturn_t pldma_irq(int irq, void *data)
+{
+	struct pldma_vec *vec = data;
+	struct pldma_dev *pd = vec->pd;
+	u32 status = pldma_rd(pd, PLDMA_IRQ_STATUS) & pd->irq_mask & vec->mask;
+	unsigned long wake;
+	struct pldma_ctx *ctx;
+	unsigned int ch;
+
+	if (!status)
+		return IRQ_NONE;
+	pldma_wr(pd, PLDMA_IRQ_STATUS, status);
+
+	wake = status & PLDMA_IRQ_CH_DONE_ALL;
+	if (status & PLDMA_IRQ_CH_ERROR) {
+		wake |= pldma_rd(pd, PLDMA_ERROR_CHANNELS);
+		atomic64_inc(&pd->st.ch_errors);
+	}
+	spin_lock(&pd->lock);
+	for_each_set_bit(ch, &wake, pd->nch) {
+		ctx = pd->chans[ch];
+		if (ctx) {
+			atomic_inc(&ctx->events);
+			wake_up_interruptible(&ctx->wq);
+			if (ctx->efd)
+				eventfd_signal(ctx->efd);
+		}
+	}
+	spin_unlock(&pd->lock);
+
+	if (status & PLDMA_IRQ_FQ_OVERFLOW)
+		set_bit(PLDMA_F_OVERFLOW, &pd->flags);
+	if (status & (PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW |
+		      PLDMA_IRQ_CH_FAULTED))
+		return IRQ_WAKE_THREAD;
+	return IRQ_HANDLED;
+}
+
+/* ------------------------------------------------------------------ */
+/* Strategies                                                         */
+/* ------------------------------------------------------------------ */
+
+int pldma_check_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)
+{
+	bool stall = ctx->pd->stall_mode;
+
+	switch (strategy) {
+	case PLDMA_STRAT_PIN:
+	case PLDMA_STRAT_PREFAULT:
+		break;
+	case PLDMA_STRAT_STALL:
+		if (!stall)
+			return -EOPNOTSUPP;
+		break;
+	case PLDMA_STRAT_TOUCH:
+		if (touch < 1 || touch > PLDMA_TOUCH_MAX)
+			return -EINVAL;
+		fallthrough;
+	case PLDMA_STRAT_ONE:
+	case PLDMA_STRAT_USER:
+		if (stall)
+			return -EOPNOTSUPP;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (strategy != PLDMA_STRAT_TOUCH && touch)
+		return -EINVAL;
+	return 0;
+}
+
+void pldma_set_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)
+{
+	WRITE_ONCE(ctx->touch, touch ? touch : 1);
+	WRITE_ONCE(ctx->strategy, strategy);
+}
+
+/* Called with ctx->mutex held. */
+int pldma_set_slot_strategy(struct pldma_ctx *ctx, u32 slot, u32 strategy,
+			    u32 touch)
+{
+	struct pldma_slot_strat *slots = ctx->slots;
+
+	if (WARN_ON_ONCE(slot >= PLDMA_RING_MAX_ENTRIES))
+		return -EINVAL;
+	if (!slots) {
+		slots = kvcalloc(PLDMA_RING_MAX_ENTRIES, sizeof(*slots),
+				 GFP_KERNEL);
+		if (!slots)
+			return -ENOMEM;
+		/* pairs with smp_load_acquire() in pldma_handle_fault() */
+		smp_store_release(&ctx->slots, slots);
+	}
+	WRITE_ONCE(slots[slot].valid, 0);
+	WRITE_ONCE(slots[slot].strategy, strategy);
+	WRITE_ONCE(slots[slot].touch, touch ? touch : 1);
+	WRITE_ONCE(slots[slot].valid, 1);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Stall-mode counters: the IOMMU core serves the faults, the device   */
+/* counts them.                                                        */
+/* ------------------------------------------------------------------ */
+
+void pldma_sync_hw_counters(struct pldma_ctx *ctx)
+{
+	struct pldma_dev *pd = ctx->pd;
+	u32 base = PLDMA_CH_CNT(ctx->ch);
+	u32 v, d;
+
+	if (!pd->stall_mode)
+		return;
+	v = pldma_rd(pd, base + PLDMA_CNT_STALLS);
+	d = v - ctx->hw_last[PLDMA_CNT_STALLS / 4];
+	ctx->hw_last[PLDMA_CNT_STALLS / 4] = v;
+	pldma_count(ctx, stalls, d);
+	pldma_count(ctx, faults[READ_ONCE(ctx->strategy)], d);
+	v = pldma_rd(pd, base + PLDMA_CNT_RESTARTS);
+	d = v - ctx->hw_last[PLDMA_CNT_RESTARTS / 4];
+	ctx->hw_last[PLDMA_CNT_RESTARTS / 4] = v;
+	pldma_count(ctx, restarts, d);
+	v = pldma_rd(pd, base + PLDMA_CNT_ABORTS);
+	d = v - ctx->hw_last[PLDMA_CNT_ABORTS / 4];
+	ctx->hw_last[PLDMA_CNT_ABORTS / 4] = v;
+	pldma_count(ctx, aborts, d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Pinning                                                             */
+/* ------------------------------------------------------------------ */
+
+void pldma_unpin(struct pldma_ctx *ctx, struct pldma_pin *p)
+{
+	trace_pldma_unpin(ctx->pd->id, ctx->ch, ctx->pasid, p->va, p->npages,
+			  p->write);
+	list_del(&p->node);
+	ctx->npins--;
+	unpin_user_pages_dirty_lock(p->pages, p->npages, p->write);
+	atomic64_sub(p->npages, &ctx->mm->pinned_vm);
+	kvfree(p->pages);
+	kfree(p);
+}
+
+/*
+ * Pin like ib_umem_get() does: long-term (FOLL_LONGTERM: the pages leave
+ * ZONE_MOVABLE and CMA first, and fs-dax is refused), counted in the mm's
+ * pinned_vm (VmPin) against RLIMIT_MEMLOCK unless CAP_IPC_LOCK.  Returns
+ * -ENOMEM over the limit, -EFAULT when the range cannot be pinned.
+ * Called by the owner (current->mm == ctx->mm) with ctx->mutex held.
+ */
+int pldma_pin_range(struct pldma_ctx *ctx, u64 va, u32 len, bool write,
+		    u32 done_at)
+{
+	unsigned long first = va >> PAGE_SHIFT;
+	unsigned long last = (va + len - 1) >> PAGE_SHIFT;
+	unsigned long n = last - first + 1, got = 0;
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	unsigned int gup = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
+	struct mm_struct *mm = ctx->mm;
+	struct pldma_pin *p;
+	long ret;
+
+	if (atomic64_add_return(n, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(n, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	p = kzalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		goto err_acct;
+	p->pages = kvmalloc_array(n, sizeof(*p->pages), GFP_KERNEL);
+	if (!p->pages)
+		goto err_free;
+	while (got < n) {
+		ret = pin_user_pages_fast((first + got) << PAGE_SHIFT,
+					  min_t(unsigned long, n - got, INT_MAX),
+					  gup, p->pages + got);
+		if (ret <= 0)
+			break;
+		got += ret;
+	}
+	if (got < n) {
+		unpin_user_pages(p->pages, got);
+		kvfree(p->pages);
+		kfree(p);
+		atomic64_sub(n, &mm->pinned_vm);
+		return -EFAULT;
+	}
+	p->npages = n;
+	p->va = va;
+	p->write = write;
+	trace_pldma_pin(ctx->pd->id, ctx->ch, ctx->pasid, va, n, write);
+	p->done_at = done_at;
+	list_add_tail(&p->node, &ctx->pins);
+	ctx->npins++;
+	pldma_count(ctx, pinned_pages, n);
+	return 0;
+
+err_free:
+	kfree(p);
+err_acct:
+	atomic64_sub(n, &mm->pinned_vm);
+	return -ENOMEM;
+}
+
+/*
+ * Unpin transfers whose descriptor has run (or all), whatever became of
+ * the completion record: the channel's COMPLETED count passed the one the
+ * descriptor was queued for, or the channel is idle (nothing is pending:
+ * descriptors dropped by CANCEL in ERROR state never complete).
+ */
+void pldma_reap_pins(struct pldma_ctx *ctx, bool all)
+{
+	struct pldma_pin *p, *tmp;
+	u32 completed;
+
+	if (list_empty(&ctx->pins))
+		return;
+	if (!all && pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_IDLE)
+		all = true;
+	completed = pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
+	list_for_each_entry_safe(p, tmp, &ctx->pins, node) {
+		if (!all && (s32)(completed - p->done_at) < 0)
+			continue;
+		pldma_unpin(ctx, p);
+	}
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * PLDMA driver internals, shared by the files of pldma.ko:
+ *
+ *   core.c      module init/exit; probe and removal shared by both buses
+ *   cdev.c      /dev/pldmaN: open, release, mmap, poll, read, the ioctls
+ *   fault.c     interrupts, the report-mode fault service (fault queue,
+ *               one-by-one, touch-ahead, forwarding), the watchdog, the
+ *               strategies, pinning, stall-mode counters
+ *   platform.c  platform_driver glue ("exanest,pldma")
+ *   pci.c       pci_driver glue (pldma-pci: pcim_*, MSI-X, PASID)
+ *   debugfs.c   /sys/kernel/debug/pldma/pldmaN/stats
+ *
+ * Every open of /dev/pldmaN binds the caller's mm to the device with SVA,
+ * claims a free channel and ties it to the PASID.  The channel page can be
+ * mmap()ed; descriptors, rings and completion records live in the process's
+ * memory.  Page faults of the device are served according to the strategy
+ * the file selected: stall mode is served by the IOMMU core (IOPF); in
+ * report mode the driver makes one page or a window present in the bound mm
+ * and restarts the channel, or forwards the fault to the process.
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ */
+
+#ifndef _PLDMA_DRV_H
+#define _PLDMA_DRV_H
+
+#include <linux/interrupt.h>
+#include <linux/io.h>
+#include <linux/kref.h>
+#include <linux/ktime.h>
+#include <linux/list.h>
+#include <linux/miscdevice.h>
+#include <linux/mutex.h>
+#include <linux/rwsem.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/uidgid.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include <hw/misc/pldma-regs.h>
+#include "uapi/pldma.h"
+
+/* why a fault was cancelled (tracepoints) */
+#define PLDMA_TR_UNRESOLVED	1	/* not mapped, fault-in failed */
+#define PLDMA_TR_REFAULTS	2	/* refault limit */
+#define PLDMA_TR_NO_PROGRESS	3	/* watchdog */
+#define PLDMA_TR_USER		4	/* RESOLVE(CANCEL) */
+
+#define PLDMA_HIST_BUCKETS	21	/* <1us, then [2^(i-1), 2^i) us */
+#define PLDMA_NO_PROGRESS_MS	1000	/* a faulted channel that does not move */
+#define PLDMA_MAX_REFAULTS	8	/* same VA faulting again and again */
+#define PLDMA_MAX_MOVES		64	/* ... after answers that resolved it */
+#define PLDMA_MAX_PINS		64	/* pinned transfers in flight per file */
+#define PLDMA_DRAIN_US		1000000	/* release(): wait for the channel */
+
+struct pldma_counters {
+	atomic64_t faults[PLDMA_STRAT_NUM];
+	atomic64_t stalls;
+	atomic64_t pages_present;
+	atomic64_t touch_pages;
+	atomic64_t restarts;
+	atomic64_t cancels;
+	atomic64_t aborts;
+	atomic64_t user_faults;
+	atomic64_t pinned_pages;
+	atomic64_t fq_overflows;
+	atomic64_t ch_errors;
+	atomic64_t cancel_noprogress;	/* by the watchdog */
+	atomic64_t cancel_refaults;	/* livelock guard */
+	atomic64_t cancel_unresolved;	/* not mapped, fault-in failed */
+	atomic64_t moved_refaults;	/* resolved, then faulted again */
+	atomic64_t lost_records;	/* completion write cancelled */
+	atomic64_t hist[PLDMA_HIST_BUCKETS];
+};
+
+struct pldma_ctx;
+struct pldma_dev;
+
+/*
+ * One interrupt: the platform device's line, INTx, or one MSI-X vector of
+ * pldma-pci, which serves the IRQ_STATUS bits in @mask (docs/specs/pldma.rst,
+ * "PCI device": vector n = IRQ_CH_DONE(n), then fault queue, then errors).
+ */
+struct pldma_vec {
+	struct pldma_dev *pd;
+	u32 mask;
+};
+
+#define PLDMA_MAX_VECS	PLDMA_PCI_NUM_VECS(PLDMA_MAX_CHANNELS)
+
+/*
+ * Refcounted: open files keep it (and the struct device) after the device
+ * is removed (PCI hot-unplug); gone_sem/gone fence every register access
+ * of a file against that removal.
+ */
+struct pldma_dev {
+	struct kref ref;
+	struct rw_semaphore gone_sem;
+	bool gone;			/* removed: no register access */
+	bool unregistered;
+	struct device *dev;
+	void __iomem *base;
+	phys_addr_t phys;
+	int irq;
+	int id;
+	u32 version;
+	u32 cap;
+	u32 nch;
+	u32 max_xfer;
+	u32 chunk;
+	bool stall_mode;
+	u32 irq_mask;
+	struct pldma_vec vecs[PLDMA_MAX_VECS];
+	char name[16];
+	struct miscdevice misc;
+
+	spinlock_t lock;		/* protects chans[] */
+	struct pldma_ctx *chans[PLDMA_MAX_CHANNELS];
+	struct workqueue_struct *wq;	/* fault service, one work per channel */
+	unsigned long flags;
+#define PLDMA_F_OVERFLOW	0
+
+	__le32 *fq;			/* fault queue, PLDMA_FR_SIZE records */
+	dma_addr_t fq_dma;
+	u32 fq_head;
+	u32 fq_entries;
+
+	struct dentry *dbg;
+	struct pldma_counters st;
+};
+
+struct pldma_pin {
+	struct list_head node;
+	u64 va;
+	u32 done_at;			/* COMPLETED once its descriptor ran */
+	struct page **pages;
+	unsigned long npages;
+	bool write;
+};
+
+struct pldma_slot_strat {
+	u8 valid;
+	u8 strategy;
+	u16 touch;
+};
+
+struct pldma_fault_rec {
+	u16 channel;
+	u16 flags;
+	u32 pasid;
+	u64 va;
+	u32 done;
+	u32 desc;
+	u32 seq;
+	u32 len;
+};
+
+/*
+ * One open file.  It lives until the file is released *and* no fault work
+ * runs for it any more (ref): a fault-in may wait for a slow filler (a
+ * userfaultfd handler) long after the channel was given back.
+ */
+struct pldma_ctx {
+	struct kref ref;
+	struct pldma_dev *pd;
+	unsigned int ch;
+	bool detached;			/* device removed while open */
+	struct address_space *mapping;	/* of the node, to zap mmaps */
+	void __iomem *chregs;
+	struct iommu_sva *sva;
+	u32 pasid;
+	struct mm_struct *mm;
+	pid_t tgid;
+	kuid_t uid;			/* for the per-user channel limit */
+
+	struct mutex mutex;		/* ioctl state: pins, strategy */
+	u32 strategy;			/* channel default */
+	u32 touch;
+	struct pldma_slot_strat *slots;	/* per ring slot, or NULL */
+	struct list_head pins;
+	unsigned int npins;
+
+	wait_queue_head_t wq;		/* completions, errors */
+	wait_queue_head_t fwq;		/* forwarded faults */
+	struct eventfd_ctx *efd;	/* under pd->lock */
+	atomic_t events;
+	u32 poll_seen;
+
+	/*
+	 * Report-mode fault service, per channel (pldma_fault_work): the IRQ
+	 * thread only queues the work, so one tenant's slow fault never
+	 * delays another's.  Every command to the channel and the state below
+	 * are under cmd_lock; nothing sleeps on user memory under it.
+	 */
+	struct work_struct fault_work;
+	struct delayed_work watchdog;	/* no progress for ~1 s: CANCEL */
+	struct mutex cmd_lock;
+	bool closing;			/* release() started: no more commands */
+	bool fault_seen;
+	bool fault_busy;		/* the current fault is taken, unanswered */
+	u32 fault_cnt;			/* device FAULTS counter at that fault */
+	u32 token;			/* identifies it; answers must match */
+	ktime_t fault_start;
+	u64 fault_va;
+	u32 prog_completed;		/* position at the last progress */
+	u32 prog_desc;
+	u32 prog_done;
+	u64 prog_va;
+	unsigned int refaults;		/* at the same VA, unresolved */
+	unsigned int moves;		/* at the same VA, after resolving */
+	bool resolved;			/* the last RESTART made it present */
+	u64 lost_compl;			/* record VA a CANCEL dropped */
+
+	/* latest fault record of the channel and the forwarded fault */
+	spinlock_t flock;
+	bool rec_valid;
+	struct pldma_fault_rec rec;
+	bool uf_pending;
+	bool uf_delivered;
+	u32 uf_token;
+	struct pldma_fault uf;
+
+	u32 hw_last[PLDMA_CNT_NUM];
+	struct pldma_counters st;
+};
+
+static inline u32 pldma_rd(struct pldma_dev *pd, u32 off)
+{
+	return readl(pd->base + off);
+}
+
+static inline void pldma_wr(struct pldma_dev *pd, u32 off, u32 val)
+{
+	writel(val, pd->base + off);
+}
+
+static inline u32 pldma_ch_rd(struct pldma_ctx *ctx, u32 off)
+{
+	return readl(ctx->chregs + off);
+}
+
+static inline void pldma_ch_wr(struct pldma_ctx *ctx, u32 off, u32 val)
+{
+	writel(val, ctx->chregs + off);
+}
+
+/* Count an event in the file's and the device's statistics. */
+static inline void pldma_add(struct pldma_ctx *ctx, size_t off, s64 n)
+{
+	atomic64_add(n, (atomic64_t *)((char *)&ctx->st + off));
+	atomic64_add(n, (atomic64_t *)((char *)&ctx->pd->st + off));
+}
+
+#define pldma_count(ctx, field, n) \
+	pldma_add(ctx, offsetof(struct pldma_counters, field), n)
+
+/* core.c */
+void pldma_dev_put(struct pldma_dev *pd);
+struct pldma_dev *pldma_dev_alloc(struct device *dev);
+int pldma_core_probe(struct pldma_dev *pd, resource_size_t size);
+int pldma_register(struct pldma_dev *pd, const char *bus);
+void pldma_unregister(void *data);
+
+/* cdev.c */
+extern const struct file_operations pldma_fops;
+void pldma_ctx_put(struct pldma_ctx *ctx);
+void pldma_ctx_detach(struct pldma_ctx *ctx);
+
+/* fault.c */
+irqreturn_t pldma_irq(int irq, void *data);
+irqreturn_t pldma_irq_thread(int irq, void *data);
+void pldma_fault_work(struct work_struct *work);
+void pldma_watchdog(struct work_struct *work);
+bool pldma_answer(struct pldma_ctx *ctx, u32 token, u32 cmd, bool resolved,
+		  u32 reason);
+bool pldma_touch_present(u64 va, bool write);
+int pldma_check_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch);
+void pldma_set_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch);
+int pldma_set_slot_strategy(struct pldma_ctx *ctx, u32 slot, u32 strategy,
+			    u32 touch);
+void pldma_sync_hw_counters(struct pldma_ctx *ctx);
+void pldma_unpin(struct pldma_ctx *ctx, struct pldma_pin *p);
+int pldma_pin_range(struct pldma_ctx *ctx, u64 va, u32 len, bool write,
+		    u32 done_at);
+void pldma_reap_pins(struct pldma_ctx *ctx, bool all);
+
+/* debugfs.c */
+void pldma_debugfs_init(void);
+void pldma_debugfs_exit(void);
+void pldma_debugfs_add(struct pldma_dev *pd);
+void pldma_debugfs_remove(struct pldma_dev *pd);
+
+/* platform.c, pci.c */
+extern struct platform_driver pldma_platform_driver;
+extern struct pci_driver pldma_pci_driver;
+
+#endif /* _PLDMA_DRV_H */

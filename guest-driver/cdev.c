@@ -163,11 +163,55 @@ err_free:
 	return ret;
 }
 
+/*
+ * Stop @ctx's channel for good, with its command lock held: no command
+ * from the fault work, the watchdog or a RESOLVE after this.  Drain before
+ * the PASID goes away (as idxd does and the IOMMU API requires of
+ * iommu_sva_unbind_device()): clearing ENABLE stops the channel after its
+ * current chunk; wait, bounded, until it says DISABLED, so no DMA with this
+ * PASID is in flight at the unbind.  The reset then abandons the descriptor
+ * in progress, a FAULTED state and any stall the channel waits for.
+ * Returns false when the channel did not say DISABLED in time (*@state).
+ */
+static bool pldma_ctx_stop(struct pldma_ctx *ctx, u32 *state)
+{
+	struct pldma_dev *pd = ctx->pd;
+	u32 bind = PLDMA_CH_BIND(ctx->ch);
+	int ret;
+
+	lockdep_assert_held(&ctx->cmd_lock);
+	ctx->closing = true;
+	ctx->fault_busy = false;
+	pldma_wr(pd, bind + PLDMA_CHB_CTRL, 0);
+	ret = readl_poll_timeout(pd->base + bind + PLDMA_CHB_STATE, *state,
+				 *state == PLDMA_STATE_DISABLED, 20,
+				 PLDMA_DRAIN_US);
+	pldma_wr(pd, bind + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+	pldma_wr(pd, bind + PLDMA_CHB_PASID, 0);
+	spin_lock_irq(&ctx->flock);
+	ctx->uf_pending = false;
+	spin_unlock_irq(&ctx->flock);
+	return !ret;
+}
+
+/*
+ * After pldma_ctx_stop(): unpin and unbind SVA (which lets the IOPF core
+ * answer stalls still queued in the SMMU).  The channel is still claimed.
+ */
+static void pldma_ctx_unbind(struct pldma_ctx *ctx)
+{
+	cancel_delayed_work_sync(&ctx->watchdog);
+	mutex_lock(&ctx->mutex);
+	pldma_reap_pins(ctx, true);
+	mutex_unlock(&ctx->mutex);
+	iommu_sva_unbind_device(ctx->sva);
+	trace_pldma_unbind(ctx->pd->id, ctx->ch, ctx->pasid, ctx->tgid);
+}
+
 static int pldma_release(struct inode *inode, struct file *file)
 {
 	struct pldma_ctx *ctx = file->private_data;
 	struct pldma_dev *pd = ctx->pd;
-	u32 bind = PLDMA_CH_BIND(ctx->ch);
 	u32 state;
 
 	down_read(&pd->gone_sem);
@@ -177,44 +221,19 @@ static int pldma_release(struct inode *inode, struct file *file)
 		goto out;
 	}
 	/*
-	 * Quiesce: no command from the fault work, the watchdog or a RESOLVE
-	 * after this; the reset abandons the descriptor in progress, a
-	 * FAULTED state and any stall the channel waits for (the SMMU's
-	 * stall is then answered by the IOPF core or terminated by the
-	 * unbind below).  A fault-in still waiting for its filler is not
-	 * waited for: it holds its own reference to ctx and to the mm.
+	 * Quiesce (the SMMU's stall is then answered by the IOPF core or
+	 * terminated by the unbind below).  A fault-in still waiting for its
+	 * filler is not waited for: it holds its own reference to ctx and to
+	 * the mm.
 	 */
 	mutex_lock(&ctx->cmd_lock);
-	ctx->closing = true;
-	ctx->fault_busy = false;
 	pldma_sync_hw_counters(ctx);
-	/*
-	 * Drain before the PASID goes away (as idxd does and the IOMMU API
-	 * requires of iommu_sva_unbind_device()): clearing ENABLE stops the
-	 * channel after its current chunk; wait, bounded, until it says
-	 * DISABLED, so no DMA with this PASID is in flight at the unbind.
-	 */
-	pldma_wr(pd, bind + PLDMA_CHB_CTRL, 0);
-	if (readl_poll_timeout(pd->base + bind + PLDMA_CHB_STATE, state,
-			       state == PLDMA_STATE_DISABLED, 20,
-			       PLDMA_DRAIN_US))
-		dev_warn(pd->dev, "ch%u: still in state %u after %u us, resetting\n",
+	if (!pldma_ctx_stop(ctx, &state))
+		dev_warn(pd->dev, "ch%u: still in state %u after %u us, reset\n",
 			 ctx->ch, state, PLDMA_DRAIN_US);
-	pldma_wr(pd, bind + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
-	pldma_wr(pd, bind + PLDMA_CHB_PASID, 0);
-	pldma_wr(pd, bind + PLDMA_CHB_OWNER, 0);
-	spin_lock_irq(&ctx->flock);
-	ctx->uf_pending = false;
-	spin_unlock_irq(&ctx->flock);
+	pldma_wr(pd, PLDMA_CH_BIND(ctx->ch) + PLDMA_CHB_OWNER, 0);
 	mutex_unlock(&ctx->cmd_lock);
-	cancel_delayed_work_sync(&ctx->watchdog);
-
-	mutex_lock(&ctx->mutex);
-	pldma_reap_pins(ctx, true);
-	mutex_unlock(&ctx->mutex);
-
-	iommu_sva_unbind_device(ctx->sva);
-	trace_pldma_unbind(pd->id, ctx->ch, ctx->pasid, ctx->tgid);
+	pldma_ctx_unbind(ctx);
 
 	/* Only now may another process get the channel. */
 	spin_lock_irq(&pd->lock);
@@ -730,30 +749,14 @@ const struct file_operations pldma_fops = {
 void pldma_ctx_detach(struct pldma_ctx *ctx)
 {
 	struct pldma_dev *pd = ctx->pd;
-	u32 bind = PLDMA_CH_BIND(ctx->ch);
 	u32 state;
 
 	mutex_lock(&ctx->cmd_lock);
-	ctx->closing = true;
-	ctx->fault_busy = false;
-	pldma_wr(pd, bind + PLDMA_CHB_CTRL, 0);
-	readl_poll_timeout(pd->base + bind + PLDMA_CHB_STATE, state,
-			   state == PLDMA_STATE_DISABLED, 20, PLDMA_DRAIN_US);
-	pldma_wr(pd, bind + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
-	pldma_wr(pd, bind + PLDMA_CHB_PASID, 0);
-	spin_lock_irq(&ctx->flock);
-	ctx->uf_pending = false;
-	spin_unlock_irq(&ctx->flock);
+	pldma_ctx_stop(ctx, &state);
 	WRITE_ONCE(ctx->detached, true);
 	mutex_unlock(&ctx->cmd_lock);
-	cancel_delayed_work_sync(&ctx->watchdog);
 	unmap_mapping_range(ctx->mapping, 0, 0, 1);
-
-	mutex_lock(&ctx->mutex);
-	pldma_reap_pins(ctx, true);
-	mutex_unlock(&ctx->mutex);
-	iommu_sva_unbind_device(ctx->sva);
-	trace_pldma_unbind(pd->id, ctx->ch, ctx->pasid, ctx->tgid);
+	pldma_ctx_unbind(ctx);
 
 	spin_lock_irq(&pd->lock);
 	pd->chans[ctx->ch] = NULL;

@@ -104,6 +104,37 @@ long pu_resident(const void *p, size_t len)
 }
 
 static struct pldma_chan *pu_chans[3];
+static const char *pu_device;
+
+void pu_use_device(const char *path)
+{
+	pu_device = path;
+}
+
+/* The channel of pu_use_device()'s device, if @mode is its mode (or 0) */
+static struct pldma_chan *pu_device_chan(int mode)
+{
+	struct pldma_chan *ch = pu_chans[PLDMA_MODE_STALL];
+	int m;
+
+	if (!ch)
+		ch = pu_chans[PLDMA_MODE_REPORT];
+	if (!ch) {
+		ch = pldma_open(pu_device);
+		if (!ch)
+			return NULL;
+		m = pldma_fault_mode(ch);
+		if (m != PLDMA_MODE_STALL && m != PLDMA_MODE_REPORT) {
+			pldma_close(ch);
+			return NULL;
+		}
+		pu_chans[m] = ch;
+		/* the thread only ever sees faults of the "user" strategy */
+		if (m == PLDMA_MODE_REPORT)
+			pldma_fault_thread_start(ch, NULL, NULL);
+	}
+	return !mode || pldma_fault_mode(ch) == mode ? ch : NULL;
+}
 
 struct pldma_chan *pu_chan_for(int strategy)
 {
@@ -119,6 +150,8 @@ struct pldma_chan *pu_chan_for(int strategy)
 		mode = PLDMA_MODE_REPORT;
 		break;
 	default:
+		if (pu_device)
+			return pu_device_chan(0);
 		/* pin / prefault: on the stall device when there is one */
 		if (pu_chans[PLDMA_MODE_STALL])
 			return pu_chans[PLDMA_MODE_STALL];
@@ -128,6 +161,8 @@ struct pldma_chan *pu_chan_for(int strategy)
 			return pu_chan_for(PLDMA_STRAT_ONE);
 		return pu_chans[PLDMA_MODE_STALL];
 	}
+	if (pu_device)
+		return pu_device_chan(mode);
 	if (!pu_chans[mode]) {
 		pu_chans[mode] = pldma_open_mode(mode);
 		/* the thread only ever sees faults of the "user" strategy */

@@ -37,6 +37,10 @@ struct pldma_chan;
  * the report-mode channel gets the default fault-handler thread.
  */
 struct pldma_chan *pu_chan_for(int strategy);
+/* From now on pu_chan_for() takes its channel from the device at @path
+ * only (NULL: any device); a strategy its fault mode cannot run gets none.
+ */
+void pu_use_device(const char *path);
 void pu_chan_close_all(void);
 
 #endif

@@ -18,8 +18,8 @@
  *                                          by the host (migration test)
  *
  * PLDMA_TEST_DEVICE=/dev/pldmaN takes every channel from that device (a
- * guest with two devices of the same fault mode); without it, libpldma's
- * first device of the mode the strategy needs.
+ * guest with two devices of the same fault mode), for every subcommand;
+ * without it, libpldma's first device of the mode the strategy needs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -1053,6 +1053,7 @@ int main(int argc, char **argv)
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	pu_use_device(getenv("PLDMA_TEST_DEVICE"));
 	if (argc < 2) {
 		fprintf(stderr, "usage: pldma-test copy|touchratio|unmapped|badargs|isolation|kill|stream ...\n");
 		return 2;

@@ -5,7 +5,9 @@
  * Then one copy from an unmapped address per strategy, which must end with
  * an error completion within a second.
  *
- * usage: pldma-demo [size]     (default 1 MiB)
+ * usage: pldma-demo [-d /dev/pldmaN] [size]     (default 1 MiB)
+ * -d: every transfer on that device (its fault mode decides which
+ * strategies run); without it, the first device of the mode each needs.
  * Exit status: 0 when every available strategy verified its data, 1 when a
  * byte differed or a transfer failed, 2 when no PLDMA device works.
  */
@@ -44,13 +46,21 @@ static const char *status_name(uint32_t st)
 
 int main(int argc, char **argv)
 {
-	size_t size = argc > 1 ? strtoul(argv[1], NULL, 0) : 1 << 20;
+	const char *dev = NULL;
 	int failed = 0, ran = 0;
 	unsigned int i;
+	size_t size;
 
+	if (argc > 2 && !strcmp(argv[1], "-d")) {
+		dev = argv[2];
+		argc -= 2;
+		argv += 2;
+	}
+	size = argc > 1 ? strtoul(argv[1], NULL, 0) : 1 << 20;
+	pu_use_device(dev);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("PLDMA demo: copy %zu KiB, fresh untouched buffers per strategy\n",
-	       size >> 10);
+	printf("PLDMA demo: copy %zu KiB, fresh untouched buffers per strategy%s%s\n",
+	       size >> 10, dev ? ", all on " : "", dev ? dev : "");
 	printf("%-10s %-7s %8s %8s %10s  %s\n", "strategy", "device", "faults",
 	       "pages", "time(us)", "result");
 	for (i = 0; i < sizeof(strategies) / sizeof(strategies[0]); i++) {

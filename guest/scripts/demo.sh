@@ -22,7 +22,27 @@ zcat /proc/config.gz | grep -q '^CONFIG_ARM_SMMU_V3_SVA=y' || exit 1
 if [ -e /lib/modules/pldma.ko ] && [ -x /bin/pldma-demo ]; then
 	insmod /lib/modules/pldma.ko || exit 1
 	dmesg | grep 'pldma.*mode' | sed 's/^.*] /  /'
+	echo "PLDMA devices (one engine, two buses):"
+	pci=
+	for m in /sys/class/misc/pldma*; do
+		d=${m##*/}
+		bus=$(readlink "$m/device/subsystem"); bus=${bus##*/}
+		mode=$(sed -n 's/^mode: //p' "/sys/kernel/debug/pldma/$d/stats")
+		dev=$(readlink -f "$m/device"); dev=${dev##*/}
+		printf '  /dev/%-7s %-9s %-7s mode  %s\n' "$d" "$bus" "$mode" "$dev"
+		[ "$bus" = pci ] && [ -z "$pci" ] && pci=$d
+	done
+	echo "== the platform devices (stall and report mode)"
 	pldma-demo || exit 1
+	if [ -n "$pci" ]; then
+		echo "== the PCIe device /dev/$pci (pldma-pci: report mode, MSI-X)"
+		pldma-demo -d "/dev/$pci" || exit 1
+		echo "its MSI-X vectors (one per channel, fault queue, errors):"
+		bdf=$(readlink -f "/sys/class/misc/$pci/device"); bdf=${bdf##*/}
+		grep "pldma $bdf " /proc/interrupts | awk '{ n = 0
+			for (i = 2; $i ~ /^[0-9]+$/; i++) n += $i
+			printf "  %-6s %6d interrupts\n", $NF, n }'
+	fi
 	[ -x /bin/pldma-uffd-example ] && { pldma-uffd-example || exit 1; }
 	echo "fault statistics (debugfs):"
 	for f in /sys/kernel/debug/pldma/*/stats; do

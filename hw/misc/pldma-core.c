@@ -216,11 +216,14 @@ static void pldma_ch_reset(PLDMAChannel *ch)
 {
     PLDMACore *s = ch->s;
     uint32_t idx = ch->idx;
+    QEMUTimer *t = ch->net_timer;
 
     trace_pldma_ch_reset(idx);
+    pldma_net_ch_end(ch);
     memset(ch, 0, offsetof(PLDMAChannel, cnt_bytes));
     ch->s = s;
     ch->idx = idx;
+    ch->net_timer = t;
     ch->state = PLDMA_STATE_DISABLED;
 }
 
@@ -282,16 +285,15 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
         break;
     case PLDMA_OP_RDMA_WRITE:
     case PLDMA_OP_RDMA_READ:
-        qemu_log_mask(LOG_UNIMP, "pldma: remote operations\n");
-        return PLDMA_ST_BAD_NODE;
+        return pldma_net_decode(ch, d);
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad opcode "
                       "0x%x\n", ch->idx, ch->head, ch->op);
         return PLDMA_ST_BAD_OPCODE;
     }
-    if (lduw_le_p(d + PLDMA_DESC_NODE) || ldl_le_p(d +
-                                                   PLDMA_DESC_REMOTE_PASID)) {
-        qemu_log_mask(LOG_UNIMP, "pldma: remote node\n");
+    if (lduw_le_p(d + PLDMA_DESC_NODE) || ldl_le_p(d + PLDMA_DESC_RKEY)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: node or rkey "
+                      "on a local operation\n", ch->idx, ch->head);
         return PLDMA_ST_BAD_NODE;
     }
     if (ch->len == 0 || ch->len > s->max_transfer) {
@@ -349,6 +351,9 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
 {
     PLDMACore *s = ch->s;
 
+    if (pldma_op_remote(ch->op)) {
+        return pldma_net_xfer(ch, budget);
+    }
     while (ch->done < ch->len) {
         hwaddr want = MIN(ch->len - ch->done, *budget);
         uint64_t dva = ch->dst + ch->done;
@@ -410,6 +415,7 @@ static void pldma_advance(PLDMAChannel *ch)
     PLDMACore *s = ch->s;
 
     trace_pldma_desc_done(ch->idx, ch->head, ch->cstatus, ch->done);
+    pldma_net_ch_end(ch);
     ch->head = (ch->head + 1) & (ch->ring_size - 1);
     ch->completed++;
     ch->last_status = ch->cstatus;
@@ -526,8 +532,15 @@ static void pldma_bh(void *opaque)
                 pldma_ch_run(ch, &budget, &descs);
                 total -= MIN(s->chunk_size, total) - budget;
                 total_descs -= MIN(PLDMA_DESCS_PER_TURN, total_descs) - descs;
-                again |= ch->state == PLDMA_STATE_RUNNING;
+                /* a remote op waiting for the network is not work */
+                again |= ch->state == PLDMA_STATE_RUNNING &&
+                         !(ch->phase == PLDMA_PHASE_XFER &&
+                           pldma_op_remote(ch->op) && ch->net.wait);
             }
+        }
+        /* READ responses of the responder side */
+        if (total && pldma_net_bh(s, &total)) {
+            again = true;
         }
         s->rr = (s->rr + 1) % s->num_channels;
         if (!again || !total || !total_descs) {
@@ -543,6 +556,7 @@ static void pldma_bh(void *opaque)
     if (again) {
         qemu_bh_schedule(s->bh);
     }
+    pldma_net_flush(s);
 }
 
 /*
@@ -591,6 +605,7 @@ void pldma_run_now(PLDMAChannel *ch)
     pldma_update_irq(s);
     /* the rest of the work, and a new inline budget */
     qemu_bh_schedule(s->bh);
+    pldma_net_flush(s);
 }
 
 static void pldma_kick(PLDMAChannel *ch)
@@ -740,12 +755,16 @@ static uint32_t pldma_cap(PLDMACore *s)
     if (s->translated) {
         cap |= PLDMA_CAP_PASID | PLDMA_FSET(s->pasid_bits, 20, 16);
     }
+    if (s->nic) {
+        cap |= PLDMA_CAP_REMOTE;
+    }
     return cap;
 }
 
 static uint64_t pldma_global_read(PLDMACore *s, hwaddr addr)
 {
     PLDMAChannel *ch;
+    uint64_t val;
 
     if (addr >= PLDMA_CH_BIND(0) && addr < PLDMA_CH_BIND(s->num_channels)) {
         ch = &s->ch[(addr - PLDMA_CH_BIND(0)) / 0x10];
@@ -763,6 +782,9 @@ static uint64_t pldma_global_read(PLDMACore *s, hwaddr addr)
     if (addr >= PLDMA_CH_CNT(0) && addr < PLDMA_CH_CNT(s->num_channels)) {
         ch = &s->ch[(addr - PLDMA_CH_CNT(0)) / 0x40];
         return pldma_cnt_read(ch, (addr - PLDMA_CH_CNT(0)) % 0x40);
+    }
+    if (pldma_net_read(s, addr, &val)) {
+        return val;
     }
 
     switch (addr) {
@@ -837,6 +859,7 @@ static void pldma_reset_engine(PLDMACore *s)
     s->inline_bytes = PLDMA_INLINE_BUDGET;
     s->inline_descs = PLDMA_INLINE_DESCS;
     s->inline_runs = PLDMA_INLINE_RUNS;
+    pldma_net_reset(s);
 }
 
 static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
@@ -877,6 +900,7 @@ static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
                    (ch->ctrl & PLDMA_CHB_CTRL_ENABLE)) {
             ch->ctrl &= ~PLDMA_CHB_CTRL_ENABLE;
             ch->stall_pending = false;
+            pldma_net_ch_end(ch);
             ch->phase = PLDMA_PHASE_FETCH;
             pldma_set_state(ch, PLDMA_STATE_DISABLED);
         }
@@ -896,6 +920,9 @@ static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
     if (addr >= PLDMA_CH_BIND(0) && addr < PLDMA_CH_BIND(s->num_channels)) {
         pldma_chb_write(s, &s->ch[(addr - PLDMA_CH_BIND(0)) / 0x10],
                         addr & 0xf, val);
+        return;
+    }
+    if (pldma_net_write(s, addr, val)) {
         return;
     }
 
@@ -1112,6 +1139,7 @@ static void pldma_vm_state_change(void *opaque, bool running, RunState state)
     trace_pldma_vm_running(running);
     if (running) {
         qemu_bh_schedule(s->bh);
+        pldma_net_flush(s);
     }
 }
 
@@ -1161,11 +1189,16 @@ bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
     s->vm_running = runstate_is_running();
     s->vmsh = qemu_add_vm_change_state_handler(pldma_vm_state_change, s);
     pldma_reset_engine(s);
+    if (!pldma_net_realize(s, s->conf, errp)) {
+        pldma_core_unrealize(s);
+        return false;
+    }
     return true;
 }
 
 void pldma_core_unrealize(PLDMACore *s)
 {
+    pldma_net_unrealize(s);
     qemu_del_vm_change_state_handler(s->vmsh);
     s->vmsh = NULL;
     qemu_bh_delete(s->bh);

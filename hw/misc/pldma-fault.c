@@ -21,7 +21,7 @@
 #include "trace.h"
 
 /* Report mode: post a fault record, never silently */
-static void pldma_post_fault(PLDMACore *s, PLDMAChannel *ch)
+void pldma_post_fault(PLDMACore *s, PLDMAChannel *ch)
 {
     uint8_t rec[PLDMA_FR_SIZE] = { 0 };
     uint32_t next;
@@ -169,6 +169,9 @@ void pldma_core_resumed(PLDMACore *s, uint32_t sid, uint16_t stag,
         }
     }
     trace_pldma_smmu_resumed(sid, stag, resp, ch ? (int)ch->idx : -1);
+    if (!ch && sid == s->stream_id && pldma_net_resumed(s, stag, resp)) {
+        return;             /* a responder access of the RDMA link */
+    }
     if (!ch || sid != s->stream_id) {
         /* e.g. the channel was reset while stalled */
         return;

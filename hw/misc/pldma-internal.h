@@ -31,7 +31,24 @@ PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
 void pldma_run_now(PLDMAChannel *ch);
 
 /* pldma-fault.c */
+void pldma_post_fault(PLDMACore *s, PLDMAChannel *ch);
 void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
                          bool is_write);
+
+/* pldma-net.c: remote operations, the requester and the responder */
+uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d);
+bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget);
+void pldma_net_ch_end(PLDMAChannel *ch);
+bool pldma_net_bh(PLDMACore *s, uint64_t *budget);
+bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val);
+bool pldma_net_write(PLDMACore *s, hwaddr addr, uint32_t val);
+bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp);
+void pldma_net_reset(PLDMACore *s);
+void pldma_net_flush(PLDMACore *s);
+
+static inline bool pldma_op_remote(uint8_t op)
+{
+    return op == PLDMA_OP_RDMA_WRITE || op == PLDMA_OP_RDMA_READ;
+}
 
 #endif /* HW_MISC_PLDMA_INTERNAL_H */

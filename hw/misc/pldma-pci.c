@@ -130,6 +130,7 @@ static void pldma_pci_realize(PCIDevice *pd, Error **errp)
     core->translated = pci_device_iommu_address_space(pd) !=
                        &address_space_memory;
     core->stream_id = pci_requester_id(pd);
+    core->conf = &s->conf;
     if (!pldma_core_realize(core, DEVICE(pd), &pldma_pci_ops, "report",
                             errp)) {
         return;
@@ -219,6 +220,23 @@ static const Property pldma_pci_properties[] = {
                        PLDMA_DEFAULT_MAX_TRANSFER),
     DEFINE_PROP_UINT32("chunk-size", PLDMAPCIState, core.chunk_size,
                        PLDMA_DEFAULT_CHUNK_SIZE),
+    /* the RDMA link (pldma-net.c) */
+    DEFINE_NIC_PROPERTIES(PLDMAPCIState, conf),
+    DEFINE_PROP_UINT32("node-id", PLDMAPCIState, core.node_id, 0),
+    DEFINE_PROP_UINT32("mtu", PLDMAPCIState, core.mtu, PLDMA_DEFAULT_MTU),
+    DEFINE_PROP_UINT32("retransmit-timeout", PLDMAPCIState, core.rto_us,
+                       PLDMA_DEFAULT_RTO_US),
+    DEFINE_PROP_UINT32("retry-count", PLDMAPCIState, core.retry_count,
+                       PLDMA_DEFAULT_RETRY),
+    DEFINE_PROP_UINT32("rnr-retry", PLDMAPCIState, core.rnr_retry,
+                       PLDMA_DEFAULT_RNR_RETRY),
+    DEFINE_PROP_UINT32("rnr-timer", PLDMAPCIState, core.rnr_timer,
+                       PLDMA_DEFAULT_RNR_TIMER),
+    DEFINE_PROP_BOOL("rnr-resume", PLDMAPCIState, core.rnr_resume, true),
+    DEFINE_PROP_UINT32("x-drop-every", PLDMAPCIState, core.x_drop_every, 0),
+    DEFINE_PROP_UINT32("x-dup-every", PLDMAPCIState, core.x_dup_every, 0),
+    DEFINE_PROP_UINT32("x-reorder-every", PLDMAPCIState, core.x_reorder_every,
+                       0),
 };
 
 static void pldma_pci_class_init(ObjectClass *klass, void *data)

@@ -78,6 +78,7 @@ static void pldma_realize(DeviceState *dev, Error **errp)
         core->dma_as = &address_space_memory;
         core->translated = false;
     }
+    core->conf = &s->conf;
     if (!pldma_core_realize(core, dev, &pldma_sysbus_ops, "stall", errp)) {
         if (s->iommu) {
             smmu_platform_master_release(ARM_SMMU(s->iommu),
@@ -129,6 +130,22 @@ static const Property pldma_properties[] = {
     DEFINE_PROP_UINT32("stream-id", PLDMAState, core.stream_id,
                        SMMU_PLATFORM_SID_BASE),
     DEFINE_PROP_LINK("iommu", PLDMAState, iommu, TYPE_ARM_SMMU, Object *),
+    /* the RDMA link (pldma-net.c) */
+    DEFINE_NIC_PROPERTIES(PLDMAState, conf),
+    DEFINE_PROP_UINT32("node-id", PLDMAState, core.node_id, 0),
+    DEFINE_PROP_UINT32("mtu", PLDMAState, core.mtu, PLDMA_DEFAULT_MTU),
+    DEFINE_PROP_UINT32("retransmit-timeout", PLDMAState, core.rto_us,
+                       PLDMA_DEFAULT_RTO_US),
+    DEFINE_PROP_UINT32("retry-count", PLDMAState, core.retry_count,
+                       PLDMA_DEFAULT_RETRY),
+    DEFINE_PROP_UINT32("rnr-retry", PLDMAState, core.rnr_retry,
+                       PLDMA_DEFAULT_RNR_RETRY),
+    DEFINE_PROP_UINT32("rnr-timer", PLDMAState, core.rnr_timer,
+                       PLDMA_DEFAULT_RNR_TIMER),
+    DEFINE_PROP_BOOL("rnr-resume", PLDMAState, core.rnr_resume, true),
+    DEFINE_PROP_UINT32("x-drop-every", PLDMAState, core.x_drop_every, 0),
+    DEFINE_PROP_UINT32("x-dup-every", PLDMAState, core.x_dup_every, 0),
+    DEFINE_PROP_UINT32("x-reorder-every", PLDMAState, core.x_reorder_every, 0),
 };
 
 static void pldma_class_init(ObjectClass *klass, void *data)

@@ -68,7 +68,7 @@
 #define   PLDMA_CAP_FAULT_STALL       PLDMA_BIT(8)  /* fault-mode=stall */
 #define   PLDMA_CAP_FAULT_REPORT      PLDMA_BIT(9)  /* fault-mode=report */
 #define   PLDMA_CAP_PASID             PLDMA_BIT(10) /* DMA goes via an IOMMU */
-#define   PLDMA_CAP_REMOTE            PLDMA_BIT(11) /* remote ops (0 in v1) */
+#define   PLDMA_CAP_REMOTE            PLDMA_BIT(11) /* RDMA: a network link */
 #define   PLDMA_CAP_PASID_BITS(v)     PLDMA_FGET(v, 20, 16)
 #define PLDMA_MAX_XFER              0x00c   /* RO  max descriptor length */
 #define PLDMA_CTRL                  0x010   /* RW */
@@ -116,6 +116,74 @@
 #define   PLDMA_CHB_CTRL_CLR_CNT      PLDMA_BIT(2)  /* W1: clear counters */
 #define PLDMA_CHB_OWNER             0x8     /* RW  opaque tag for the driver */
 #define PLDMA_CHB_STATE             0xc     /* RO  PLDMA_STATE_* */
+
+/*
+ * Remote DMA (CAP.REMOTE, pldma-net.c): the node, the key table that
+ * exposes ranges of a PASID's address space to remote writers and readers,
+ * and the network counters.  A key is staged in KEY_PASID..KEY_ACCESS and
+ * committed to entry KEY_SEL by KEY_CMD; KEY_RKEY then reads the remote
+ * key, KEY_STATUS the result.  Nothing is pinned: every incoming request is
+ * checked against its key and translated through the key's PASID.
+ */
+#define PLDMA_NET_NODE              0x200   /* RO  node-id, 0 = no link */
+#define PLDMA_NET_MTU               0x204   /* RO  payload bytes a segment */
+#define PLDMA_NET_MAX_NODES         64      /* node-ids 1..63 */
+#define PLDMA_KEY_SEL               0x210   /* RW  key index */
+#define PLDMA_KEY_PASID             0x214   /* RW  staged, CHB_PASID format */
+#define PLDMA_KEY_VA_LO             0x218   /* RW  staged start VA */
+#define PLDMA_KEY_VA_HI             0x21c
+#define PLDMA_KEY_LEN_LO            0x220   /* RW  staged length, > 0 */
+#define PLDMA_KEY_LEN_HI            0x224
+#define PLDMA_KEY_ACCESS            0x228   /* RW  staged PLDMA_KEY_ACC_* */
+#define   PLDMA_KEY_ACC_WRITE         PLDMA_BIT(0)  /* remote RDMA WRITE */
+#define   PLDMA_KEY_ACC_READ          PLDMA_BIT(1)  /* remote RDMA READ */
+#define   PLDMA_KEY_ACC_MASK          0x3
+#define PLDMA_KEY_CMD               0x22c   /* WO  on entry KEY_SEL */
+#define   PLDMA_KEY_CMD_REGISTER      1     /* commit the staged key */
+#define   PLDMA_KEY_CMD_REVOKE        2     /* invalidate it at once */
+#define   PLDMA_KEY_CMD_RESOLVED      3     /* its responder fault is fixed */
+#define   PLDMA_KEY_CMD_FAILED        4     /* ... cannot be: end the message */
+#define PLDMA_KEY_RKEY              0x230   /* RO  rkey of KEY_SEL, 0 = none */
+#define PLDMA_KEY_STATUS            0x234   /* RO  PLDMA_KEY_ST_* */
+#define   PLDMA_KEY_ST_OK             0
+#define   PLDMA_KEY_ST_BAD_INDEX      1
+#define   PLDMA_KEY_ST_BAD_RANGE      2     /* length 0, or it wraps */
+#define   PLDMA_KEY_ST_BAD_PASID      3
+#define   PLDMA_KEY_ST_BAD_ACCESS     4
+#define   PLDMA_KEY_ST_BAD_CMD        5
+#define PLDMA_NUM_KEYS              64
+/* rkey: a generation above the index, so a revoked key never matches */
+#define PLDMA_RKEY_INDEX(k)         ((k) & 0xffU)
+#define PLDMA_RKEY_GEN(k)           ((k) >> 8)
+#define PLDMA_RKEY(gen, idx)        ((((gen) & 0xffffffU) << 8) | (idx))
+
+/* Network counters: 32 bits each, wrapping */
+#define PLDMA_NET_CNT(i)            (0x280 + 4 * (i))
+#define PLDMA_NCNT_TX_FRAMES        0
+#define PLDMA_NCNT_RX_FRAMES        1
+#define PLDMA_NCNT_RX_DROPPED       2   /* malformed, bad ICRC, not ours */
+#define PLDMA_NCNT_NAK_TX_SEQ       3   /* NAKs sent, by reason */
+#define PLDMA_NCNT_NAK_TX_RNR       4
+#define PLDMA_NCNT_NAK_TX_ACCESS    5
+#define PLDMA_NCNT_NAK_TX_INVALID   6
+#define PLDMA_NCNT_NAK_TX_OPERR     7
+#define PLDMA_NCNT_NAK_RX_SEQ       8   /* NAKs received, by reason */
+#define PLDMA_NCNT_NAK_RX_RNR       9
+#define PLDMA_NCNT_NAK_RX_ACCESS    10
+#define PLDMA_NCNT_NAK_RX_INVALID   11
+#define PLDMA_NCNT_NAK_RX_OPERR     12
+#define PLDMA_NCNT_RETX_SEGS        13  /* segments sent again */
+#define PLDMA_NCNT_RETX_BYTES       14
+#define PLDMA_NCNT_RX_FAULTS        15  /* responder-side faults */
+#define PLDMA_NCNT_RNR_WAITS        16  /* RNR waits of the requester */
+#define PLDMA_NCNT_DUPS             17  /* duplicate segments received */
+#define PLDMA_NCNT_OOO              18  /* out-of-order segments received */
+#define PLDMA_NCNT_TIMEOUTS         19  /* retransmit timer expiries */
+#define PLDMA_NCNT_RESUME_TX        20  /* "resolved, resend now" sent */
+#define PLDMA_NCNT_RESUME_RX        21
+#define PLDMA_NCNT_ACK_TX           22
+#define PLDMA_NCNT_ACK_RX           23
+#define PLDMA_NCNT_NUM              24
 
 /* Per-channel counters: 64 bytes per channel (mirrored in the user page) */
 #define PLDMA_CH_CNT(n)             (0x800 + 0x40 * (n))
@@ -186,9 +254,10 @@
 #define PLDMA_DESC_SRC              0x08    /* u64 source VA (COPY) */
 #define PLDMA_DESC_DST              0x10    /* u64 destination VA */
 #define PLDMA_DESC_PATTERN          0x18    /* u64 fill pattern (FILL) */
+#define PLDMA_DESC_REMOTE_VA        0x18    /* u64 remote VA (RDMA ops) */
 #define PLDMA_DESC_COMPL            0x20    /* u64 completion VA, 0 = none */
 #define PLDMA_DESC_COOKIE           0x28    /* u64 copied to the record */
-#define PLDMA_DESC_REMOTE_PASID     0x30    /* u32 reserved for RDMA, 0 */
+#define PLDMA_DESC_RKEY             0x30    /* u32 remote key (RDMA ops) */
 #define PLDMA_DESC_RSVD0            0x34    /* u32 must be 0 */
 #define PLDMA_DESC_RSVD1            0x38    /* u64 must be 0 */
 
@@ -196,8 +265,8 @@
 #define PLDMA_OP_NOP                0x00
 #define PLDMA_OP_COPY               0x01
 #define PLDMA_OP_FILL               0x02
-#define PLDMA_OP_RDMA_WRITE         0x10    /* reserved: remote */
-#define PLDMA_OP_RDMA_READ          0x11    /* reserved: remote */
+#define PLDMA_OP_RDMA_WRITE         0x10    /* SRC -> node NODE, REMOTE_VA */
+#define PLDMA_OP_RDMA_READ          0x11    /* node NODE, REMOTE_VA -> DST */
 
 /* Descriptor flags */
 #define PLDMA_DF_INTR               PLDMA_BIT(0) /* IRQ_CH_DONE on completion */
@@ -220,11 +289,16 @@
 #define PLDMA_ST_CANCELLED          3   /* report mode CANCEL */
 #define PLDMA_ST_BAD_OPCODE         4
 #define PLDMA_ST_BAD_LENGTH         5   /* 0 (COPY/FILL) or > MAX_XFER */
-#define PLDMA_ST_BAD_NODE           6   /* remote op or node != 0 */
+#define PLDMA_ST_BAD_NODE           6   /* no such node, or one on local op */
 #define PLDMA_ST_BAD_DESC           7   /* bad flags / reserved != 0 */
 #define PLDMA_ST_OVERLAP            8   /* COPY src/dst ranges overlap */
 #define PLDMA_ST_DMA_ERROR          9   /* target not RAM (MMIO, ROM) */
 #define PLDMA_ST_FAULT              10  /* unrecoverable translation fault */
+#define PLDMA_ST_REMOTE_ACCESS      11  /* NAK: bad key, range or access */
+#define PLDMA_ST_REMOTE_TIMEOUT     12  /* no answer after retry-count tries */
+#define PLDMA_ST_REMOTE_RNR         13  /* responder not ready, rnr-retry */
+#define PLDMA_ST_REMOTE_ERROR       14  /* NAK: responder could not do it */
+#define PLDMA_ST_REMOTE_INVALID     15  /* NAK: invalid request */
 
 /* ------------------------------------------------------------------ */
 /* Fault record (report mode): 32 bytes in the fault queue             */
@@ -243,5 +317,13 @@
 #define PLDMA_FR_F_DESC             PLDMA_BIT(1)  /* on descriptor fetch */
 #define PLDMA_FR_F_COMPL            PLDMA_BIT(2)  /* on completion write */
 #define PLDMA_FR_F_STALL            PLDMA_BIT(3)  /* (channel regs) stalled */
+/*
+ * A responder-side fault: an incoming RDMA WRITE or READ missed a page of
+ * a key's range.  CHANNEL is PLDMA_FR_CH_REMOTE, PASID the key's, DESC the
+ * rkey, DONE the offset in the message, LEN its length.  Answer with
+ * KEY_CMD_RESOLVED on that key once the page is present.
+ */
+#define PLDMA_FR_F_REMOTE           PLDMA_BIT(4)
+#define PLDMA_FR_CH_REMOTE          0xffff
 
 #endif /* HW_MISC_PLDMA_REGS_H */

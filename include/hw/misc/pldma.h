@@ -20,6 +20,7 @@
 #include "hw/sysbus.h"
 #include "hw/pci/pci_device.h"
 #include "hw/arm/smmu-stall.h"
+#include "net/net.h"
 #include "hw/misc/pldma-regs.h"
 #include "qom/object.h"
 
@@ -36,6 +37,26 @@ typedef enum PLDMAPhase {
     PLDMA_PHASE_XFER = 1,   /* move data, "done" bytes already moved */
     PLDMA_PHASE_COMPL = 2,  /* write the completion record, advance HEAD */
 } PLDMAPhase;
+
+/*
+ * The requester side of a channel's RDMA WRITE or READ (pldma-net.c).
+ * ch->done counts the bytes sent (WRITE) or received (READ); Go-back-N
+ * moves it back to what the responder has acknowledged.
+ */
+typedef struct PLDMANetReq {
+    uint16_t node;          /* the responder */
+    uint32_t rkey;
+    uint64_t rva;           /* remote VA of the message */
+    uint32_t psn;           /* PSN of the message's first segment */
+    uint32_t nsegs;         /* segments (PSNs) the message takes */
+    uint64_t acked;         /* bytes acknowledged (WRITE) */
+    uint64_t sent_hw;       /* bytes ever sent: below that is a resend */
+    uint32_t retries;       /* timer expiries without progress */
+    uint32_t rnr_retries;   /* RNR NAKs without progress */
+    bool wait;              /* nothing to send until an answer or timer */
+    bool rnr;               /* RNR NAK: wait for the timer or a resume */
+    bool gap;               /* READ: asked again for a missing response */
+} PLDMANetReq;
 
 typedef struct PLDMAChannel {
     PLDMACore *s;
@@ -81,6 +102,10 @@ typedef struct PLDMAChannel {
     uint16_t stag;
     uint64_t stall_va;
 
+    /* remote operation in flight, and its retransmit / RNR timer */
+    PLDMANetReq net;
+    QEMUTimer *net_timer;
+
     /* counters */
     uint64_t cnt_bytes;
     uint32_t cnt_descs;
@@ -101,6 +126,45 @@ typedef struct PLDMACoreOps {
     /* optional: does the IOMMU hold the stall (STAG) of a migrated channel */
     bool (*stall_is_pending)(PLDMACore *s, uint16_t stag);
 } PLDMACoreOps;
+
+/* A remote key: a range of a PASID's address space, remote access bits */
+typedef struct PLDMAKey {
+    uint32_t gen;           /* bumped on register and revoke */
+    bool valid;
+    uint32_t pasid_reg;     /* PLDMA_CHB_PASID format */
+    uint64_t va;
+    uint64_t len;
+    uint32_t access;        /* PLDMA_KEY_ACC_* */
+} PLDMAKey;
+
+/*
+ * Responder state of one connection: (requester node, requester channel).
+ * Every channel of every node has its own PSN space towards each node.
+ */
+typedef struct PLDMANetConn {
+    uint32_t epsn;          /* next PSN expected */
+    bool nak_seq;           /* a sequence NAK for epsn is outstanding */
+    bool fault;             /* a fault of this connection is being fixed */
+    bool stalled;           /* ... as a stall in the SMMU (stag) */
+    uint16_t stag;
+    uint8_t fault_key;      /* key index of the fault */
+    /* current WRITE message, from its First/Only segment */
+    bool msg_valid;
+    uint32_t msg_psn;
+    uint32_t msg_nsegs;
+    uint64_t msg_va;
+    uint32_t msg_len;
+    uint32_t msg_rkey;
+    uint8_t msg_nak;        /* NAK syndrome it got (replayed), 0 = none */
+    /* READ being answered: responses left to send, from the BH */
+    bool rd_active;
+    uint32_t rd_psn;        /* PSN of the next response */
+    uint32_t rd_first_psn;  /* PSN of the request */
+    uint64_t rd_va;         /* remote VA of the request's first byte */
+    uint32_t rd_len;
+    uint32_t rd_off;
+    uint32_t rd_rkey;
+} PLDMANetConn;
 
 struct PLDMACore {
     DeviceState *dev;       /* the front-end device (re-entrancy guard) */
@@ -133,6 +197,27 @@ struct PLDMACore {
 
     PLDMAChannel ch[PLDMA_MAX_CHANNELS];
 
+    /* remote DMA (pldma-net.c), when the front-end has a netdev */
+    NICState *nic;
+    NICConf *conf;
+    PLDMAKey keys[PLDMA_NUM_KEYS];
+    PLDMAKey key_stage;
+    uint32_t key_sel;
+    uint32_t key_status;
+    PLDMANetConn *conns;    /* [node * PLDMA_MAX_CHANNELS + channel] */
+    uint32_t *psn_next;     /* [channel * PLDMA_NET_MAX_NODES + node] */
+    uint8_t peer_mac[PLDMA_NET_MAX_NODES][6];
+    bool peer_mac_known[PLDMA_NET_MAX_NODES];
+    PLDMAChannel resp;      /* context of responder accesses (key PASID) */
+    PLDMANetConn *resp_conn;    /* connection whose access is translated */
+    uint32_t net_cnt[PLDMA_NCNT_NUM];
+    uint32_t tx_seq;        /* frames sent */
+    uint64_t x_rng;         /* generator of the x- loss knobs */
+    uint8_t *held;          /* x-reorder-every: frame held back */
+    size_t held_len;
+    bool in_rx;
+    Error *net_blocker;     /* migration blocker while there is a link */
+
     /* properties */
     uint32_t num_channels;
     char *fault_mode_str;
@@ -141,6 +226,16 @@ struct PLDMACore {
     uint32_t stream_id;     /* StreamID the stall paths expect */
     uint32_t max_transfer;
     uint32_t chunk_size;
+    uint32_t node_id;       /* 1..63 with a netdev */
+    uint32_t mtu;
+    uint32_t rto_us;        /* retransmit timeout */
+    uint32_t retry_count;
+    uint32_t rnr_retry;
+    uint32_t rnr_timer;     /* IB RNR timer code sent in RNR NAKs */
+    bool rnr_resume;        /* receiver-driven "resolved, resend now" */
+    uint32_t x_drop_every;  /* test knobs: every Nth frame sent is... */
+    uint32_t x_dup_every;   /* ...dropped, sent twice, or held back */
+    uint32_t x_reorder_every;
 };
 
 /* The platform device */
@@ -148,6 +243,7 @@ struct PLDMAState {
     SysBusDevice parent_obj;
 
     PLDMACore core;
+    NICConf conf;
     qemu_irq irq;
     Object *iommu;          /* link to the SMMU, set by the board */
 };
@@ -157,6 +253,7 @@ struct PLDMAPCIState {
     PCIDevice parent_obj;
 
     PLDMACore core;
+    NICConf conf;
     MemoryRegion bar0;      /* power-of-two container of core.iomem */
     uint32_t msix_pending;  /* interrupt sources already signalled */
 };
@@ -177,6 +274,23 @@ bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
 void pldma_core_unrealize(PLDMACore *s);
 void pldma_core_reset(PLDMACore *s);
 void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset);
+
+/* hw/misc/pldma-net.c: the RDMA link, for the front-ends */
+bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp);
+void pldma_net_unrealize(PLDMACore *s);
+
+/*
+ * Properties of the RDMA link, on both front-ends: netdev and mac (NIC),
+ * node-id, mtu, retransmit-timeout (us), retry-count, rnr-retry,
+ * rnr-timer, rnr-resume, and the test knobs x-drop-every, x-dup-every,
+ * x-reorder-every.
+ */
+#define PLDMA_DEFAULT_MTU           1024
+#define PLDMA_NET_MAX_MTU           4096
+#define PLDMA_DEFAULT_RTO_US        20000
+#define PLDMA_DEFAULT_RETRY         7
+#define PLDMA_DEFAULT_RNR_RETRY     1000    /* ~1 s at the default timer */
+#define PLDMA_DEFAULT_RNR_TIMER     14  /* 1.28 ms */
 
 /* hw/misc/pldma-fault.c: the stall master side, for the front-ends */
 bool pldma_core_can_stall(PLDMACore *s, uint32_t sid);

@@ -1,0 +1,1461 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine, remote DMA
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * RDMA WRITE and READ between PLDMA devices in different QEMU processes,
+ * through QEMU's net layer (any -netdev: stream, vde, ...), framed as
+ * RoCEv2 (Ethernet / IPv4 / UDP 4791 / BTH [+ RETH] [+ AETH] / payload /
+ * ICRC) so that a filter-dump capture reads in Wireshark and tshark.
+ *
+ * Transport, per (requester channel, responder node), as an IB Reliable
+ * Connection does it: PSNs, one message in flight per channel, at most
+ * PLDMA_NET_WINDOW unacknowledged segments, ACKs coalesced (AckReq every
+ * PLDMA_NET_ACKREQ_EVERY segments and on the last), Go-back-N on a
+ * sequence NAK or a retransmit timeout, retry-count tries.
+ *
+ * Faults on the requester (source of a WRITE, destination of a READ
+ * response) take the channel's local fault path (stall or report).  Faults
+ * on the responder are answered with an RNR NAK carrying the PSN of the
+ * segment that faulted, so the requester resends from that offset, never
+ * from the start of the message.  The responder resolves its fault with
+ * its own mode: a stall that the OS resumes (IOPF), or a fault record
+ * (PLDMA_FR_F_REMOTE) that the driver answers with KEY_CMD_RESOLVED.  The
+ * requester resends when the RNR timer it was told expires or, with
+ * rnr-resume on the responder, when the responder says "resolved, resend
+ * now": an ACK of the last good PSN whose MSN is PLDMA_NET_RESUME_MSN.
+ *
+ * Everything that comes from the wire is checked before use: lengths
+ * against the frame, PSNs against the window, addresses against the key
+ * (index, generation, access, range, PASID) before a byte is touched.
+ * See docs/specs/pldma.rst, "Remote DMA".
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/bswap.h"
+#include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "qapi/error.h"
+#include "net/net.h"
+#include "net/checksum.h"
+#include "migration/blocker.h"
+#include "pldma-internal.h"
+#include "trace.h"
+#include <zlib.h>
+
+/* Wire format (IBTA vol. 1, annex A17 RoCEv2) */
+#define ROCE_UDP_PORT       4791
+#define ETH_HDR             14
+#define IP_HDR              20
+#define UDP_HDR             8
+#define BTH_LEN             12
+#define RETH_LEN            16
+#define AETH_LEN            4
+#define ICRC_LEN            4
+#define HDRS_MAX            (ETH_HDR + IP_HDR + UDP_HDR + BTH_LEN + RETH_LEN + \
+                             AETH_LEN)
+#define FRAME_MAX(mtu)      (HDRS_MAX + (mtu) + ICRC_LEN)
+
+/* RC opcodes */
+#define OP_WRITE_FIRST      0x06
+#define OP_WRITE_MIDDLE     0x07
+#define OP_WRITE_LAST       0x08
+#define OP_WRITE_ONLY       0x0a
+#define OP_READ_REQ         0x0c
+#define OP_READ_RESP_FIRST  0x0d
+#define OP_READ_RESP_MIDDLE 0x0e
+#define OP_READ_RESP_LAST   0x0f
+#define OP_READ_RESP_ONLY   0x10
+#define OP_ACK              0x11
+
+/* AETH syndrome */
+#define AETH_ACK            0x1f    /* ACK, credit count "invalid" */
+#define AETH_RNR(t)         (0x20 | ((t) & 0x1f))
+#define AETH_NAK_SEQ        0x60
+#define AETH_NAK_INVALID    0x61
+#define AETH_NAK_ACCESS     0x62
+#define AETH_NAK_OPERR      0x63
+#define AETH_KIND(s)        ((s) >> 5)  /* 0 ACK, 1 RNR, 3 NAK */
+
+#define PSN_MASK            0xffffffU
+/* MSN of the responder's "resolved, resend now" ACK */
+#define PLDMA_NET_RESUME_MSN 0xffffffU
+/*
+ * QPNs: a request goes to the responder's QP for the requester's channel,
+ * answers to the channel's own QP (never QP0/QP1, which carry MADs)
+ */
+#define QPN_REQ(ch)         (0x010000U | (ch))
+#define QPN_RESP(ch)        (0x000100U | (ch))
+#define QPN_CH(qpn)         ((qpn) & 0xffU)
+
+/* Segments in flight, and how often the requester asks for an ACK */
+#define PLDMA_NET_WINDOW        64
+#define PLDMA_NET_ACKREQ_EVERY  16
+/* PSNs further ahead than this are not a gap but garbage: dropped */
+#define PLDMA_NET_PSN_AHEAD     4096
+
+/* IB RNR timer codes, in units of 10 us (code 0 is the longest) */
+static const uint32_t rnr_timer_10us[32] = {
+    65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+    256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
+    16384, 24576, 32768, 49152,
+};
+
+typedef struct PLDMAPkt {
+    uint8_t opcode;
+    bool ackreq;
+    uint8_t pad;
+    uint32_t qpn;
+    uint32_t psn;
+    bool has_reth;
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t dmalen;
+    bool has_aeth;
+    uint8_t syndrome;
+    uint32_t msn;
+    const uint8_t *payload;
+    uint32_t plen;
+    uint16_t node;          /* the sender (rx) or destination (tx) */
+} PLDMAPkt;
+
+static int32_t psn_diff(uint32_t a, uint32_t b)
+{
+    return (int32_t)((a - b) << 8) >> 8;
+}
+
+static void cnt(PLDMACore *s, unsigned i)
+{
+    s->net_cnt[i]++;
+}
+
+static bool op_has_reth(uint8_t op)
+{
+    return op == OP_WRITE_FIRST || op == OP_WRITE_ONLY || op == OP_READ_REQ;
+}
+
+static bool op_has_aeth(uint8_t op)
+{
+    return op == OP_READ_RESP_FIRST || op == OP_READ_RESP_LAST ||
+           op == OP_READ_RESP_ONLY || op == OP_ACK;
+}
+
+static bool op_has_payload(uint8_t op)
+{
+    return (op >= OP_WRITE_FIRST && op <= OP_WRITE_ONLY) ||
+           (op >= OP_READ_RESP_FIRST && op <= OP_READ_RESP_ONLY);
+}
+
+static uint32_t nsegs_of(PLDMACore *s, uint32_t len)
+{
+    return len ? DIV_ROUND_UP(len, s->mtu) : 1;
+}
+
+/* ---- frames ---- */
+
+/* ICRC: CRC-32 over the packet with the variant fields masked to ones */
+static uint32_t pldma_icrc(const uint8_t *ip, size_t len)
+{
+    static const uint8_t ones[8] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+    };
+    uint8_t h[IP_HDR + UDP_HDR + BTH_LEN];
+    uint32_t crc;
+
+    memcpy(h, ip, sizeof(h));
+    h[1] = 0xff;                            /* TOS */
+    h[8] = 0xff;                            /* TTL */
+    h[10] = h[11] = 0xff;                   /* header checksum */
+    h[IP_HDR + 6] = h[IP_HDR + 7] = 0xff;   /* UDP checksum */
+    h[IP_HDR + UDP_HDR + 4] = 0xff;         /* BTH resv8a */
+    crc = crc32(0, ones, sizeof(ones));
+    crc = crc32(crc, h, sizeof(h));
+    return crc32(crc, ip + sizeof(h), len - sizeof(h));
+}
+
+/*
+ * The test knobs pick 1 frame in N at random, from a generator seeded by
+ * the node-id: reproducible, and never in step with the protocol (a fixed
+ * period can drop the same segment of every retransmission).
+ */
+static bool pldma_net_knob(PLDMACore *s, uint32_t every)
+{
+    if (!every) {
+        return false;
+    }
+    s->x_rng = s->x_rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (s->x_rng >> 33) % every == 0;
+}
+
+static void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len)
+{
+    NetClientState *nc = qemu_get_queue(s->nic);
+    uint32_t n = ++s->tx_seq;
+
+    cnt(s, PLDMA_NCNT_TX_FRAMES);
+    if (pldma_net_knob(s, s->x_drop_every)) {
+        trace_pldma_net_knob("drop", n);
+        return;
+    }
+    if (pldma_net_knob(s, s->x_reorder_every) && !s->held) {
+        trace_pldma_net_knob("hold", n);
+        s->held = g_memdup2(f, len);
+        s->held_len = len;
+        return;
+    }
+    qemu_send_packet(nc, f, len);
+    if (pldma_net_knob(s, s->x_dup_every)) {
+        trace_pldma_net_knob("dup", n);
+        qemu_send_packet(nc, f, len);
+    }
+    if (s->held) {
+        uint8_t *h = s->held;
+
+        s->held = NULL;
+        qemu_send_packet(nc, h, s->held_len);
+        g_free(h);
+    }
+}
+
+static void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
+{
+    uint8_t f[FRAME_MAX(PLDMA_NET_MAX_MTU)];
+    uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR, *q = udp + UDP_HDR;
+    uint32_t pad = (4 - (p->plen & 3)) & 3;
+    size_t l4;
+
+    assert(p->plen <= s->mtu && p->node < PLDMA_NET_MAX_NODES);
+    /* Ethernet: to the MAC the peer last sent from, else broadcast */
+    if (s->peer_mac_known[p->node]) {
+        memcpy(f, s->peer_mac[p->node], 6);
+    } else {
+        memset(f, 0xff, 6);
+    }
+    memcpy(f + 6, s->conf->macaddr.a, 6);
+    stw_be_p(f + 12, 0x0800);
+
+    /* BTH */
+    q[0] = p->opcode;
+    q[1] = pad << 4;                        /* SE 0, M 0, PadCnt, TVer 0 */
+    stw_be_p(q + 2, 0xffff);                /* default P_Key */
+    q[4] = 0;
+    stl_be_p(q + 4, p->qpn & PSN_MASK);     /* resv8a 0, DestQP */
+    stl_be_p(q + 8, (p->ackreq ? 0x80000000U : 0) | (p->psn & PSN_MASK));
+    q += BTH_LEN;
+    if (op_has_reth(p->opcode)) {
+        stq_be_p(q, p->va);
+        stl_be_p(q + 8, p->rkey);
+        stl_be_p(q + 12, p->dmalen);
+        q += RETH_LEN;
+    }
+    if (op_has_aeth(p->opcode)) {
+        stl_be_p(q, ((uint32_t)p->syndrome << 24) | (p->msn & PSN_MASK));
+        q += AETH_LEN;
+    }
+    if (p->plen) {
+        memcpy(q, p->payload, p->plen);
+        q += p->plen;
+    }
+    memset(q, 0, pad);
+    q += pad;
+    l4 = q + ICRC_LEN - udp;
+
+    /* IPv4, 10.0.0.<node> */
+    ip[0] = 0x45;
+    ip[1] = 0;
+    stw_be_p(ip + 2, IP_HDR + l4);
+    stw_be_p(ip + 4, 0);
+    stw_be_p(ip + 6, 0x4000);               /* DF */
+    ip[8] = 64;
+    ip[9] = 17;
+    stw_be_p(ip + 10, 0);
+    stl_be_p(ip + 12, 0x0a000000U | s->node_id);
+    stl_be_p(ip + 16, 0x0a000000U | p->node);
+    stw_be_p(ip + 10, net_checksum_finish(net_checksum_add(IP_HDR, ip)));
+    /* UDP, source port fixed per node (no ECMP entropy needed here) */
+    stw_be_p(udp, 0xc000 | s->node_id);
+    stw_be_p(udp + 2, ROCE_UDP_PORT);
+    stw_be_p(udp + 4, l4);
+    stw_be_p(udp + 6, 0);
+    stl_le_p(q, pldma_icrc(ip, q - ip));
+
+    trace_pldma_net_tx(p->node, p->opcode, p->qpn, p->psn, p->ackreq,
+                       p->syndrome, p->plen);
+    pldma_net_send_frame(s, f, q + ICRC_LEN - f);
+}
+
+/* Parse and check a frame; false (counted by the caller) if not for us */
+static bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
+                            PLDMAPkt *p)
+{
+    const uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR, *q = udp + UDP_HDR;
+    size_t iplen, l4, hdrs;
+    uint32_t src, dst, w;
+
+    if (size < ETH_HDR + IP_HDR + UDP_HDR + BTH_LEN + ICRC_LEN ||
+        lduw_be_p(f + 12) != 0x0800 || ip[0] != 0x45 || ip[9] != 17) {
+        return false;
+    }
+    iplen = lduw_be_p(ip + 2);
+    if (iplen > size - ETH_HDR || iplen < IP_HDR + UDP_HDR + BTH_LEN +
+        ICRC_LEN || (lduw_be_p(ip + 6) & 0x3fff)) {
+        return false;                       /* truncated, or a fragment */
+    }
+    src = ldl_be_p(ip + 12);
+    dst = ldl_be_p(ip + 16);
+    if ((src & 0xffffff00U) != 0x0a000000U ||
+        dst != (0x0a000000U | s->node_id)) {
+        return false;
+    }
+    p->node = src & 0xff;
+    if (p->node == 0 || p->node >= PLDMA_NET_MAX_NODES ||
+        p->node == s->node_id) {
+        return false;
+    }
+    l4 = lduw_be_p(udp + 4);
+    if (lduw_be_p(udp + 2) != ROCE_UDP_PORT || l4 != iplen - IP_HDR) {
+        return false;
+    }
+    if (ldl_le_p(ip + iplen - ICRC_LEN) != pldma_icrc(ip, iplen - ICRC_LEN)) {
+        return false;
+    }
+    p->opcode = q[0];
+    if (p->opcode < OP_WRITE_FIRST || p->opcode > OP_ACK ||
+        p->opcode == 0x09 || p->opcode == 0x0b ||
+        lduw_be_p(q + 2) != 0xffff || (q[1] & 0x0f)) {
+        return false;                       /* not RC WRITE/READ/ACK */
+    }
+    p->pad = (q[1] >> 4) & 3;
+    p->qpn = ldl_be_p(q + 4) & PSN_MASK;
+    w = ldl_be_p(q + 8);
+    p->ackreq = w >> 31;
+    p->psn = w & PSN_MASK;
+    hdrs = BTH_LEN;
+    p->has_reth = op_has_reth(p->opcode);
+    p->has_aeth = op_has_aeth(p->opcode);
+    if (UDP_HDR + hdrs + (p->has_reth ? RETH_LEN : 0) +
+        (p->has_aeth ? AETH_LEN : 0) + ICRC_LEN > l4) {
+        return false;
+    }
+    q += BTH_LEN;
+    if (p->has_reth) {
+        p->va = ldq_be_p(q);
+        p->rkey = ldl_be_p(q + 8);
+        p->dmalen = ldl_be_p(q + 12);
+        q += RETH_LEN;
+        hdrs += RETH_LEN;
+    }
+    if (p->has_aeth) {
+        w = ldl_be_p(q);
+        p->syndrome = w >> 24;
+        p->msn = w & PSN_MASK;
+        q += AETH_LEN;
+        hdrs += AETH_LEN;
+    }
+    if (UDP_HDR + hdrs + p->pad + ICRC_LEN > l4) {
+        return false;
+    }
+    p->payload = q;
+    p->plen = l4 - UDP_HDR - hdrs - p->pad - ICRC_LEN;
+    if ((p->plen && !op_has_payload(p->opcode)) || p->plen > s->mtu) {
+        return false;
+    }
+    /* the sender's MAC, to answer it (and reach it through a switch) */
+    memcpy(s->peer_mac[p->node], f + 6, 6);
+    s->peer_mac_known[p->node] = true;
+    return true;
+}
+
+/* ---- requester ---- */
+
+static void pldma_net_arm(PLDMAChannel *ch, uint64_t us)
+{
+    timer_mod(ch->net_timer,
+              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + us * SCALE_US);
+}
+
+/* The message is over (any status): the next one starts after its PSNs */
+void pldma_net_ch_end(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+
+    if (!s->nic || !pldma_op_remote(ch->op) || !r->node) {
+        return;
+    }
+    timer_del(ch->net_timer);
+    s->psn_next[ch->idx * PLDMA_NET_MAX_NODES + r->node] =
+        (r->psn + r->nsegs) & PSN_MASK;
+    trace_pldma_net_msg_end(ch->idx, r->node, r->psn, r->nsegs, ch->done);
+    memset(r, 0, sizeof(*r));
+}
+
+static void pldma_net_finish(PLDMAChannel *ch, uint32_t status)
+{
+    if (status == PLDMA_ST_SUCCESS) {
+        /* (a Go-back-N may have rewound what was sent, not what arrived) */
+        ch->done = ch->len;
+    }
+    ch->cstatus = status;
+    ch->phase = PLDMA_PHASE_COMPL;
+    ch->net.wait = false;
+    timer_del(ch->net_timer);
+    if (status != PLDMA_ST_SUCCESS) {
+        ch->cflags = 0;
+        ch->cfault_va = 0;
+    }
+    qemu_bh_schedule(ch->s->bh);
+}
+
+/* Go on sending from @off (Go-back-N, or a resume) */
+static void pldma_net_rewind(PLDMAChannel *ch, uint64_t off)
+{
+    ch->done = MIN(off, ch->len);
+    ch->net.wait = false;
+    ch->net.rnr = false;
+    if (ch->state == PLDMA_STATE_RUNNING) {
+        qemu_bh_schedule(ch->s->bh);
+    }
+}
+
+uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+    uint16_t node = lduw_le_p(d + PLDMA_DESC_NODE);
+
+    memset(r, 0, sizeof(*r));
+    if (!s->nic || node == 0 || node >= PLDMA_NET_MAX_NODES ||
+        node == s->node_id) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: no node %u "
+                      "to reach\n", ch->idx, ch->head, node);
+        return PLDMA_ST_BAD_NODE;
+    }
+    if (ch->len == 0 || ch->len > s->max_transfer) {
+        return PLDMA_ST_BAD_LENGTH;
+    }
+    r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
+    if (r->rva + ch->len < r->rva ||
+        (ch->op == PLDMA_OP_RDMA_WRITE && ch->src + ch->len < ch->src) ||
+        (ch->op == PLDMA_OP_RDMA_READ && ch->dst + ch->len < ch->dst)) {
+        return PLDMA_ST_BAD_LENGTH;
+    }
+    r->node = node;
+    r->rkey = ldl_le_p(d + PLDMA_DESC_RKEY);
+    r->psn = s->psn_next[ch->idx * PLDMA_NET_MAX_NODES + node];
+    r->nsegs = nsegs_of(s, ch->len);
+    return 0;
+}
+
+static void pldma_net_send_read_req(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+    uint32_t seg = ch->done / s->mtu;
+    PLDMAPkt p = {
+        .opcode = OP_READ_REQ, .ackreq = true, .qpn = QPN_REQ(ch->idx),
+        .psn = (r->psn + seg) & PSN_MASK, .va = r->rva + ch->done,
+        .rkey = r->rkey, .dmalen = ch->len - ch->done, .node = r->node,
+    };
+
+    /* responses land where the segments do: restart on a segment */
+    ch->done = (uint64_t)seg * s->mtu;
+    p.va = r->rva + ch->done;
+    p.dmalen = ch->len - ch->done;
+    if (ch->done < r->sent_hw) {
+        cnt(s, PLDMA_NCNT_RETX_SEGS);
+    }
+    r->sent_hw = MAX(r->sent_hw, ch->done + 1);
+    pldma_net_tx(s, &p);
+    r->wait = true;
+    pldma_net_arm(ch, s->rto_us);
+}
+
+/*
+ * PHASE_XFER of a remote op: send what the window allows.  Returns false
+ * when the channel has to wait (window full, everything sent, a local
+ * fault), true when the descriptor is complete.
+ */
+bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+    uint8_t buf[PLDMA_NET_MAX_MTU];
+
+    if (r->wait || r->rnr) {
+        return false;
+    }
+    if (ch->op == PLDMA_OP_RDMA_READ) {
+        if (ch->done >= ch->len) {
+            pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+            return true;
+        }
+        pldma_net_send_read_req(ch);
+        return false;
+    }
+    while (ch->done < ch->len) {
+        uint32_t seg = ch->done / s->mtu;
+        uint32_t n = MIN(s->mtu, ch->len - ch->done);
+        bool first = seg == 0, last = ch->done + n == ch->len;
+        uint64_t fva;
+        PLDMAAccess a;
+        PLDMAPkt p = {
+            .qpn = QPN_REQ(ch->idx), .psn = (r->psn + seg) & PSN_MASK,
+            .payload = buf, .plen = n, .node = r->node,
+        };
+
+        if (ch->done - r->acked >= (uint64_t)PLDMA_NET_WINDOW * s->mtu) {
+            r->wait = true;
+            return false;
+        }
+        if (*budget == 0) {
+            return false;
+        }
+        a = pldma_rw(s, ch, ch->src + ch->done, buf, n, false, &fva);
+        if (a != PLDMA_ACC_OK) {
+            /* a local fault: the channel's own path, then go on here */
+            pldma_access_failed(ch, a, fva, false);
+            return false;
+        }
+        p.opcode = first ? (last ? OP_WRITE_ONLY : OP_WRITE_FIRST)
+                         : (last ? OP_WRITE_LAST : OP_WRITE_MIDDLE);
+        if (first) {
+            p.va = r->rva;
+            p.rkey = r->rkey;
+            p.dmalen = ch->len;
+        }
+        p.ackreq = last || (seg + 1) % PLDMA_NET_ACKREQ_EVERY == 0;
+        if (ch->done < r->sent_hw) {
+            cnt(s, PLDMA_NCNT_RETX_SEGS);
+            s->net_cnt[PLDMA_NCNT_RETX_BYTES] += n;
+        }
+        pldma_net_tx(s, &p);
+        if (!timer_pending(ch->net_timer)) {
+            pldma_net_arm(ch, s->rto_us);
+        }
+        ch->done += n;
+        r->sent_hw = MAX(r->sent_hw, ch->done);
+        *budget -= MIN(*budget, n);
+    }
+    r->wait = true;         /* everything sent: the last ACK completes it */
+    return false;
+}
+
+static void pldma_net_timer(void *opaque)
+{
+    PLDMAChannel *ch = opaque;
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+
+    if (ch->state != PLDMA_STATE_RUNNING || ch->phase != PLDMA_PHASE_XFER ||
+        !pldma_op_remote(ch->op)) {
+        return;
+    }
+    if (r->rnr) {
+        trace_pldma_net_rnr_expired(ch->idx, r->node, ch->done);
+        pldma_net_rewind(ch, ch->done);
+        return;
+    }
+    cnt(s, PLDMA_NCNT_TIMEOUTS);
+    if (++r->retries > s->retry_count) {
+        trace_pldma_net_gave_up(ch->idx, r->node, r->retries);
+        pldma_net_finish(ch, PLDMA_ST_REMOTE_TIMEOUT);
+        return;
+    }
+    trace_pldma_net_timeout(ch->idx, r->node, r->retries, r->acked);
+    pldma_net_rewind(ch, ch->op == PLDMA_OP_RDMA_WRITE ? r->acked : ch->done);
+}
+
+/* The requester channel a response is for, if it is in a remote op */
+static PLDMAChannel *pldma_net_req_ch(PLDMACore *s, const PLDMAPkt *p)
+{
+    PLDMAChannel *ch;
+
+    if ((p->qpn & ~0xffU) != QPN_RESP(0) ||
+        QPN_CH(p->qpn) >= s->num_channels) {
+        return NULL;
+    }
+    ch = &s->ch[QPN_CH(p->qpn)];
+    if (ch->state == PLDMA_STATE_DISABLED || ch->phase != PLDMA_PHASE_XFER ||
+        !pldma_op_remote(ch->op) || ch->net.node != p->node) {
+        return NULL;
+    }
+    return ch;
+}
+
+/* A WRITE's bytes up to @upto have arrived at the responder */
+static void pldma_net_acked(PLDMAChannel *ch, uint64_t upto)
+{
+    upto = MIN(upto, ch->len);
+    if (upto > ch->net.acked) {
+        ch->cnt_bytes += upto - ch->net.acked;
+        ch->net.acked = upto;
+    }
+}
+
+static uint32_t nak_status(uint8_t syndrome)
+{
+    switch (syndrome) {
+    case AETH_NAK_ACCESS:
+        return PLDMA_ST_REMOTE_ACCESS;
+    case AETH_NAK_INVALID:
+        return PLDMA_ST_REMOTE_INVALID;
+    default:
+        return PLDMA_ST_REMOTE_ERROR;
+    }
+}
+
+static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
+{
+    PLDMAChannel *ch = pldma_net_req_ch(s, p);
+    PLDMANetReq *r;
+    int32_t seg;
+
+    if (!ch) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        return;
+    }
+    r = &ch->net;
+    seg = psn_diff(p->psn, r->psn);     /* segment the answer is about */
+    if (seg < -1 || seg >= (int32_t)r->nsegs) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);  /* not about this message */
+        return;
+    }
+    switch (AETH_KIND(p->syndrome)) {
+    case 0:
+        cnt(s, PLDMA_NCNT_ACK_RX);
+        if (p->msn == PLDMA_NET_RESUME_MSN) {
+            cnt(s, PLDMA_NCNT_RESUME_RX);
+            if (r->rnr) {
+                trace_pldma_net_resume(ch->idx, p->node, p->psn);
+                timer_del(ch->net_timer);
+                pldma_net_rewind(ch, ch->done);
+            }
+            return;
+        }
+        if (ch->op != PLDMA_OP_RDMA_WRITE || seg < 0) {
+            return;
+        }
+        if ((uint64_t)(seg + 1) * s->mtu > r->acked) {
+            pldma_net_acked(ch, (uint64_t)(seg + 1) * s->mtu);
+            r->retries = 0;
+            r->rnr_retries = 0;
+            if (r->acked == ch->len) {
+                pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+                return;
+            }
+            pldma_net_arm(ch, s->rto_us);
+            if (r->wait && !r->rnr && ch->done < ch->len) {
+                r->wait = false;
+                qemu_bh_schedule(s->bh);
+            }
+        }
+        return;
+    case 1: {
+        uint64_t off = (uint64_t)MAX(seg, 0) * s->mtu;
+
+        cnt(s, PLDMA_NCNT_NAK_RX_RNR);
+        cnt(s, PLDMA_NCNT_RNR_WAITS);
+        if (++r->rnr_retries > s->rnr_retry) {
+            pldma_net_finish(ch, PLDMA_ST_REMOTE_RNR);
+            return;
+        }
+        /* everything before the segment that faulted has arrived */
+        if (ch->op == PLDMA_OP_RDMA_WRITE) {
+            pldma_net_acked(ch, off);
+            off = r->acked;
+        } else {
+            off = MIN(off, ch->done);
+        }
+        ch->done = off;
+        r->wait = true;
+        r->rnr = true;
+        trace_pldma_net_rnr(ch->idx, p->node, p->psn, off,
+                            p->syndrome & 0x1f);
+        pldma_net_arm(ch, rnr_timer_10us[p->syndrome & 0x1f] * 10);
+        return;
+    }
+    case 3:
+        if (p->syndrome == AETH_NAK_SEQ) {
+            cnt(s, PLDMA_NCNT_NAK_RX_SEQ);
+            /* the responder expects segment seg: go back to it */
+            if (ch->op == PLDMA_OP_RDMA_WRITE && seg >= 0 && !r->rnr) {
+                pldma_net_acked(ch, (uint64_t)seg * s->mtu);
+                trace_pldma_net_go_back(ch->idx, p->node, p->psn, r->acked);
+                pldma_net_rewind(ch, r->acked);
+            }
+            return;
+        }
+        cnt(s, p->syndrome == AETH_NAK_ACCESS ? PLDMA_NCNT_NAK_RX_ACCESS :
+               p->syndrome == AETH_NAK_INVALID ? PLDMA_NCNT_NAK_RX_INVALID :
+               PLDMA_NCNT_NAK_RX_OPERR);
+        trace_pldma_net_nak(ch->idx, p->node, p->psn, p->syndrome);
+        pldma_net_finish(ch, nak_status(p->syndrome));
+        return;
+    default:
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        return;
+    }
+}
+
+/* A READ response: its payload goes to the local destination */
+static void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
+{
+    PLDMAChannel *ch = pldma_net_req_ch(s, p);
+    PLDMANetReq *r;
+    uint64_t fva;
+    PLDMAAccess a;
+    int32_t seg;
+    bool last;
+
+    if (!ch || ch->op != PLDMA_OP_RDMA_READ) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        return;
+    }
+    r = &ch->net;
+    if (p->has_aeth && AETH_KIND(p->syndrome) != 0) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        return;
+    }
+    seg = psn_diff(p->psn, r->psn);
+    if (seg < 0 || seg >= (int32_t)r->nsegs) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        return;
+    }
+    if ((uint64_t)seg * s->mtu < ch->done) {
+        cnt(s, PLDMA_NCNT_DUPS);
+        return;
+    }
+    if ((uint64_t)seg * s->mtu > ch->done || r->rnr ||
+        ch->state != PLDMA_STATE_RUNNING) {
+        cnt(s, PLDMA_NCNT_OOO);
+        /* a response went missing: ask again from it, once per gap */
+        if (!r->rnr && !r->gap && ch->state == PLDMA_STATE_RUNNING) {
+            r->gap = true;
+            trace_pldma_net_go_back(ch->idx, p->node, p->psn, ch->done);
+            pldma_net_send_read_req(ch);
+        }
+        return;
+    }
+    last = ch->done + p->plen == ch->len;
+    if ((!last && p->plen != s->mtu) || ch->done + p->plen > ch->len ||
+        p->plen == 0) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        return;
+    }
+    s->busy = true;
+    a = pldma_rw(s, ch, ch->dst + ch->done, (void *)p->payload, p->plen,
+                 true, &fva);
+    s->busy = false;
+    if (a != PLDMA_ACC_OK) {
+        /* local fault: resolve it, then ask again from here */
+        timer_del(ch->net_timer);
+        r->wait = false;
+        pldma_access_failed(ch, a, fva, true);
+        pldma_update_irq(s);
+        qemu_bh_schedule(s->bh);
+        return;
+    }
+    ch->done += p->plen;
+    ch->cnt_bytes += p->plen;
+    r->gap = false;
+    r->retries = 0;
+    r->rnr_retries = 0;
+    if (ch->done == ch->len) {
+        pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+    } else {
+        pldma_net_arm(ch, s->rto_us);
+    }
+}
+
+/* ---- responder ---- */
+
+static void pldma_net_answer(PLDMACore *s, uint16_t node, uint32_t ch,
+                             uint32_t psn, uint8_t syndrome, uint32_t msn)
+{
+    PLDMAPkt p = {
+        .opcode = OP_ACK, .qpn = QPN_RESP(ch), .psn = psn & PSN_MASK,
+        .syndrome = syndrome, .msn = msn, .node = node,
+    };
+
+    switch (syndrome) {
+    case AETH_NAK_SEQ:
+        cnt(s, PLDMA_NCNT_NAK_TX_SEQ);
+        break;
+    case AETH_NAK_ACCESS:
+        cnt(s, PLDMA_NCNT_NAK_TX_ACCESS);
+        break;
+    case AETH_NAK_INVALID:
+        cnt(s, PLDMA_NCNT_NAK_TX_INVALID);
+        break;
+    case AETH_NAK_OPERR:
+        cnt(s, PLDMA_NCNT_NAK_TX_OPERR);
+        break;
+    default:
+        cnt(s, AETH_KIND(syndrome) == 1 ? PLDMA_NCNT_NAK_TX_RNR
+                                        : PLDMA_NCNT_ACK_TX);
+        break;
+    }
+    pldma_net_tx(s, &p);
+}
+
+/* Check an access to [va, va + len) with @rkey; 0 or a NAK syndrome */
+static uint8_t pldma_net_check_key(PLDMACore *s, uint32_t rkey, uint64_t va,
+                                   uint64_t len, uint32_t access)
+{
+    uint32_t idx = PLDMA_RKEY_INDEX(rkey);
+    PLDMAKey *k;
+
+    if (idx >= PLDMA_NUM_KEYS) {
+        return AETH_NAK_ACCESS;
+    }
+    k = &s->keys[idx];
+    if (!k->valid || (k->gen & 0xffffff) != PLDMA_RKEY_GEN(rkey) ||
+        !(k->access & access) || va < k->va || len > k->len ||
+        va - k->va > k->len - len) {
+        return AETH_NAK_ACCESS;
+    }
+    return 0;
+}
+
+/*
+ * Access the memory of key @rkey for connection @c.  On a fault the
+ * connection waits for its resolution: a stall the SMMU resumes, or a fault
+ * record the driver answers with KEY_CMD_RESOLVED.
+ */
+static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
+                                     uint32_t rkey, uint64_t va, void *buf,
+                                     uint32_t len, bool is_write,
+                                     uint32_t msg_off, uint32_t msg_len)
+{
+    PLDMAKey *k = &s->keys[PLDMA_RKEY_INDEX(rkey)];
+    PLDMAChannel *rc = &s->resp;
+    bool busy = s->busy;
+    uint64_t fva;
+    PLDMAAccess a;
+
+    rc->pasid_reg = k->pasid_reg;
+    rc->state = PLDMA_STATE_RUNNING;
+    s->resp_conn = c;
+    s->busy = true;
+    a = pldma_rw(s, rc, va, buf, len, is_write, &fva);
+    s->busy = busy;
+    s->resp_conn = NULL;
+    rc->state = PLDMA_STATE_DISABLED;
+    if (a == PLDMA_ACC_OK || a == PLDMA_ACC_BUSERR) {
+        return a;
+    }
+    cnt(s, PLDMA_NCNT_RX_FAULTS);
+    c->fault = true;
+    c->fault_key = PLDMA_RKEY_INDEX(rkey);
+    c->stalled = a == PLDMA_ACC_STALLED;
+    c->stag = rc->stag;
+    trace_pldma_net_resp_fault((uint32_t)(c - s->conns), rkey, fva, is_write,
+                               c->stalled);
+    if (!c->stalled) {
+        /* report it: a fault record in the queue, as a channel's */
+        rc->idx = PLDMA_FR_CH_REMOTE;
+        rc->fault_info = PLDMA_FR_F_REMOTE | (is_write ? PLDMA_FR_F_WRITE : 0);
+        rc->fault_va = fva;
+        rc->fault_desc = rkey;
+        rc->fault_done = msg_off;
+        rc->len = msg_len;
+        pldma_post_fault(s, rc);
+        pldma_update_irq(s);
+    }
+    return a;
+}
+
+static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
+                               const PLDMAPkt *p, uint32_t rch)
+{
+    uint8_t op = p->opcode;
+    bool first = op == OP_WRITE_FIRST || op == OP_WRITE_ONLY;
+    bool last = op == OP_WRITE_LAST || op == OP_WRITE_ONLY;
+    uint64_t off;
+    uint8_t nak;
+    PLDMAAccess a;
+    int32_t d = psn_diff(p->psn, c->epsn);
+
+    if (d < 0) {
+        /* a duplicate: answer again, it may have been our answer lost */
+        cnt(s, PLDMA_NCNT_DUPS);
+        if (!p->ackreq && !last) {
+            return;
+        }
+        if (c->msg_valid && c->msg_nak &&
+            psn_diff(p->psn, c->msg_psn) >= 0) {
+            pldma_net_answer(s, p->node, rch, c->msg_psn, c->msg_nak, 0);
+        } else {
+            pldma_net_answer(s, p->node, rch, c->epsn - 1, AETH_ACK, 0);
+        }
+        return;
+    }
+    if (d > PLDMA_NET_PSN_AHEAD) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        return;
+    }
+    if (c->fault) {
+        /* not ready yet: the same answer as the first time */
+        cnt(s, PLDMA_NCNT_OOO);
+        if (d == 0) {
+            pldma_net_answer(s, p->node, rch, c->epsn,
+                             AETH_RNR(s->rnr_timer), 0);
+        }
+        return;
+    }
+    /* a new message may start ahead: its requester gave up on the last */
+    if (d > 0 && !(first && (!c->msg_valid ||
+                             psn_diff(p->psn, c->msg_psn) >=
+                             (int32_t)c->msg_nsegs))) {
+        cnt(s, PLDMA_NCNT_OOO);
+        if (!c->nak_seq) {
+            c->nak_seq = true;
+            pldma_net_answer(s, p->node, rch, c->epsn, AETH_NAK_SEQ, 0);
+        }
+        return;
+    }
+    if (first) {
+        c->msg_valid = true;
+        c->msg_psn = p->psn;
+        c->msg_va = p->va;
+        c->msg_len = p->dmalen;
+        c->msg_rkey = p->rkey;
+        c->msg_nsegs = nsegs_of(s, p->dmalen);
+        c->msg_nak = 0;
+        c->epsn = p->psn;
+        nak = p->dmalen == 0 || p->dmalen > s->max_transfer ||
+              (op == OP_WRITE_ONLY) != (p->dmalen <= s->mtu)
+              ? AETH_NAK_INVALID
+              : pldma_net_check_key(s, p->rkey, p->va, p->dmalen,
+                                    PLDMA_KEY_ACC_WRITE);
+        if (nak) {
+            trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
+                                    p->dmalen, nak);
+            c->msg_nak = nak;
+            c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
+            pldma_net_answer(s, p->node, rch, p->psn, nak, 0);
+            return;
+        }
+    } else if (!c->msg_valid || c->msg_nak ||
+               psn_diff(p->psn, c->msg_psn) >= (int32_t)c->msg_nsegs) {
+        c->epsn = (p->psn + 1) & PSN_MASK;
+        pldma_net_answer(s, p->node, rch, p->psn, AETH_NAK_INVALID, 0);
+        return;
+    }
+    off = (uint64_t)psn_diff(p->psn, c->msg_psn) * s->mtu;
+    if (off + p->plen > c->msg_len || (!last && p->plen != s->mtu) ||
+        (last && off + p->plen != c->msg_len)) {
+        c->msg_nak = AETH_NAK_INVALID;
+        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
+        pldma_net_answer(s, p->node, rch, p->psn, AETH_NAK_INVALID, 0);
+        return;
+    }
+    /* the key, again: it may have been revoked since the first segment */
+    nak = pldma_net_check_key(s, c->msg_rkey, c->msg_va + off, p->plen,
+                              PLDMA_KEY_ACC_WRITE);
+    if (nak) {
+        c->msg_nak = nak;
+        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
+        pldma_net_answer(s, p->node, rch, p->psn, nak, 0);
+        return;
+    }
+    a = pldma_net_resp_rw(s, c, c->msg_rkey, c->msg_va + off,
+                          (void *)p->payload, p->plen, true, off, c->msg_len);
+    if (a == PLDMA_ACC_BUSERR) {
+        c->msg_nak = AETH_NAK_OPERR;
+        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
+        pldma_net_answer(s, p->node, rch, p->psn, AETH_NAK_OPERR, 0);
+        return;
+    }
+    if (a != PLDMA_ACC_OK) {
+        /* drop it; the requester resends from this segment */
+        pldma_net_answer(s, p->node, rch, p->psn, AETH_RNR(s->rnr_timer), 0);
+        return;
+    }
+    c->epsn = (p->psn + 1) & PSN_MASK;
+    c->nak_seq = false;
+    if (p->ackreq || last) {
+        pldma_net_answer(s, p->node, rch, p->psn, AETH_ACK, 0);
+    }
+}
+
+static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
+                                  const PLDMAPkt *p, uint32_t rch)
+{
+    int32_t d = psn_diff(p->psn, c->epsn);
+    uint8_t nak;
+
+    if (d > PLDMA_NET_PSN_AHEAD || d < -PLDMA_NET_PSN_AHEAD) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        return;
+    }
+    if (c->fault) {
+        cnt(s, PLDMA_NCNT_OOO);
+        pldma_net_answer(s, p->node, rch, p->psn, AETH_RNR(s->rnr_timer), 0);
+        return;
+    }
+    if (d < 0) {
+        cnt(s, PLDMA_NCNT_DUPS);    /* answered again: reads are idempotent */
+    } else if (d > 0) {
+        cnt(s, PLDMA_NCNT_OOO);     /* a new message, the last abandoned */
+    }
+    nak = p->dmalen == 0 || p->dmalen > s->max_transfer ? AETH_NAK_INVALID
+          : pldma_net_check_key(s, p->rkey, p->va, p->dmalen,
+                                PLDMA_KEY_ACC_READ);
+    if (nak) {
+        trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
+                                p->dmalen, nak);
+        c->rd_active = false;
+        pldma_net_answer(s, p->node, rch, p->psn, nak, 0);
+        if (d >= 0) {
+            c->epsn = (p->psn + nsegs_of(s, p->dmalen)) & PSN_MASK;
+        }
+        return;
+    }
+    c->rd_active = true;
+    c->rd_first_psn = p->psn;
+    c->rd_psn = p->psn;
+    c->rd_va = p->va;
+    c->rd_len = p->dmalen;
+    c->rd_off = 0;
+    c->rd_rkey = p->rkey;
+    if (d >= 0) {
+        c->epsn = (p->psn + nsegs_of(s, p->dmalen)) & PSN_MASK;
+    }
+    qemu_bh_schedule(s->bh);
+}
+
+/* Send READ responses, from the bottom half, within @budget bytes */
+bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
+{
+    uint8_t buf[PLDMA_NET_MAX_MTU];
+    bool more = false;
+    uint32_t i;
+
+    if (!s->nic) {
+        return false;
+    }
+    for (i = 0; i < PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS; i++) {
+        PLDMANetConn *c = &s->conns[i];
+        uint16_t node = i / PLDMA_MAX_CHANNELS;
+        uint32_t rch = i % PLDMA_MAX_CHANNELS;
+
+        while (c->rd_active && !c->fault && *budget) {
+            uint32_t n = MIN(s->mtu, c->rd_len - c->rd_off);
+            bool first = c->rd_off == 0, last = c->rd_off + n == c->rd_len;
+            PLDMAPkt p = {
+                .qpn = QPN_RESP(rch), .psn = c->rd_psn, .payload = buf,
+                .plen = n, .node = node, .syndrome = AETH_ACK,
+            };
+            PLDMAAccess a;
+
+            if (pldma_net_check_key(s, c->rd_rkey, c->rd_va + c->rd_off, n,
+                                    PLDMA_KEY_ACC_READ)) {
+                c->rd_active = false;           /* revoked meanwhile */
+                pldma_net_answer(s, node, rch, c->rd_psn, AETH_NAK_ACCESS, 0);
+                break;
+            }
+            a = pldma_net_resp_rw(s, c, c->rd_rkey, c->rd_va + c->rd_off,
+                                  buf, n, false, c->rd_off, c->rd_len);
+            if (a == PLDMA_ACC_BUSERR) {
+                c->rd_active = false;
+                pldma_net_answer(s, node, rch, c->rd_psn, AETH_NAK_OPERR, 0);
+                break;
+            }
+            if (a != PLDMA_ACC_OK) {
+                /* the requester asks again from this response's offset */
+                c->rd_active = false;
+                pldma_net_answer(s, node, rch, c->rd_psn,
+                                 AETH_RNR(s->rnr_timer), 0);
+                break;
+            }
+            p.opcode = first ? (last ? OP_READ_RESP_ONLY : OP_READ_RESP_FIRST)
+                             : (last ? OP_READ_RESP_LAST
+                                     : OP_READ_RESP_MIDDLE);
+            pldma_net_tx(s, &p);
+            c->rd_off += n;
+            c->rd_psn = (c->rd_psn + 1) & PSN_MASK;
+            *budget -= MIN(*budget, n);
+            if (last) {
+                c->rd_active = false;
+            }
+        }
+        more |= c->rd_active && !c->fault;
+    }
+    return more;
+}
+
+/* The fault of connection @c is resolved: let its requester go on */
+static void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
+{
+    uint32_t i = c - s->conns;
+    uint16_t node = i / PLDMA_MAX_CHANNELS;
+    uint32_t rch = i % PLDMA_MAX_CHANNELS;
+
+    trace_pldma_net_resolved(node, rch, c->epsn, ok);
+    c->fault = false;
+    c->stalled = false;
+    if (!ok) {
+        /* the OS could not make the page present: end the message */
+        c->msg_nak = AETH_NAK_OPERR;
+        c->rd_active = false;
+        pldma_net_answer(s, node, rch, c->epsn, AETH_NAK_OPERR, 0);
+        return;
+    }
+    if (s->rnr_resume) {
+        cnt(s, PLDMA_NCNT_RESUME_TX);
+        pldma_net_answer(s, node, rch, c->epsn - 1, AETH_ACK,
+                         PLDMA_NET_RESUME_MSN);
+    }
+}
+
+bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp)
+{
+    uint32_t i;
+
+    if (!s->nic) {
+        return false;
+    }
+    for (i = 0; i < PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS; i++) {
+        PLDMANetConn *c = &s->conns[i];
+
+        if (c->fault && c->stalled && c->stag == stag) {
+            pldma_net_conn_resolved(s, c, resp == SMMU_STALL_RETRY);
+            return true;
+        }
+    }
+    return false;
+}
+
+static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
+                                 size_t size)
+{
+    PLDMACore *s = qemu_get_nic_opaque(nc);
+    PLDMAPkt p = { 0 };
+
+    if (s->busy || s->in_rx) {
+        return 0;               /* queued: flushed after the run */
+    }
+    cnt(s, PLDMA_NCNT_RX_FRAMES);
+    if (!pldma_net_parse(s, buf, size, &p)) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        trace_pldma_net_drop(size);
+        return size;
+    }
+    trace_pldma_net_rx(p.node, p.opcode, p.qpn, p.psn, p.ackreq, p.syndrome,
+                       p.plen);
+    s->in_rx = true;
+    if (p.opcode == OP_ACK) {
+        pldma_net_rx_ack(s, &p);
+    } else if (p.opcode >= OP_READ_RESP_FIRST) {
+        pldma_net_rx_read_resp(s, &p);
+    } else if ((p.qpn & ~0xffU) == QPN_REQ(0) &&
+               QPN_CH(p.qpn) < PLDMA_MAX_CHANNELS) {
+        uint32_t rch = QPN_CH(p.qpn);
+        PLDMANetConn *c = &s->conns[p.node * PLDMA_MAX_CHANNELS + rch];
+
+        if (p.opcode == OP_READ_REQ) {
+            pldma_net_rx_read_req(s, c, &p, rch);
+        } else {
+            pldma_net_rx_write(s, c, &p, rch);
+        }
+    } else {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
+    }
+    s->in_rx = false;
+    pldma_update_irq(s);
+    return size;
+}
+
+static bool pldma_net_can_receive(NetClientState *nc)
+{
+    PLDMACore *s = qemu_get_nic_opaque(nc);
+
+    return s->vm_running && !s->busy;
+}
+
+void pldma_net_flush(PLDMACore *s)
+{
+    if (s->nic) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
+}
+
+/* ---- registers ---- */
+
+static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
+{
+    PLDMAKey *k, *st = &s->key_stage;
+    uint32_t i;
+
+    if (s->key_sel >= PLDMA_NUM_KEYS) {
+        s->key_status = PLDMA_KEY_ST_BAD_INDEX;
+        return;
+    }
+    k = &s->keys[s->key_sel];
+    s->key_status = PLDMA_KEY_ST_OK;
+    switch (cmd) {
+    case PLDMA_KEY_CMD_REGISTER:
+        if (!st->len || st->va + st->len < st->va) {
+            s->key_status = PLDMA_KEY_ST_BAD_RANGE;
+        } else if (PLDMA_CHB_PASID_VALUE(st->pasid_reg) >=
+                   (1U << s->pasid_bits) ||
+                   (st->pasid_reg & ~(PLDMA_CHB_PASID_EN |
+                                      PLDMA_FMASK(19, 0)))) {
+            s->key_status = PLDMA_KEY_ST_BAD_PASID;
+        } else if (!st->access || (st->access & ~PLDMA_KEY_ACC_MASK)) {
+            s->key_status = PLDMA_KEY_ST_BAD_ACCESS;
+        } else {
+            k->gen++;
+            k->valid = true;
+            k->pasid_reg = st->pasid_reg;
+            k->va = st->va;
+            k->len = st->len;
+            k->access = st->access;
+        }
+        break;
+    case PLDMA_KEY_CMD_REVOKE:
+        k->gen++;
+        k->valid = false;
+        /* a fault being resolved for it ends: nothing more is written */
+        for (i = 0; i < PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS; i++) {
+            PLDMANetConn *c = &s->conns[i];
+
+            if (c->fault && !c->stalled && c->fault_key == s->key_sel) {
+                pldma_net_conn_resolved(s, c, false);
+            }
+        }
+        break;
+    case PLDMA_KEY_CMD_RESOLVED:
+    case PLDMA_KEY_CMD_FAILED:
+        for (i = 0; i < PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS; i++) {
+            PLDMANetConn *c = &s->conns[i];
+
+            if (c->fault && !c->stalled && c->fault_key == s->key_sel) {
+                pldma_net_conn_resolved(s, c, cmd == PLDMA_KEY_CMD_RESOLVED);
+            }
+        }
+        qemu_bh_schedule(s->bh);
+        break;
+    default:
+        s->key_status = PLDMA_KEY_ST_BAD_CMD;
+        return;
+    }
+    trace_pldma_net_key(s->key_sel, cmd, s->key_status,
+                        k->valid ? PLDMA_RKEY(k->gen, s->key_sel) : 0,
+                        k->va, k->len, k->access);
+}
+
+bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
+{
+    PLDMAKey *k;
+
+    if (addr >= PLDMA_NET_CNT(0) && addr < PLDMA_NET_CNT(PLDMA_NCNT_NUM)) {
+        *val = s->net_cnt[(addr - PLDMA_NET_CNT(0)) / 4];
+        return true;
+    }
+    switch (addr) {
+    case PLDMA_NET_NODE:
+        *val = s->nic ? s->node_id : 0;
+        return true;
+    case PLDMA_NET_MTU:
+        *val = s->nic ? s->mtu : 0;
+        return true;
+    case PLDMA_KEY_SEL:
+        *val = s->key_sel;
+        return true;
+    case PLDMA_KEY_PASID:
+        *val = s->key_stage.pasid_reg;
+        return true;
+    case PLDMA_KEY_VA_LO:
+        *val = (uint32_t)s->key_stage.va;
+        return true;
+    case PLDMA_KEY_VA_HI:
+        *val = s->key_stage.va >> 32;
+        return true;
+    case PLDMA_KEY_LEN_LO:
+        *val = (uint32_t)s->key_stage.len;
+        return true;
+    case PLDMA_KEY_LEN_HI:
+        *val = s->key_stage.len >> 32;
+        return true;
+    case PLDMA_KEY_ACCESS:
+        *val = s->key_stage.access;
+        return true;
+    case PLDMA_KEY_RKEY:
+        k = s->key_sel < PLDMA_NUM_KEYS ? &s->keys[s->key_sel] : NULL;
+        *val = k && k->valid ? PLDMA_RKEY(k->gen, s->key_sel) : 0;
+        return true;
+    case PLDMA_KEY_STATUS:
+        *val = s->key_status;
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool pldma_net_write(PLDMACore *s, hwaddr addr, uint32_t val)
+{
+    switch (addr) {
+    case PLDMA_KEY_SEL:
+        s->key_sel = val;
+        return true;
+    case PLDMA_KEY_PASID:
+        s->key_stage.pasid_reg = val;
+        return true;
+    case PLDMA_KEY_VA_LO:
+        s->key_stage.va = deposit64(s->key_stage.va, 0, 32, val);
+        return true;
+    case PLDMA_KEY_VA_HI:
+        s->key_stage.va = deposit64(s->key_stage.va, 32, 32, val);
+        return true;
+    case PLDMA_KEY_LEN_LO:
+        s->key_stage.len = deposit64(s->key_stage.len, 0, 32, val);
+        return true;
+    case PLDMA_KEY_LEN_HI:
+        s->key_stage.len = deposit64(s->key_stage.len, 32, 32, val);
+        return true;
+    case PLDMA_KEY_ACCESS:
+        s->key_stage.access = val;
+        return true;
+    case PLDMA_KEY_CMD:
+        if (!s->nic) {
+            s->key_status = PLDMA_KEY_ST_BAD_CMD;
+            return true;
+        }
+        pldma_key_cmd(s, val);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* ---- life cycle ---- */
+
+void pldma_net_reset(PLDMACore *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        memset(&s->ch[i].net, 0, sizeof(s->ch[i].net));
+        if (s->ch[i].net_timer) {
+            timer_del(s->ch[i].net_timer);
+        }
+    }
+    /* keys keep their generation: an old rkey stays stale after a reset */
+    for (i = 0; i < PLDMA_NUM_KEYS; i++) {
+        s->keys[i].gen++;
+        s->keys[i].valid = false;
+    }
+    memset(&s->key_stage, 0, sizeof(s->key_stage));
+    s->key_sel = 0;
+    s->key_status = 0;
+    memset(s->net_cnt, 0, sizeof(s->net_cnt));
+    g_free(s->held);
+    s->held = NULL;
+    if (s->conns) {
+        memset(s->conns, 0, sizeof(PLDMANetConn) * PLDMA_NET_MAX_NODES *
+               PLDMA_MAX_CHANNELS);
+        memset(s->psn_next, 0, sizeof(uint32_t) * PLDMA_NET_MAX_NODES *
+               PLDMA_MAX_CHANNELS);
+    }
+    s->x_rng = s->node_id;
+    s->resp.s = s;
+    s->resp.idx = PLDMA_FR_CH_REMOTE;
+    s->resp.state = PLDMA_STATE_DISABLED;
+}
+
+static void pldma_net_cleanup(NetClientState *nc)
+{
+    PLDMACore *s = qemu_get_nic_opaque(nc);
+
+    s->nic = NULL;
+}
+
+static NetClientInfo pldma_net_info = {
+    .type = NET_CLIENT_DRIVER_NIC,
+    .size = sizeof(NICState),
+    .can_receive = pldma_net_can_receive,
+    .receive = pldma_net_receive,
+    .cleanup = pldma_net_cleanup,
+};
+
+bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp)
+{
+    DeviceState *dev = s->dev;
+    uint32_t i;
+
+    if (!conf || !conf->peers.ncs[0]) {
+        return true;            /* no netdev: a local engine */
+    }
+    if (s->node_id == 0 || s->node_id >= PLDMA_NET_MAX_NODES) {
+        error_setg(errp, "node-id must be between 1 and %d with a netdev",
+                   PLDMA_NET_MAX_NODES - 1);
+        return false;
+    }
+    if (s->mtu < 256 || s->mtu > PLDMA_NET_MAX_MTU || !is_power_of_2(s->mtu)) {
+        error_setg(errp, "mtu must be a power of two between 256 and %d",
+                   PLDMA_NET_MAX_MTU);
+        return false;
+    }
+    if (s->rnr_timer > 31) {
+        error_setg(errp, "rnr-timer is a 5-bit IB RNR timer code (0..31)");
+        return false;
+    }
+    if (s->rto_us == 0 || s->rto_us > 10 * 1000 * 1000) {
+        error_setg(errp, "retransmit-timeout must be 1 us .. 10 s");
+        return false;
+    }
+    /*
+     * What is in flight on the wire is not migrated: a guest with a link
+     * is not migratable (docs/specs/pldma.rst).
+     */
+    error_setg(&s->net_blocker, "%s: the RDMA link's state is not migrated",
+               object_get_typename(OBJECT(dev)));
+    if (migrate_add_blocker(&s->net_blocker, errp) < 0) {
+        return false;
+    }
+    qemu_macaddr_default_if_unset(&conf->macaddr);
+    s->conf = conf;
+    s->conns = g_new0(PLDMANetConn, PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS);
+    s->psn_next = g_new0(uint32_t, PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS);
+    s->nic = qemu_new_nic(&pldma_net_info, conf,
+                          object_get_typename(OBJECT(dev)), dev->id,
+                          &dev->mem_reentrancy_guard, s);
+    qemu_format_nic_info_str(qemu_get_queue(s->nic), conf->macaddr.a);
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        s->ch[i].net_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_net_timer,
+                                          &s->ch[i]);
+    }
+    pldma_net_reset(s);
+    return true;
+}
+
+void pldma_net_unrealize(PLDMACore *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        if (s->ch[i].net_timer) {
+            timer_free(s->ch[i].net_timer);
+            s->ch[i].net_timer = NULL;
+        }
+    }
+    if (s->nic) {
+        qemu_del_nic(s->nic);
+        s->nic = NULL;
+    }
+    if (s->net_blocker) {
+        migrate_del_blocker(&s->net_blocker);
+    }
+    g_free(s->conns);
+    s->conns = NULL;
+    g_free(s->psn_next);
+    s->psn_next = NULL;
+    g_free(s->held);
+    s->held = NULL;
+}

@@ -1,0 +1,724 @@
+/*
+ * QTest for the PLDMA's remote DMA: two QEMU processes, each with a pldma
+ * on -M virt, linked by -netdev stream over a unix socket
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Node A (node-id 1) is the requester, node B (node-id 2) the responder.
+ * Data is compared byte for byte; responder faults are made by leaving
+ * pages out of B's SMMU page tables, and resolved as a driver would: map
+ * the page, then KEY_CMD_RESOLVED (report mode) or CMD_RESUME (stall).
+ * The capture of one test is read back with tshark when it is installed.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qemu/bswap.h"
+#include "libqtest.h"
+#include "libqos/smmuv3.h"
+#include "hw/misc/pldma-regs.h"
+
+#define PLDMA_BASE      0x0c000000ULL
+#define RAM_BASE        0x40000000ULL
+#define SMMU_MEM        (RAM_BASE + 0x00100000ULL)
+#define SMMU_MEM_SIZE   (15 * MiB)
+#define ALLOC_BASE      (RAM_BASE + 0x01000000ULL)
+#define SID             0x10000
+#define PAGE            0x1000ULL
+#define CD_LOG2         4
+#define PASID           3
+#define VA_BASE         0x4000000000ULL
+#define STEP_NS         (500 * 1000)
+#define WAIT_STEPS      40000
+
+typedef struct Node {
+    QTestState *qts;
+    bool smmu;
+    uint64_t next;
+    QSMMU s;
+    uint64_t cd_table, pt_root, fq;
+} Node;
+
+typedef struct Pair {
+    Node a, b;
+    bool timers;            /* step the virtual clocks while waiting */
+    char *dir, *sock, *pcap;
+} Pair;
+
+static void g_wr(Node *n, uint32_t off, uint32_t v)
+{
+    qtest_writel(n->qts, PLDMA_BASE + off, v);
+}
+
+static uint32_t g_rd(Node *n, uint32_t off)
+{
+    return qtest_readl(n->qts, PLDMA_BASE + off);
+}
+
+static void c_wr(Node *n, int ch, uint32_t off, uint32_t v)
+{
+    qtest_writel(n->qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(ch) + off, v);
+}
+
+static uint32_t c_rd(Node *n, int ch, uint32_t off)
+{
+    return qtest_readl(n->qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(ch) + off);
+}
+
+static uint32_t ncnt(Node *n, int i)
+{
+    return g_rd(n, PLDMA_NET_CNT(i));
+}
+
+static uint64_t alloc_pa(Node *n, uint64_t size)
+{
+    uint64_t pa = QEMU_ALIGN_UP(n->next, PAGE);
+
+    n->next = pa + QEMU_ALIGN_UP(size, PAGE);
+    qtest_memset(n->qts, pa, 0, QEMU_ALIGN_UP(size, PAGE));
+    return pa;
+}
+
+/*
+ * A buffer: physical pages, mapped at VA_BASE + (pa - ALLOC_BASE) in the
+ * PASID's tables when the node has an SMMU (pages in @hole left out).
+ * Returns the address the device uses.
+ */
+static uint64_t buffer(Node *n, uint64_t size, uint64_t *pa, int hole)
+{
+    uint64_t off, va;
+
+    *pa = alloc_pa(n, size);
+    if (!n->smmu) {
+        return *pa;
+    }
+    va = VA_BASE + (*pa - ALLOC_BASE);
+    for (off = 0; off < size; off += PAGE) {
+        if (hole < 0 || off != (uint64_t)hole * PAGE) {
+            qsmmu_map(&n->s, n->pt_root, va + off, *pa + off, true);
+        }
+    }
+    return va;
+}
+
+static void node_start(Node *n, const char *dev, const char *netdev,
+                       bool smmu, const char *mode, const char *extra)
+{
+    n->smmu = smmu;
+    n->next = ALLOC_BASE;
+    n->qts = qtest_initf("-M virt%s -m 512M -nodefaults "
+                         "-device pldma,id=dma0,fault-mode=%s,netdev=n0,%s%s "
+                         "-netdev %s", smmu ? ",iommu=smmuv3" : "", mode,
+                         dev, extra ? extra : "", netdev);
+    if (!smmu) {
+        return;
+    }
+    qsmmu_init(&n->s, n->qts, QSMMU_VIRT_BASE, SMMU_MEM, SMMU_MEM_SIZE);
+    qsmmu_enable(&n->s);
+    n->cd_table = qsmmu_cd_table(&n->s, CD_LOG2);
+    qsmmu_set_ste_s1(&n->s, SID, n->cd_table, CD_LOG2, QSMMU_S1DSS_BYPASS,
+                     !strcmp(mode, "report"));
+    n->pt_root = qsmmu_pgtable_new(&n->s);
+    qsmmu_write_cd(&n->s, n->cd_table, PASID, PASID, n->pt_root,
+                   strcmp(mode, "report"));
+    qsmmu_cfgi_cd(&n->s, SID, PASID);
+    if (!strcmp(mode, "report")) {
+        n->fq = alloc_pa(n, 64 * PLDMA_FR_SIZE);
+        g_wr(n, PLDMA_FQ_BASE_LO, (uint32_t)n->fq);
+        g_wr(n, PLDMA_FQ_BASE_HI, n->fq >> 32);
+        g_wr(n, PLDMA_FQ_SIZE, 64);
+        g_wr(n, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    }
+}
+
+/*
+ * Wait until the stream netdev is connected (frames before are lost).  The
+ * client retries (reconnect-ms) until the server's listening socket is up.
+ */
+static void link_wait(Node *n)
+{
+    int i;
+
+    for (i = 0; i < 10000; i++) {
+        g_autofree char *info = qtest_hmp(n->qts, "info network");
+
+        if (!strstr(info, "listening") && !strstr(info, "connecting") &&
+            !strstr(info, "initializing") && !strstr(info, "error")) {
+            return;
+        }
+        g_usleep(1000);
+    }
+    g_assert_not_reached();
+}
+
+/* B listens, A connects; either may have an SMMU, extra properties */
+static Pair *pair_start(bool b_smmu, const char *b_mode, const char *a_extra,
+                        const char *b_extra, bool capture)
+{
+    Pair *p = g_new0(Pair, 1);
+    g_autofree char *a_net = NULL, *b_net = NULL;
+
+    p->dir = g_dir_make_tmp("pldma-net-XXXXXX", NULL);
+    g_assert(p->dir);
+    p->sock = g_strdup_printf("%s/link", p->dir);
+    p->pcap = g_strdup_printf("%s/a.pcap", p->dir);
+    b_net = g_strdup_printf("stream,id=n0,server=on,addr.type=unix,"
+                            "addr.path=%s", p->sock);
+    a_net = g_strdup_printf("stream,id=n0,server=off,reconnect-ms=20,"
+                            "addr.type=unix,addr.path=%s%s%s", p->sock,
+                            capture ? " -object filter-dump,id=f0,netdev=n0,"
+                                      "file=" : "",
+                            capture ? p->pcap : "");
+    node_start(&p->b, "node-id=2", b_net, b_smmu, b_mode, b_extra);
+    node_start(&p->a, "node-id=1", a_net, false, "stall", a_extra);
+    link_wait(&p->a);
+    link_wait(&p->b);
+    g_assert_cmpuint(g_rd(&p->a, PLDMA_CAP) & PLDMA_CAP_REMOTE, !=, 0);
+    g_assert_cmpuint(g_rd(&p->a, PLDMA_NET_NODE), ==, 1);
+    g_assert_cmpuint(g_rd(&p->b, PLDMA_NET_NODE), ==, 2);
+    return p;
+}
+
+static void pair_stop(Pair *p)
+{
+    if (p->a.qts) {
+        qtest_quit(p->a.qts);
+    }
+    if (p->b.qts) {
+        qtest_quit(p->b.qts);
+    }
+    unlink(p->sock);
+    unlink(p->pcap);
+    rmdir(p->dir);
+    g_free(p->sock);
+    g_free(p->pcap);
+    g_free(p->dir);
+    g_free(p);
+}
+
+/* Register a key on @n for [va, va + len); returns the rkey */
+static uint32_t key_register(Node *n, uint32_t idx, uint64_t va, uint64_t len,
+                             uint32_t access)
+{
+    g_wr(n, PLDMA_KEY_SEL, idx);
+    g_wr(n, PLDMA_KEY_PASID, n->smmu ? (PASID | PLDMA_CHB_PASID_EN) : 0);
+    g_wr(n, PLDMA_KEY_VA_LO, (uint32_t)va);
+    g_wr(n, PLDMA_KEY_VA_HI, va >> 32);
+    g_wr(n, PLDMA_KEY_LEN_LO, (uint32_t)len);
+    g_wr(n, PLDMA_KEY_LEN_HI, len >> 32);
+    g_wr(n, PLDMA_KEY_ACCESS, access);
+    g_wr(n, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REGISTER);
+    g_assert_cmpuint(g_rd(n, PLDMA_KEY_STATUS), ==, PLDMA_KEY_ST_OK);
+    return g_rd(n, PLDMA_KEY_RKEY);
+}
+
+typedef struct Ring {
+    uint64_t pa;
+    uint32_t size, tail;
+} Ring;
+
+static void ring_init(Node *n, Ring *r)
+{
+    r->size = 16;
+    r->tail = 0;
+    r->pa = alloc_pa(n, r->size * PLDMA_DESC_SIZE);
+    g_wr(n, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    g_wr(n, PLDMA_CH_BIND(0) + PLDMA_CHB_PASID, 0);
+    g_wr(n, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
+    c_wr(n, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)r->pa);
+    c_wr(n, 0, PLDMA_CH_RING_BASE_HI, r->pa >> 32);
+    c_wr(n, 0, PLDMA_CH_RING_SIZE, r->size);
+}
+
+/* Post one RDMA op on A's channel 0; returns the completion record's PA */
+static uint64_t post(Node *n, Ring *r, uint8_t op, uint16_t node,
+                     uint32_t len, uint64_t local, uint64_t rva, uint32_t rkey)
+{
+    uint8_t d[PLDMA_DESC_SIZE] = { 0 };
+    uint64_t compl = alloc_pa(n, PLDMA_COMPL_SIZE);
+
+    d[PLDMA_DESC_OPCODE] = op;
+    stw_le_p(d + PLDMA_DESC_NODE, node);
+    stl_le_p(d + PLDMA_DESC_LEN, len);
+    stq_le_p(d + (op == PLDMA_OP_RDMA_WRITE ? PLDMA_DESC_SRC
+                                            : PLDMA_DESC_DST), local);
+    stq_le_p(d + PLDMA_DESC_REMOTE_VA, rva);
+    stl_le_p(d + PLDMA_DESC_RKEY, rkey);
+    stq_le_p(d + PLDMA_DESC_COMPL, compl);
+    qtest_memwrite(n->qts, r->pa + r->tail * PLDMA_DESC_SIZE, d, sizeof(d));
+    r->tail = (r->tail + 1) % r->size;
+    c_wr(n, 0, PLDMA_CH_RING_TAIL, r->tail);
+    return compl;
+}
+
+/*
+ * While waiting: let both nodes' virtual clocks run when the test needs
+ * their timers (loss, RNR timer, a dead peer), else just let time pass:
+ * the nodes answer each other from their main loops, and a clock stepped
+ * much faster than the real link would fire retransmit timers spuriously.
+ */
+static void step(Pair *p)
+{
+    g_usleep(200);
+    if (!p->timers) {
+        return;
+    }
+    qtest_clock_step(p->a.qts, STEP_NS);
+    if (p->b.qts) {
+        qtest_clock_step(p->b.qts, STEP_NS);
+    }
+}
+
+static uint32_t wait_compl(Pair *p, uint64_t compl, uint64_t *bytes)
+{
+    uint32_t st = 0;
+    int i;
+
+    for (i = 0; i < WAIT_STEPS && !st; i++) {
+        st = qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS);
+        if (!st) {
+            step(p);
+        }
+    }
+    if (bytes) {
+        *bytes = qtest_readq(p->a.qts, compl + PLDMA_COMPL_BYTES);
+    }
+    return st;
+}
+
+static uint8_t *random_fill(Node *n, uint64_t pa, size_t len)
+{
+    uint8_t *b = g_malloc(len);
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        b[i] = g_test_rand_int();
+    }
+    qtest_memwrite(n->qts, pa, b, len);
+    return b;
+}
+
+static void check_mem(Node *n, uint64_t pa, const uint8_t *want, size_t len)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+
+    qtest_memread(n->qts, pa, b, len);
+    g_assert_true(memcmp(b, want, len) == 0);
+}
+
+static bool all_zero(Node *n, uint64_t pa, size_t len)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+    size_t i;
+
+    qtest_memread(n->qts, pa, b, len);
+    for (i = 0; i < len; i++) {
+        if (b[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* WRITE A -> B, then READ it back B -> A elsewhere; bytes compared */
+static void write_read(Pair *p, Ring *r, uint32_t len, uint32_t rkey_idx)
+{
+    uint64_t a_src, a_dst, b_pa, b_va, compl, bytes;
+    g_autofree uint8_t *data = NULL;
+    uint32_t rkey;
+
+    a_src = alloc_pa(&p->a, len);
+    a_dst = alloc_pa(&p->a, len);
+    b_va = buffer(&p->b, len, &b_pa, -1);
+    data = random_fill(&p->a, a_src, len);
+    rkey = key_register(&p->b, rkey_idx, b_va, len,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+
+    compl = post(&p->a, r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(&p->b, b_pa, data, len);
+
+    compl = post(&p->a, r, PLDMA_OP_RDMA_READ, 2, len, a_dst, b_va, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(&p->a, a_dst, data, len);
+}
+
+static void test_write_read_sizes(void)
+{
+    static const uint32_t sizes[] = {
+        4 * KiB, 64 * KiB + 123, 1 * MiB, 16 * MiB
+    };
+    Pair *p = pair_start(false, "stall", NULL, NULL, false);
+    Ring r;
+    size_t i;
+
+    ring_init(&p->a, &r);
+    for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+        write_read(p, &r, sizes[i], i);
+    }
+    /* nothing lost on a clean link: no resends, no NAKs */
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_SEQ), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RX_DROPPED), ==, 0);
+    pair_stop(p);
+}
+
+/* Pop B's next fault record; checks it is a responder one */
+static void pop_remote_fault(Pair *p, uint32_t rkey, uint64_t va,
+                             uint32_t off, bool is_write)
+{
+    Node *b = &p->b;
+    uint32_t head = g_rd(b, PLDMA_FQ_HEAD);
+    uint8_t rec[PLDMA_FR_SIZE];
+    int i;
+
+    for (i = 0; i < WAIT_STEPS && g_rd(b, PLDMA_FQ_TAIL) == head; i++) {
+        step(p);
+    }
+    g_assert_cmpuint(g_rd(b, PLDMA_FQ_TAIL), !=, head);
+    qtest_memread(b->qts, b->fq + head * PLDMA_FR_SIZE, rec, sizeof(rec));
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_CHANNEL), ==, PLDMA_FR_CH_REMOTE);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | (is_write ? PLDMA_FR_F_WRITE : 0));
+    g_assert_cmphex((uint32_t)ldl_le_p(rec + PLDMA_FR_PASID), ==,
+                    PASID | PLDMA_CHB_PASID_EN);
+    g_assert_cmphex((uint32_t)ldl_le_p(rec + PLDMA_FR_DESC), ==, rkey);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==, va);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, off);
+    g_wr(b, PLDMA_FQ_HEAD, (head + 1) % 64);
+}
+
+/*
+ * A's capture as tshark decodes it: "Info<TAB>PSN<TAB>AETH syndrome" a
+ * line, the Info column without its " QP=..." tail; NULL without tshark.
+ * Quits A, which flushes the capture.
+ */
+static char *capture_decode(Pair *p)
+{
+    g_autofree char *cmd = NULL, *out = NULL;
+    g_auto(GStrv) lines = NULL;
+    GString *res;
+    int status, i;
+
+    qtest_quit(p->a.qts);
+    p->a.qts = NULL;
+    if (!g_find_program_in_path("tshark")) {
+        g_test_message("tshark not installed: capture not checked");
+        return NULL;
+    }
+    cmd = g_strdup_printf("tshark -r %s -Y infiniband -T fields "
+                          "-e _ws.col.Info -e infiniband.bth.psn "
+                          "-e infiniband.aeth.syndrome", p->pcap);
+    g_assert_true(g_spawn_command_line_sync(cmd, &out, NULL, &status, NULL));
+    g_assert_cmpint(status, ==, 0);
+    res = g_string_new(NULL);
+    lines = g_strsplit(out, "\n", -1);
+    for (i = 0; lines[i]; i++) {
+        char *qp = strstr(lines[i], " QP=");
+        char *tab = strchr(lines[i], '\t');
+
+        if (qp && tab && qp < tab) {
+            memmove(qp, tab, strlen(tab) + 1);
+        }
+        if (*lines[i]) {
+            g_string_append_printf(res, "%s\n", lines[i]);
+        }
+    }
+    return g_string_free(res, false);
+}
+
+/*
+ * A responder fault on page @hole of a 64 KiB WRITE and READ: NAK, the
+ * fault resolved on B, the requester resends from the faulting segment
+ * and not from the start (the resent bytes are counted).
+ */
+static void responder_fault(const char *mode, bool resume)
+{
+    const uint32_t len = 64 * KiB, hole = 9;
+    bool report = !strcmp(mode, "report");
+    Pair *p = pair_start(true, mode, ",retransmit-timeout=2000000",
+                         resume ? ",rnr-resume=on" : ",rnr-resume=off",
+                         report && resume);
+    uint64_t a_src, a_dst, b_pa, b_va, compl, bytes, retx;
+    g_autofree uint8_t *data = NULL;
+    uint32_t rkey, op;
+    Ring r;
+
+    p->timers = !resume;    /* the RNR timer */
+    ring_init(&p->a, &r);
+    a_src = alloc_pa(&p->a, len);
+    a_dst = alloc_pa(&p->a, len);
+    data = random_fill(&p->a, a_src, len);
+
+    for (op = PLDMA_OP_RDMA_WRITE; op <= PLDMA_OP_RDMA_READ; op++) {
+        uint32_t retx0 = ncnt(&p->a, PLDMA_NCNT_RETX_BYTES);
+        uint32_t rnr0 = ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR);
+        uint64_t hole_va;
+
+        b_va = buffer(&p->b, len, &b_pa, hole);
+        hole_va = b_va + hole * PAGE;
+        if (op == PLDMA_OP_RDMA_READ) {
+            qtest_memwrite(p->b.qts, b_pa, data, len);
+        }
+        rkey = key_register(&p->b, op, b_va, len,
+                            PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+        compl = post(&p->a, &r, op, 2, len,
+                     op == PLDMA_OP_RDMA_WRITE ? a_src : a_dst, b_va, rkey);
+        if (report) {
+            pop_remote_fault(p, rkey, hole_va, hole * PAGE,
+                             op == PLDMA_OP_RDMA_WRITE);
+            qsmmu_map(&p->b.s, p->b.pt_root, hole_va, b_pa + hole * PAGE,
+                      true);
+            g_wr(&p->b, PLDMA_KEY_SEL, op);
+            g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_RESOLVED);
+        } else {
+            uint64_t ev[4];
+            int i;
+
+            for (i = 0; i < WAIT_STEPS && !qsmmu_pop_event(&p->b.s, ev); i++) {
+                step(p);
+            }
+            g_assert_true(QSMMU_EVT_STALL(ev));
+            g_assert_cmphex(QSMMU_EVT_ADDR(ev) & ~(PAGE - 1), ==, hole_va);
+            qsmmu_map(&p->b.s, p->b.pt_root, hole_va, b_pa + hole * PAGE,
+                      true);
+            qsmmu_resume(&p->b.s, SID, QSMMU_EVT_STAG(ev), QSMMU_RESUME_RETRY);
+        }
+        g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+        g_assert_cmpuint(bytes, ==, len);
+        if (op == PLDMA_OP_RDMA_WRITE) {
+            check_mem(&p->b, b_pa, data, len);
+        } else {
+            check_mem(&p->a, a_dst, data, len);
+        }
+        g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR), >, rnr0);
+        /* resent: at most what follows the faulting page */
+        retx = ncnt(&p->a, PLDMA_NCNT_RETX_BYTES) - retx0;
+        g_assert_cmpuint(retx, <=, len - hole * PAGE);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RX_FAULTS), >=, 2);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR), >=, 2);
+    if (resume) {
+        g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RESUME_TX), >=, 2);
+        g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RESUME_RX), >=, 2);
+    } else {
+        g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RESUME_TX), ==, 0);
+    }
+
+    if (report && resume) {
+        g_autofree char *out = capture_decode(p);
+        g_autofree char *rnr_w = NULL, *rnr_r = NULL;
+
+        if (out) {
+            /* WRITE: PSNs 0..63, page 9 faults at PSN 36; READ from 64 */
+            g_assert_nonnull(strstr(out, "RC RDMA Write First\t0\t\n"));
+            g_assert_nonnull(strstr(out, "RC RDMA Write Middle\t36\t\n"));
+            g_assert_nonnull(strstr(out, "RC RDMA Write Last\t63\t\n"));
+            g_assert_nonnull(strstr(out, "RC RDMA Read Request\t64\t\n"));
+            g_assert_nonnull(strstr(out,
+                                    "RC RDMA Read Response First\t64\t31\n"));
+            g_assert_nonnull(strstr(out,
+                                    "RC RDMA Read Response Middle\t99\t\n"));
+            g_assert_nonnull(strstr(out,
+                                    "RC RDMA Read Response Last\t127\t31\n"));
+            g_assert_nonnull(strstr(out, "RC Acknowledge\t63\t31\n"));
+            /* the RNR NAKs (timer 14) carry the PSN of the faulting page */
+            rnr_w = g_strdup_printf("RC Acknowledge\t%u\t%u\n", hole * 4,
+                                    0x20 | 14);
+            rnr_r = g_strdup_printf("RC Acknowledge\t%u\t%u\n",
+                                    64 + hole * 4, 0x20 | 14);
+            g_assert_nonnull(strstr(out, rnr_w));
+            g_assert_nonnull(strstr(out, rnr_r));
+        }
+    }
+    pair_stop(p);
+}
+
+static void test_fault_report_resume(void)
+{
+    responder_fault("report", true);
+}
+
+static void test_fault_report_timer(void)
+{
+    responder_fault("report", false);
+}
+
+static void test_fault_stall(void)
+{
+    responder_fault("stall", true);
+}
+
+/* Bad key, range, access, revoked key: NAKed, nothing written on B */
+static void test_bad_keys(void)
+{
+    Pair *p = pair_start(false, "stall", NULL, NULL, true);
+    g_autofree char *out = NULL;
+    const uint32_t len = 8 * KiB;
+    uint64_t a_src, b_pa, b_va, compl;
+    g_autofree uint8_t *data = NULL;
+    uint32_t rkey, ro;
+    Ring r;
+
+    ring_init(&p->a, &r);
+    a_src = alloc_pa(&p->a, len);
+    data = random_fill(&p->a, a_src, len);
+    b_va = buffer(&p->b, 2 * len, &b_pa, -1);
+    rkey = key_register(&p->b, 5, b_va, len, PLDMA_KEY_ACC_WRITE);
+    ro = key_register(&p->b, 6, b_va, len, PLDMA_KEY_ACC_READ);
+
+    /* no such key */
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va,
+                 rkey ^ 0x100);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ACCESS);
+    /* beyond the range */
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va + 4096,
+                 rkey);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ACCESS);
+    /* a read-only key written, a write-only key read */
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, ro);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ACCESS);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_READ, 2, len, a_src, b_va, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ACCESS);
+    /* revoked */
+    g_wr(&p->b, PLDMA_KEY_SEL, 5);
+    g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REVOKE);
+    g_assert_cmpuint(g_rd(&p->b, PLDMA_KEY_RKEY), ==, 0);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ACCESS);
+    /* re-registered: a new rkey, the old one still refused */
+    g_assert_cmphex(key_register(&p->b, 5, b_va, len, PLDMA_KEY_ACC_WRITE),
+                    !=, rkey);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ACCESS);
+    /* a node nobody has, node 0 */
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_va, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_NODE);
+
+    g_assert_true(all_zero(&p->b, b_pa, 2 * len));
+    /* one per refused message, and again for its last segment */
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), >=, 6);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_NAK_RX_ACCESS), >=, 6);
+
+    /* bad key registrations are refused with a reason */
+    g_wr(&p->b, PLDMA_KEY_SEL, PLDMA_NUM_KEYS);
+    g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REGISTER);
+    g_assert_cmpuint(g_rd(&p->b, PLDMA_KEY_STATUS), ==,
+                     PLDMA_KEY_ST_BAD_INDEX);
+    g_wr(&p->b, PLDMA_KEY_SEL, 7);
+    g_wr(&p->b, PLDMA_KEY_LEN_LO, 0);
+    g_wr(&p->b, PLDMA_KEY_LEN_HI, 0);
+    g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REGISTER);
+    g_assert_cmpuint(g_rd(&p->b, PLDMA_KEY_STATUS), ==,
+                     PLDMA_KEY_ST_BAD_RANGE);
+    g_assert_cmpuint(g_rd(&p->b, PLDMA_KEY_RKEY), ==, 0);
+
+    /* the NAKs on the wire: remote access error, at the message's PSN */
+    out = capture_decode(p);
+    if (out) {
+        g_assert_nonnull(strstr(out, "RC Acknowledge\t0\t98\n"));
+        g_assert_nonnull(strstr(out, "RC RDMA Read Request\t"));
+    }
+    pair_stop(p);
+}
+
+/* Loss, duplication and reordering on both sides of the link */
+static void test_lossy(void)
+{
+    Pair *p = pair_start(false, "stall",
+                         ",x-drop-every=11,x-dup-every=7,x-reorder-every=5",
+                         ",x-drop-every=13,x-dup-every=5,x-reorder-every=7",
+                         false);
+    Ring r;
+
+    p->timers = true;
+    ring_init(&p->a, &r);
+    write_read(p, &r, 1 * MiB + 300, 0);
+    write_read(p, &r, 3000, 1);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), >, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_DUPS), >, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_OOO), >, 0);
+    pair_stop(p);
+}
+
+/* The responder dies mid-message: a clean error, no hang */
+static void test_peer_killed(void)
+{
+    Pair *p = pair_start(false, "stall", ",retry-count=3", NULL, false);
+    const uint32_t len = 16 * MiB;
+    uint64_t a_src, b_pa, b_va, compl, bytes;
+    uint32_t rkey;
+    Ring r;
+
+    p->timers = true;
+    ring_init(&p->a, &r);
+    a_src = alloc_pa(&p->a, len);
+    b_va = buffer(&p->b, len, &b_pa, -1);
+    rkey = key_register(&p->b, 0, b_va, len, PLDMA_KEY_ACC_WRITE);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
+    qtest_quit(p->b.qts);
+    p->b.qts = NULL;
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==,
+                     PLDMA_ST_REMOTE_TIMEOUT);
+    g_assert_cmpuint(bytes, <, len);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_TIMEOUTS), ==, 4);
+    g_assert_cmpuint(c_rd(&p->a, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+    pair_stop(p);
+}
+
+/*
+ * The responder resets mid-message: its keys and connections go, so the
+ * requester ends with an error (a NAK if a first segment arrives after the
+ * reset, else its retries run out); then both go on.
+ */
+static void test_reset_midway(void)
+{
+    Pair *p = pair_start(false, "stall", ",retry-count=2", NULL, false);
+    const uint32_t len = 16 * MiB;
+    uint64_t a_src, b_pa, b_va, compl;
+    uint32_t rkey, st;
+    Ring r;
+
+    p->timers = true;
+    ring_init(&p->a, &r);
+    a_src = alloc_pa(&p->a, len);
+    b_va = buffer(&p->b, len, &b_pa, -1);
+    rkey = key_register(&p->b, 0, b_va, len, PLDMA_KEY_ACC_WRITE);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
+    g_wr(&p->b, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    st = wait_compl(p, compl, NULL);
+    /* (or it was quicker than the reset) */
+    g_assert_true(st == PLDMA_ST_REMOTE_ACCESS ||
+                  st == PLDMA_ST_REMOTE_TIMEOUT || st == PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(g_rd(&p->b, PLDMA_KEY_RKEY), ==, 0);
+    /* the requester resets mid-message, then both go on */
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
+    g_wr(&p->a, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    ring_init(&p->a, &r);
+    p->timers = false;
+    write_read(p, &r, 256 * KiB, 1);
+    pair_stop(p);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    if (strcmp(qtest_get_arch(), "aarch64")) {
+        return g_test_run();
+    }
+    qtest_add_func("/pldma-net/write-read-sizes", test_write_read_sizes);
+    qtest_add_func("/pldma-net/responder-fault-report-resume",
+                   test_fault_report_resume);
+    qtest_add_func("/pldma-net/responder-fault-report-timer",
+                   test_fault_report_timer);
+    qtest_add_func("/pldma-net/responder-fault-stall", test_fault_stall);
+    qtest_add_func("/pldma-net/bad-keys", test_bad_keys);
+    qtest_add_func("/pldma-net/lossy", test_lossy);
+    qtest_add_func("/pldma-net/peer-killed", test_peer_killed);
+    qtest_add_func("/pldma-net/reset-midway", test_reset_midway);
+    return g_test_run();
+}

@@ -16,6 +16,8 @@
 #include "qemu/osdep.h"
 #include "qemu/units.h"
 #include "qemu/bswap.h"
+#include <sys/socket.h>
+#include <sys/un.h>
 #include "libqtest.h"
 #include "libqos/smmuv3.h"
 #include "hw/misc/pldma-regs.h"
@@ -704,6 +706,286 @@ static void test_reset_midway(void)
     pair_stop(p);
 }
 
+/* ---- a hostile peer: the test itself on the other end of the link ---- */
+
+static uint32_t crc32_le(uint32_t crc, const uint8_t *b, size_t n)
+{
+    size_t i;
+    int k;
+
+    crc = ~crc;
+    for (i = 0; i < n; i++) {
+        crc ^= b[i];
+        for (k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320U & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+typedef struct Peer {
+    int fd;
+    QTestState *qts;
+} Peer;
+
+/* Send one frame in -netdev stream's framing (length, then the frame) */
+static void peer_send(Peer *pe, const uint8_t *f, uint32_t len)
+{
+    uint8_t hdr[4];
+
+    stl_be_p(hdr, len);
+    g_assert_cmpint(write(pe->fd, hdr, 4), ==, 4);
+    if (len) {
+        g_assert_cmpint(write(pe->fd, f, len), ==, len);
+    }
+}
+
+/* Receive one frame, or 0 if none comes in about a second */
+static uint32_t peer_recv(Peer *pe, uint8_t *f, uint32_t max)
+{
+    uint8_t hdr[4];
+    uint32_t len, got = 0;
+    int i;
+
+    for (i = 0; i < 5000; i++) {
+        ssize_t r = recv(pe->fd, hdr + got, 4 - got, MSG_DONTWAIT);
+
+        if (r > 0) {
+            got += r;
+            if (got == 4) {
+                break;
+            }
+        }
+        g_usleep(200);
+    }
+    if (got < 4) {
+        return 0;
+    }
+    len = ldl_be_p(hdr);
+    g_assert_cmpuint(len, <=, max);
+    for (got = 0; got < len; ) {
+        ssize_t r = read(pe->fd, f + got, len - got);
+
+        g_assert_cmpint(r, >, 0);
+        got += r;
+    }
+    return len;
+}
+
+/*
+ * A RoCEv2 frame from node 2 to node 1: BTH opcode/qpn/psn/ackreq, RETH if
+ * @reth, AETH if @aeth_syn >= 0, payload; returns its length
+ */
+static uint32_t roce_frame(uint8_t *f, uint8_t op, uint32_t qpn, uint32_t psn,
+                           bool reth, uint64_t va, uint32_t rkey,
+                           uint32_t dmalen, int aeth_syn,
+                           const uint8_t *pl, uint32_t plen)
+{
+    uint8_t *ip = f + 14, *udp = ip + 20, *q = udp + 8, m[40];
+    uint32_t pad = (4 - (plen & 3)) & 3, crc, l4;
+    static const uint8_t ones[8] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+    };
+
+    memset(f, 0xff, 6);
+    memcpy(f + 6, "\x52\x54\x00\x00\x00\x02", 6);
+    stw_be_p(f + 12, 0x0800);
+    memset(q, 0, 12);
+    q[0] = op;
+    q[1] = pad << 4;
+    stw_be_p(q + 2, 0xffff);
+    stl_be_p(q + 4, qpn);
+    stl_be_p(q + 8, 0x80000000U | psn);     /* AckReq */
+    q += 12;
+    if (reth) {
+        stq_be_p(q, va);
+        stl_be_p(q + 8, rkey);
+        stl_be_p(q + 12, dmalen);
+        q += 16;
+    }
+    if (aeth_syn >= 0) {
+        stl_be_p(q, (uint32_t)aeth_syn << 24);
+        q += 4;
+    }
+    memcpy(q, pl, plen);
+    memset(q + plen, 0, pad);
+    q += plen + pad;
+    l4 = q + 4 - udp;
+    memset(ip, 0, 20);
+    ip[0] = 0x45;
+    stw_be_p(ip + 2, 20 + l4);
+    ip[8] = 64;
+    ip[9] = 17;
+    stl_be_p(ip + 12, 0x0a000002);
+    stl_be_p(ip + 16, 0x0a000001);
+    stw_be_p(udp, 0xc002);
+    stw_be_p(udp + 2, 4791);
+    stw_be_p(udp + 4, l4);
+    stw_be_p(udp + 6, 0);
+    memcpy(m, ip, 40);
+    m[1] = m[8] = m[10] = m[11] = 0xff;
+    m[26] = m[27] = 0xff;
+    m[32] = 0xff;
+    crc = crc32_le(0, ones, 8);
+    crc = crc32_le(crc, m, 40);
+    crc = crc32_le(crc, ip + 40, q - ip - 40);
+    stl_le_p(q, crc);
+    return q + 4 - f;
+}
+
+static uint32_t pcnt(Peer *pe, int i)
+{
+    return qtest_readl(pe->qts, PLDMA_BASE + PLDMA_NET_CNT(i));
+}
+
+/* The AETH syndrome and PSN of the next answer node 1 sends us */
+static int peer_answer(Peer *pe, uint32_t *psn)
+{
+    uint8_t f[8192];
+    uint32_t len = peer_recv(pe, f, sizeof(f));
+
+    if (!len) {
+        return -1;
+    }
+    g_assert_cmpuint(len, >=, 14 + 20 + 8 + 12 + 4 + 4);
+    g_assert_cmpuint(f[14 + 28], ==, 0x11);        /* Acknowledge */
+    *psn = ldl_be_p(f + 14 + 28 + 8) & 0xffffff;
+    return f[14 + 28 + 12];
+}
+
+static void test_hostile_peer(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("pldma-peer-XXXXXX", NULL);
+    g_autofree char *sock = g_strdup_printf("%s/link", dir);
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    uint8_t f[16384], pl[4096];
+    uint64_t pa = ALLOC_BASE, big = ALLOC_BASE + 0x100000;
+    uint32_t rkey, psn, drops, len, i;
+    Node n = { 0 };
+    Peer pe;
+
+    n.qts = qtest_initf("-M virt -m 512M -nodefaults "
+                        "-device pldma,id=dma0,netdev=n0,node-id=1 "
+                        "-netdev stream,id=n0,server=on,addr.type=unix,"
+                        "addr.path=%s", sock);
+    pe.qts = n.qts;
+    pe.fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    g_assert_cmpint(pe.fd, >=, 0);
+    g_strlcpy(sa.sun_path, sock, sizeof(sa.sun_path));
+    for (i = 0; connect(pe.fd, (struct sockaddr *)&sa, sizeof(sa)); i++) {
+        g_assert_cmpuint(i, <, 5000);
+        g_usleep(1000);
+    }
+    link_wait(&n);
+    qtest_memset(n.qts, pa, 0, 2 * PAGE);
+    rkey = key_register(&n, 1, pa, PAGE, PLDMA_KEY_ACC_WRITE |
+                        PLDMA_KEY_ACC_READ);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 7 + 1;
+    }
+
+    /* garbage: truncated, oversized, not IPv4, bad ICRC */
+    drops = pcnt(&pe, PLDMA_NCNT_RX_DROPPED);
+    memset(f, 0xa5, sizeof(f));
+    peer_send(&pe, f, 13);
+    peer_send(&pe, f, 60);
+    peer_send(&pe, f, sizeof(f));
+    len = roce_frame(f, 0x0a, 0x010000, 0, true, pa, rkey, 256, -1, pl, 256);
+    f[len - 1] ^= 1;
+    peer_send(&pe, f, len);
+    /* every header length shortened in turn */
+    len = roce_frame(f, 0x0a, 0x010000, 0, true, pa, rkey, 256, -1, pl, 256);
+    for (i = 14 + 20 + 8; i < len; i += 7) {
+        peer_send(&pe, f, i);
+    }
+    /* a length field larger than the frame */
+    len = roce_frame(f, 0x0a, 0x010000, 0, true, pa, rkey, 256, -1, pl, 256);
+    stw_be_p(f + 14 + 2, 9000);
+    peer_send(&pe, f, len);
+    /* opcodes that are not RC WRITE/READ/ACK (SEND, UD, CNP) */
+    len = roce_frame(f, 0x04, 0x010000, 0, false, 0, 0, 0, -1, pl, 64);
+    peer_send(&pe, f, len);
+    len = roce_frame(f, 0x64, 0x010000, 0, false, 0, 0, 0, -1, pl, 64);
+    peer_send(&pe, f, len);
+    len = roce_frame(f, 0x81, 0x010000, 0, false, 0, 0, 0, -1, pl, 16);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, -1);
+    g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED) - drops, >=, 20);
+
+    /* a valid WRITE Only lands, and is ACKed */
+    len = roce_frame(f, 0x0a, 0x010000, 0, true, pa + 16, rkey, 256, -1,
+                     pl, 256);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
+    g_assert_cmpuint(psn, ==, 0);
+    {
+        uint8_t back[256];
+
+        qtest_memread(n.qts, pa + 16, back, sizeof(back));
+        g_assert_true(memcmp(back, pl, sizeof(back)) == 0);
+    }
+
+    /* beyond the key, wrapping, a wrong key, a huge length: NAK access */
+    len = roce_frame(f, 0x0a, 0x010000, 1, true, pa + PAGE - 128, rkey, 256,
+                     -1, pl, 256);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x62);
+    g_assert_cmpuint(psn, ==, 1);
+    len = roce_frame(f, 0x0a, 0x010000, 2, true, UINT64_MAX - 64, rkey, 256,
+                     -1, pl, 256);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x62);
+    len = roce_frame(f, 0x0a, 0x010000, 3, true, pa, rkey + 0x100, 256, -1,
+                     pl, 256);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x62);
+    len = roce_frame(f, 0x0c, 0x010000, 4, true, pa, rkey, 0xffffffff, -1,
+                     pl, 0);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x61);
+    /* an Only whose payload disagrees with its DMA length: invalid */
+    len = roce_frame(f, 0x0a, 0x010000, 5, true, pa, rkey, 100, -1, pl, 256);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x61);
+    /* a Middle without a First */
+    len = roce_frame(f, 0x07, 0x010001, 0, false, 0, 0, 0, -1, pl, 1024);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x61);
+
+    /* PSNs far ahead are dropped without an answer */
+    drops = pcnt(&pe, PLDMA_NCNT_RX_DROPPED);
+    len = roce_frame(f, 0x0a, 0x010000, 0x700000, true, pa, rkey, 256, -1,
+                     pl, 256);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, -1);
+    g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED), ==, drops + 1);
+
+    /* a flood of ACKs and NAKs for channels that wait for nothing */
+    drops = pcnt(&pe, PLDMA_NCNT_RX_DROPPED);
+    for (i = 0; i < 2000; i++) {
+        len = roce_frame(f, 0x11, 0x000100 | (i & 0x1f), i, false, 0, 0, 0,
+                         (i & 1) ? 0x60 : 0x20 | (i & 0x1f), pl, 0);
+        peer_send(&pe, f, len);
+    }
+    len = roce_frame(f, 0x0c, 0x010002, 0, true, pa + 16, rkey, 256, -1, pl,
+                     0);
+    peer_send(&pe, f, len);         /* and then a READ: still served */
+    len = peer_recv(&pe, f, sizeof(f));
+    g_assert_cmpuint(len, >, 256);
+    g_assert_cmpuint(f[14 + 28], ==, 0x10);        /* READ Response Only */
+    g_assert_true(memcmp(f + 14 + 28 + 12 + 4, pl, 256) == 0);
+    g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED) - drops, ==, 2000);
+
+    /* nothing was written outside the window */
+    g_assert_true(all_zero(&n, pa, 16));
+    g_assert_true(all_zero(&n, pa + 16 + 256, PAGE - 16 - 256));
+    g_assert_true(all_zero(&n, big, PAGE));
+    close(pe.fd);
+    qtest_quit(n.qts);
+    unlink(sock);
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -720,5 +1002,6 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-net/lossy", test_lossy);
     qtest_add_func("/pldma-net/peer-killed", test_peer_killed);
     qtest_add_func("/pldma-net/reset-midway", test_reset_midway);
+    qtest_add_func("/pldma-net/hostile-peer", test_hostile_peer);
     return g_test_run();
 }

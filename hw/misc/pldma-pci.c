@@ -176,6 +176,13 @@ static void pldma_pci_exit(PCIDevice *pd)
 
     trace_pldma_pci_exit(s->core.num_channels);
     pldma_core_unrealize(&s->core);
+    /*
+     * The register pages sit in a container of ours: as a subregion they
+     * hold a reference on their owner, us, which only our finalization
+     * would drop.  Take them out, or the device is never freed (and QEMU
+     * never sends DEVICE_DELETED).
+     */
+    memory_region_del_subregion(&s->bar0, &s->core.iomem);
     pcie_cap_exit(pd);
     msix_uninit_exclusive_bar(pd);
 }

@@ -475,6 +475,98 @@ static void test_migrate(void)
     stop(&f);
 }
 
+/*
+ * Hot-unplug behind a pcie-root-port while a channel is RUNNING: the
+ * device goes away (DEVICE_DELETED, which QEMU sends when the object is
+ * finalized, so nothing holds it any more) and QEMU runs on.  The root
+ * port and the endpoint are programmed by hand here, as firmware would:
+ * bus 1 behind the port, BAR 0 at EP_BAR, no IOMMU (physical addresses).
+ */
+#define RP_ECAM         (ECAM + (QPCI_DEVFN(3, 0) << 12))
+#define EP_ECAM         (ECAM + (1 << 20))
+#define EP_BAR          0x10000000ULL
+#define UNPLUG_RING     0x48000000ULL
+#define UNPLUG_SRC      0x49000000ULL
+#define UNPLUG_DST      0x4b000000ULL
+#define UNPLUG_LEN      (16 * 1024 * 1024)
+
+static void test_unplug_running(void)
+{
+    QTestState *qts = qtest_init("-M virt -m 512M -nodefaults "
+                                 "-device pcie-root-port,id=rp1,bus=pcie.0,"
+                                 "addr=3.0,chassis=1,slot=1 "
+                                 "-device pldma-pci,id=dma1,bus=rp1,"
+                                 "num-channels=2");
+    uint8_t d[PLDMA_DESC_SIZE] = { 0 };
+    uint32_t exp = 0, cap, i;
+    uint16_t sltctl;
+    QDict *ev = NULL;
+
+    /* the port: bus 1 behind it, a memory window, memory and mastering */
+    qtest_writel(qts, RP_ECAM + PCI_PRIMARY_BUS, 0x00010100);
+    qtest_writew(qts, RP_ECAM + PCI_MEMORY_BASE, EP_BAR >> 16);
+    qtest_writew(qts, RP_ECAM + PCI_MEMORY_LIMIT, EP_BAR >> 16);
+    qtest_writew(qts, RP_ECAM + PCI_COMMAND,
+                 PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    /* the endpoint */
+    g_assert_cmphex(qtest_readw(qts, EP_ECAM + PCI_DEVICE_ID), ==,
+                    PLDMA_PCI_DEVICE_ID);
+    qtest_writel(qts, EP_ECAM + PCI_BASE_ADDRESS_0, (uint32_t)EP_BAR);
+    qtest_writel(qts, EP_ECAM + PCI_BASE_ADDRESS_1, 0);
+    qtest_writew(qts, EP_ECAM + PCI_COMMAND,
+                 PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    g_assert_cmphex(qtest_readl(qts, EP_BAR + PLDMA_ID), ==, PLDMA_ID_VALUE);
+
+    /* a ring of big copies, so that the channel is still RUNNING */
+    qtest_writel(qts, EP_BAR + PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL,
+                 PLDMA_CHB_CTRL_ENABLE);
+    qtest_writel(qts, EP_BAR + PLDMA_CH_PAGE_OFFSET(0) + PLDMA_CH_RING_BASE_LO,
+                 (uint32_t)UNPLUG_RING);
+    qtest_writel(qts, EP_BAR + PLDMA_CH_PAGE_OFFSET(0) + PLDMA_CH_RING_SIZE,
+                 64);
+    d[PLDMA_DESC_OPCODE] = PLDMA_OP_COPY;
+    stl_le_p(d + PLDMA_DESC_LEN, UNPLUG_LEN);
+    stq_le_p(d + PLDMA_DESC_SRC, UNPLUG_SRC);
+    stq_le_p(d + PLDMA_DESC_DST, UNPLUG_DST);
+    for (i = 0; i < 63; i++) {
+        qtest_memwrite(qts, UNPLUG_RING + i * PLDMA_DESC_SIZE, d, sizeof(d));
+    }
+    qtest_writel(qts, EP_BAR + PLDMA_CH_PAGE_OFFSET(0) + PLDMA_CH_RING_TAIL,
+                 63);
+    g_assert_cmpuint(qtest_readl(qts, EP_BAR + PLDMA_CH_PAGE_OFFSET(0) +
+                                 PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
+
+    /* device_del, then the guest's answer: slot power and indicator off */
+    qtest_qmp_device_del_send(qts, "dma1");
+    for (cap = qtest_readb(qts, RP_ECAM + PCI_CAPABILITY_LIST); cap;
+         cap = qtest_readb(qts, RP_ECAM + cap + PCI_CAP_LIST_NEXT)) {
+        if (qtest_readb(qts, RP_ECAM + cap) == PCI_CAP_ID_EXP) {
+            exp = cap;
+            break;
+        }
+    }
+    g_assert_cmpuint(exp, !=, 0);
+    sltctl = qtest_readw(qts, RP_ECAM + exp + PCI_EXP_SLTCTL);
+    sltctl &= ~PCI_EXP_SLTCTL_PIC;
+    sltctl |= PCI_EXP_SLTCTL_PWR_IND_OFF | PCI_EXP_SLTCTL_PCC;
+    qtest_writew(qts, RP_ECAM + exp + PCI_EXP_SLTCTL, sltctl);
+
+    for (i = 0; i < 500 && !ev; i++) {
+        qtest_qmp_assert_success(qts, "{ 'execute': 'query-status' }");
+        ev = qtest_qmp_event_ref(qts, "DEVICE_DELETED");
+        if (!ev) {
+            g_usleep(2000);
+        }
+    }
+    g_assert_nonnull(ev);
+    g_assert_cmpstr(qdict_get_try_str(qdict_get_qdict(ev, "data"),
+                                      "device"), ==, "dma1");
+    qobject_unref(ev);
+    /* the slot is empty, QEMU runs on */
+    g_assert_cmphex(qtest_readw(qts, EP_ECAM + PCI_VENDOR_ID), ==, 0xffff);
+    qtest_quit(qts);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -487,5 +579,6 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-pci/report", test_report);
     qtest_add_func("/pldma-pci/msix", test_msix);
     qtest_add_func("/pldma-pci/migrate", test_migrate);
+    qtest_add_func("/pldma-pci/unplug-running", test_unplug_running);
     return g_test_run();
 }

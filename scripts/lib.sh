@@ -15,6 +15,10 @@ QEMU_PIN=${QEMU_PIN:-1:10.0.13+ds-0+deb13u1}
 QEMU_SERIES=${QEMU_SERIES:-10.0}
 LINUX_PIN=${LINUX_PIN:-6.12.107-1}
 LINUX_SERIES=${LINUX_SERIES:-6.12}
+# The newest upstream release whose source Debian serves (sid), the second
+# kernel of the guest matrix (README, "Picking a kernel").
+LINUX71_PIN=${LINUX71_PIN:-7.1.8-2}
+LINUX71_SERIES=7.1
 BUSYBOX_PKG=busybox-static
 MESON_MIN=1.5
 
@@ -55,13 +59,17 @@ apt_private_setup() {
 		/etc/apt/sources.list 2>/dev/null || true)
 	[ -n "$uri" ] || die "no Debian mirror found in /etc/apt sources"
 	{
-		printf 'Types: deb-src\nURIs: %s\nSuites: trixie trixie-updates bookworm-backports\n' "$uri"
+		# sid: only for the sources of the newest upstream kernel
+		printf 'Types: deb-src\nURIs: %s\nSuites: trixie trixie-updates bookworm-backports sid\n' "$uri"
 		printf 'Components: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n\n'
 		printf 'Types: deb\nURIs: %s\nSuites: trixie bookworm-backports\n' "$uri"
 		printf 'Components: main\nArchitectures: arm64 amd64\n'
 		printf 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n'
 	} >"$APT_DIR/pldma.sources.new"
 	mkdir -p "$APT_DIR/sources.d"
+	# new suites need a new index, whatever the age of the last one
+	cmp -s "$APT_DIR/pldma.sources.new" "$APT_DIR/sources.d/pldma.sources" ||
+		rm -f "$APT_DIR/updated"
 	mv "$APT_DIR/pldma.sources.new" "$APT_DIR/sources.d/pldma.sources"
 	if [ ! -f "$APT_DIR/updated" ] ||
 	   [ -n "$(find "$APT_DIR/updated" -mmin +720 2>/dev/null)" ]; then
@@ -94,6 +102,36 @@ apt_cache_private() {
 	apt-cache "${o[@]}" "$@"
 }
 
+# kernel_select: the guest kernel named by PLDMA_KERNEL, one of
+#   6.12 (the default), 7.1, debug (= 6.12-debug), 6.12-debug, 7.1-debug
+# Sets KSERIES, KPIN (Debian source version tried first), KDEBUG (true when
+# config/debug-kernel.config is merged too) and KTAG (the canonical name, used
+# in file names: 6.12, 7.1, 6.12-debug, 7.1-debug).
+kernel_select() {
+	local spec=${PLDMA_KERNEL:-6.12}
+	KDEBUG=false
+	[ "$spec" = debug ] && spec=6.12-debug
+	case "$spec" in *-debug) KDEBUG=true; spec=${spec%-debug} ;; esac
+	case "$spec" in
+	6.12) KPIN=$LINUX_PIN KSERIES=$LINUX_SERIES ;;
+	7.1) KPIN=$LINUX71_PIN KSERIES=$LINUX71_SERIES ;;
+	*) die "unknown kernel '${PLDMA_KERNEL:-}' (known: 6.12 7.1 debug 6.12-debug 7.1-debug)" ;;
+	esac
+	KTAG=$spec
+	$KDEBUG && KTAG=$spec-debug
+	return 0
+}
+
+# initramfs_path: the initramfs built for the selected kernel (kernel_select)
+initramfs_path() {
+	local out=${BUILD_DIR:-$TOP/build}
+	if [ "$KTAG" = 6.12 ]; then
+		echo "$out/initramfs.cpio.gz"
+	else
+		echo "$out/initramfs-$KTAG.cpio.gz"
+	fi
+}
+
 # pick_version PKG PIN SERIES: print PIN if the private state offers it,
 # else the newest SERIES.x source version, else fail naming what was tried.
 pick_source_version() {
@@ -114,11 +152,14 @@ pick_source_version() {
 	die "$pkg: neither pinned version $pin nor any $series.x is offered by the deb-src suites (offered: $(echo $avail | tr '\n' ' '))"
 }
 
-# fetch_source PKG PIN SERIES -> prints the directory holding PKG's .dsc and
-# tarballs.  Downloads into a temporary directory and renames it into place,
-# so that an interrupted download never looks complete.
+# fetch_source PKG PIN SERIES [orig] -> prints the directory holding PKG's .dsc
+# and tarballs.  Downloads into a temporary directory and renames it into place,
+# so that an interrupted download never looks complete.  With "orig", only the
+# upstream tarball is needed (the kernel): the mirror serves some unstable
+# versions' orig tarball but not their .dsc and Debian tarball, so a download
+# that got the orig tarball, with the size and SHA256 the index lists, is enough.
 fetch_source() {
-	local pkg=$1 pin=$2 series=$3 ver dir tmp
+	local pkg=$1 pin=$2 series=$3 want=${4:-all} ver dir tmp
 	apt_private_setup
 	ver=$(pick_source_version "$pkg" "$pin" "$series")
 	dir=$CACHE/src/$pkg-${ver//:/_}
@@ -126,16 +167,29 @@ fetch_source() {
 		tmp=$(mktemp -d "$CACHE/src/.dl-XXXXXX" 2>/dev/null ||
 		      { mkdir -p "$CACHE/src"; mktemp -d "$CACHE/src/.dl-XXXXXX"; })
 		log "fetching source $pkg=$ver"
-		(cd "$tmp" && apt_private source --download-only "$pkg=$ver") \
-			>"$tmp/.log" 2>&1 || {
+		if ! (cd "$tmp" && apt_private source --download-only "$pkg=$ver") \
+			>"$tmp/.log" 2>&1 &&
+		   ! { [ "$want" = orig ] && orig_verified "$pkg" "$ver" "$tmp"; }; then
 			cat "$tmp/.log" >&2; rm -rf "$tmp"
 			die "could not download source $pkg=$ver"
-		}
+		fi
 		touch "$tmp/.complete"
 		rm -rf "$dir"
 		mv "$tmp" "$dir"
 	fi
 	echo "$dir"
+}
+
+# orig_verified PKG VER DIR: DIR holds PKG's orig tarball as the index lists it
+orig_verified() {
+	local pkg=$1 ver=$2 dir=$3 name size sum
+	read -r name size sum < <(apt_private source --print-uris "$pkg=$ver" 2>/dev/null |
+		awk '$2 ~ /\.orig\.tar\./ {print $2, $3, $4; exit}')
+	[ -n "${name:-}" ] && [ -f "$dir/$name" ] || return 1
+	[ "$(stat -c %s "$dir/$name")" = "$size" ] || return 1
+	[ "${sum%%:*}" = SHA256 ] && [ "$(sha256sum <"$dir/$name" | cut -d' ' -f1)" = "${sum#SHA256:}" ] ||
+		return 1
+	log "$pkg=$ver: orig tarball $name verified (SHA256 of the index); the packaging files were not served and are not needed"
 }
 
 # fetch_deb SPEC DEST: download one binary package (e.g. busybox-static:arm64)

@@ -25,7 +25,41 @@ t() {
 }
 # thp always|madvise|never: transparent huge pages for the next tests
 thp() { echo "$1" >/sys/kernel/mm/transparent_hugepage/enabled; }
+# kernel_reports: one TAP line for the kernel's own reports since boot, in
+# dmesg -- lockdep, KASAN, BUG, WARN, debugobjects, list and refcount
+# corruption, hung tasks, RCU stalls -- and, when kmemleak is built in (the
+# debug kernel), the leaks a scan finds now.  A failure names the first
+# report and prints it.
+_KREPORT='^(WARNING|BUG|INFO|ODEBUG|UBSAN|kernel BUG|Unable to handle kernel|Internal error)|refcount_t:|list_[a-z_]* corruption|Oops|kmemleak: .*suspected memory leak'
+kernel_reports() {
+	_kl=/sys/kernel/debug/kmemleak
+	if [ -e $_kl ]; then
+		# kmemleak reports objects older than 5 s that no scan found
+		# referenced; a second scan drops pointers that were only in flight
+		sleep 5
+		if echo scan >$_kl && echo scan >$_kl; then
+			_leaks=$(grep -c '^unreferenced object' $_kl)
+			if [ "$_leaks" -gt 0 ]; then
+				not_ok "kernel report: kmemleak: $_leaks unreferenced objects"
+				head -n 60 $_kl | sed 's/^/# /'
+				return
+			fi
+		else
+			not_ok "kernel report: kmemleak scan failed (kmemleak disabled?)"
+			dmesg | grep -i kmemleak | tail -n 5 | sed 's/^/# /'
+			return
+		fi
+	fi
+	_first=$(dmesg | sed 's/^\[ *[0-9.]*\] //' | grep -n -m1 -E "$_KREPORT")
+	if [ -z "$_first" ]; then
+		ok "no kernel report (lockdep, KASAN, kmemleak, BUG, WARN) in dmesg"
+		return
+	fi
+	not_ok "kernel report: ${_first#*:}"
+	dmesg | sed 's/^\[ *[0-9.]*\] //' | tail -n +"${_first%%:*}" | head -n 60 | sed 's/^/# /'
+}
 done_testing() {
+	kernel_reports
 	echo "1..$_n"
 	[ "$_fail" -eq 0 ]
 }

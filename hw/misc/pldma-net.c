@@ -38,6 +38,7 @@
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"
+#include "qemu/cutils.h"
 #include "qapi/error.h"
 #include "net/net.h"
 #include "net/checksum.h"
@@ -1419,7 +1420,16 @@ bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp)
     if (migrate_add_blocker(&s->net_blocker, errp) < 0) {
         return false;
     }
-    qemu_macaddr_default_if_unset(&conf->macaddr);
+    /*
+     * QEMU's default MAC is the same in every process, which a learning
+     * switch cannot tell apart: without mac=, node n is 52:54:00:4c:44:n
+     */
+    if (buffer_is_zero(conf->macaddr.a, sizeof(conf->macaddr.a))) {
+        static const uint8_t base[6] = { 0x52, 0x54, 0x00, 0x4c, 0x44, 0 };
+
+        memcpy(conf->macaddr.a, base, sizeof(base));
+        conf->macaddr.a[5] = s->node_id;
+    }
     s->conf = conf;
     s->conns = g_new0(PLDMANetConn, PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS);
     s->psn_next = g_new0(uint32_t, PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS);

@@ -706,6 +706,92 @@ static void test_reset_midway(void)
     pair_stop(p);
 }
 
+/* ---- three nodes on a switch: VDE's vde_switch, -netdev vde ---- */
+
+/*
+ * Wait for node @w's completion at @compl, running the three nodes' clocks:
+ * a vde_switch drops frames when a port's socket is full, which the
+ * retransmit timers repair
+ */
+static uint32_t node_wait(Node *n, int w, uint64_t compl)
+{
+    uint32_t st = 0;
+    int i, j;
+
+    for (i = 0; i < WAIT_STEPS && !st; i++) {
+        st = qtest_readl(n[w].qts, compl + PLDMA_COMPL_STATUS);
+        if (!st) {
+            g_usleep(200);
+            for (j = 0; j < 3; j++) {
+                qtest_clock_step(n[j].qts, STEP_NS);
+            }
+        }
+    }
+    return st;
+}
+
+static void test_three_nodes_vde(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("pldma-vde-XXXXXX", NULL);
+    g_autofree char *sw = g_strdup_printf("%s/switch", dir);
+    g_autofree char *pidf = g_strdup_printf("%s/pid", dir);
+    g_autofree char *cmd = NULL, *pid = NULL, *rm = NULL;
+    const uint32_t len = 256 * KiB + 44;
+    uint64_t src, dst, pa2, va2, pa3, va3, compl;
+    g_autofree uint8_t *data = NULL;
+    uint32_t k2, k3, i;
+    Node n[3] = { 0 };
+    Ring r1, r3;
+    int status;
+
+    if (!g_find_program_in_path("vde_switch")) {
+        g_test_skip("vde_switch (Debian's vde2) is not installed");
+        return;
+    }
+    cmd = g_strdup_printf("vde_switch -s %s -d -p %s", sw, pidf);
+    g_assert_true(g_spawn_command_line_sync(cmd, NULL, NULL, &status, NULL));
+    g_assert_cmpint(status, ==, 0);
+    for (i = 0; i < 3; i++) {
+        g_autofree char *dev = g_strdup_printf("node-id=%u", i + 1);
+        g_autofree char *net = g_strdup_printf("vde,id=n0,sock=%s", sw);
+
+        node_start(&n[i], dev, net, false, "stall", NULL);
+    }
+    ring_init(&n[0], &r1);
+    ring_init(&n[2], &r3);
+    src = alloc_pa(&n[0], len);
+    data = random_fill(&n[0], src, len);
+    va2 = buffer(&n[1], len, &pa2, -1);
+    va3 = buffer(&n[2], len, &pa3, -1);
+    k2 = key_register(&n[1], 0, va2, len, PLDMA_KEY_ACC_WRITE |
+                      PLDMA_KEY_ACC_READ);
+    k3 = key_register(&n[2], 0, va3, len, PLDMA_KEY_ACC_WRITE);
+
+    /* node 1 writes to nodes 2 and 3, node 3 reads node 2 back */
+    compl = post(&n[0], &r1, PLDMA_OP_RDMA_WRITE, 2, len, src, va2, k2);
+    g_assert_cmpuint(node_wait(n, 0, compl), ==, PLDMA_ST_SUCCESS);
+    compl = post(&n[0], &r1, PLDMA_OP_RDMA_WRITE, 3, len, src, va3, k3);
+    g_assert_cmpuint(node_wait(n, 0, compl), ==, PLDMA_ST_SUCCESS);
+    check_mem(&n[1], pa2, data, len);
+    check_mem(&n[2], pa3, data, len);
+    dst = alloc_pa(&n[2], len);
+    compl = post(&n[2], &r3, PLDMA_OP_RDMA_READ, 2, len, dst, va2, k2);
+    g_assert_cmpuint(node_wait(n, 2, compl), ==, PLDMA_ST_SUCCESS);
+    check_mem(&n[2], dst, data, len);
+    /* beyond the range of the key: refused */
+    compl = post(&n[2], &r3, PLDMA_OP_RDMA_WRITE, 2, len, dst, va2 + 4096,
+                 k2);
+    g_assert_cmpuint(node_wait(n, 2, compl), ==, PLDMA_ST_REMOTE_ACCESS);
+
+    for (i = 0; i < 3; i++) {
+        qtest_quit(n[i].qts);
+    }
+    g_assert_true(g_file_get_contents(pidf, &pid, NULL, NULL));
+    kill(atoi(pid), SIGTERM);
+    rm = g_strdup_printf("rm -rf %s", dir);
+    g_assert_true(g_spawn_command_line_sync(rm, NULL, NULL, &status, NULL));
+}
+
 /* ---- a hostile peer: the test itself on the other end of the link ---- */
 
 static uint32_t crc32_le(uint32_t crc, const uint8_t *b, size_t n)
@@ -1003,5 +1089,6 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-net/peer-killed", test_peer_killed);
     qtest_add_func("/pldma-net/reset-midway", test_reset_midway);
     qtest_add_func("/pldma-net/hostile-peer", test_hostile_peer);
+    qtest_add_func("/pldma-net/three-nodes-vde", test_three_nodes_vde);
     return g_test_run();
 }

@@ -424,8 +424,15 @@ static void pldma_kick_channel(struct pldma_dev *pd, unsigned int ch,
 			ctx->rec_valid = true;
 			spin_unlock(&ctx->flock);
 		}
-		if (queue_work(pd->wq, &ctx->fault_work))
-			kref_get(&ctx->ref);
+		/*
+		 * The work's reference, taken before the work can run (on
+		 * another CPU) and drop it; given back if the work was
+		 * queued already.  Never the last one: the channel table
+		 * holds one while pd->lock is held.
+		 */
+		kref_get(&ctx->ref);
+		if (!queue_work(pd->wq, &ctx->fault_work))
+			pldma_ctx_put(ctx);
 	}
 	spin_unlock_irq(&pd->lock);
 }

@@ -895,7 +895,11 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         }
         return;
     }
-    if (d > PLDMA_NET_PSN_AHEAD) {
+    /*
+     * Far ahead: garbage, unless it starts a new message, which may follow
+     * a long message the requester abandoned (any PSN ahead of ours)
+     */
+    if (d > PLDMA_NET_PSN_AHEAD && !first) {
         cnt(s, PLDMA_NCNT_RX_DROPPED);
         return;
     }
@@ -990,8 +994,8 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     int32_t d = psn_diff(p->psn, c->epsn);
     uint8_t nak;
 
-    if (d > PLDMA_NET_PSN_AHEAD || d < -PLDMA_NET_PSN_AHEAD) {
-        cnt(s, PLDMA_NCNT_RX_DROPPED);
+    if (d < -PLDMA_NET_PSN_AHEAD) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);  /* an old duplicate */
         return;
     }
     if (c->fault) {

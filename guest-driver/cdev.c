@@ -226,6 +226,8 @@ static int pldma_release(struct inode *inode, struct file *file)
 	 * filler is not waited for: it holds its own reference to ctx and to
 	 * the mm.
 	 */
+	/* the keys first: no remote access through this PASID any more */
+	pldma_revoke_all(ctx, PLDMA_KR_RELEASE);
 	mutex_lock(&ctx->cmd_lock);
 	pldma_sync_hw_counters(ctx);
 	if (!pldma_ctx_stop(ctx, &state))
@@ -627,6 +629,9 @@ static long pldma_ioc_stats(struct pldma_ctx *ctx, void __user *arg)
 	s.aborts = atomic64_read(&ctx->st.aborts);
 	s.user_faults = atomic64_read(&ctx->st.user_faults);
 	s.pinned_pages = atomic64_read(&ctx->st.pinned_pages);
+	s.remote_faults = atomic64_read(&ctx->st.remote_faults);
+	s.remote_pages = atomic64_read(&ctx->st.remote_pages);
+	s.remote_failed = atomic64_read(&ctx->st.remote_failed);
 	return copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
 }
 
@@ -679,6 +684,9 @@ static long pldma_ioctl_locked(struct pldma_ctx *ctx, unsigned int cmd,
 			.max_xfer = pd->max_xfer,
 			.chunk_size = pd->chunk,
 			.mmap_size = PAGE_SIZE,
+			.node_id = pd->node_id,
+			.mtu = pd->node_id ? pd->mtu : 0,
+			.max_mrs = pd->node_id ? PLDMA_MAX_MRS : 0,
 		};
 
 		return copy_to_user(uarg, &i, sizeof(i)) ? -EFAULT : 0;
@@ -697,6 +705,12 @@ static long pldma_ioctl_locked(struct pldma_ctx *ctx, unsigned int cmd,
 		return pldma_ioc_stats(ctx, uarg);
 	case PLDMA_IOC_SET_EVENTFD:
 		return pldma_ioc_eventfd(ctx, uarg);
+	case PLDMA_IOC_REG_MR:
+		return pldma_ioc_reg_mr(ctx, uarg);
+	case PLDMA_IOC_DEREG_MR:
+		return pldma_ioc_dereg_mr(ctx, uarg);
+	case PLDMA_IOC_NET_STATS:
+		return pldma_ioc_net_stats(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -751,6 +765,7 @@ void pldma_ctx_detach(struct pldma_ctx *ctx)
 	struct pldma_dev *pd = ctx->pd;
 	u32 state;
 
+	pldma_revoke_all(ctx, PLDMA_KR_DETACH);
 	mutex_lock(&ctx->cmd_lock);
 	pldma_ctx_stop(ctx, &state);
 	WRITE_ONCE(ctx->detached, true);

@@ -190,6 +190,7 @@ int pldma_core_probe(struct pldma_dev *pd, resource_size_t size)
 	pd->stall_mode = pd->cap & PLDMA_CAP_FAULT_STALL;
 	pd->max_xfer = pldma_rd(pd, PLDMA_MAX_XFER);
 	pd->chunk = pldma_rd(pd, PLDMA_CHUNK_SIZE);
+	pldma_remote_init(pd);
 
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
 	if (ret)
@@ -274,6 +275,9 @@ int pldma_register(struct pldma_dev *pd, const char *bus)
 		 pd->name, pd->version >> 16, pd->version & 0xffff, pd->nch,
 		 pd->stall_mode ? "stall" : "report", bus,
 		 pldma_rd(pd, PLDMA_STREAM_ID));
+	if (pd->node_id)
+		dev_info(dev, "%s: remote DMA, node %u, MTU %u\n", pd->name,
+			 pd->node_id, pd->mtu);
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * PLDMA: the device's counters in debugfs, /sys/kernel/debug/pldma/pldmaN/stats
- * (PLDMA_IOC_GET_STATS gives a file's own).
+ * (PLDMA_IOC_GET_STATS gives a file's own), and with a link .../net: the
+ * device's network counters (PLDMA_NET_CNT) and the registered windows.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -59,6 +60,16 @@ static int pldma_stats_show(struct seq_file *m, void *v)
 		   atomic64_read(&pd->st.moved_refaults));
 	seq_printf(m, "completion_records_dropped: %lld\n",
 		   atomic64_read(&pd->st.lost_records));
+	seq_printf(m, "remote_faults: %lld\n",
+		   atomic64_read(&pd->st.remote_faults));
+	seq_printf(m, "remote_pages_present: %lld\n",
+		   atomic64_read(&pd->st.remote_pages));
+	seq_printf(m, "remote_failed: %lld\n",
+		   atomic64_read(&pd->st.remote_failed));
+	seq_printf(m, "remote_stale_records: %lld\n",
+		   atomic64_read(&pd->st.remote_stale));
+	seq_printf(m, "windows_registered: %lld\n",
+		   atomic64_read(&pd->st.mrs));
 	seq_printf(m, "stalled_channels: %#x\n",
 		   pldma_rd(pd, PLDMA_STALLED_CHANNELS));
 	seq_printf(m, "faulted_channels: %#x\n",
@@ -83,10 +94,76 @@ static int pldma_stats_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(pldma_stats);
 
+static const char * const pldma_ncnt_names[PLDMA_NCNT_NUM] = {
+	[PLDMA_NCNT_TX_FRAMES] = "tx_frames",
+	[PLDMA_NCNT_RX_FRAMES] = "rx_frames",
+	[PLDMA_NCNT_RX_DROPPED] = "rx_dropped",
+	[PLDMA_NCNT_NAK_TX_SEQ] = "nak_tx_seq",
+	[PLDMA_NCNT_NAK_TX_RNR] = "nak_tx_rnr",
+	[PLDMA_NCNT_NAK_TX_ACCESS] = "nak_tx_access",
+	[PLDMA_NCNT_NAK_TX_INVALID] = "nak_tx_invalid",
+	[PLDMA_NCNT_NAK_TX_OPERR] = "nak_tx_operr",
+	[PLDMA_NCNT_NAK_RX_SEQ] = "nak_rx_seq",
+	[PLDMA_NCNT_NAK_RX_RNR] = "nak_rx_rnr",
+	[PLDMA_NCNT_NAK_RX_ACCESS] = "nak_rx_access",
+	[PLDMA_NCNT_NAK_RX_INVALID] = "nak_rx_invalid",
+	[PLDMA_NCNT_NAK_RX_OPERR] = "nak_rx_operr",
+	[PLDMA_NCNT_RETX_SEGS] = "retx_segments",
+	[PLDMA_NCNT_RETX_BYTES] = "retx_bytes",
+	[PLDMA_NCNT_RX_FAULTS] = "responder_faults",
+	[PLDMA_NCNT_RNR_WAITS] = "rnr_waits",
+	[PLDMA_NCNT_DUPS] = "duplicates",
+	[PLDMA_NCNT_OOO] = "out_of_order",
+	[PLDMA_NCNT_TIMEOUTS] = "timeouts",
+	[PLDMA_NCNT_RESUME_TX] = "resume_tx",
+	[PLDMA_NCNT_RESUME_RX] = "resume_rx",
+	[PLDMA_NCNT_ACK_TX] = "ack_tx",
+	[PLDMA_NCNT_ACK_RX] = "ack_rx",
+};
+
+/*
+ * The device's registers are read with the device known present; the key
+ * table under the key mutex, so that entries are seen whole.
+ */
+static int pldma_net_show(struct seq_file *m, void *v)
+{
+	struct pldma_dev *pd = m->private;
+	struct pldma_key *k;
+	unsigned int i;
+
+	down_read(&pd->gone_sem);
+	if (pd->gone) {
+		up_read(&pd->gone_sem);
+		return -ENODEV;
+	}
+	seq_printf(m, "node: %u\nmtu: %u\n", pd->node_id, pd->mtu);
+	for (i = 0; i < PLDMA_NCNT_NUM; i++)
+		seq_printf(m, "%s: %u\n", pldma_ncnt_names[i],
+			   pldma_rd(pd, PLDMA_NET_CNT(i)));
+	seq_puts(m, "windows:\n");
+	mutex_lock(&pd->key_mutex);
+	for (i = 0; i < PLDMA_NUM_KEYS; i++) {
+		k = &pd->keys[i];
+		if (k->ctx)
+			seq_printf(m, "  rkey %#x pid %d pasid %u va %#llx len %llu %s%s strategy %s touch %u\n",
+				   k->rkey, k->ctx->tgid, k->ctx->pasid, k->va,
+				   k->len,
+				   k->access & PLDMA_KEY_ACC_WRITE ? "W" : "",
+				   k->access & PLDMA_KEY_ACC_READ ? "R" : "",
+				   pldma_strat_names[k->strategy], k->touch);
+	}
+	mutex_unlock(&pd->key_mutex);
+	up_read(&pd->gone_sem);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(pldma_net);
+
 void pldma_debugfs_add(struct pldma_dev *pd)
 {
 	pd->dbg = debugfs_create_dir(pd->name, pldma_dbg_root);
 	debugfs_create_file("stats", 0444, pd->dbg, pd, &pldma_stats_fops);
+	if (pd->node_id)
+		debugfs_create_file("net", 0444, pd->dbg, pd, &pldma_net_fops);
 }
 
 void pldma_debugfs_remove(struct pldma_dev *pd)

@@ -403,6 +403,87 @@ bool pldma_touch_present(u64 va, bool write)
 }
 
 /* ------------------------------------------------------------------ */
+/* Responder faults (remote DMA, report mode)                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * An incoming RDMA WRITE or READ missed a page of key @k's window: the
+ * device NAKed the segment (RNR) and posted a record (PLDMA_FR_F_REMOTE,
+ * DESC = rkey, DONE/LEN = offset and length of the message).  Make the page
+ * present in the owner's mm with the window's strategy, as for a local
+ * fault (pldma_fault_in(): one page, or a touch-ahead window, here clamped
+ * to the key's range and to the rest of the message), then answer
+ * KEY_CMD_RESOLVED, or KEY_CMD_FAILED when not even the faulting page can
+ * be made present: the requester never waits for an answer that does not
+ * come.  One work item per key, so one owner's slow filler never delays
+ * another's.
+ */
+void pldma_key_fault_work(struct work_struct *work)
+{
+	struct pldma_key *k = container_of(work, struct pldma_key, work);
+	struct pldma_dev *pd = k->pd;
+	struct pldma_ctx *ctx = NULL;
+	struct pldma_fault_rec f;
+	u64 kva = 0, klen = 0, left;
+	u32 strategy = 0, touch = 1;
+	unsigned int n = 1;
+	ktime_t start;
+	int done = 0;
+
+	spin_lock_irq(&pd->lock);
+	if (!k->rec_valid) {
+		spin_unlock_irq(&pd->lock);
+		return;
+	}
+	f = k->rec;
+	k->rec_valid = false;
+	if (k->ctx && k->rkey == f.desc &&
+	    f.pasid == (k->ctx->pasid | PLDMA_CHB_PASID_EN)) {
+		ctx = k->ctx;
+		kref_get(&ctx->ref);
+		kva = k->va;
+		klen = k->len;
+		strategy = k->strategy;
+		touch = k->touch;
+	}
+	spin_unlock_irq(&pd->lock);
+	if (!ctx) {
+		/* revoked since, which ended the fault: a stale record */
+		atomic64_inc(&pd->st.remote_stale);
+		return;
+	}
+
+	start = ktime_get();
+	pldma_count(ctx, remote_faults, 1);
+	/* the device checked the range; a driver does not rely on it */
+	if (f.va >= kva && f.va - kva < klen) {
+		if (strategy == PLDMA_STRAT_TOUCH) {
+			left = kva + klen - f.va;
+			if (f.len > f.done)
+				left = min_t(u64, left, f.len - f.done);
+			n = min_t(u64, touch,
+				  DIV_ROUND_UP(offset_in_page(f.va) + left,
+					       PAGE_SIZE));
+		}
+		trace_pldma_remote_fault(pd->id, ctx->pasid, f.desc, f.va,
+					 f.flags, f.done, f.len, strategy, n);
+		done = pldma_fault_in(ctx, f.va, f.flags & PLDMA_FR_F_WRITE, n);
+	}
+	if (done > 0) {
+		pldma_count(ctx, remote_pages, done);
+	} else {
+		dev_dbg(pd->dev, "key %#x: cannot resolve fault at %#llx\n",
+			f.desc, f.va);
+		pldma_count(ctx, remote_failed, 1);
+	}
+	pldma_key_answer(k, f.desc, done > 0);
+	trace_pldma_remote_resolved(pd->id, ctx->pasid, f.desc, f.va, n, done,
+				    ktime_us_delta(ktime_get(), start));
+	pldma_hist(pd, start);
+	pldma_ctx_put(ctx);
+}
+
+/* ------------------------------------------------------------------ */
 /* Interrupts                                                         */
 /* ------------------------------------------------------------------ */
 
@@ -434,6 +515,22 @@ static void pldma_kick_channel(struct pldma_dev *pd, unsigned int ch,
 		if (!queue_work(pd->wq, &ctx->fault_work))
 			pldma_ctx_put(ctx);
 	}
+	spin_unlock_irq(&pd->lock);
+}
+
+/* A responder fault: to the key's work item (IRQ thread). */
+static void pldma_kick_key(struct pldma_dev *pd,
+			   const struct pldma_fault_rec *f)
+{
+	struct pldma_key *k;
+
+	if (PLDMA_RKEY_INDEX(f->desc) >= PLDMA_NUM_KEYS)
+		return;
+	k = &pd->keys[PLDMA_RKEY_INDEX(f->desc)];
+	spin_lock_irq(&pd->lock);
+	k->rec = *f;
+	k->rec_valid = true;
+	queue_work(pd->wq, &k->work);
 	spin_unlock_irq(&pd->lock);
 }
 
@@ -480,12 +577,17 @@ irqreturn_t pldma_irq_thread(int irq, void *data)
 		pldma_wr(pd, PLDMA_FQ_HEAD, pd->fq_head);
 		if (f.channel < pd->nch)
 			pldma_kick_channel(pd, f.channel, &f);
+		else if (f.channel == PLDMA_FR_CH_REMOTE &&
+			 f.flags & PLDMA_FR_F_REMOTE)
+			pldma_kick_key(pd, &f);
 	}
 	if (test_and_clear_bit(PLDMA_F_OVERFLOW, &pd->flags)) {
 		atomic64_inc(&pd->st.fq_overflows);
 		pldma_wr(pd, PLDMA_FQ_STATUS, PLDMA_FQ_STATUS_OVERFLOW |
 			 PLDMA_FQ_STATUS_WRITE_ERR);
 		pldma_scan_faulted(pd);
+		if (pd->node_id)
+			pldma_keys_resync(pd);
 	}
 	return IRQ_HANDLED;
 }

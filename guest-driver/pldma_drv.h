@@ -9,7 +9,10 @@
  *               strategies, pinning, stall-mode counters
  *   platform.c  platform_driver glue ("exanest,pldma")
  *   pci.c       pci_driver glue (pldma-pci: pcim_*, MSI-X, PASID)
- *   debugfs.c   /sys/kernel/debug/pldma/pldmaN/stats
+ *   remote.c    remote DMA: the key table (registered windows), the
+ *               REG_MR/DEREG_MR/NET_STATS ioctls; their responder faults
+ *               are served in fault.c
+ *   debugfs.c   /sys/kernel/debug/pldma/pldmaN/{stats,net}
  *
  * Every open of /dev/pldmaN binds the caller's mm to the device with SVA,
  * claims a free channel and ties it to the PASID.  The channel page can be
@@ -54,6 +57,12 @@
 #define PLDMA_MAX_MOVES		64	/* ... after answers that resolved it */
 #define PLDMA_MAX_PINS		64	/* pinned transfers in flight per file */
 #define PLDMA_DRAIN_US		1000000	/* release(): wait for the channel */
+#define PLDMA_MAX_MRS		16	/* remote windows (keys) per open file */
+
+/* why a key was revoked (tracepoints) */
+#define PLDMA_KR_USER		1	/* DEREG_MR */
+#define PLDMA_KR_RELEASE	2	/* the file was released */
+#define PLDMA_KR_DETACH		3	/* the device was removed */
 
 struct pldma_counters {
 	atomic64_t faults[PLDMA_STRAT_NUM];
@@ -72,11 +81,52 @@ struct pldma_counters {
 	atomic64_t cancel_unresolved;	/* not mapped, fault-in failed */
 	atomic64_t moved_refaults;	/* resolved, then faulted again */
 	atomic64_t lost_records;	/* completion write cancelled */
+	atomic64_t remote_faults;	/* responder faults served */
+	atomic64_t remote_pages;	/* pages made present for them */
+	atomic64_t remote_failed;	/* answered KEY_CMD_FAILED */
+	atomic64_t remote_stale;	/* records of revoked keys (device) */
+	atomic64_t mrs;			/* windows registered (device) */
 	atomic64_t hist[PLDMA_HIST_BUCKETS];
 };
 
 struct pldma_ctx;
 struct pldma_dev;
+
+/*
+ * The latest fault record of a channel or of a key (responder fault).
+ */
+struct pldma_fault_rec {
+	u16 channel;
+	u16 flags;
+	u32 pasid;
+	u64 va;
+	u32 done;
+	u32 desc;
+	u32 seq;
+	u32 len;
+};
+
+/*
+ * One entry of the device's key table: a window [va, va + len) of the
+ * owner's address space exposed to remote requesters.  ctx is set and
+ * cleared under both pd->key_mutex and pd->lock (the IRQ thread looks keys
+ * up under pd->lock); the rest changes only while ctx is NULL.  The work
+ * serves the key's responder faults (fault.c).
+ */
+struct pldma_key {
+	struct pldma_dev *pd;
+	struct pldma_ctx *ctx;		/* owner, NULL: free */
+	u32 idx;
+	u32 rkey;
+	u64 va;
+	u64 len;
+	u32 access;			/* PLDMA_KEY_ACC_* */
+	u32 strategy;			/* PLDMA_STRAT_ONE, _TOUCH or _STALL */
+	u32 touch;
+	bool rec_valid;			/* under pd->lock */
+	struct pldma_fault_rec rec;
+	struct work_struct work;
+};
 
 /*
  * One interrupt: the platform device's line, INTx, or one MSI-X vector of
@@ -127,6 +177,12 @@ struct pldma_dev {
 	u32 fq_head;
 	u32 fq_entries;
 
+	/* remote DMA (PLDMA_CAP_REMOTE with a link: node_id != 0) */
+	u32 node_id;
+	u32 mtu;
+	struct mutex key_mutex;		/* KEY_* registers, key ownership */
+	struct pldma_key keys[PLDMA_NUM_KEYS];
+
 	struct dentry *dbg;
 	struct pldma_counters st;
 };
@@ -144,17 +200,6 @@ struct pldma_slot_strat {
 	u8 valid;
 	u8 strategy;
 	u16 touch;
-};
-
-struct pldma_fault_rec {
-	u16 channel;
-	u16 flags;
-	u32 pasid;
-	u64 va;
-	u32 done;
-	u32 desc;
-	u32 seq;
-	u32 len;
 };
 
 /*
@@ -223,6 +268,7 @@ struct pldma_ctx {
 	struct pldma_fault uf;
 
 	u32 hw_last[PLDMA_CNT_NUM];
+	unsigned int nmrs;		/* keys held, under pd->key_mutex */
 	struct pldma_counters st;
 };
 
@@ -285,6 +331,16 @@ void pldma_unpin(struct pldma_ctx *ctx, struct pldma_pin *p);
 int pldma_pin_range(struct pldma_ctx *ctx, u64 va, u32 len, bool write,
 		    u32 done_at);
 void pldma_reap_pins(struct pldma_ctx *ctx, bool all);
+void pldma_key_fault_work(struct work_struct *work);
+
+/* remote.c */
+void pldma_remote_init(struct pldma_dev *pd);
+long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg);
+long pldma_ioc_dereg_mr(struct pldma_ctx *ctx, void __user *arg);
+long pldma_ioc_net_stats(struct pldma_ctx *ctx, void __user *arg);
+void pldma_revoke_all(struct pldma_ctx *ctx, u32 reason);
+void pldma_key_answer(struct pldma_key *k, u32 rkey, bool resolved);
+void pldma_keys_resync(struct pldma_dev *pd);
 
 /* debugfs.c */
 void pldma_debugfs_init(void);

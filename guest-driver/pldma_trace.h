@@ -2,7 +2,8 @@
 /*
  * PLDMA driver tracepoints: the life of a device fault in the driver
  * (received, pages made present, forwarded to user space, restarted or
- * cancelled), pinning, and the binding of a channel to a PASID.
+ * cancelled), pinning, the binding of a channel to a PASID, and remote
+ * DMA: windows registered and revoked, responder faults and their answer.
  *
  *   echo 1 > /sys/kernel/tracing/events/pldma/enable
  *
@@ -191,6 +192,127 @@ DEFINE_EVENT(pldma_bind_class, pldma_bind,
 DEFINE_EVENT(pldma_bind_class, pldma_unbind,
 	     TP_PROTO(int dev, u32 ch, u32 pasid, int pid),
 	     TP_ARGS(dev, ch, pasid, pid));
+
+/* A remote window registered (REG_MR): its key and strategy. */
+TRACE_EVENT(pldma_mr_reg,
+	    TP_PROTO(int dev, u32 pasid, int pid, u32 rkey, u64 va, u64 len,
+		     u32 access, u32 strategy, u32 touch),
+	    TP_ARGS(dev, pasid, pid, rkey, va, len, access, strategy, touch),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, pasid)
+			     __field(int, pid)
+			     __field(u32, rkey)
+			     __field(u64, va)
+			     __field(u64, len)
+			     __field(u32, access)
+			     __field(u32, strategy)
+			     __field(u32, touch)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->pasid = pasid;
+			   __entry->pid = pid;
+			   __entry->rkey = rkey;
+			   __entry->va = va;
+			   __entry->len = len;
+			   __entry->access = access;
+			   __entry->strategy = strategy;
+			   __entry->touch = touch;
+			   ),
+	    TP_printk("pldma%d pasid %u pid %d rkey %#x va %#llx len %llu access %s%s strategy %s touch %u",
+		      __entry->dev, __entry->pasid, __entry->pid, __entry->rkey,
+		      __entry->va, __entry->len,
+		      __entry->access & PLDMA_KEY_ACC_WRITE ? "W" : "",
+		      __entry->access & PLDMA_KEY_ACC_READ ? "R" : "",
+		      pldma_show_strategy(__entry->strategy), __entry->touch)
+);
+
+#define pldma_show_revoke(r)					\
+	__print_symbolic(r,					\
+			 { PLDMA_KR_USER, "dereg" },		\
+			 { PLDMA_KR_RELEASE, "release" },	\
+			 { PLDMA_KR_DETACH, "device-removed" })
+
+/* A key revoked: DEREG_MR, release() (process exit), device removal. */
+TRACE_EVENT(pldma_mr_dereg,
+	    TP_PROTO(int dev, u32 pasid, u32 rkey, u64 va, u64 len, u32 reason),
+	    TP_ARGS(dev, pasid, rkey, va, len, reason),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, pasid)
+			     __field(u32, rkey)
+			     __field(u64, va)
+			     __field(u64, len)
+			     __field(u32, reason)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->pasid = pasid;
+			   __entry->rkey = rkey;
+			   __entry->va = va;
+			   __entry->len = len;
+			   __entry->reason = reason;
+			   ),
+	    TP_printk("pldma%d pasid %u rkey %#x va %#llx len %llu %s",
+		      __entry->dev, __entry->pasid, __entry->rkey, __entry->va,
+		      __entry->len, pldma_show_revoke(__entry->reason))
+);
+
+/* A responder fault taken by its key's work item (report mode). */
+TRACE_EVENT(pldma_remote_fault,
+	    TP_PROTO(int dev, u32 pasid, u32 rkey, u64 va, u32 flags, u32 done,
+		     u32 len, u32 strategy, unsigned int want),
+	    TP_ARGS(dev, pasid, rkey, va, flags, done, len, strategy, want),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, pasid)
+			     __field(u32, rkey)
+			     __field(u64, va)
+			     __field(u32, flags)
+			     __field(u32, done)
+			     __field(u32, len)
+			     __field(u32, strategy)
+			     __field(unsigned int, want)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->pasid = pasid;
+			   __entry->rkey = rkey;
+			   __entry->va = va;
+			   __entry->flags = flags;
+			   __entry->done = done;
+			   __entry->len = len;
+			   __entry->strategy = strategy;
+			   __entry->want = want;
+			   ),
+	    TP_printk("pldma%d pasid %u rkey %#x va %#llx %s offset %u of %u strategy %s pages %u",
+		      __entry->dev, __entry->pasid, __entry->rkey, __entry->va,
+		      __entry->flags & PLDMA_FR_F_WRITE ? "write" : "read",
+		      __entry->done, __entry->len,
+		      pldma_show_strategy(__entry->strategy), __entry->want)
+);
+
+/* ... answered: KEY_CMD_RESOLVED (pages > 0) or KEY_CMD_FAILED. */
+TRACE_EVENT(pldma_remote_resolved,
+	    TP_PROTO(int dev, u32 pasid, u32 rkey, u64 va, unsigned int want,
+		     int done, s64 us),
+	    TP_ARGS(dev, pasid, rkey, va, want, done, us),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, pasid)
+			     __field(u32, rkey)
+			     __field(u64, va)
+			     __field(unsigned int, want)
+			     __field(int, done)
+			     __field(s64, us)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->pasid = pasid;
+			   __entry->rkey = rkey;
+			   __entry->va = va;
+			   __entry->want = want;
+			   __entry->done = done;
+			   __entry->us = us;
+			   ),
+	    TP_printk("pldma%d pasid %u rkey %#x va %#llx pages %d/%u %s in %lld us",
+		      __entry->dev, __entry->pasid, __entry->rkey, __entry->va,
+		      __entry->done, __entry->want,
+		      __entry->done > 0 ? "resolved" : "failed", __entry->us)
+);
 
 #endif /* _PLDMA_TRACE_H */
 

@@ -49,7 +49,10 @@ struct pldma_info {
 	__u32 max_xfer;
 	__u32 chunk_size;
 	__u32 mmap_size;	/* size to mmap(): one page */
-	__u32 rsvd[8];
+	__u32 node_id;		/* remote DMA: this node, 0 = no link */
+	__u32 mtu;		/* remote DMA: payload bytes a segment */
+	__u32 max_mrs;		/* remote windows an open file may hold */
+	__u32 rsvd[5];
 };
 
 /*
@@ -138,13 +141,62 @@ struct pldma_stats {
 	__u64 aborts;
 	__u64 user_faults;	/* forwarded to user space */
 	__u64 pinned_pages;
-	__u64 rsvd[7];
+	__u64 remote_faults;	/* responder faults on this file's windows */
+	__u64 remote_pages;	/* pages made present for them */
+	__u64 remote_failed;	/* answered KEY_CMD_FAILED */
+	__u64 rsvd[4];
 };
 
 /* Signal an eventfd on every completion interrupt of the channel */
 struct pldma_eventfd {
 	__s32 fd;		/* eventfd, or -1 to stop signalling */
 	__u32 rsvd;
+};
+
+/*
+ * Remote DMA (PLDMA_CAP_REMOTE): expose [va, va + len) of the caller's
+ * address space to RDMA WRITE and/or READ from other nodes.  Nothing is
+ * pinned: a responder access to a missing page faults, and the driver makes
+ * the page present with the window's strategy (report mode: one page, or a
+ * touch-ahead window clamped to the window's range; stall mode: the IOMMU
+ * core).  The returned rkey goes into the remote requester's descriptors
+ * (PLDMA_DESC_RKEY); it is revoked by PLDMA_IOC_DEREG_MR and when the file
+ * is released.  ENOSPC: the device's key table is full; EDQUOT: the file
+ * holds max_mrs windows.
+ */
+#define PLDMA_MR_ACCESS_WRITE	0x1	/* remote RDMA WRITE (PLDMA_KEY_ACC_WRITE) */
+#define PLDMA_MR_ACCESS_READ	0x2	/* remote RDMA READ (PLDMA_KEY_ACC_READ) */
+
+/* pldma_reg_mr.flags */
+#define PLDMA_MR_STRATEGY	0x1	/* strategy/touch_ahead given, else the
+					 * file's default strategy
+					 */
+
+struct pldma_reg_mr {
+	__u64 va;
+	__u64 len;
+	__u32 access;		/* PLDMA_MR_ACCESS_* */
+	__u32 flags;		/* PLDMA_MR_* */
+	__u32 strategy;		/* responder faults: PLDMA_STRAT_ONE or _TOUCH
+				 * (report mode), PLDMA_STRAT_STALL (stall mode)
+				 */
+	__u32 touch_ahead;	/* pages for PLDMA_STRAT_TOUCH */
+	__u32 rkey;		/* out */
+	__u32 rsvd[3];
+};
+
+struct pldma_dereg_mr {
+	__u32 rkey;
+	__u32 rsvd;
+};
+
+/* The device's network counters (PLDMA_NCNT_*, wrapping 32-bit) */
+#define PLDMA_NET_COUNTERS	32
+
+struct pldma_net_stats {
+	__u32 node_id;
+	__u32 num;		/* counters valid in cnt[]: PLDMA_NCNT_NUM */
+	__u32 cnt[PLDMA_NET_COUNTERS];
 };
 
 #define PLDMA_IOC_MAGIC		0xb7
@@ -158,5 +210,8 @@ struct pldma_eventfd {
 #define PLDMA_IOC_FAULT_RESOLVE	_IOW(PLDMA_IOC_MAGIC, 0x06, struct pldma_fault_resolve)
 #define PLDMA_IOC_GET_STATS	_IOR(PLDMA_IOC_MAGIC, 0x07, struct pldma_stats)
 #define PLDMA_IOC_SET_EVENTFD	_IOW(PLDMA_IOC_MAGIC, 0x08, struct pldma_eventfd)
+#define PLDMA_IOC_REG_MR	_IOWR(PLDMA_IOC_MAGIC, 0x09, struct pldma_reg_mr)
+#define PLDMA_IOC_DEREG_MR	_IOW(PLDMA_IOC_MAGIC, 0x0a, struct pldma_dereg_mr)
+#define PLDMA_IOC_NET_STATS	_IOR(PLDMA_IOC_MAGIC, 0x0b, struct pldma_net_stats)
 
 #endif /* _UAPI_PLDMA_H */

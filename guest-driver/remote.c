@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * PLDMA: remote DMA, the guest side of the device's key table.  An open
+ * file registers windows of its address space for remote RDMA WRITE and
+ * READ (PLDMA_IOC_REG_MR): the driver commits (PASID, VA, length, access)
+ * to a free key through the privileged page and returns the rkey.  Nothing
+ * is pinned: a responder access to a missing page is a responder fault,
+ * served by the key's work item in fault.c with the owner's strategy.  The
+ * keys belong to the file: DEREG_MR revokes one at once, release() (process
+ * exit) and the device's removal revoke them all.
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ */
+
+#include <linux/mm.h>
+#include <linux/uaccess.h>
+
+#include "pldma_drv.h"
+#include "pldma_trace.h"
+
+void pldma_remote_init(struct pldma_dev *pd)
+{
+	unsigned int i;
+
+	mutex_init(&pd->key_mutex);
+	for (i = 0; i < PLDMA_NUM_KEYS; i++) {
+		pd->keys[i].pd = pd;
+		pd->keys[i].idx = i;
+		INIT_WORK(&pd->keys[i].work, pldma_key_fault_work);
+	}
+	if (!(pd->cap & PLDMA_CAP_REMOTE))
+		return;
+	pd->node_id = pldma_rd(pd, PLDMA_NET_NODE);
+	pd->mtu = pldma_rd(pd, PLDMA_NET_MTU);
+	if (pd->node_id >= PLDMA_NET_MAX_NODES || !pd->mtu) {
+		dev_warn(pd->dev, "bad node-id %u or MTU %u: no remote DMA\n",
+			 pd->node_id, pd->mtu);
+		pd->node_id = 0;
+	}
+}
+
+/* The KEY_* register sequences: pd->key_mutex held, the device present. */
+static void pldma_key_cmd(struct pldma_dev *pd, u32 idx, u32 cmd)
+{
+	lockdep_assert_held(&pd->key_mutex);
+	pldma_wr(pd, PLDMA_KEY_SEL, idx);
+	pldma_wr(pd, PLDMA_KEY_CMD, cmd);
+}
+
+static int pldma_key_commit(struct pldma_ctx *ctx, struct pldma_key *k)
+{
+	struct pldma_dev *pd = ctx->pd;
+	u32 st, rkey;
+
+	lockdep_assert_held(&pd->key_mutex);
+	pldma_wr(pd, PLDMA_KEY_SEL, k->idx);
+	pldma_wr(pd, PLDMA_KEY_PASID, ctx->pasid | PLDMA_CHB_PASID_EN);
+	pldma_wr(pd, PLDMA_KEY_VA_LO, lower_32_bits(k->va));
+	pldma_wr(pd, PLDMA_KEY_VA_HI, upper_32_bits(k->va));
+	pldma_wr(pd, PLDMA_KEY_LEN_LO, lower_32_bits(k->len));
+	pldma_wr(pd, PLDMA_KEY_LEN_HI, upper_32_bits(k->len));
+	pldma_wr(pd, PLDMA_KEY_ACCESS, k->access);
+	pldma_wr(pd, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REGISTER);
+	st = pldma_rd(pd, PLDMA_KEY_STATUS);
+	rkey = pldma_rd(pd, PLDMA_KEY_RKEY);
+	if (st != PLDMA_KEY_ST_OK || !rkey || PLDMA_RKEY_INDEX(rkey) != k->idx) {
+		dev_dbg(pd->dev, "key %u: status %u rkey %#x\n", k->idx, st,
+			rkey);
+		if (rkey)
+			pldma_key_cmd(pd, k->idx, PLDMA_KEY_CMD_REVOKE);
+		return st == PLDMA_KEY_ST_BAD_RANGE ||
+		       st == PLDMA_KEY_ST_BAD_ACCESS ? -EINVAL : -EIO;
+	}
+	k->rkey = rkey;
+	return 0;
+}
+
+/*
+ * Revoke key @k of @ctx, pd->key_mutex held: at once in the device (a
+ * request that arrives later is NAKed; a responder fault being served for
+ * it ends with an error), then free the entry.  A fault work item still
+ * running for it finds the entry changed and does not answer.
+ */
+static void pldma_key_revoke(struct pldma_ctx *ctx, struct pldma_key *k,
+			     u32 reason)
+{
+	struct pldma_dev *pd = ctx->pd;
+
+	lockdep_assert_held(&pd->key_mutex);
+	if (!pd->gone)
+		pldma_key_cmd(pd, k->idx, PLDMA_KEY_CMD_REVOKE);
+	trace_pldma_mr_dereg(pd->id, ctx->pasid, k->rkey, k->va, k->len,
+			     reason);
+	spin_lock_irq(&pd->lock);
+	k->ctx = NULL;
+	k->rec_valid = false;
+	spin_unlock_irq(&pd->lock);
+	ctx->nmrs--;
+}
+
+/* Strategy of a window's responder faults: validated, or the file's. */
+static int pldma_mr_strategy(struct pldma_ctx *ctx,
+			     const struct pldma_reg_mr *r, struct pldma_key *k)
+{
+	bool stall = ctx->pd->stall_mode;
+	int ret;
+
+	if (!(r->flags & PLDMA_MR_STRATEGY)) {
+		if (r->strategy || r->touch_ahead)
+			return -EINVAL;
+		k->strategy = READ_ONCE(ctx->strategy);
+		k->touch = READ_ONCE(ctx->touch);
+		if (stall)
+			k->strategy = PLDMA_STRAT_STALL;
+		else if (k->strategy != PLDMA_STRAT_TOUCH)
+			k->strategy = PLDMA_STRAT_ONE;
+		return 0;
+	}
+	ret = pldma_check_strategy(ctx, r->strategy, r->touch_ahead);
+	if (ret)
+		return ret;
+	/* the others need the owner in the loop: not for a remote access */
+	if (r->strategy != PLDMA_STRAT_STALL && r->strategy != PLDMA_STRAT_ONE &&
+	    r->strategy != PLDMA_STRAT_TOUCH)
+		return -EINVAL;
+	k->strategy = r->strategy;
+	k->touch = r->touch_ahead ? r->touch_ahead : 1;
+	return 0;
+}
+
+/* Called with the device known present (pd->gone_sem held). */
+long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_key tmp = { }, *k = NULL;
+	struct pldma_reg_mr r;
+	unsigned int i;
+	int ret;
+
+	if (copy_from_user(&r, arg, sizeof(r)))
+		return -EFAULT;
+	if (r.rsvd[0] || r.rsvd[1] || r.rsvd[2] || r.flags & ~PLDMA_MR_STRATEGY)
+		return -EINVAL;
+	if (!pd->node_id)
+		return -EOPNOTSUPP;
+	if (!r.access || r.access & ~(PLDMA_MR_ACCESS_WRITE |
+				      PLDMA_MR_ACCESS_READ))
+		return -EINVAL;
+	if (!r.len || r.va + r.len < r.va)
+		return -EINVAL;
+	if (!access_ok(u64_to_user_ptr(r.va), r.len))
+		return -EFAULT;
+	ret = pldma_mr_strategy(ctx, &r, &tmp);
+	if (ret)
+		return ret;
+
+	mutex_lock(&pd->key_mutex);
+	ret = -EDQUOT;
+	if (ctx->nmrs >= PLDMA_MAX_MRS)
+		goto out;
+	for (i = 0; i < PLDMA_NUM_KEYS; i++) {
+		if (!pd->keys[i].ctx) {
+			k = &pd->keys[i];
+			break;
+		}
+	}
+	ret = -ENOSPC;
+	if (!k)
+		goto out;
+	/* a work item of the entry's last owner only reads it under pd->lock */
+	spin_lock_irq(&pd->lock);
+	k->va = r.va;
+	k->len = r.len;
+	k->access = (r.access & PLDMA_MR_ACCESS_WRITE ? PLDMA_KEY_ACC_WRITE : 0) |
+		    (r.access & PLDMA_MR_ACCESS_READ ? PLDMA_KEY_ACC_READ : 0);
+	k->strategy = tmp.strategy;
+	k->touch = tmp.touch;
+	k->rec_valid = false;
+	spin_unlock_irq(&pd->lock);
+	ret = pldma_key_commit(ctx, k);
+	if (ret)
+		goto out;
+	spin_lock_irq(&pd->lock);
+	k->ctx = ctx;
+	spin_unlock_irq(&pd->lock);
+	ctx->nmrs++;
+	atomic64_inc(&pd->st.mrs);
+	r.rkey = k->rkey;
+	trace_pldma_mr_reg(pd->id, ctx->pasid, ctx->tgid, k->rkey, k->va,
+			   k->len, k->access, k->strategy, k->touch);
+	if (copy_to_user(arg, &r, sizeof(r))) {
+		pldma_key_revoke(ctx, k, PLDMA_KR_USER);
+		ret = -EFAULT;
+	}
+out:
+	mutex_unlock(&pd->key_mutex);
+	return ret;
+}
+
+long pldma_ioc_dereg_mr(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_dereg_mr d;
+	struct pldma_key *k;
+	int ret = -ENOENT;
+
+	if (copy_from_user(&d, arg, sizeof(d)))
+		return -EFAULT;
+	if (d.rsvd)
+		return -EINVAL;
+	if (PLDMA_RKEY_INDEX(d.rkey) >= PLDMA_NUM_KEYS)
+		return -ENOENT;
+	k = &pd->keys[PLDMA_RKEY_INDEX(d.rkey)];
+	mutex_lock(&pd->key_mutex);
+	/* only the file that registered it */
+	if (k->ctx == ctx && k->rkey == d.rkey) {
+		pldma_key_revoke(ctx, k, PLDMA_KR_USER);
+		ret = 0;
+	}
+	mutex_unlock(&pd->key_mutex);
+	return ret;
+}
+
+/* release() and the device's removal: before the PASID goes away. */
+void pldma_revoke_all(struct pldma_ctx *ctx, u32 reason)
+{
+	struct pldma_dev *pd = ctx->pd;
+	unsigned int i;
+
+	mutex_lock(&pd->key_mutex);
+	for (i = 0; i < PLDMA_NUM_KEYS && ctx->nmrs; i++)
+		if (pd->keys[i].ctx == ctx)
+			pldma_key_revoke(ctx, &pd->keys[i], reason);
+	mutex_unlock(&pd->key_mutex);
+}
+
+/*
+ * Answer the responder fault of @k (as registered with @rkey): RESOLVED
+ * lets the requester resend, FAILED ends its message with an error.  Not
+ * if the key was revoked meanwhile: that ended the fault already.
+ */
+void pldma_key_answer(struct pldma_key *k, u32 rkey, bool resolved)
+{
+	struct pldma_dev *pd = k->pd;
+
+	down_read(&pd->gone_sem);
+	mutex_lock(&pd->key_mutex);
+	if (!pd->gone && k->ctx && k->rkey == rkey)
+		pldma_key_cmd(pd, k->idx, resolved ? PLDMA_KEY_CMD_RESOLVED :
+						     PLDMA_KEY_CMD_FAILED);
+	mutex_unlock(&pd->key_mutex);
+	up_read(&pd->gone_sem);
+}
+
+/*
+ * After a fault queue overflow, responder fault records may be lost: say
+ * RESOLVED on every key, so that no requester waits for an answer that
+ * never comes.  A key without a fault ignores it; one whose page is still
+ * missing faults again and posts a new record.
+ */
+void pldma_keys_resync(struct pldma_dev *pd)
+{
+	unsigned int i;
+
+	down_read(&pd->gone_sem);
+	mutex_lock(&pd->key_mutex);
+	for (i = 0; i < PLDMA_NUM_KEYS && !pd->gone; i++)
+		if (pd->keys[i].ctx)
+			pldma_key_cmd(pd, i, PLDMA_KEY_CMD_RESOLVED);
+	mutex_unlock(&pd->key_mutex);
+	up_read(&pd->gone_sem);
+}
+
+long pldma_ioc_net_stats(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_net_stats s = { };
+	unsigned int i;
+
+	if (!pd->node_id)
+		return -EOPNOTSUPP;
+	s.node_id = pd->node_id;
+	s.num = PLDMA_NCNT_NUM;
+	BUILD_BUG_ON(PLDMA_NCNT_NUM > PLDMA_NET_COUNTERS);
+	for (i = 0; i < PLDMA_NCNT_NUM; i++)
+		s.cnt[i] = pldma_rd(pd, PLDMA_NET_CNT(i));
+	return copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
+}

@@ -284,8 +284,12 @@ int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
 	unsigned int tail = ch->tail, next = (tail + 1) % RING_ENTRIES;
 	volatile uint8_t *cr = ch->compl + tail * PLDMA_COMPL_SIZE;
 	uint8_t *d = ch->ring + tail * PLDMA_DESC_SIZE;
-	int ret;
+	int rdma, ret;
 
+	if (x->strategy == PLDMA_STRAT_PIN &&
+	    (x->opcode == PLDMA_OP_RDMA_WRITE ||
+	     x->opcode == PLDMA_OP_RDMA_READ))
+		return -EINVAL;	/* the driver's SUBMIT pins COPY/FILL only */
 	if (x->strategy == PLDMA_STRAT_PIN) {
 		struct pldma_submit s = {
 			.opcode = x->opcode,
@@ -309,17 +313,23 @@ int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
 		return 0;
 	}
 
+	rdma = x->opcode == PLDMA_OP_RDMA_WRITE ||
+	       x->opcode == PLDMA_OP_RDMA_READ;
 	if (!x->len || x->len > ch->info.max_xfer)
 		return -EINVAL;
+	if (rdma && !ch->info.node_id)
+		return -EOPNOTSUPP;
 	if (next == pldma_reg(ch, PLDMA_CH_RING_HEAD))
 		return -EBUSY;
 	ret = set_strategy(ch, x->strategy, x->touch, tail);
 	if (ret)
 		return ret;
 	if (x->strategy == PLDMA_STRAT_PREFAULT) {
-		if (x->opcode == PLDMA_OP_COPY)
+		if (x->opcode == PLDMA_OP_COPY ||
+		    x->opcode == PLDMA_OP_RDMA_WRITE)
 			populate(x->src, x->len, MADV_POPULATE_READ);
-		populate(x->dst, x->len, MADV_POPULATE_WRITE);
+		if (x->opcode != PLDMA_OP_RDMA_WRITE)
+			populate(x->dst, x->len, MADV_POPULATE_WRITE);
 	}
 
 	memset((void *)cr, 0, PLDMA_COMPL_SIZE);
@@ -329,7 +339,15 @@ int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
 	put32(d + PLDMA_DESC_LEN, x->len);
 	put64(d + PLDMA_DESC_SRC, (uintptr_t)x->src);
 	put64(d + PLDMA_DESC_DST, (uintptr_t)x->dst);
-	put64(d + PLDMA_DESC_PATTERN, x->pattern);
+	if (rdma) {
+		/* REMOTE_VA shares its offset with PATTERN */
+		d[PLDMA_DESC_NODE] = x->node & 0xff;
+		d[PLDMA_DESC_NODE + 1] = x->node >> 8;
+		put64(d + PLDMA_DESC_REMOTE_VA, x->remote_va);
+		put32(d + PLDMA_DESC_RKEY, x->rkey);
+	} else {
+		put64(d + PLDMA_DESC_PATTERN, x->pattern);
+	}
 	put64(d + PLDMA_DESC_COMPL, (uintptr_t)cr);
 	put64(d + PLDMA_DESC_COOKIE, x->cookie);
 	wr_barrier();
@@ -417,6 +435,114 @@ int pldma_run(struct pldma_chan *ch, const struct pldma_xfer *x,
 		res->pages += (x->opcode == PLDMA_OP_COPY ? 2 : 1) *
 			      ((x->len + PAGE - 1) / PAGE);
 	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Remote DMA                                                         */
+/* ------------------------------------------------------------------ */
+
+int pldma_reg_mr(struct pldma_chan *ch, void *addr, size_t len,
+		 unsigned int access, int strategy, unsigned int touch,
+		 uint32_t *rkey)
+{
+	struct pldma_reg_mr r = {
+		.va = (uintptr_t)addr,
+		.len = len,
+		.access = access,
+	};
+
+	if (strategy >= 0) {
+		r.flags = PLDMA_MR_STRATEGY;
+		r.strategy = strategy;
+		r.touch_ahead = strategy == PLDMA_STRAT_TOUCH ? touch : 0;
+	}
+	if (ioctl(ch->fd, PLDMA_IOC_REG_MR, &r))
+		return -errno;
+	*rkey = r.rkey;
+	return 0;
+}
+
+int pldma_dereg_mr(struct pldma_chan *ch, uint32_t rkey)
+{
+	struct pldma_dereg_mr d = { .rkey = rkey };
+
+	return ioctl(ch->fd, PLDMA_IOC_DEREG_MR, &d) ? -errno : 0;
+}
+
+int pldma_rdma_write(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
+		     uint64_t remote_va, const void *src, size_t len,
+		     int strategy, unsigned int touch, struct pldma_result *res)
+{
+	struct pldma_xfer x = {
+		.opcode = PLDMA_OP_RDMA_WRITE,
+		.src = src,
+		.len = len,
+		.strategy = strategy,
+		.touch = touch,
+		.node = node,
+		.rkey = rkey,
+		.remote_va = remote_va,
+	};
+	struct pldma_result r;
+
+	/* the requester's retries end a message well before this */
+	return pldma_run(ch, &x, 20000, res ? res : &r);
+}
+
+int pldma_rdma_read(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
+		    uint64_t remote_va, void *dst, size_t len, int strategy,
+		    unsigned int touch, struct pldma_result *res)
+{
+	struct pldma_xfer x = {
+		.opcode = PLDMA_OP_RDMA_READ,
+		.dst = dst,
+		.len = len,
+		.strategy = strategy,
+		.touch = touch,
+		.node = node,
+		.rkey = rkey,
+		.remote_va = remote_va,
+	};
+	struct pldma_result r;
+
+	return pldma_run(ch, &x, 20000, res ? res : &r);
+}
+
+int pldma_net_stats(struct pldma_chan *ch, struct pldma_net_stats *st)
+{
+	return ioctl(ch->fd, PLDMA_IOC_NET_STATS, st) ? -errno : 0;
+}
+
+static const char *const ncnt_names[PLDMA_NCNT_NUM] = {
+	[PLDMA_NCNT_TX_FRAMES] = "tx_frames",
+	[PLDMA_NCNT_RX_FRAMES] = "rx_frames",
+	[PLDMA_NCNT_RX_DROPPED] = "rx_dropped",
+	[PLDMA_NCNT_NAK_TX_SEQ] = "nak_tx_seq",
+	[PLDMA_NCNT_NAK_TX_RNR] = "nak_tx_rnr",
+	[PLDMA_NCNT_NAK_TX_ACCESS] = "nak_tx_access",
+	[PLDMA_NCNT_NAK_TX_INVALID] = "nak_tx_invalid",
+	[PLDMA_NCNT_NAK_TX_OPERR] = "nak_tx_operr",
+	[PLDMA_NCNT_NAK_RX_SEQ] = "nak_rx_seq",
+	[PLDMA_NCNT_NAK_RX_RNR] = "nak_rx_rnr",
+	[PLDMA_NCNT_NAK_RX_ACCESS] = "nak_rx_access",
+	[PLDMA_NCNT_NAK_RX_INVALID] = "nak_rx_invalid",
+	[PLDMA_NCNT_NAK_RX_OPERR] = "nak_rx_operr",
+	[PLDMA_NCNT_RETX_SEGS] = "retx_segments",
+	[PLDMA_NCNT_RETX_BYTES] = "retx_bytes",
+	[PLDMA_NCNT_RX_FAULTS] = "responder_faults",
+	[PLDMA_NCNT_RNR_WAITS] = "rnr_waits",
+	[PLDMA_NCNT_DUPS] = "duplicates",
+	[PLDMA_NCNT_OOO] = "out_of_order",
+	[PLDMA_NCNT_TIMEOUTS] = "timeouts",
+	[PLDMA_NCNT_RESUME_TX] = "resume_tx",
+	[PLDMA_NCNT_RESUME_RX] = "resume_rx",
+	[PLDMA_NCNT_ACK_TX] = "ack_tx",
+	[PLDMA_NCNT_ACK_RX] = "ack_rx",
+};
+
+const char *pldma_net_counter_name(unsigned int i)
+{
+	return i < PLDMA_NCNT_NUM ? ncnt_names[i] : "?";
 }
 
 int pldma_copy(struct pldma_chan *ch, void *dst, const void *src, size_t len,

@@ -52,14 +52,18 @@ uint32_t pldma_reg(const struct pldma_chan *ch, uint32_t off);
 uint32_t pldma_hw_counter(const struct pldma_chan *ch, uint32_t off);
 
 struct pldma_xfer {
-	uint8_t opcode;		/* PLDMA_OP_COPY or PLDMA_OP_FILL */
-	void *dst;
-	const void *src;
+	uint8_t opcode;		/* PLDMA_OP_COPY, _FILL, _RDMA_WRITE, _RDMA_READ */
+	void *dst;		/* COPY, FILL, RDMA_READ */
+	const void *src;	/* COPY, RDMA_WRITE */
 	size_t len;
 	uint64_t pattern;
-	int strategy;
+	int strategy;		/* local faults; not PLDMA_STRAT_PIN for RDMA */
 	unsigned int touch;	/* touch-ahead pages */
 	uint64_t cookie;
+	/* RDMA_WRITE/READ: the responder's node, window key and address */
+	uint16_t node;
+	uint32_t rkey;
+	uint64_t remote_va;
 };
 
 /*
@@ -106,5 +110,28 @@ void pldma_fault_thread_stop(struct pldma_chan *ch);
 uint64_t pldma_fault_thread_count(const struct pldma_chan *ch);
 
 uint64_t pldma_now_ns(void);
+
+/*
+ * Remote DMA (pldma_info()->node_id != 0).  Register [addr, addr + len)
+ * for remote RDMA WRITE and/or READ (PLDMA_MR_ACCESS_*); *rkey receives the
+ * key the remote requester puts in its descriptors.  Nothing is pinned:
+ * responder faults are served with @strategy (PLDMA_STRAT_ONE, _TOUCH with
+ * @touch pages, or _STALL on a stall-mode device; < 0: the file's default).
+ * The key lives until pldma_dereg_mr() or pldma_close().  0 or -errno.
+ */
+int pldma_reg_mr(struct pldma_chan *ch, void *addr, size_t len,
+		 unsigned int access, int strategy, unsigned int touch,
+		 uint32_t *rkey);
+int pldma_dereg_mr(struct pldma_chan *ch, uint32_t rkey);
+/* RDMA WRITE @src -> (node, rkey, remote_va) and READ (...) -> @dst */
+int pldma_rdma_write(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
+		     uint64_t remote_va, const void *src, size_t len,
+		     int strategy, unsigned int touch, struct pldma_result *res);
+int pldma_rdma_read(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
+		    uint64_t remote_va, void *dst, size_t len, int strategy,
+		    unsigned int touch, struct pldma_result *res);
+/* The device's network counters (PLDMA_NCNT_*) and their names */
+int pldma_net_stats(struct pldma_chan *ch, struct pldma_net_stats *st);
+const char *pldma_net_counter_name(unsigned int i);
 
 #endif

@@ -89,7 +89,7 @@ void pldma_raise(PLDMACore *s, uint32_t bits)
     s->irq_status |= bits;
 }
 
-static MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch)
+MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch)
 {
     MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
 
@@ -132,6 +132,10 @@ static PLDMAAccess pldma_map(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
         PLDMAChannel *prev = s->cur;
         IOMMUTLBEntry e;
 
+        /* a page with a stall of ours outstanding: wait for that one */
+        if (ch && ch->nprobes && pldma_probe_adopt(ch, va)) {
+            return PLDMA_ACC_STALLED;
+        }
         if (ch) {
             ch->stall_seen = false;
         }
@@ -207,6 +211,7 @@ void pldma_ch_error(PLDMAChannel *ch, uint32_t err)
     trace_pldma_ch_error(ch->idx, err);
     ch->error = err;
     ch->stall_pending = false;
+    pldma_probes_clear(ch);
     pldma_set_state(ch, PLDMA_STATE_ERROR);
     pldma_raise(ch->s, PLDMA_IRQ_CH_ERROR);
 }
@@ -355,6 +360,14 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
         return pldma_net_xfer(ch, budget);
     }
     while (ch->done < ch->len) {
+        if (ch->probe_aborted) {
+            /* an access ahead was aborted: the descriptor ends with it */
+            ch->cstatus = PLDMA_ST_ABORTED;
+            ch->cflags = ch->fault_info & ~PLDMA_FR_F_STALL;
+            ch->cfault_va = ch->fault_va;
+            ch->phase = PLDMA_PHASE_COMPL;
+            return true;
+        }
         hwaddr want = MIN(ch->len - ch->done, *budget);
         uint64_t dva = ch->dst + ch->done;
         PLDMAMap md, ms;
@@ -416,6 +429,7 @@ static void pldma_advance(PLDMAChannel *ch)
 
     trace_pldma_desc_done(ch->idx, ch->head, ch->cstatus, ch->done);
     pldma_net_ch_end(ch);
+    pldma_probes_clear(ch);
     ch->head = (ch->head + 1) & (ch->ring_size - 1);
     ch->completed++;
     ch->last_status = ch->cstatus;
@@ -639,6 +653,7 @@ static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
     if (cmd == PLDMA_CMD_CANCEL && ch->state == PLDMA_STATE_STALLED) {
         trace_pldma_ch_stall_cancelled(ch->idx, ch->stag);
         ch->stall_pending = false;
+        pldma_probes_clear(ch);
         ch->fault_info &= ~PLDMA_FR_F_STALL;
     } else if (ch->state != PLDMA_STATE_FAULTED ||
                (cmd != PLDMA_CMD_RESTART && cmd != PLDMA_CMD_CANCEL)) {
@@ -901,6 +916,7 @@ static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
             ch->ctrl &= ~PLDMA_CHB_CTRL_ENABLE;
             ch->stall_pending = false;
             pldma_net_ch_end(ch);
+            pldma_probes_clear(ch);
             ch->phase = PLDMA_PHASE_FETCH;
             pldma_set_state(ch, PLDMA_STATE_DISABLED);
         }
@@ -1180,6 +1196,11 @@ bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
         error_setg(errp, "max-transfer must not be 0");
         return false;
     }
+    if (s->max_outstanding < 1 || s->max_outstanding > PLDMA_MAX_OUTSTANDING) {
+        error_setg(errp, "max-outstanding must be between 1 and %d",
+                   PLDMA_MAX_OUTSTANDING);
+        return false;
+    }
 
     s->dev = dev;
     s->ops = ops;
@@ -1271,6 +1292,7 @@ out:
 static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
 {
     bool enabled = ch->ctrl & PLDMA_CHB_CTRL_ENABLE;
+    int i;
 
     if (ch->idx >= s->num_channels) {
         return ch->state != PLDMA_STATE_DISABLED || ch->ctrl ?
@@ -1315,6 +1337,18 @@ static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
         (!s->ops->stall_is_pending || !s->ops->stall_is_pending(s, ch->stag))) {
         return "stalled on a transaction the SMMU does not hold";
     }
+    if (ch->nprobes >= s->max_outstanding ||
+        ((ch->nprobes || ch->probe_aborted) &&
+         ch->phase != PLDMA_PHASE_XFER)) {
+        return "outstanding stalls beyond max-outstanding or outside a "
+               "transfer";
+    }
+    for (i = 0; i < ch->nprobes; i++) {
+        if (!s->ops->stall_is_pending ||
+            !s->ops->stall_is_pending(s, ch->probe_stag[i])) {
+            return "an outstanding stall the SMMU does not hold";
+        }
+    }
     return NULL;
 }
 
@@ -1331,6 +1365,8 @@ static int pldma_post_load(void *opaque, int version_id)
         ch->s = s;
         ch->idx = i;
         ch->stall_seen = false;
+        ch->probing = false;
+        ch->stall_adopted = false;
         why = pldma_ch_check(s, ch);
         if (why) {
             error_report("pldma: migrated channel %u rejected: %s "
@@ -1362,6 +1398,30 @@ static int pldma_post_load(void *opaque, int version_id)
     qemu_bh_schedule(s->bh);
     return 0;
 }
+
+static bool pldma_probes_needed(void *opaque)
+{
+    PLDMAChannel *ch = opaque;
+
+    return ch->nprobes || ch->probe_aborted;
+}
+
+/* Outstanding stalls ahead of the parked access (max-outstanding) */
+static const VMStateDescription vmstate_pldma_probes = {
+    .name = "pldma/channel/outstanding",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_probes_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(probe_aborted, PLDMAChannel),
+        VMSTATE_UINT8(nprobes, PLDMAChannel),
+        VMSTATE_UINT16_ARRAY(probe_stag, PLDMAChannel,
+                             PLDMA_MAX_OUTSTANDING - 1),
+        VMSTATE_UINT64_ARRAY(probe_va, PLDMAChannel,
+                             PLDMA_MAX_OUTSTANDING - 1),
+        VMSTATE_END_OF_LIST()
+    }
+};
 
 static const VMStateDescription vmstate_pldma_channel = {
     .name = "pldma/channel",
@@ -1407,6 +1467,10 @@ static const VMStateDescription vmstate_pldma_channel = {
         VMSTATE_UINT32(cnt_cancels, PLDMAChannel),
         VMSTATE_UINT32(cnt_errors, PLDMAChannel),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pldma_probes,
+        NULL
     }
 };
 

@@ -17,6 +17,8 @@
 #include "qemu/log.h"
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
+#include "qemu/rcu.h"
+#include "exec/memory.h"
 #include "pldma-internal.h"
 #include "trace.h"
 
@@ -63,6 +65,115 @@ lost:
     pldma_raise(s, PLDMA_IRQ_FQ_OVERFLOW);
 }
 
+/* ---- outstanding stalls (max-outstanding) ---- */
+
+#define PLDMA_PROBE_PAGE    4096ULL
+
+void pldma_probes_clear(PLDMAChannel *ch)
+{
+    ch->nprobes = 0;
+    ch->probe_aborted = false;
+}
+
+static int pldma_probe_find(PLDMAChannel *ch, uint64_t page)
+{
+    int i;
+
+    for (i = 0; i < ch->nprobes; i++) {
+        if (ch->probe_va[i] == page) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void pldma_probe_remove(PLDMAChannel *ch, int i)
+{
+    ch->nprobes--;
+    ch->probe_stag[i] = ch->probe_stag[ch->nprobes];
+    ch->probe_va[i] = ch->probe_va[ch->nprobes];
+}
+
+/*
+ * The channel's next access is to a page whose access ahead is still
+ * stalled: rather than stall a second time on it, park on that stall.
+ */
+bool pldma_probe_adopt(PLDMAChannel *ch, uint64_t va)
+{
+    int i = pldma_probe_find(ch, va & ~(PLDMA_PROBE_PAGE - 1));
+
+    if (i < 0) {
+        return false;
+    }
+    ch->stag = ch->probe_stag[i];
+    ch->stall_va = va;
+    ch->stall_adopted = true;
+    trace_pldma_ch_probe_adopted(ch->idx, ch->stag, va);
+    pldma_probe_remove(ch, i);
+    return true;
+}
+
+/* One access ahead: only its translation, which the SMMU may stall */
+static void pldma_probe(PLDMAChannel *ch, uint64_t page, bool is_write)
+{
+    PLDMACore *s = ch->s;
+    PLDMAChannel *prev = s->cur;
+    MemTxAttrs attrs = pldma_ch_attrs(ch);
+
+    RCU_READ_LOCK_GUARD();
+    s->cur = ch;
+    ch->probing = true;
+    address_space_get_iotlb_entry(s->dma_as, page, is_write, attrs);
+    ch->probing = false;
+    s->cur = prev;
+}
+
+/*
+ * The channel's access at @fva has just stalled: as a DMA master with
+ * several transactions in flight, issue the accesses ahead in the same
+ * descriptor, page by page, source and destination, so that the SMMU
+ * stalls each missing page with its own STAG and the OS resolves them as a
+ * batch.  They only translate: data still moves in order, once the parked
+ * access is resumed (docs/specs/pldma.rst, "Outstanding stalls").
+ */
+static void pldma_probe_ahead(PLDMAChannel *ch, uint64_t fva, bool fwrite)
+{
+    PLDMACore *s = ch->s;
+    uint64_t fpage = fva & ~(PLDMA_PROBE_PAGE - 1);
+    uint32_t limit = s->max_outstanding - 1, tries = 0, k;
+
+    for (k = 0; ch->nprobes < limit && tries < 4 * PLDMA_MAX_OUTSTANDING;
+         k++) {
+        bool any = false;
+        int w;
+
+        for (w = 0; w < 2 && ch->nprobes < limit; w++) {
+            bool is_write = w;
+            uint64_t base, page;
+
+            if (!is_write && ch->op != PLDMA_OP_COPY) {
+                continue;
+            }
+            base = is_write ? ch->dst : ch->src;
+            page = ((base + ch->done) & ~(PLDMA_PROBE_PAGE - 1)) +
+                   k * PLDMA_PROBE_PAGE;
+            if (page >= base + ch->len) {
+                continue;
+            }
+            any = true;
+            if ((page == fpage && is_write == fwrite) ||
+                pldma_probe_find(ch, page) >= 0) {
+                continue;
+            }
+            tries++;
+            pldma_probe(ch, page, is_write);
+        }
+        if (!any) {
+            break;
+        }
+    }
+}
+
 /*
  * An access of the channel failed.  Record where, then park, report or
  * fail according to the kind of failure and the fault mode.
@@ -85,9 +196,16 @@ void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
     if (r == PLDMA_ACC_STALLED) {
         ch->fault_info = info | PLDMA_FR_F_STALL;
         ch->stall_pending = true;
-        ch->cnt_stalls++;
+        if (!ch->stall_adopted) {
+            ch->cnt_stalls++;
+        }
+        ch->stall_adopted = false;
         trace_pldma_ch_stalled(ch->idx, ch->stag, va, is_write, ch->done);
         pldma_set_state(ch, PLDMA_STATE_STALLED);
+        if (s->max_outstanding > 1 && ch->phase == PLDMA_PHASE_XFER &&
+            (ch->op == PLDMA_OP_COPY || ch->op == PLDMA_OP_FILL)) {
+            pldma_probe_ahead(ch, va, is_write);
+        }
         return;
     }
     ch->fault_info = info;
@@ -150,9 +268,49 @@ void pldma_core_stalled(PLDMACore *s, const SMMUStallInfo *info)
                       "outside of a channel access\n", info->sid, info->stag);
         return;
     }
+    if (ch->probing) {
+        /* an access ahead: one more outstanding stall of the channel */
+        if (ch->nprobes < PLDMA_MAX_OUTSTANDING - 1) {
+            ch->probe_stag[ch->nprobes] = info->stag;
+            ch->probe_va[ch->nprobes] = info->addr & ~(PLDMA_PROBE_PAGE - 1);
+            ch->nprobes++;
+            ch->cnt_stalls++;
+            trace_pldma_ch_probe_stalled(ch->idx, info->stag, info->addr,
+                                         ch->nprobes);
+        }
+        return;
+    }
     ch->stall_seen = true;
     ch->stag = info->stag;
     ch->stall_va = info->addr;
+}
+
+/* A resolution of an access ahead; false if @stag is none of those */
+static bool pldma_probe_resumed(PLDMACore *s, uint16_t stag,
+                                SMMUStallResponse resp)
+{
+    uint32_t i;
+    int j;
+
+    for (i = 0; i < s->num_channels; i++) {
+        PLDMAChannel *ch = &s->ch[i];
+
+        for (j = 0; j < ch->nprobes; j++) {
+            if (ch->probe_stag[j] != stag) {
+                continue;
+            }
+            trace_pldma_ch_probe_resumed(i, stag, resp);
+            pldma_probe_remove(ch, j);
+            if (resp != SMMU_STALL_RETRY) {
+                /* the descriptor ends with the error (pldma_xfer) */
+                ch->probe_aborted = true;
+                ch->cnt_aborts++;
+                qemu_bh_schedule(s->bh);
+            }
+            return true;
+        }
+    }
+    return false;
 }
 
 void pldma_core_resumed(PLDMACore *s, uint32_t sid, uint16_t stag,
@@ -169,6 +327,9 @@ void pldma_core_resumed(PLDMACore *s, uint32_t sid, uint16_t stag,
         }
     }
     trace_pldma_smmu_resumed(sid, stag, resp, ch ? (int)ch->idx : -1);
+    if (!ch && sid == s->stream_id && pldma_probe_resumed(s, stag, resp)) {
+        return;             /* an access ahead (max-outstanding) */
+    }
     if (!ch && sid == s->stream_id && pldma_net_resumed(s, stag, resp)) {
         return;             /* a responder access of the RDMA link */
     }

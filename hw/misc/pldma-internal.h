@@ -29,9 +29,12 @@ void pldma_ch_error(PLDMAChannel *ch, uint32_t err);
 PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
                      void *buf, hwaddr len, bool is_write, uint64_t *fault_va);
 void pldma_run_now(PLDMAChannel *ch);
+MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch);
 
 /* pldma-fault.c */
 void pldma_post_fault(PLDMACore *s, PLDMAChannel *ch);
+bool pldma_probe_adopt(PLDMAChannel *ch, uint64_t va);
+void pldma_probes_clear(PLDMAChannel *ch);
 void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
                          bool is_write);
 

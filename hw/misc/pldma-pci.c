@@ -227,6 +227,7 @@ static const Property pldma_pci_properties[] = {
                        PLDMA_DEFAULT_MAX_TRANSFER),
     DEFINE_PROP_UINT32("chunk-size", PLDMAPCIState, core.chunk_size,
                        PLDMA_DEFAULT_CHUNK_SIZE),
+    DEFINE_PROP_UINT32("max-outstanding", PLDMAPCIState, core.max_outstanding, 1),
     /* the RDMA link (pldma-net.c) */
     DEFINE_NIC_PROPERTIES(PLDMAPCIState, conf),
     DEFINE_PROP_UINT32("node-id", PLDMAPCIState, core.node_id, 0),

@@ -127,6 +127,7 @@ static const Property pldma_properties[] = {
                        PLDMA_DEFAULT_MAX_TRANSFER),
     DEFINE_PROP_UINT32("chunk-size", PLDMAState, core.chunk_size,
                        PLDMA_DEFAULT_CHUNK_SIZE),
+    DEFINE_PROP_UINT32("max-outstanding", PLDMAState, core.max_outstanding, 1),
     DEFINE_PROP_UINT32("stream-id", PLDMAState, core.stream_id,
                        SMMU_PLATFORM_SID_BASE),
     DEFINE_PROP_LINK("iommu", PLDMAState, iommu, TYPE_ARM_SMMU, Object *),

@@ -658,6 +658,123 @@ static void test_stall_retry(void)
     stop(t);
 }
 
+/*
+ * max-outstanding: with the first destination page missing, the channel
+ * stalls there and issues the accesses ahead (source and destination,
+ * page by page): every missing page is stalled at once, each with its own
+ * STAG, before the OS resolves any.  Resolved in reverse order, the data
+ * still lands in order and completely; an ABORT of an access ahead ends
+ * the descriptor with ABORTED and the next one runs.
+ */
+static void outstanding(bool abort_one)
+{
+    T *t = start("stall", true, ",max-outstanding=8");
+    const uint32_t pasid = 9, npages = 12, len = npages * PAGE;
+    uint64_t vs = 0x10000000, vd = 0x20000000, vc = 0x30000000;
+    uint64_t src, dst, cpa, bytes, ev[4];
+    g_autofree uint8_t *data = NULL;
+    uint16_t stag[16];
+    uint64_t va[16];
+    int n = 0, i, j;
+    Ring r;
+
+    smmu_add_pasid(t, pasid);
+    ring_init(t, &r, 0, pasid, 0x40000000, 4);
+    src = buf(t, pasid, vs, len, true);
+    dst = buf(t, pasid, vd, len, true);
+    cpa = buf(t, pasid, vc, 2 * PAGE, true);
+    fill_random(t, src, len, &data);
+    for (i = 0; i < (int)npages; i++) {
+        unmap_page(t, pasid, vd + i * PAGE);    /* every destination page */
+    }
+    desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
+    desc_put(t, &r, PLDMA_OP_FILL, 64, 0, vc + PAGE + 64, 0x11, vc + PAGE, 0);
+    ring_kick(t, &r);
+    wait_state(t, 0, PLDMA_STATE_STALLED);
+
+    /* the parked access and 7 ahead: 8 stalls before any resume */
+    for (i = 0; i < POLL_MAX && n < 16; i++) {
+        if (qsmmu_pop_event(&t->s, ev) && QSMMU_EVT_STALL(ev)) {
+            stag[n] = QSMMU_EVT_STAG(ev);
+            va[n++] = QSMMU_EVT_ADDR(ev) & ~(PAGE - 1);
+        }
+        if (n == 8) {
+            break;
+        }
+    }
+    g_assert_cmpint(n, ==, 8);
+    g_assert_false(qsmmu_pop_event(&t->s, ev));
+    for (i = 0; i < n; i++) {
+        g_assert_cmphex(va[i], ==, vd + i * PAGE);   /* distinct, in order */
+    }
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
+                     8);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, 0);
+
+    if (abort_one) {
+        /* the fourth page cannot be made present: ABORT its access */
+        for (i = 0; i < n; i++) {
+            if (i != 3) {
+                map_page(t, pasid, va[i], dst + i * PAGE);
+            }
+        }
+        smmu_resume(t, stag[3], QSMMU_RESUME_ABORT);
+        for (i = n - 1; i >= 0; i--) {
+            if (i != 3) {
+                smmu_resume(t, stag[i], QSMMU_RESUME_RETRY);
+            }
+        }
+        g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==,
+                         PLDMA_ST_ABORTED);
+        g_assert_cmpuint(bytes, <=, 3 * PAGE);
+        /* the next descriptor runs */
+        g_assert_cmpuint(wait_compl(t, cpa + PAGE, NULL, NULL), ==,
+                         PLDMA_ST_SUCCESS);
+        stop(t);
+        return;
+    }
+
+    /* resolve in reverse order: the OS answers as it likes */
+    for (i = n - 1; i >= 0; i--) {
+        map_page(t, pasid, va[i], dst + i * PAGE);
+        smmu_resume(t, stag[i], QSMMU_RESUME_RETRY);
+    }
+    /* the rest (pages 8..11) stall as a second batch */
+    for (j = 0; j < 3 && qtest_readl(t->qts, cpa) == 0; j++) {
+        wait_state(t, 0, PLDMA_STATE_STALLED);
+        for (n = 0, i = 0; i < POLL_MAX && n < 4; i++) {
+            if (qsmmu_pop_event(&t->s, ev) && QSMMU_EVT_STALL(ev)) {
+                stag[n] = QSMMU_EVT_STAG(ev);
+                va[n++] = QSMMU_EVT_ADDR(ev) & ~(PAGE - 1);
+            }
+        }
+        g_assert_cmpint(n, ==, 4);
+        for (i = 0; i < n; i++) {
+            map_page(t, pasid, va[i], dst + (va[i] - vd));
+            smmu_resume(t, stag[i], QSMMU_RESUME_RETRY);
+        }
+        break;
+    }
+    g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(t, dst, data, len);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
+                     npages);
+    g_assert_cmpuint(wait_compl(t, cpa + PAGE, NULL, NULL), ==,
+                     PLDMA_ST_SUCCESS);
+    stop(t);
+}
+
+static void test_stall_outstanding(void)
+{
+    outstanding(false);
+}
+
+static void test_stall_outstanding_abort(void)
+{
+    outstanding(true);
+}
+
 /* Stall mode: faults on the descriptor fetch and the completion record */
 static void test_stall_fetch_compl(void)
 {
@@ -997,5 +1114,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma/smmu/stall-abort", test_stall_abort);
     qtest_add_func("/pldma/smmu/stall-two-channels", test_stall_two_channels);
     qtest_add_func("/pldma/smmu/report-restart-cancel", test_report);
+    qtest_add_func("/pldma/smmu/stall-outstanding", test_stall_outstanding);
+    qtest_add_func("/pldma/smmu/stall-outstanding-abort",
+                   test_stall_outstanding_abort);
     return g_test_run();
 }

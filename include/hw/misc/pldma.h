@@ -31,6 +31,9 @@ OBJECT_DECLARE_SIMPLE_TYPE(PLDMAPCIState, PLDMA_PCI)
 
 typedef struct PLDMACore PLDMACore;
 
+/* Stalled accesses a channel may have at once (max-outstanding) */
+#define PLDMA_MAX_OUTSTANDING       64
+
 /* Where in a descriptor's life a channel is */
 typedef enum PLDMAPhase {
     PLDMA_PHASE_FETCH = 0,  /* read the descriptor at HEAD */
@@ -101,6 +104,18 @@ typedef struct PLDMAChannel {
     bool stall_pending;     /* parked, waiting for resumed() */
     uint16_t stag;
     uint64_t stall_va;
+
+    /*
+     * Outstanding stalls (max-outstanding): accesses ahead of the parked
+     * one, in the same descriptor, each stalled in the SMMU with its own
+     * STAG until resumed (pldma-fault.c)
+     */
+    bool probing;           /* the translation in flight is one of them */
+    bool stall_adopted;     /* the parked access joined one of them */
+    bool probe_aborted;     /* one was aborted: the descriptor fails */
+    uint8_t nprobes;
+    uint16_t probe_stag[PLDMA_MAX_OUTSTANDING - 1];
+    uint64_t probe_va[PLDMA_MAX_OUTSTANDING - 1];   /* page addresses */
 
     /* remote operation in flight, and its retransmit / RNR timer */
     PLDMANetReq net;
@@ -226,6 +241,7 @@ struct PLDMACore {
     uint32_t stream_id;     /* StreamID the stall paths expect */
     uint32_t max_transfer;
     uint32_t chunk_size;
+    uint32_t max_outstanding;
     uint32_t node_id;       /* 1..63 with a netdev */
     uint32_t mtu;
     uint32_t rto_us;        /* retransmit timeout */
@@ -263,7 +279,8 @@ struct PLDMAPCIState {
 
 /*
  * Both front-ends have the properties num-channels, fault-mode, pasid-bits,
- * max-transfer and chunk-size, on their PLDMACore (docs/specs/pldma.rst).
+ * max-transfer, chunk-size and max-outstanding, on their PLDMACore
+ * (docs/specs/pldma.rst).
  */
 
 /* hw/misc/pldma-core.c */

@@ -487,6 +487,14 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
     uint8_t buf[PLDMA_NET_MAX_MTU];
 
     if (r->wait || r->rnr) {
+        /*
+         * Waiting for the network.  A timer that expired while the channel
+         * was parked on a local fault (FAULTED, STALLED) was ignored: arm
+         * it again, or nothing would ever wake the channel.
+         */
+        if (!timer_pending(ch->net_timer)) {
+            pldma_net_arm(ch, r->rnr ? r->rnr_us : s->rto_us);
+        }
         return false;
     }
     if (ch->op == PLDMA_OP_RDMA_READ) {
@@ -621,7 +629,14 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
     }
     r = &ch->net;
     seg = psn_diff(p->psn, r->psn);     /* segment the answer is about */
-    if (seg < -1 || seg >= (int32_t)r->nsegs) {
+    /*
+     * An ACK may name the PSN just before the message (a resume, or the
+     * last of the previous message); a NAK must name one of its own, or it
+     * is a late answer to the previous message (e.g. to a duplicate READ
+     * request the responder served again after it ended).
+     */
+    if (seg < (AETH_KIND(p->syndrome) ? 0 : -1) ||
+        seg >= (int32_t)r->nsegs) {
         cnt(s, PLDMA_NCNT_RX_DROPPED);  /* not about this message */
         return;
     }
@@ -676,7 +691,8 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
         r->rnr = true;
         trace_pldma_net_rnr(ch->idx, p->node, p->psn, off,
                             p->syndrome & 0x1f);
-        pldma_net_arm(ch, rnr_timer_10us[p->syndrome & 0x1f] * 10);
+        r->rnr_us = rnr_timer_10us[p->syndrome & 0x1f] * 10;
+        pldma_net_arm(ch, r->rnr_us);
         return;
     }
     case 3:

@@ -156,8 +156,9 @@ static void link_wait(Node *n)
 }
 
 /* B listens, A connects; either may have an SMMU, extra properties */
-static Pair *pair_start(bool b_smmu, const char *b_mode, const char *a_extra,
-                        const char *b_extra, bool capture)
+static Pair *pair_start_a(bool a_smmu, const char *a_mode, bool b_smmu,
+                          const char *b_mode, const char *a_extra,
+                          const char *b_extra, bool capture)
 {
     Pair *p = g_new0(Pair, 1);
     g_autofree char *a_net = NULL, *b_net = NULL;
@@ -174,13 +175,20 @@ static Pair *pair_start(bool b_smmu, const char *b_mode, const char *a_extra,
                                       "file=" : "",
                             capture ? p->pcap : "");
     node_start(&p->b, "node-id=2", b_net, b_smmu, b_mode, b_extra);
-    node_start(&p->a, "node-id=1", a_net, false, "stall", a_extra);
+    node_start(&p->a, "node-id=1", a_net, a_smmu, a_mode, a_extra);
     link_wait(&p->a);
     link_wait(&p->b);
     g_assert_cmpuint(g_rd(&p->a, PLDMA_CAP) & PLDMA_CAP_REMOTE, !=, 0);
     g_assert_cmpuint(g_rd(&p->a, PLDMA_NET_NODE), ==, 1);
     g_assert_cmpuint(g_rd(&p->b, PLDMA_NET_NODE), ==, 2);
     return p;
+}
+
+static Pair *pair_start(bool b_smmu, const char *b_mode, const char *a_extra,
+                        const char *b_extra, bool capture)
+{
+    return pair_start_a(false, "stall", b_smmu, b_mode, a_extra, b_extra,
+                        capture);
 }
 
 static void pair_stop(Pair *p)
@@ -537,6 +545,90 @@ static void responder_fault(const char *mode, bool resume)
             g_assert_nonnull(strstr(out, rnr_r));
         }
     }
+    pair_stop(p);
+}
+
+/*
+ * Faults on both sides of one WRITE: the responder's RNR timer expires
+ * while the requester is FAULTED on its own source page; after RESTART the
+ * requester must still resend (it used to wait for a timer nobody armed).
+ */
+static void test_fault_both_sides(void)
+{
+    const uint32_t len = 64 * KiB, b_hole = 4, a_hole = 40;
+    Pair *p = pair_start_a(true, "report", true, "report",
+                           ",retransmit-timeout=2000000",
+                           ",rnr-resume=off,rnr-timer=1", false);
+    uint64_t ring_pa, ring_va, cpl_pa, cpl_va, src_pa, src_va, b_pa, b_va;
+    uint8_t d[PLDMA_DESC_SIZE] = { 0 };
+    g_autofree uint8_t *data = NULL;
+    uint32_t rkey, head, i, st = 0;
+    uint8_t rec[PLDMA_FR_SIZE];
+
+    p->timers = true;
+    ring_va = buffer(&p->a, PAGE, &ring_pa, -1);
+    cpl_va = buffer(&p->a, PAGE, &cpl_pa, -1);
+    src_va = buffer(&p->a, len, &src_pa, a_hole / 4);
+    data = random_fill(&p->a, src_pa, len);
+    b_va = buffer(&p->b, len, &b_pa, b_hole);
+    rkey = key_register(&p->b, 0, b_va, len, PLDMA_KEY_ACC_WRITE);
+
+    g_wr(&p->a, PLDMA_CH_BIND(0) + PLDMA_CHB_PASID, PASID | PLDMA_CHB_PASID_EN);
+    g_wr(&p->a, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
+    c_wr(&p->a, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)ring_va);
+    c_wr(&p->a, 0, PLDMA_CH_RING_BASE_HI, ring_va >> 32);
+    c_wr(&p->a, 0, PLDMA_CH_RING_SIZE, 4);
+    d[PLDMA_DESC_OPCODE] = PLDMA_OP_RDMA_WRITE;
+    stw_le_p(d + PLDMA_DESC_NODE, 2);
+    stl_le_p(d + PLDMA_DESC_LEN, len);
+    stq_le_p(d + PLDMA_DESC_SRC, src_va);
+    stq_le_p(d + PLDMA_DESC_REMOTE_VA, b_va);
+    stl_le_p(d + PLDMA_DESC_RKEY, rkey);
+    stq_le_p(d + PLDMA_DESC_COMPL, cpl_va);
+    qtest_memwrite(p->a.qts, ring_pa, d, sizeof(d));
+    c_wr(&p->a, 0, PLDMA_CH_RING_TAIL, 1);
+
+    /* A is FAULTED on its source page, B has an RNR NAK out */
+    for (i = 0; i < WAIT_STEPS &&
+         c_rd(&p->a, 0, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED; i++) {
+        step(p);
+    }
+    g_assert_cmpuint(c_rd(&p->a, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_FAULTED);
+    for (i = 0; i < WAIT_STEPS &&
+         ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR) == 0; i++) {
+        step(p);
+    }
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR), >, 0);
+    /* B's fault resolved; A's RNR timer expires while A is FAULTED */
+    head = g_rd(&p->b, PLDMA_FQ_HEAD);
+    g_assert_cmpuint(g_rd(&p->b, PLDMA_FQ_TAIL), !=, head);
+    g_wr(&p->b, PLDMA_FQ_HEAD, (head + 1) % 64);
+    qsmmu_map(&p->b.s, p->b.pt_root, b_va + b_hole * PAGE,
+              b_pa + b_hole * PAGE, true);
+    g_wr(&p->b, PLDMA_KEY_SEL, 0);
+    g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_RESOLVED);
+    for (i = 0; i < 100; i++) {
+        step(p);
+    }
+    /* A's own fault: its record, the page, RESTART */
+    head = g_rd(&p->a, PLDMA_FQ_HEAD);
+    g_assert_cmpuint(g_rd(&p->a, PLDMA_FQ_TAIL), !=, head);
+    qtest_memread(p->a.qts, p->a.fq + head * PLDMA_FR_SIZE, rec, sizeof(rec));
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==,
+                    src_va + a_hole / 4 * PAGE);
+    g_wr(&p->a, PLDMA_FQ_HEAD, (head + 1) % 64);
+    qsmmu_map(&p->a.s, p->a.pt_root, src_va + a_hole / 4 * PAGE,
+              src_pa + a_hole / 4 * PAGE, true);
+    c_wr(&p->a, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+
+    for (i = 0; i < WAIT_STEPS && !st; i++) {
+        st = qtest_readl(p->a.qts, cpl_pa);
+        if (!st) {
+            step(p);
+        }
+    }
+    g_assert_cmpuint(st, ==, PLDMA_ST_SUCCESS);
+    check_mem(&p->b, b_pa, data, len);
     pair_stop(p);
 }
 
@@ -954,6 +1046,7 @@ static void test_hostile_peer(void)
                         "-device pldma,id=dma0,netdev=n0,node-id=1 "
                         "-netdev stream,id=n0,server=on,addr.type=unix,"
                         "addr.path=%s", sock);
+    n.next = ALLOC_BASE + 0x200000;
     pe.qts = n.qts;
     pe.fd = socket(AF_UNIX, SOCK_STREAM, 0);
     g_assert_cmpint(pe.fd, >=, 0);
@@ -1062,6 +1155,45 @@ static void test_hostile_peer(void)
     g_assert_true(memcmp(f + 14 + 28 + 12 + 4, pl, 256) == 0);
     g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED) - drops, ==, 2000);
 
+    /*
+     * Node 1 as requester: a NAK that names the PSN before its message (a
+     * late answer to the previous one) is ignored; the ACK completes it
+     */
+    {
+        uint64_t src = ALLOC_BASE + 0x10000, cpl = ALLOC_BASE + 0x20000;
+        uint8_t d[PLDMA_DESC_SIZE] = { 0 };
+        uint32_t st = 0, mpsn;
+        Ring r;
+
+        ring_init(&n, &r);
+        d[PLDMA_DESC_OPCODE] = PLDMA_OP_RDMA_WRITE;
+        stw_le_p(d + PLDMA_DESC_NODE, 2);
+        stl_le_p(d + PLDMA_DESC_LEN, 256);
+        stq_le_p(d + PLDMA_DESC_SRC, src);
+        stq_le_p(d + PLDMA_DESC_REMOTE_VA, 0x1000);
+        stl_le_p(d + PLDMA_DESC_RKEY, 0x105);
+        stq_le_p(d + PLDMA_DESC_COMPL, cpl);
+        qtest_memwrite(n.qts, r.pa, d, sizeof(d));
+        c_wr(&n, 0, PLDMA_CH_RING_TAIL, 1);
+        len = peer_recv(&pe, f, sizeof(f));
+        g_assert_cmpuint(f[14 + 28], ==, 0x0a);        /* WRITE Only */
+        mpsn = ldl_be_p(f + 14 + 28 + 8) & 0xffffff;
+        len = roce_frame(f, 0x11, 0x000100, (mpsn - 1) & 0xffffff, false,
+                         0, 0, 0, 0x62, pl, 0);
+        peer_send(&pe, f, len);
+        len = roce_frame(f, 0x11, 0x000100, (mpsn - 1) & 0xffffff, false,
+                         0, 0, 0, 0x2e, pl, 0);
+        peer_send(&pe, f, len);
+        len = roce_frame(f, 0x11, 0x000100, mpsn, false, 0, 0, 0, 0x1f,
+                         pl, 0);
+        peer_send(&pe, f, len);
+        for (i = 0; i < 5000 && !st; i++) {
+            st = qtest_readl(n.qts, cpl);
+            g_usleep(200);
+        }
+        g_assert_cmpuint(st, ==, PLDMA_ST_SUCCESS);
+    }
+
     /* nothing was written outside the window */
     g_assert_true(all_zero(&n, pa, 16));
     g_assert_true(all_zero(&n, pa + 16 + 256, PAGE - 16 - 256));
@@ -1084,6 +1216,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-net/responder-fault-report-timer",
                    test_fault_report_timer);
     qtest_add_func("/pldma-net/responder-fault-stall", test_fault_stall);
+    qtest_add_func("/pldma-net/fault-both-sides", test_fault_both_sides);
     qtest_add_func("/pldma-net/bad-keys", test_bad_keys);
     qtest_add_func("/pldma-net/lossy", test_lossy);
     qtest_add_func("/pldma-net/peer-killed", test_peer_killed);

@@ -59,6 +59,7 @@ typedef struct PLDMANetReq {
     bool wait;              /* nothing to send until an answer or timer */
     bool rnr;               /* RNR NAK: wait for the timer or a resume */
     bool gap;               /* READ: asked again for a missing response */
+    uint32_t rnr_us;        /* the RNR timer of the last RNR NAK */
 } PLDMANetReq;
 
 typedef struct PLDMAChannel {

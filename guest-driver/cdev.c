@@ -204,6 +204,16 @@ static void pldma_ctx_unbind(struct pldma_ctx *ctx)
 	mutex_lock(&ctx->mutex);
 	pldma_reap_pins(ctx, true);
 	mutex_unlock(&ctx->mutex);
+	/*
+	 * Stall mode: let the IOPF workers finish with this PASID's faults
+	 * before the unbind.  Since 6.16 the unbind of the last SVA domain
+	 * takes the device out of the IOPF queue, which frees the fault groups
+	 * still pending under a worker that is answering them (7.1: an oops in
+	 * iopf_queue_remove_device() when a process was killed with stalls in
+	 * flight).  The channel is quiet, so no new fault comes in.
+	 */
+	if (ctx->pd->stall_mode)
+		iopf_queue_flush_dev(ctx->pd->dev);
 	iommu_sva_unbind_device(ctx->sva);
 	trace_pldma_unbind(ctx->pd->id, ctx->ch, ctx->pasid, ctx->tgid);
 }

@@ -520,12 +520,25 @@ static int cmd_kill(int argc, char **argv)
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	CHECK(WIFSIGNALED(st), "child status %#x", st);
-	/* Every channel can be claimed again. */
-	for (n = 0; n < (int)nch; n++) {
-		chs[n] = test_open_mode(strategy == PLDMA_STRAT_STALL ?
-					 PLDMA_MODE_STALL : PLDMA_MODE_REPORT);
-		if (!chs[n])
+	/*
+	 * Every channel can be claimed again, within a second: the dead
+	 * process's file may be released a little after waitpid() (its last
+	 * mm reference can drop in a worker, mmput_async(), and the mapping's
+	 * file reference with it).
+	 */
+	for (i = 0; i < 100; i++) {
+		for (n = 0; n < (int)nch; n++) {
+			chs[n] = test_open_mode(strategy == PLDMA_STRAT_STALL ?
+						 PLDMA_MODE_STALL :
+						 PLDMA_MODE_REPORT);
+			if (!chs[n])
+				break;
+		}
+		if (n == (int)nch)
 			break;
+		while (n > 0)
+			pldma_close(chs[--n]);
+		usleep(10000);
 	}
 	CHECK(n == (int)nch, "only %d of %u channels free after the kill",
 	      n, nch);

@@ -4,9 +4,9 @@
  * Keys and addresses are exchanged over a small TCP side channel on the
  * guests' virtio-net link; the data goes over the PLDMA link.
  *
- *   serve PORT            responder: registers windows on request, checks
- *                         what was written, reports its counters; ends on
- *                         QUIT.  Windows are never touched by the
+ *   serve PORT [NQUIT]    responder: registers windows on request, checks
+ *                         what was written, reports its counters; ends
+ *                         after NQUIT (1) QUIT requests (pldma-peer.c).  Windows are never touched by the
  *                         responder before the transfer (fresh memory, and
  *                         MADV_DONTNEED as rdma-core's ODP tests do), so
  *                         every page of a transfer is a responder fault.
@@ -43,10 +43,10 @@
 #include <unistd.h>
 
 #include "pldma.h"
+#include "pldma-peer.h"
 #include "pldma-util.h"
 
 #define PG		4096UL
-#define MAX_MRS		64
 
 static int fails;
 static const char *tag = "";
@@ -75,38 +75,6 @@ static void note(const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	fflush(stdout);
-}
-
-/* The channel on the device of node @node (one per node, kept open) */
-static struct pldma_chan *chans[PLDMA_NET_MAX_NODES];
-
-static struct pldma_chan *chan_node(unsigned int node)
-{
-	char path[32];
-	int i;
-
-	if (!node || node >= PLDMA_NET_MAX_NODES)
-		return NULL;
-	if (chans[node])
-		return chans[node];
-	for (i = 0; i < 16; i++) {
-		struct pldma_chan *ch;
-
-		snprintf(path, sizeof(path), "/dev/pldma%d", i);
-		if (access(path, F_OK))
-			continue;
-		ch = pldma_open(path);
-		if (!ch)
-			continue;
-		if (pldma_info(ch)->node_id == node) {
-			/* the report-mode device's own faults: the default */
-			chans[node] = ch;
-			return ch;
-		}
-		pldma_close(ch);
-	}
-	fprintf(stderr, "pldma-rdma: no device with node-id %u\n", node);
-	return NULL;
 }
 
 /* A transfer that did not complete: what the channel and the link say */
@@ -143,288 +111,8 @@ static int parse_strat(const char *s, int *strategy, unsigned int *touch)
 }
 
 /* ------------------------------------------------------------------ */
-/* Side channel: one text line a request, one a reply                  */
-/* ------------------------------------------------------------------ */
-
-static int sendf(int fd, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
-	va_end(ap);
-	buf[n++] = '\n';
-	return write(fd, buf, n) == n ? 0 : -1;
-}
-
-static int recv_line(int fd, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	while (n + 1 < len) {
-		ssize_t r = read(fd, buf + n, 1);
-
-		if (r <= 0)
-			return -1;
-		if (buf[n] == '\n')
-			break;
-		n++;
-	}
-	buf[n] = 0;
-	return 0;
-}
-
-/* Send a request, return its reply (static buffer) or NULL */
-static char *rpc(int fd, const char *fmt, ...)
-{
-	static char reply[256];
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (sendf(fd, "%s", buf) || recv_line(fd, reply, sizeof(reply)))
-		return NULL;
-	return reply;
-}
-
-static int connect_to(const char *host, int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int i, fd, one = 1;
-
-	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
-		return -1;
-	/* the peer guest may still be booting */
-	for (i = 0; i < 600; i++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd < 0)
-			return -1;
-		if (!connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
-				   sizeof(one));
-			return fd;
-		}
-		close(fd);
-		usleep(200000);
-	}
-	return -1;
-}
-
-/* ------------------------------------------------------------------ */
-/* Responder                                                          */
-/* ------------------------------------------------------------------ */
-
-struct window {
-	unsigned int node;
-	uint32_t rkey;
-	uint8_t *addr;
-	size_t len;
-};
-
-static struct window wins[MAX_MRS];
-
-static struct window *win_find(uint32_t rkey)
-{
-	int i;
-
-	for (i = 0; i < MAX_MRS; i++)
-		if (wins[i].addr && wins[i].rkey == rkey)
-			return &wins[i];
-	return NULL;
-}
-
-static void win_free(struct window *w)
-{
-	pu_free(w->addr, w->len);
-	memset(w, 0, sizeof(*w));
-}
-
-/*
- * MR NODE LEN ACCESS SEED STRATEGY: a new window of LEN bytes: for READ
- * access a memfd holding pu_byte(SEED, .), else anonymous memory; either
- * way not mapped in the process (MADV_DONTNEED).  Reply: OK RKEY VA.
- */
-static void serve_mr(int fd, unsigned int node, size_t len,
-		     const char *access, uint32_t seed, const char *strat)
-{
-	struct pldma_chan *ch = chan_node(node);
-	unsigned int acc = 0, touch;
-	struct window *w = NULL;
-	int i, strategy, ret;
-
-	if (strchr(access, 'W'))
-		acc |= PLDMA_MR_ACCESS_WRITE;
-	if (strchr(access, 'R'))
-		acc |= PLDMA_MR_ACCESS_READ;
-	for (i = 0; i < MAX_MRS; i++)
-		if (!wins[i].addr)
-			w = &wins[i];
-	if (!ch || !w || !len || parse_strat(strat, &strategy, &touch)) {
-		sendf(fd, "ERR %d", EINVAL);
-		return;
-	}
-	w->len = (len + PG - 1) & ~(PG - 1);
-	w->addr = acc & PLDMA_MR_ACCESS_READ ? pu_src_alloc(w->len, seed) :
-					       pu_dst_alloc(w->len, 0);
-	if (!w->addr) {
-		memset(w, 0, sizeof(*w));
-		sendf(fd, "ERR %d", ENOMEM);
-		return;
-	}
-	pu_drop(w->addr, w->len);
-	ret = pldma_reg_mr(ch, w->addr, w->len, acc, strategy, touch,
-			   &w->rkey);
-	if (ret) {
-		win_free(w);
-		sendf(fd, "ERR %d", -ret);
-		return;
-	}
-	w->node = node;
-	sendf(fd, "OK %u %llu", w->rkey, (unsigned long long)(uintptr_t)w->addr);
-}
-
-/* CHECK RKEY OFF LEN SEED: the window holds pu_byte(SEED, .) from OFF */
-static void serve_check(int fd, uint32_t rkey, size_t off, size_t len,
-			uint32_t seed)
-{
-	struct window *w = win_find(rkey);
-	long bad;
-
-	if (!w || off > w->len || len > w->len - off) {
-		sendf(fd, "ERR %d", EINVAL);
-		return;
-	}
-	bad = pu_verify(w->addr + off, len, seed);
-	if (bad >= 0)
-		sendf(fd, "BAD %ld", bad);
-	else
-		sendf(fd, "OK");
-}
-
-/* STATS NODE: responder faults (device), served, pages present (driver) */
-static void serve_stats(int fd, unsigned int node)
-{
-	struct pldma_chan *ch = chan_node(node);
-	struct pldma_net_stats ns;
-	struct pldma_stats st;
-
-	if (!ch || pldma_net_stats(ch, &ns) || pldma_get_stats(ch, &st)) {
-		sendf(fd, "ERR %d", EIO);
-		return;
-	}
-	sendf(fd, "OK %u %llu %llu %llu %u", ns.cnt[PLDMA_NCNT_RX_FAULTS],
-	      (unsigned long long)st.remote_faults,
-	      (unsigned long long)st.remote_pages,
-	      (unsigned long long)st.remote_failed,
-	      ns.cnt[PLDMA_NCNT_NAK_TX_RNR]);
-}
-
-static int serve(int port)
-{
-	struct sockaddr_in a = {
-		.sin_family = AF_INET, .sin_port = htons(port),
-		.sin_addr.s_addr = htonl(INADDR_ANY),
-	};
-	int ls, fd, one = 1, quit = 0;
-	char line[256];
-
-	ls = socket(AF_INET, SOCK_STREAM, 0);
-	setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) ||
-	    listen(ls, 4)) {
-		perror("pldma-rdma: listen");
-		return 1;
-	}
-	note("serving on port %d", port);
-	while (!quit) {
-		fd = accept(ls, NULL, NULL);
-		if (fd < 0)
-			continue;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		while (!recv_line(fd, line, sizeof(line))) {
-			char a1[32], a2[32];
-			unsigned long long x, y, z;
-			unsigned int node;
-			struct window *w;
-
-			if (sscanf(line, "MR %u %llu %31s %llu %31s", &node,
-				   &x, a1, &y, a2) == 5) {
-				serve_mr(fd, node, x, a1, y, a2);
-			} else if (sscanf(line, "CHECK %llu %llu %llu %31s",
-					  &x, &y, &z, a1) == 4) {
-				serve_check(fd, x, y, z, strtoul(a1, NULL, 0));
-			} else if (sscanf(line, "DROP %llu", &x) == 1 &&
-				   (w = win_find(x))) {
-				sendf(fd, pu_drop(w->addr, w->len) ? "ERR" : "OK");
-			} else if (sscanf(line, "DEREG %llu", &x) == 1 &&
-				   (w = win_find(x)) && chans[w->node]) {
-				int ret = pldma_dereg_mr(chans[w->node], w->rkey);
-
-				/* the memory stays: a late write must fail */
-				w->rkey = 0;
-				sendf(fd, ret ? "ERR %d" : "OK", -ret);
-			} else if (sscanf(line, "STATS %u", &node) == 1) {
-				serve_stats(fd, node);
-			} else if (sscanf(line, "CLOSE %u", &node) == 1 &&
-				   node < PLDMA_NET_MAX_NODES) {
-				/* release(): every key of the file revoked */
-				pldma_close(chans[node]);
-				chans[node] = NULL;
-				sendf(fd, "OK");
-			} else if (!strcmp(line, "QUIT")) {
-				sendf(fd, "OK");
-				quit = 1;
-				break;
-			} else {
-				sendf(fd, "ERR %d", EINVAL);
-			}
-		}
-		close(fd);
-	}
-	close(ls);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* Requester                                                          */
 /* ------------------------------------------------------------------ */
-
-struct resp_stats {
-	unsigned long long dev_faults, faults, pages, failed, rnr_tx;
-};
-
-static int get_resp_stats(int fd, unsigned int node, struct resp_stats *s)
-{
-	char *r = rpc(fd, "STATS %u", node);
-
-	return r && sscanf(r, "OK %llu %llu %llu %llu %llu", &s->dev_faults,
-			   &s->faults, &s->pages, &s->failed,
-			   &s->rnr_tx) == 5 ? 0 : -1;
-}
-
-static int reg_remote(int fd, unsigned int node, size_t len,
-		      const char *access, uint32_t seed, const char *strat,
-		      uint32_t *rkey, uint64_t *rva)
-{
-	char *r = rpc(fd, "MR %u %zu %s %u %s", node, len, access, seed, strat);
-	unsigned long long va;
-
-	if (!r || sscanf(r, "OK %u %llu", rkey, &va) != 2) {
-		note("MR %s: %s", access, r ? r : "(no reply)");
-		return -1;
-	}
-	*rva = va;
-	return 0;
-}
-
-static int reply_ok(const char *r)
-{
-	return r && !strncmp(r, "OK", 2);
-}
 
 /*
  * One WRITE and one READ of @len bytes, at offset @off of fresh windows.
@@ -445,7 +133,7 @@ static int xfer_pair(int fd, struct pldma_chan *ch, unsigned int rnode,
 
 	/* WRITE: local memfd source -> remote anonymous window */
 	src = pu_src_alloc(len, seed);
-	if (!src || reg_remote(fd, rnode, off + len, "W", 0, rstrat, &rkey,
+	if (!src || pp_reg_remote(fd, rnode, off + len, "W", 0, rstrat, &rkey,
 			       &rva)) {
 		result(0, "WRITE %zu bytes: setup", len);
 		pu_free(src, len);
@@ -454,20 +142,20 @@ static int xfer_pair(int fd, struct pldma_chan *ch, unsigned int rnode,
 	ret = pldma_rdma_write(ch, rnode, rkey, rva + off, src, len, lstrat,
 			       ltouch, &res);
 	result(!ret && res.status == PLDMA_ST_SUCCESS && res.bytes == len &&
-	       reply_ok(rpc(fd, "CHECK %u %zu %zu %u", rkey, off, len, seed)),
+	       pp_ok(pp_rpc(fd, "CHECK %u %zu %zu %u", rkey, off, len, seed)),
 	       "WRITE %zu bytes at +%zu: ret %d status %u bytes %llu, %.1f ms, local faults %llu, responder data verified",
 	       len, off, ret, res.status, (unsigned long long)res.bytes,
 	       res.time_ns / 1e6, (unsigned long long)res.faults);
 	if (ret || res.status != PLDMA_ST_SUCCESS)
 		dump_chan(ch);
-	rpc(fd, "DEREG %u", rkey);
+	pp_rpc(fd, "DEREG %u", rkey);
 	pu_free(src, len);
 	if (ret == -ETIMEDOUT)
 		return ret;
 
 	/* READ: remote memfd window holding seed + 1 -> local anonymous */
 	dst = pu_dst_alloc(len, 0);
-	if (!dst || reg_remote(fd, rnode, off + len, "R", seed + 1, rstrat,
+	if (!dst || pp_reg_remote(fd, rnode, off + len, "R", seed + 1, rstrat,
 			       &rkey, &rva)) {
 		result(0, "READ %zu bytes: setup", len);
 		pu_free(dst, len);
@@ -483,7 +171,7 @@ static int xfer_pair(int fd, struct pldma_chan *ch, unsigned int rnode,
 	       res.time_ns / 1e6, (unsigned long long)res.faults, bad);
 	if (ret || res.status != PLDMA_ST_SUCCESS)
 		dump_chan(ch);
-	rpc(fd, "DEREG %u", rkey);
+	pp_rpc(fd, "DEREG %u", rkey);
 	pu_free(dst, len);
 	return ret;
 }
@@ -493,7 +181,7 @@ static int pair(const char *host, int port, unsigned int lnode,
 		int nsizes, char **sizes)
 {
 	struct pldma_net_stats n0, n1;
-	struct resp_stats r0, r1;
+	struct pp_stats r0, r1;
 	struct pldma_chan *ch;
 	unsigned int ltouch, rtouch;
 	int lstrat, rstrat, fd, i;
@@ -502,18 +190,18 @@ static int pair(const char *host, int port, unsigned int lnode,
 	snprintf(tagbuf, sizeof(tagbuf), "%s(node %u) -> %s(node %u): ", lstr,
 		 lnode, rstr, rnode);
 	tag = tagbuf;
-	ch = chan_node(lnode);
+	ch = pp_chan_node(lnode);
 	if (!ch || pldma_strategy_parse(lstr, &lstrat, &ltouch) ||
 	    parse_strat(rstr, &rstrat, &rtouch)) {
 		result(0, "local device and strategies");
 		return 1;
 	}
-	fd = connect_to(host, port);
+	fd = pp_connect(host, port);
 	if (fd < 0) {
 		result(0, "side channel to %s:%d", host, port);
 		return 1;
 	}
-	if (pldma_net_stats(ch, &n0) || get_resp_stats(fd, rnode, &r0)) {
+	if (pldma_net_stats(ch, &n0) || pp_stats(fd, rnode, &r0)) {
 		result(0, "counters");
 		return 1;
 	}
@@ -525,13 +213,12 @@ static int pair(const char *host, int port, unsigned int lnode,
 			      len & 1 ? 123 : 0, 0x5a00 + i) == -ETIMEDOUT) {
 			/* the ring is stuck behind it: give up this pair */
 			result(0, "no transfer hangs (the rest of this pair skipped)");
-			pldma_close(ch);
-			chans[lnode] = NULL;
+			pp_chan_forget(lnode);
 			close(fd);
 			return 1;
 		}
 	}
-	if (pldma_net_stats(ch, &n1) || get_resp_stats(fd, rnode, &r1)) {
+	if (pldma_net_stats(ch, &n1) || pp_stats(fd, rnode, &r1)) {
 		result(0, "counters");
 		close(fd);
 		return 1;
@@ -580,15 +267,15 @@ static int keys(const char *host, int port, unsigned int lnode,
 	snprintf(tagbuf, sizeof(tagbuf), "keys (node %u -> node %u): ",
 		 lnode, rnode);
 	tag = tagbuf;
-	ch = chan_node(lnode);
-	fd = connect_to(host, port);
+	ch = pp_chan_node(lnode);
+	fd = pp_connect(host, port);
 	src = pu_src_alloc(len, 7);
 	if (!ch || fd < 0 || !src) {
 		result(0, "setup");
 		return 1;
 	}
-	if (reg_remote(fd, rnode, len, "WR", 0, "default", &rkey, &rva) ||
-	    reg_remote(fd, rnode, len, "R", 9, "default", &ro, &rova)) {
+	if (pp_reg_remote(fd, rnode, len, "WR", 0, "default", &rkey, &rva) ||
+	    pp_reg_remote(fd, rnode, len, "R", 9, "default", &ro, &rova)) {
 		result(0, "register windows");
 		return 1;
 	}
@@ -603,10 +290,10 @@ static int keys(const char *host, int port, unsigned int lnode,
 	ret = pldma_rdma_write(ch, rnode, ro, rova, src, len,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS &&
-	       reply_ok(rpc(fd, "CHECK %u 0 %zu 9", ro, len)),
+	       pp_ok(pp_rpc(fd, "CHECK %u 0 %zu 9", ro, len)),
 	       "WRITE to a read-only window: REMOTE_ACCESS (status %u), its memory untouched",
 	       res.status);
-	result(reply_ok(rpc(fd, "DEREG %u", rkey)), "DEREG_MR");
+	result(pp_ok(pp_rpc(fd, "DEREG %u", rkey)), "DEREG_MR");
 	ret = pldma_rdma_write(ch, rnode, rkey, rva, src, len,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS,
@@ -616,7 +303,7 @@ static int keys(const char *host, int port, unsigned int lnode,
 	result(!ret && res.status == PLDMA_ST_SUCCESS,
 	       "the other key still works (status %u)", res.status);
 	/* the owner's file closed (as at exit): every key revoked at once */
-	result(reply_ok(rpc(fd, "CLOSE %u", rnode)), "responder closes its file");
+	result(pp_ok(pp_rpc(fd, "CLOSE %u", rnode)), "responder closes its file");
 	ret = pldma_rdma_read(ch, rnode, ro, rova, src, len,
 			      PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS,
@@ -632,9 +319,9 @@ static int keys(const char *host, int port, unsigned int lnode,
 
 static int quit(const char *host, int port)
 {
-	int fd = connect_to(host, port);
+	int fd = pp_connect(host, port);
 
-	return fd >= 0 && reply_ok(rpc(fd, "QUIT")) ? 0 : 1;
+	return fd >= 0 && pp_ok(pp_rpc(fd, "QUIT")) ? 0 : 1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -648,7 +335,7 @@ static int reg_raw(struct pldma_chan *ch, struct pldma_reg_mr *r)
 
 static int selftest(unsigned int node)
 {
-	struct pldma_chan *ch = chan_node(node), *other;
+	struct pldma_chan *ch = pp_chan_node(node), *other;
 	const struct pldma_info *in;
 	struct pldma_net_stats ns;
 	uint32_t rkeys[PLDMA_NUM_KEYS], rk;
@@ -750,7 +437,7 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 3 && !strcmp(argv[1], "serve"))
-		return serve(atoi(argv[2]));
+		return pp_serve(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 1);
 	if (argc >= 9 && !strcmp(argv[1], "pair"))
 		return pair(argv[2], atoi(argv[3]), atoi(argv[4]),
 			    atoi(argv[5]), argv[6], argv[7], argc - 8,
@@ -763,7 +450,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "selftest"))
 		return selftest(atoi(argv[2])) || fails;
 	fprintf(stderr,
-		"usage: pldma-rdma serve PORT | pair HOST PORT LNODE RNODE LSTRAT RSTRAT SIZE... |\n"
+		"usage: pldma-rdma serve PORT [NQUIT] | pair HOST PORT LNODE RNODE LSTRAT RSTRAT SIZE... |\n"
 		"       keys HOST PORT LNODE RNODE | quit HOST PORT | selftest NODE\n");
 	return 2;
 }

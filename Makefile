@@ -28,8 +28,11 @@ check: deps
 check-series: deps
 	scripts/check-series
 
+# BENCH=local (device and fault strategies), remote (RDMA between two
+# guests) or all (the default)
+BENCH ?= all
 bench: deps
-	scripts/bench
+	BENCH=$(BENCH) scripts/bench
 
 # generic-fuzz of the PLDMA and the SMMUv3 (qemu-fuzz-aarch64, libFuzzer):
 # FUZZ_RUNS executions per config; fuzz-long is the 10^6 run of README.

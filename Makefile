@@ -18,8 +18,10 @@ kernel: deps
 initramfs: deps
 	scripts/build-initramfs
 
+# the single-guest demo, then remote DMA between two guests
 demo: deps
 	scripts/run-guest --test demo
+	scripts/demo-remote --no-build
 
 check: deps
 	scripts/check

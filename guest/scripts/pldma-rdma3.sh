@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# One of three guests on a switch (tests/rdma/run-vde; pldma.rdma=1|2|3 on
+# the command line says which): each guest's PLDMA (report mode, node-id =
+# its number) is on one vde_switch (-netdev vde), its virtio-net (the TCP
+# side channel, 10.0.1.N) on another.  Every node WRITEs to and READs from
+# both others, into never-touched windows (responder faults), data
+# verified, while serving its own windows to them.
+role=
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	pldma.rdma=*) role=${arg#pldma.rdma=} ;;
+	esac
+done
+. /tests/lib.sh
+fails=0
+ok() { echo "ok - node$role: $*"; }
+not_ok() { echo "not ok - node$role: $*"; fails=$((fails + 1)); }
+res() {
+	if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi
+}
+case "$role" in
+1|2|3) ;;
+*) echo "not ok - pldma.rdma=1|2|3 missing from the command line"; exit 1 ;;
+esac
+
+insmod /lib/modules/pldma.ko; res $? "insmod pldma.ko"
+ip link set lo up
+ip addr add "10.0.1.$role/24" dev eth0 && ip link set eth0 up
+res $? "side channel: eth0 10.0.1.$role"
+# ends after both peers' QUIT
+pldma-rdma serve 5000 2 &
+server=$!
+# responder strategies differ by pair: one-by-one and touch-ahead
+for p in 1 2 3; do
+	[ "$p" = "$role" ] && continue
+	if [ $(((role + p) % 2)) = 0 ]; then rs=touch16; else rs=one; fi
+	pldma-rdma pair "10.0.1.$p" 5000 "$role" "$p" one "$rs" 4096 65659 262144 ||
+		fails=$((fails + 1))
+done
+for p in 1 2 3; do
+	[ "$p" = "$role" ] && continue
+	pldma-rdma quit "10.0.1.$p" 5000; res $? "node $p's server ends"
+done
+wait $server; res $? "our server ends (both peers done)"
+d=$(grep -l "^node: $role\$" /sys/kernel/debug/pldma/pldma*/net 2>/dev/null | head -n1)
+[ -n "$d" ] && { echo "# $d:"; grep -E '^(tx_frames|rx_frames|rx_dropped|nak_rx_rnr|nak_tx_rnr|resume_rx|retx_segments|timeouts|responder_faults):' "$d" | sed 's/^/#   /'; }
+rmmod pldma; res $? "rmmod pldma"
+kernel_reports
+[ "$fails" = 0 ]

@@ -7,7 +7,7 @@
 # measures (pldma-rbench -r) and prints the CSV between markers.
 # Kernel command line: pldma.bench_iters=N, pldma.bench_sizes=4K,64K,...,
 # pldma.bench_cases=write-pre,read-one,... (pldma-rbench -t; default all)
-role= iters=3 sizes=4K,64K,1M,4M,16M cases=
+role= iters=5 sizes=4K,64K,1M,4M,16M cases=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	pldma.rdma=*) role=${arg#pldma.rdma=} ;;

@@ -17,7 +17,10 @@
  * "strategy" is the case (write-touch16, read-pre, copy, ...) and faults
  * and pages are the responder's (its device's responder faults, the pages
  * its driver made present), one row per run; then "# " lines with the
- * median and minimum per case and the ratios, computed on the minimum
+ * median and minimum per case (with the responder faults, and the
+ * segments the requester resent and its retransmit timeouts, per
+ * transfer: the network counters of its device) and the ratios, computed
+ * on the minimum
  * (best of ITERS) with the ratio of the medians alongside
  * (scripts/plot-bench ... bench-remote turns the CSV into PNGs).
  */
@@ -46,6 +49,8 @@ struct bcase {
 	double med;
 	double min;
 	double faults;
+	double timeouts;	/* the requester's retransmit timeouts */
+	double resent;		/* and segments it sent again */
 };
 
 static struct bcase cases[MAX_CASES];
@@ -161,6 +166,7 @@ static int remote_case(struct bcase *c, const char *cname, int fd,
 	c->size = size;
 	for (i = 0; i < iters; i++) {
 		struct pp_stats s0 = { 0 }, s1 = { 0 };
+		struct pldma_net_stats n0, n1;
 		struct pldma_result r;
 		int ret;
 
@@ -173,6 +179,8 @@ static int remote_case(struct bcase *c, const char *cname, int fd,
 			    pp_stats(fd, rnode, &s0))
 				return 1;
 		}
+		if (pldma_net_stats(ch, &n0))
+			return 1;
 		if (!rkey)
 			ret = pldma_copy(ch, dst, src, size, PLDMA_STRAT_ONE, 0,
 					 &r);
@@ -182,8 +190,13 @@ static int remote_case(struct bcase *c, const char *cname, int fd,
 		else
 			ret = pldma_rdma_read(ch, rnode, rkey, rva, dst, size,
 					      PLDMA_STRAT_ONE, 0, &r);
-		if (rkey && pp_stats(fd, rnode, &s1))
+		if (pldma_net_stats(ch, &n1) ||
+		    (rkey && pp_stats(fd, rnode, &s1)))
 			return 1;
+		c->timeouts += (uint32_t)(n1.cnt[PLDMA_NCNT_TIMEOUTS] -
+					  n0.cnt[PLDMA_NCNT_TIMEOUTS]);
+		c->resent += (uint32_t)(n1.cnt[PLDMA_NCNT_RETX_SEGS] -
+					n0.cnt[PLDMA_NCNT_RETX_SEGS]);
 		if (ret || r.status != PLDMA_ST_SUCCESS || r.bytes != size) {
 			fprintf(stderr, "%s %zu: failed (%d, status %u, %llu bytes)\n",
 				cname, size, ret, r.status,
@@ -315,9 +328,10 @@ static int remote_bench(const char *hostport, const char *pair,
 		c->med = c->n % 2 ? c->t[c->n / 2] :
 			 (c->t[c->n / 2 - 1] + c->t[c->n / 2]) / 2;
 		c->min = c->t[0];
-		printf("# %-19s %9zu B: median %10.1f us, min %10.1f us, %8.1f responder faults, %7.1f MiB/s (best)\n",
-		       c->name, c->size, c->med, c->min, c->faults / c->n,
-		       c->size / 1048576.0 / (c->min / 1e6));
+		printf("# %-19s %9zu B: median %10.1f us, min %10.1f us, %7.1f MiB/s (best); per transfer: %6.1f responder faults, %7.1f segments resent, %4.1f timeouts\n",
+		       c->name, c->size, c->med, c->min,
+		       c->size / 1048576.0 / (c->min / 1e6), c->faults / c->n,
+		       c->resent / c->n, c->timeouts / c->n);
 	}
 	for (k = 0; k < nsizes; k++) {
 		size_t sz = size_v[k];

@@ -242,6 +242,7 @@ static void pldma_ch_clear_counters(PLDMAChannel *ch)
     ch->cnt_aborts = 0;
     ch->cnt_cancels = 0;
     ch->cnt_errors = 0;
+    ch->cnt_ahead = 0;
 }
 
 static bool pldma_ranges_overlap(uint64_t a, uint64_t b, uint64_t len)
@@ -265,6 +266,7 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
     ch->done = 0;
     ch->cflags = 0;
     ch->cfault_va = 0;
+    ch->ahead = d[PLDMA_DESC_AHEAD];
 
     trace_pldma_desc(ch->idx, ch->head, ch->op, ch->dflags, ch->len,
                      ch->src, ch->dst, ch->compl_va);
@@ -276,8 +278,9 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
         ch->compl_va = 0;
         return PLDMA_ST_BAD_DESC;
     }
-    if (ch->dflags & ~PLDMA_DF_VALID_MASK ||
-        ldl_le_p(d + PLDMA_DESC_RSVD0) || ldq_le_p(d + PLDMA_DESC_RSVD1)) {
+    if (ch->dflags & ~PLDMA_DF_VALID_MASK || ch->ahead > PLDMA_AHEAD_MAX ||
+        (ldl_le_p(d + PLDMA_DESC_AHEAD) & ~0xffU) ||
+        ldq_le_p(d + PLDMA_DESC_RSVD1)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: reserved "
                       "bits set\n", ch->idx, ch->head);
         return PLDMA_ST_BAD_DESC;
@@ -745,6 +748,8 @@ static uint64_t pldma_cnt_read(PLDMAChannel *ch, hwaddr off)
         return ch->cnt_cancels;
     case PLDMA_CNT_ERRORS:
         return ch->cnt_errors;
+    case PLDMA_CNT_AHEAD:
+        return ch->cnt_ahead;
     default:
         return 0;
     }
@@ -1043,6 +1048,22 @@ static uint64_t pldma_ch_read(PLDMAChannel *ch, hwaddr off)
         return ch->fault_done;
     case PLDMA_CH_PASID:
         return ch->pasid_reg;
+    case PLDMA_CH_AHEAD_SRC_LO:
+        return (uint32_t)ch->ahead_src;
+    case PLDMA_CH_AHEAD_SRC_HI:
+        return ch->ahead_src >> 32;
+    case PLDMA_CH_AHEAD_SRC_MAP_LO:
+        return (uint32_t)ch->ahead_src_map;
+    case PLDMA_CH_AHEAD_SRC_MAP_HI:
+        return ch->ahead_src_map >> 32;
+    case PLDMA_CH_AHEAD_DST_LO:
+        return (uint32_t)ch->ahead_dst;
+    case PLDMA_CH_AHEAD_DST_HI:
+        return ch->ahead_dst >> 32;
+    case PLDMA_CH_AHEAD_DST_MAP_LO:
+        return (uint32_t)ch->ahead_dst_map;
+    case PLDMA_CH_AHEAD_DST_MAP_HI:
+        return ch->ahead_dst_map >> 32;
     case PLDMA_CH_CMD:
         return 0;
     default:
@@ -1252,6 +1273,7 @@ static void pldma_get_channels(Object *obj, Visitor *v, const char *name,
         { "aborts", PLDMA_CNT_ABORTS },
         { "cancels", PLDMA_CNT_CANCELS },
         { "errors", PLDMA_CNT_ERRORS },
+        { "ahead", PLDMA_CNT_AHEAD },
     };
     PLDMACore *s = (PLDMACore *)((char *)obj + (ptrdiff_t)opaque);
     bool ok = false;
@@ -1343,6 +1365,9 @@ static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
         return "outstanding stalls beyond max-outstanding or outside a "
                "transfer";
     }
+    if (ch->ahead > PLDMA_AHEAD_MAX) {
+        return "batch window beyond 64 pages";
+    }
     for (i = 0; i < ch->nprobes; i++) {
         if (!s->ops->stall_is_pending ||
             !s->ops->stall_is_pending(s, ch->probe_stag[i])) {
@@ -1423,6 +1448,31 @@ static const VMStateDescription vmstate_pldma_probes = {
     }
 };
 
+static bool pldma_ahead_needed(void *opaque)
+{
+    PLDMAChannel *ch = opaque;
+
+    return ch->ahead || ch->ahead_src_map || ch->ahead_dst_map ||
+           ch->cnt_ahead;
+}
+
+/* Batched faults: the descriptor's window and the last fault's pages */
+static const VMStateDescription vmstate_pldma_ahead = {
+    .name = "pldma/channel/ahead",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_ahead_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(ahead, PLDMAChannel),
+        VMSTATE_UINT64(ahead_src, PLDMAChannel),
+        VMSTATE_UINT64(ahead_src_map, PLDMAChannel),
+        VMSTATE_UINT64(ahead_dst, PLDMAChannel),
+        VMSTATE_UINT64(ahead_dst_map, PLDMAChannel),
+        VMSTATE_UINT32(cnt_ahead, PLDMAChannel),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static const VMStateDescription vmstate_pldma_channel = {
     .name = "pldma/channel",
     .version_id = 1,
@@ -1470,6 +1520,7 @@ static const VMStateDescription vmstate_pldma_channel = {
     },
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_probes,
+        &vmstate_pldma_ahead,
         NULL
     }
 };

@@ -16,6 +16,7 @@
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/bswap.h"
+#include "qemu/host-utils.h"
 #include "qemu/main-loop.h"
 #include "qemu/rcu.h"
 #include "exec/memory.h"
@@ -113,19 +114,78 @@ bool pldma_probe_adopt(PLDMAChannel *ch, uint64_t va)
     return true;
 }
 
-/* One access ahead: only its translation, which the SMMU may stall */
-static void pldma_probe(PLDMAChannel *ch, uint64_t page, bool is_write)
+/*
+ * One access ahead: only its translation, which the SMMU may stall (stall
+ * mode) or terminate (report mode).  Returns whether the page is usable.
+ */
+static bool pldma_probe(PLDMAChannel *ch, uint64_t page, bool is_write)
 {
     PLDMACore *s = ch->s;
     PLDMAChannel *prev = s->cur;
     MemTxAttrs attrs = pldma_ch_attrs(ch);
+    IOMMUTLBEntry e;
 
     RCU_READ_LOCK_GUARD();
     s->cur = ch;
     ch->probing = true;
-    address_space_get_iotlb_entry(s->dma_as, page, is_write, attrs);
+    e = address_space_get_iotlb_entry(s->dma_as, page, is_write, attrs);
     ch->probing = false;
     s->cur = prev;
+    return e.perm & (is_write ? IOMMU_WO : IOMMU_RO);
+}
+
+/*
+ * Batched faults: the missing pages among the first ch->ahead pages of
+ * @base's buffer from the current position, as a bitmap.  The faulting
+ * page is known to be missing; the others are probed.
+ */
+static uint64_t pldma_ahead_map(PLDMAChannel *ch, uint64_t base,
+                                bool is_write, uint64_t fpage, bool fwrite)
+{
+    uint64_t first = (base + ch->done) & ~(PLDMA_PROBE_PAGE - 1);
+    uint64_t last = base + ch->len - 1;
+    uint64_t map = 0;
+    uint32_t i;
+
+    if (last < base) {
+        last = UINT64_MAX;
+    }
+    for (i = 0; i < ch->ahead; i++) {
+        uint64_t page = first + i * PLDMA_PROBE_PAGE;
+
+        if (page > last || page < first) {
+            break;
+        }
+        if ((page == fpage && is_write == fwrite) ||
+            !pldma_probe(ch, page, is_write)) {
+            map |= 1ULL << i;
+        }
+    }
+    return map;
+}
+
+/*
+ * Report mode, descriptor AHEAD > 0: before reporting the fault, look at
+ * the pages ahead in the same descriptor, source and destination, with
+ * translation-only accesses, and list the missing ones in the channel's
+ * AHEAD_* registers, so that the OS resolves them in one round trip
+ * (docs/specs/pldma.rst, "Batched faults").  At most 2 x 64 translations.
+ */
+static void pldma_report_ahead(PLDMAChannel *ch, uint64_t fva, bool fwrite)
+{
+    uint64_t fpage = fva & ~(PLDMA_PROBE_PAGE - 1);
+
+    ch->ahead_dst = (ch->dst + ch->done) & ~(PLDMA_PROBE_PAGE - 1);
+    ch->ahead_dst_map = pldma_ahead_map(ch, ch->dst, true, fpage, fwrite);
+    if (ch->op == PLDMA_OP_COPY) {
+        ch->ahead_src = (ch->src + ch->done) & ~(PLDMA_PROBE_PAGE - 1);
+        ch->ahead_src_map = pldma_ahead_map(ch, ch->src, false, fpage,
+                                            fwrite);
+    }
+    ch->fault_info |= PLDMA_FR_F_AHEAD;
+    ch->cnt_ahead += ctpop64(ch->ahead_src_map) + ctpop64(ch->ahead_dst_map);
+    trace_pldma_ch_fault_ahead(ch->idx, ch->ahead_src, ch->ahead_src_map,
+                               ch->ahead_dst, ch->ahead_dst_map);
 }
 
 /*
@@ -192,6 +252,8 @@ void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
     ch->fault_va = va;
     ch->fault_desc = ch->head;
     ch->fault_done = ch->done;
+    ch->ahead_src = ch->ahead_src_map = 0;
+    ch->ahead_dst = ch->ahead_dst_map = 0;
 
     if (r == PLDMA_ACC_STALLED) {
         ch->fault_info = info | PLDMA_FR_F_STALL;
@@ -212,6 +274,10 @@ void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
     if (r == PLDMA_ACC_FAULT && s->report_mode) {
         ch->cnt_faults++;
         trace_pldma_ch_fault(ch->idx, va, is_write, ch->done);
+        if (ch->ahead && ch->phase == PLDMA_PHASE_XFER &&
+            (ch->op == PLDMA_OP_COPY || ch->op == PLDMA_OP_FILL)) {
+            pldma_report_ahead(ch, va, is_write);
+        }
         pldma_set_state(ch, PLDMA_STATE_FAULTED);
         pldma_raise(s, PLDMA_IRQ_CH_FAULTED);
         pldma_post_fault(s, ch);

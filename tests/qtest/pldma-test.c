@@ -1005,6 +1005,124 @@ static void test_report(void)
     stop(t);
 }
 
+/* Set byte @off of the descriptor desc_put() wrote last */
+static void desc_poke(T *t, Ring *r, uint32_t off, uint8_t val)
+{
+    uint32_t last = (r->tail + r->size - 1) % r->size;
+
+    qtest_writeb(t->qts, r->pa + last * PLDMA_DESC_SIZE + off, val);
+}
+
+static uint64_t c_rd64(T *t, int ch, uint32_t lo)
+{
+    return c_rd(t, ch, lo) | (uint64_t)c_rd(t, ch, lo + 4) << 32;
+}
+
+/*
+ * Batched faults: a COPY whose descriptor asks for a 16-page window faults
+ * once, with every missing page of both buffers in the window listed in the
+ * channel's AHEAD_* registers; mapping them all and one RESTART completes
+ * it.  Without a window nothing is listed; a window beyond 64 pages or a
+ * reserved byte set is BAD_DESC.
+ */
+static void test_report_batch(void)
+{
+    T *t = start("report", true, ",chunk-size=4096");
+    const uint32_t pasid = 5, len = 20 * PAGE;
+    uint64_t vs = 0x10000000, vd = 0x20000000, vc = 0x30000000;
+    uint64_t src, dst, cpa, fq, bytes;
+    g_autofree uint8_t *data = NULL;
+    uint8_t rec[PLDMA_FR_SIZE];
+    static const int src_holes[] = { 2, 5, 19 }, dst_holes[] = { 2, 3, 17 };
+    Ring r;
+    int i;
+
+    smmu_add_pasid(t, pasid);
+    fq = alloc_pa(t, PAGE);
+    g_wr(t, PLDMA_FQ_BASE_LO, (uint32_t)fq);
+    g_wr(t, PLDMA_FQ_BASE_HI, fq >> 32);
+    g_wr(t, PLDMA_FQ_SIZE, 8);
+    g_wr(t, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    g_wr(t, PLDMA_IRQ_MASK, 0xffffffff);
+
+    ring_init(t, &r, 1, pasid, 0x40000000, 8);
+    src = buf(t, pasid, vs, len, true);
+    dst = buf(t, pasid, vd, len, true);
+    cpa = buf(t, pasid, vc, PAGE, true);
+    fill_random(t, src, len, &data);
+    for (i = 0; i < ARRAY_SIZE(src_holes); i++) {
+        unmap_page(t, pasid, vs + src_holes[i] * PAGE);
+        unmap_page(t, pasid, vd + dst_holes[i] * PAGE);
+    }
+
+    desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
+    desc_poke(t, &r, PLDMA_DESC_AHEAD, 16);
+    ring_kick(t, &r);
+    wait_state(t, 1, PLDMA_STATE_FAULTED);
+    qtest_memread(t->qts, fq, rec, sizeof(rec));
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, vs + 2 * PAGE);
+    g_assert_true(lduw_le_p(rec + PLDMA_FR_FLAGS) & PLDMA_FR_F_AHEAD);
+    g_assert_true(c_rd(t, 1, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_AHEAD);
+    /* from the current page, 16 pages: 19 is beyond the window */
+    g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_SRC_LO), ==, vs + 2 * PAGE);
+    g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_SRC_MAP_LO), ==,
+                    (1 << 0) | (1 << 3));
+    g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_DST_LO), ==, vd + 2 * PAGE);
+    g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_DST_MAP_LO), ==,
+                    (1 << 0) | (1 << 1) | (1 << 15));
+    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_AHEAD), ==,
+                     5);
+
+    /* resolve the batch, RESTART once: the next fault is page 19 */
+    for (i = 0; i < ARRAY_SIZE(src_holes); i++) {
+        if (src_holes[i] < 18) {
+            map_page(t, pasid, vs + src_holes[i] * PAGE,
+                     src + src_holes[i] * PAGE);
+        }
+        map_page(t, pasid, vd + dst_holes[i] * PAGE,
+                 dst + dst_holes[i] * PAGE);
+    }
+    g_wr(t, PLDMA_FQ_HEAD, 1);
+    c_wr(t, 1, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    wait_state(t, 1, PLDMA_STATE_FAULTED);
+    g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_FAULT_VA_LO), ==, vs + 19 * PAGE);
+    g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_SRC_MAP_LO), ==, 1);
+    g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_DST_MAP_LO), ==, 0);
+    map_page(t, pasid, vs + 19 * PAGE, src + 19 * PAGE);
+    g_wr(t, PLDMA_FQ_HEAD, 2);
+    c_wr(t, 1, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(t, dst, data, len);
+    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_FAULTS), ==,
+                     2);
+
+    /* no window: one page at a time, nothing listed */
+    qtest_writel(t->qts, cpa, 0);
+    unmap_page(t, pasid, vd + 6 * PAGE);
+    unmap_page(t, pasid, vd + 7 * PAGE);
+    desc_put(t, &r, PLDMA_OP_FILL, len, 0, vd, 0x5a, vc, 0);
+    ring_kick(t, &r);
+    wait_state(t, 1, PLDMA_STATE_FAULTED);
+    g_assert_false(c_rd(t, 1, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_AHEAD);
+    g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_DST_MAP_LO), ==, 0);
+    c_wr(t, 1, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    g_assert_cmpuint(wait_compl(t, cpa, NULL, NULL), ==, PLDMA_ST_CANCELLED);
+
+    /* a window beyond 64 pages, a reserved byte: BAD_DESC, nothing done */
+    qtest_writel(t->qts, cpa, 0);
+    desc_put(t, &r, PLDMA_OP_FILL, PAGE, 0, vd, 0x5a, vc, 0);
+    desc_poke(t, &r, PLDMA_DESC_AHEAD, PLDMA_AHEAD_MAX + 1);
+    desc_put(t, &r, PLDMA_OP_FILL, PAGE, 0, vd, 0x5a, vc + 32, 0);
+    desc_poke(t, &r, PLDMA_DESC_RSVD0 + 2, 1);
+    ring_kick(t, &r);
+    g_assert_cmpuint(wait_compl(t, cpa, NULL, NULL), ==, PLDMA_ST_BAD_DESC);
+    g_assert_cmpuint(wait_compl(t, cpa + 32, NULL, NULL), ==,
+                     PLDMA_ST_BAD_DESC);
+    wait_state(t, 1, PLDMA_STATE_IDLE);
+    stop(t);
+}
+
 /*
  * Benchmark, not a timed test: a 64 MiB COPY through the SMMU with warm
  * translations against a host memcpy of the same size, in the same run.
@@ -1114,6 +1232,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma/smmu/stall-abort", test_stall_abort);
     qtest_add_func("/pldma/smmu/stall-two-channels", test_stall_two_channels);
     qtest_add_func("/pldma/smmu/report-restart-cancel", test_report);
+    qtest_add_func("/pldma/smmu/report-batch", test_report_batch);
     qtest_add_func("/pldma/smmu/stall-outstanding", test_stall_outstanding);
     qtest_add_func("/pldma/smmu/stall-outstanding-abort",
                    test_stall_outstanding_abort);

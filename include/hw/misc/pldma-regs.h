@@ -209,6 +209,24 @@
 #define PLDMA_CH_FAULT_DESC         0x034   /* RO  ring index of the fault */
 #define PLDMA_CH_FAULT_DONE         0x038   /* RO  bytes done in that desc */
 #define PLDMA_CH_PASID              0x03c   /* RO  PLDMA_CHB_PASID copy */
+/*
+ * Batched faults (report mode, descriptor AHEAD > 0): with the fault, the
+ * pages of the descriptor the engine found missing, as one bitmap per
+ * buffer.  Bit i of AHEAD_SRC_MAP: the page at AHEAD_SRC + i * 4 KiB,
+ * where AHEAD_SRC is the source's current page (SRC + bytes done, rounded
+ * down to 4 KiB); likewise for the destination.  Valid while the fault's
+ * FAULT_INFO has PLDMA_FR_F_AHEAD, else 0.
+ */
+#define PLDMA_CH_AHEAD_SRC_LO       0x040   /* RO  page VA */
+#define PLDMA_CH_AHEAD_SRC_HI       0x044
+#define PLDMA_CH_AHEAD_SRC_MAP_LO   0x048   /* RO  missing pages, bit i */
+#define PLDMA_CH_AHEAD_SRC_MAP_HI   0x04c
+#define PLDMA_CH_AHEAD_DST_LO       0x050
+#define PLDMA_CH_AHEAD_DST_HI       0x054
+#define PLDMA_CH_AHEAD_DST_MAP_LO   0x058
+#define PLDMA_CH_AHEAD_DST_MAP_HI   0x05c
+#define PLDMA_AHEAD_PAGE            4096
+#define PLDMA_AHEAD_MAX             64      /* pages per buffer */
 #define PLDMA_CH_CNT_OFFSET         0x100   /* RO  counters, layout below */
 
 #define PLDMA_RING_MIN_ENTRIES      2
@@ -224,7 +242,8 @@
 #define PLDMA_CNT_ABORTS            0x18    /* stall ABORT/TERMINATED */
 #define PLDMA_CNT_CANCELS           0x1c    /* CANCEL commands */
 #define PLDMA_CNT_ERRORS            0x20    /* completions with error status */
-#define PLDMA_CNT_NUM               9
+#define PLDMA_CNT_AHEAD             0x24    /* pages listed by batched faults */
+#define PLDMA_CNT_NUM               10
 
 /* Channel states */
 #define PLDMA_STATE_DISABLED        0   /* CHB_CTRL.ENABLE = 0 */
@@ -258,7 +277,8 @@
 #define PLDMA_DESC_COMPL            0x20    /* u64 completion VA, 0 = none */
 #define PLDMA_DESC_COOKIE           0x28    /* u64 copied to the record */
 #define PLDMA_DESC_RKEY             0x30    /* u32 remote key (RDMA ops) */
-#define PLDMA_DESC_RSVD0            0x34    /* u32 must be 0 */
+#define PLDMA_DESC_AHEAD            0x34    /* u8 batched faults: pages */
+#define PLDMA_DESC_RSVD0            0x35    /* 3 bytes, must be 0 */
 #define PLDMA_DESC_RSVD1            0x38    /* u64 must be 0 */
 
 /* Opcodes */
@@ -325,5 +345,7 @@
  */
 #define PLDMA_FR_F_REMOTE           PLDMA_BIT(4)
 #define PLDMA_FR_CH_REMOTE          0xffff
+/* A batched fault: the channel's AHEAD_* registers list the missing pages */
+#define PLDMA_FR_F_AHEAD            PLDMA_BIT(5)
 
 #endif /* HW_MISC_PLDMA_REGS_H */

@@ -99,6 +99,13 @@ typedef struct PLDMAChannel {
     uint32_t cstatus;       /* status to write in the completion record */
     uint32_t cflags;
     uint64_t cfault_va;
+    uint8_t ahead;          /* batch window (descriptor AHEAD), pages */
+
+    /* the last batched fault: missing pages by buffer (AHEAD_* registers) */
+    uint64_t ahead_src;
+    uint64_t ahead_src_map;
+    uint64_t ahead_dst;
+    uint64_t ahead_dst_map;
 
     /* stall bookkeeping */
     bool stall_seen;        /* stalled() called during the current access */
@@ -131,6 +138,7 @@ typedef struct PLDMAChannel {
     uint32_t cnt_aborts;
     uint32_t cnt_cancels;
     uint32_t cnt_errors;
+    uint32_t cnt_ahead;
 } PLDMAChannel;
 
 /* What the engine asks of its bus front-end */

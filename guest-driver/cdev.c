@@ -634,6 +634,7 @@ static long pldma_ioc_stats(struct pldma_ctx *ctx, void __user *arg)
 	s.stalls = atomic64_read(&ctx->st.stalls);
 	s.pages_present = atomic64_read(&ctx->st.pages_present);
 	s.touch_pages = atomic64_read(&ctx->st.touch_pages);
+	s.batch_pages = atomic64_read(&ctx->st.batch_pages);
 	s.restarts = atomic64_read(&ctx->st.restarts);
 	s.cancels = atomic64_read(&ctx->st.cancels);
 	s.aborts = atomic64_read(&ctx->st.aborts);

@@ -21,6 +21,7 @@ static const char * const pldma_strat_names[PLDMA_STRAT_NUM] = {
 	[PLDMA_STRAT_ONE] = "one-by-one",
 	[PLDMA_STRAT_TOUCH] = "touch-ahead",
 	[PLDMA_STRAT_USER] = "user",
+	[PLDMA_STRAT_BATCH] = "batch",
 };
 
 static int pldma_stats_show(struct seq_file *m, void *v)
@@ -39,6 +40,8 @@ static int pldma_stats_show(struct seq_file *m, void *v)
 		   atomic64_read(&pd->st.pages_present));
 	seq_printf(m, "touch_ahead_pages: %lld\n",
 		   atomic64_read(&pd->st.touch_pages));
+	seq_printf(m, "batch_pages: %lld\n",
+		   atomic64_read(&pd->st.batch_pages));
 	seq_printf(m, "restarts: %lld\n", atomic64_read(&pd->st.restarts));
 	seq_printf(m, "cancels: %lld\n", atomic64_read(&pd->st.cancels));
 	seq_printf(m, "aborts: %lld\n", atomic64_read(&pd->st.aborts));

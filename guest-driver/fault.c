@@ -174,7 +174,8 @@ static void pldma_forward_fault(struct pldma_ctx *ctx,
  * new to serve, else fills @f, @strategy, @n (pages) and @token.
  */
 static bool pldma_take_fault(struct pldma_ctx *ctx, struct pldma_fault_rec *f,
-			     u32 *strategy, unsigned int *n, u32 *token)
+			     u32 *strategy, unsigned int *n, u32 *token,
+			     struct pldma_batch *b)
 {
 	struct pldma_slot_strat *slots;
 	u32 cnt, completed;
@@ -251,6 +252,13 @@ static bool pldma_take_fault(struct pldma_ctx *ctx, struct pldma_fault_rec *f,
 		touch = READ_ONCE(slots[f->desc].touch);
 	}
 	*n = 1;
+	memset(b, 0, sizeof(*b));
+	if (*strategy == PLDMA_STRAT_BATCH && (f->flags & PLDMA_FR_F_AHEAD)) {
+		b->src = pldma_ch_rd64(ctx, PLDMA_CH_AHEAD_SRC_LO);
+		b->src_map = pldma_ch_rd64(ctx, PLDMA_CH_AHEAD_SRC_MAP_LO);
+		b->dst = pldma_ch_rd64(ctx, PLDMA_CH_AHEAD_DST_LO);
+		b->dst_map = pldma_ch_rd64(ctx, PLDMA_CH_AHEAD_DST_MAP_LO);
+	}
 	if (*strategy == PLDMA_STRAT_TOUCH &&
 	    !(f->flags & (PLDMA_FR_F_DESC | PLDMA_FR_F_COMPL))) {
 		*n = touch;
@@ -270,9 +278,33 @@ static bool pldma_take_fault(struct pldma_ctx *ctx, struct pldma_fault_rec *f,
 	return true;
 }
 
+/*
+ * A batched fault: make present the pages the device listed as missing in
+ * @map (bit i: the page at @base + i * PLDMA_AHEAD_PAGE), a run of
+ * consecutive pages at a time.  Returns the pages made present.
+ */
+static unsigned int pldma_fault_in_map(struct pldma_ctx *ctx, u64 base,
+				       u64 map, bool write)
+{
+	unsigned int i = 0, j, done = 0;
+
+	while (map >> i) {
+		i += __ffs64(map >> i);
+		for (j = i; j < 64 && (map & BIT_ULL(j)); j++)
+			;
+		done += max(pldma_fault_in(ctx, base + i * PLDMA_AHEAD_PAGE,
+					   write, j - i), 0);
+		if (j >= 64)
+			break;
+		i = j;
+	}
+	return done;
+}
+
 static void pldma_serve_fault(struct pldma_ctx *ctx)
 {
 	struct pldma_dev *pd = ctx->pd;
+	struct pldma_batch b;
 	struct pldma_fault_rec f;
 	unsigned int n, refaults;
 	u32 strategy, token;
@@ -281,7 +313,7 @@ static void pldma_serve_fault(struct pldma_ctx *ctx)
 	int done;
 
 	mutex_lock(&ctx->cmd_lock);
-	taken = pldma_take_fault(ctx, &f, &strategy, &n, &token);
+	taken = pldma_take_fault(ctx, &f, &strategy, &n, &token, &b);
 	refaults = ctx->refaults;
 	mutex_unlock(&ctx->cmd_lock);
 	if (!taken)
@@ -314,6 +346,18 @@ static void pldma_serve_fault(struct pldma_ctx *ctx)
 		pldma_count(ctx, pages_present, done);
 		if (done > 1)
 			pldma_count(ctx, touch_pages, done - 1);
+		if (b.src_map || b.dst_map) {
+			/* the faulting page is listed too: present already */
+			unsigned int more;
+
+			more = pldma_fault_in_map(ctx, b.src, b.src_map, false) +
+			       pldma_fault_in_map(ctx, b.dst, b.dst_map, true);
+			more = more > 0 ? more - 1 : 0;
+			pldma_count(ctx, pages_present, more);
+			pldma_count(ctx, batch_pages, more);
+			trace_pldma_batch(pd->id, ctx->ch, ctx->pasid, b.src,
+					  b.src_map, b.dst, b.dst_map, more);
+		}
 		pldma_answer(ctx, token, PLDMA_CMD_RESTART, true, 0);
 	} else {
 		dev_dbg(pd->dev, "ch%u: cannot resolve fault at %#llx\n",
@@ -647,6 +691,10 @@ int pldma_check_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)
 		if (!stall)
 			return -EOPNOTSUPP;
 		break;
+	case PLDMA_STRAT_BATCH:
+		if (touch > PLDMA_BATCH_MAX)
+			return -EINVAL;
+		fallthrough;
 	case PLDMA_STRAT_TOUCH:
 		if (touch < 1 || touch > PLDMA_TOUCH_MAX)
 			return -EINVAL;
@@ -659,10 +707,13 @@ int pldma_check_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)
 	default:
 		return -EINVAL;
 	}
-	if (strategy != PLDMA_STRAT_TOUCH && touch)
+	if (strategy != PLDMA_STRAT_TOUCH && strategy != PLDMA_STRAT_BATCH &&
+	    touch)
 		return -EINVAL;
 	return 0;
 }
+
+static_assert(PLDMA_BATCH_MAX == PLDMA_AHEAD_MAX);
 
 void pldma_set_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)
 {

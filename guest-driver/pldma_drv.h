@@ -69,6 +69,7 @@ struct pldma_counters {
 	atomic64_t stalls;
 	atomic64_t pages_present;
 	atomic64_t touch_pages;
+	atomic64_t batch_pages;
 	atomic64_t restarts;
 	atomic64_t cancels;
 	atomic64_t aborts;
@@ -282,9 +283,20 @@ static inline void pldma_wr(struct pldma_dev *pd, u32 off, u32 val)
 	writel(val, pd->base + off);
 }
 
+/* A batched fault's missing pages (channel AHEAD_* registers) */
+struct pldma_batch {
+	u64 src, src_map;
+	u64 dst, dst_map;
+};
+
 static inline u32 pldma_ch_rd(struct pldma_ctx *ctx, u32 off)
 {
 	return readl(ctx->chregs + off);
+}
+
+static inline u64 pldma_ch_rd64(struct pldma_ctx *ctx, u32 lo)
+{
+	return pldma_ch_rd(ctx, lo) | (u64)pldma_ch_rd(ctx, lo + 4) << 32;
 }
 
 static inline void pldma_ch_wr(struct pldma_ctx *ctx, u32 off, u32 val)

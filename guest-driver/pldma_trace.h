@@ -24,7 +24,8 @@
 			 { PLDMA_STRAT_STALL, "stall" },		\
 			 { PLDMA_STRAT_ONE, "one" },		\
 			 { PLDMA_STRAT_TOUCH, "touch" },		\
-			 { PLDMA_STRAT_USER, "user" })
+			 { PLDMA_STRAT_USER, "user" },		\
+			 { PLDMA_STRAT_BATCH, "batch" })
 
 #define pldma_show_cancel(r)					\
 	__print_symbolic(r,					\
@@ -94,6 +95,35 @@ TRACE_EVENT(pldma_fault_in,
 		      __entry->dev, __entry->ch, __entry->pasid, __entry->va,
 		      pldma_show_strategy(__entry->strategy), __entry->done,
 		      __entry->want, __entry->us)
+);
+
+/* A batched fault: the missing pages the device listed, made present */
+TRACE_EVENT(pldma_batch,
+	    TP_PROTO(int dev, u32 ch, u32 pasid, u64 src, u64 src_map, u64 dst,
+		     u64 dst_map, unsigned int more),
+	    TP_ARGS(dev, ch, pasid, src, src_map, dst, dst_map, more),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, ch)
+			     __field(u32, pasid)
+			     __field(u64, src)
+			     __field(u64, src_map)
+			     __field(u64, dst)
+			     __field(u64, dst_map)
+			     __field(unsigned int, more)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->ch = ch;
+			   __entry->pasid = pasid;
+			   __entry->src = src;
+			   __entry->src_map = src_map;
+			   __entry->dst = dst;
+			   __entry->dst_map = dst_map;
+			   __entry->more = more;
+			   ),
+	    TP_printk("pldma%d ch%u pasid %u src %#llx map %#llx dst %#llx map %#llx: %u more pages",
+		      __entry->dev, __entry->ch, __entry->pasid, __entry->src,
+		      __entry->src_map, __entry->dst, __entry->dst_map,
+		      __entry->more)
 );
 
 DECLARE_EVENT_CLASS(pldma_fault_answer,

@@ -26,7 +26,14 @@
 #define PLDMA_STRAT_ONE		3	/* report mode: driver faults one page */
 #define PLDMA_STRAT_TOUCH	4	/* report mode: driver faults N pages */
 #define PLDMA_STRAT_USER	5	/* report mode: forwarded to the process */
-#define PLDMA_STRAT_NUM		6
+/*
+ * Report mode, batched faults: the device lists the missing pages of the
+ * descriptor within touch_ahead pages of the fault (1..PLDMA_BATCH_MAX, per
+ * buffer), the driver makes them all present and restarts once.
+ */
+#define PLDMA_STRAT_BATCH	6
+#define PLDMA_STRAT_NUM		7
+#define PLDMA_BATCH_MAX		64	/* = the device's AHEAD window limit */
 
 #define PLDMA_TOUCH_MAX		512	/* largest touch-ahead window, pages */
 
@@ -144,7 +151,8 @@ struct pldma_stats {
 	__u64 remote_faults;	/* responder faults on this file's windows */
 	__u64 remote_pages;	/* pages made present for them */
 	__u64 remote_failed;	/* answered KEY_CMD_FAILED */
-	__u64 rsvd[4];
+	__u64 batch_pages;	/* batched faults: more pages made present */
+	__u64 rsvd[3];
 };
 
 /* Signal an eventfd on every completion interrupt of the channel */

@@ -97,13 +97,14 @@ int pldma_supports(const struct pldma_chan *ch, int strategy)
 	case PLDMA_STRAT_ONE:
 	case PLDMA_STRAT_TOUCH:
 	case PLDMA_STRAT_USER:
+	case PLDMA_STRAT_BATCH:
 		return ch->info.fault_mode == PLDMA_MODE_REPORT;
 	}
 	return 0;
 }
 
 static const char *const names[PLDMA_STRAT_NUM] = {
-	"pin", "prefault", "stall", "one", "touch", "user",
+	"pin", "prefault", "stall", "one", "touch", "user", "batch",
 };
 
 const char *pldma_strategy_name(int strategy, unsigned int touch, char *buf,
@@ -111,8 +112,8 @@ const char *pldma_strategy_name(int strategy, unsigned int touch, char *buf,
 {
 	if (strategy < 0 || strategy >= PLDMA_STRAT_NUM)
 		snprintf(buf, len, "?%d", strategy);
-	else if (strategy == PLDMA_STRAT_TOUCH)
-		snprintf(buf, len, "touch%u", touch);
+	else if (strategy == PLDMA_STRAT_TOUCH || strategy == PLDMA_STRAT_BATCH)
+		snprintf(buf, len, "%s%u", names[strategy], touch);
 	else
 		snprintf(buf, len, "%s", names[strategy]);
 	return buf;
@@ -130,6 +131,16 @@ int pldma_strategy_parse(const char *s, int *strategy, unsigned int *touch)
 		if ((s[5] && *end) || n < 1 || n > PLDMA_TOUCH_MAX)
 			return -EINVAL;
 		*strategy = PLDMA_STRAT_TOUCH;
+		*touch = n;
+		return 0;
+	}
+	if (!strncmp(s, "batch", 5)) {
+		char *end;
+		unsigned long n = s[5] ? strtoul(s + 5, &end, 10) : 16;
+
+		if ((s[5] && *end) || n < 1 || n > PLDMA_BATCH_MAX)
+			return -EINVAL;
+		*strategy = PLDMA_STRAT_BATCH;
 		*touch = n;
 		return 0;
 	}
@@ -246,7 +257,8 @@ static int set_strategy(struct pldma_chan *ch, int strategy,
 {
 	struct pldma_strategy s = {
 		.strategy = strategy,
-		.touch_ahead = strategy == PLDMA_STRAT_TOUCH ? touch : 0,
+		.touch_ahead = strategy == PLDMA_STRAT_TOUCH ||
+			       strategy == PLDMA_STRAT_BATCH ? touch : 0,
 		.flags = PLDMA_STRATEGY_SLOT,
 		.slot = slot,
 	};
@@ -350,6 +362,9 @@ int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
 	}
 	put64(d + PLDMA_DESC_COMPL, (uintptr_t)cr);
 	put64(d + PLDMA_DESC_COOKIE, x->cookie);
+	/* batched faults: the device lists the missing pages in this window */
+	if (x->strategy == PLDMA_STRAT_BATCH && !rdma)
+		d[PLDMA_DESC_AHEAD] = ch->touch;
 	wr_barrier();
 	ch->regs[PLDMA_CH_RING_TAIL / 4] = next;
 	ch->tail = next;
@@ -428,6 +443,7 @@ int pldma_run(struct pldma_chan *ch, const struct pldma_xfer *x,
 	if (!pldma_get_stats(ch, &s1)) {
 		res->pages = s1.pages_present - s0.pages_present;
 		res->touch_pages = s1.touch_pages - s0.touch_pages;
+		res->batch_pages = s1.batch_pages - s0.batch_pages;
 		if (x->strategy == PLDMA_STRAT_PIN)
 			res->pages += s1.pinned_pages - s0.pinned_pages;
 	}

@@ -147,6 +147,7 @@ struct pldma_chan *pu_chan_for(int strategy)
 	case PLDMA_STRAT_ONE:
 	case PLDMA_STRAT_TOUCH:
 	case PLDMA_STRAT_USER:
+	case PLDMA_STRAT_BATCH:
 		mode = PLDMA_MODE_REPORT;
 		break;
 	default:

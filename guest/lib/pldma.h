@@ -28,6 +28,7 @@ struct pldma_result {
 	uint64_t restarts;	/* RESTARTs and RETRY resumes */
 	uint64_t pages;		/* pages made present / pinned / populated */
 	uint64_t touch_pages;	/* of which touch-ahead beyond the fault */
+	uint64_t batch_pages;	/* of which listed by a batched fault */
 };
 
 /* Open /dev/pldmaN (path NULL: the first device that works). */

@@ -13,7 +13,7 @@ dmesg | grep -i pldma | sed 's/^/# /'
 
 # Iterations per size: MADV_DONTNEED on both buffers before each one.
 # 16 MiB runs fewer iterations: TCG copies about 100-200 MB/s.
-for s in one touch16 user pin prefault; do
+for s in one touch16 batch16 user pin prefault; do
 	t "$s: 4 KiB x100" pldma-test copy $s 4096 100
 	t "$s: 64 KiB x100" pldma-test copy $s 65536 100
 	t "$s: 1 MiB x10" pldma-test copy $s 1048576 10
@@ -26,8 +26,9 @@ far=$(cat /sys/kernel/debug/fault_around_bytes)
 echo 4096 >/sys/kernel/debug/fault_around_bytes
 t "touch-ahead(16) takes ~1/16 of one-by-one's faults (4 MiB)" pldma-test touchratio
 t "queued transfers keep their own strategy (one + touch16)" pldma-test mixed
+t "batch(16): one fault lists both buffers' missing pages, ~1/32 of one-by-one's faults (4 MiB)" pldma-test batchratio
 echo "$far" >/sys/kernel/debug/fault_around_bytes
-for s in one touch16 user; do
+for s in one touch16 batch16 user; do
 	t "$s: 4 MiB x3, THP never" pldma-test copy $s 4194304 3 nothp
 done
 thp always

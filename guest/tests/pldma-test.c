@@ -7,6 +7,7 @@
  *   copy STRATEGY SIZE ITERS [thp|nothp]   byte-exact copies, buffers
  *                                          dropped before every iteration
  *   touchratio                             touch16 vs one faults on 4 MiB
+ *   batchratio                             batch16 vs one and touch16
  *   unmapped STRATEGY                      error completion within 1 s
  *   badargs                                ioctl/mmap argument validation
  *   isolation                              two processes, two channels
@@ -145,16 +146,18 @@ static uint64_t faults_for(int strategy, unsigned int touch, size_t size)
 	struct pldma_chan *ch = chan_or_skip(strategy);
 	uint8_t *src = pu_src_alloc(size, 5), *dst = pu_dst_alloc(size, 0);
 	struct pldma_result r;
+	char name[32];
 	int ret;
 
 	ret = pldma_copy(ch, dst, src, size, strategy, touch, &r);
 	CHECK(!ret && r.status == PLDMA_ST_SUCCESS, "copy: %d/%u", ret,
 	      r.status);
 	CHECK(pu_verify(dst, size, 5) < 0, "data differs");
-	printf("# %s: %llu faults, %llu pages made present (%llu touch-ahead), %.1f us\n",
-	       strategy == PLDMA_STRAT_TOUCH ? "touch16" : "one",
+	printf("# %s: %llu faults, %llu pages made present (%llu touch-ahead, %llu batched), %.1f us\n",
+	       pldma_strategy_name(strategy, touch, name, sizeof(name)),
 	       (unsigned long long)r.faults, (unsigned long long)r.pages,
-	       (unsigned long long)r.touch_pages, r.time_ns / 1000.0);
+	       (unsigned long long)r.touch_pages,
+	       (unsigned long long)r.batch_pages, r.time_ns / 1000.0);
 	pu_free(src, size);
 	pu_free(dst, size);
 	return r.faults;
@@ -175,6 +178,33 @@ static int cmd_touchratio(void)
 	      (unsigned long long)one, (unsigned long long)pages);
 	CHECK(touch * 16 >= one * 3 / 4 && touch * 16 <= one * 5 / 4,
 	      "touch-ahead(16) not ~1/16 of one-by-one");
+	return fails ? 1 : 0;
+}
+
+/*
+ * Batched faults: each fault of a batch16 COPY lists the missing pages of
+ * both buffers in a 16-page window, so 4 MiB untouched takes ~1/32 of
+ * one-by-one's faults (source and destination pages fault separately
+ * there), half of touch-ahead(16)'s, with the pages counted as batched.
+ */
+static int cmd_batchratio(void)
+{
+	size_t size = 4 << 20;
+	uint64_t pages = 2 * size / 4096;
+	uint64_t one = faults_for(PLDMA_STRAT_ONE, 0, size);
+	uint64_t touch = faults_for(PLDMA_STRAT_TOUCH, 16, size);
+	uint64_t batch = faults_for(PLDMA_STRAT_BATCH, 16, size);
+
+	printf("# 4 MiB untouched: one-by-one %llu faults, touch-ahead(16) %llu, batch(16) %llu: batch/one %.4f (1/32 = 0.0312), batch/touch16 %.2f\n",
+	       (unsigned long long)one, (unsigned long long)touch,
+	       (unsigned long long)batch, one ? (double)batch / one : 0,
+	       touch ? (double)batch / touch : 0);
+	CHECK(one >= pages && one <= pages + 8,
+	      "one-by-one: %llu faults for %llu pages",
+	      (unsigned long long)one, (unsigned long long)pages);
+	CHECK(batch * 32 >= one * 3 / 4 && batch * 32 <= one * 5 / 4,
+	      "batch(16) not ~1/32 of one-by-one");
+	CHECK(batch < touch, "batch(16) not fewer faults than touch-ahead(16)");
 	return fails ? 1 : 0;
 }
 
@@ -927,6 +957,7 @@ static struct pldma_chan *stream_chan(int strategy)
 	case PLDMA_STRAT_ONE:
 	case PLDMA_STRAT_TOUCH:
 	case PLDMA_STRAT_USER:
+	case PLDMA_STRAT_BATCH:
 		return test_open_mode(PLDMA_MODE_REPORT);
 	}
 	ch = test_open_mode(PLDMA_MODE_STALL);
@@ -1075,6 +1106,8 @@ int main(int argc, char **argv)
 		ret = cmd_copy(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "touchratio"))
 		ret = cmd_touchratio();
+	else if (!strcmp(argv[1], "batchratio"))
+		ret = cmd_batchratio();
 	else if (!strcmp(argv[1], "unmapped"))
 		ret = cmd_unmapped(argc - 2, argv + 2);
 	else if (!strcmp(argv[1], "badargs"))

@@ -110,7 +110,7 @@ static size_t parse_size(const char *s)
 int main(int argc, char **argv)
 {
 	const char *sizes = "4K,64K,1M,4M";
-	const char *strats = "pin,prefault,stall,one,touch16,touch64,touch256,user";
+	const char *strats = "pin,prefault,stall,one,touch16,touch64,touch256,batch16,batch64,user";
 	int iters = 5, opt, i, j, k;
 	char *list, *tok, *save;
 	size_t size_v[16];
@@ -213,10 +213,13 @@ int main(int argc, char **argv)
 		       c->name, c->size, c->med, c->min, c->faults / c->n);
 	}
 	ratio("touch16/one 4MiB untouched", "touch16", "one", 4 << 20, 0.33);
+	ratio("batch16/one 4MiB untouched", "batch16", "one", 4 << 20, 0.33);
 	ratio("stall/pin(+transfer+unpin) 4MiB", "stall", "pin", 4 << 20, 0.8);
 	ratio("demand-paged(stall)/prefaulted 4MiB", "stall", "prefault",
 	      4 << 20, 1.25);
 	ratio("demand-paged(touch16)/prefaulted 4MiB", "touch16", "prefault",
+	      4 << 20, 1.25);
+	ratio("demand-paged(batch64)/prefaulted 4MiB", "batch64", "prefault",
 	      4 << 20, 1.25);
 	best_demand(4 << 20);
 	pu_chan_close_all();

@@ -78,7 +78,8 @@ static int pldma_open(struct inode *inode, struct file *file)
 	kref_init(&ctx->ref);
 	mutex_init(&ctx->cmd_lock);
 	INIT_WORK(&ctx->fault_work, pldma_fault_work);
-	INIT_DELAYED_WORK(&ctx->watchdog, pldma_watchdog);
+	INIT_DELAYED_WORK(&ctx->watchdog, pd->stall_mode ?
+			  pldma_stall_watchdog : pldma_watchdog);
 	ctx->strategy = pd->stall_mode ? PLDMA_STRAT_STALL : PLDMA_STRAT_ONE;
 	ctx->touch = 16;
 	ctx->prog_completed = U32_MAX;
@@ -142,6 +143,10 @@ static int pldma_open(struct inode *inode, struct file *file)
 		 PLDMA_CHB_CTRL_ENABLE);
 
 	mmgrab(ctx->mm);
+	/* bounded time in stall mode; cancelled by pldma_ctx_unbind() */
+	if (pd->stall_mode)
+		queue_delayed_work(pd->wq, &ctx->watchdog,
+				   msecs_to_jiffies(PLDMA_STALL_CHECK_MS));
 	trace_pldma_bind(pd->id, ch, ctx->pasid, ctx->tgid);
 	dev_dbg(pd->dev, "ch%u: bound to pid %d, PASID %u\n", ch, ctx->tgid,
 		ctx->pasid);
@@ -197,6 +202,16 @@ static bool pldma_ctx_stop(struct pldma_ctx *ctx, u32 *state)
 /*
  * After pldma_ctx_stop(): unpin and unbind SVA (which lets the IOPF core
  * answer stalls still queued in the SMMU).  The channel is still claimed.
+ * The watchdog (in stall mode a self-rearming check) sees closing and
+ * stops; cancel_delayed_work_sync() waits for a run in progress.
+ *
+ * In stall mode this waits for every IOPF worker of the SMMU, including
+ * one still blocked in a filler that does not answer, whose stall the
+ * no-progress check cancelled on the device: release() of such a channel,
+ * or of any other stall-mode channel behind that SMMU, returns once the
+ * filler answers or fails (e.g. its FUSE server dies).  The process that
+ * owns the fault is stuck before that anyway: the worker holds its
+ * mmap_lock, and munmap() of the channel page needs it.
  */
 static void pldma_ctx_unbind(struct pldma_ctx *ctx)
 {

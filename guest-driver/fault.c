@@ -4,8 +4,9 @@
  * completions and drain the report-mode fault queue; each faulting channel
  * is served by its own work item (one page, a touch-ahead window, or
  * forwarded to the process), bounded by the refault limit and the
- * no-progress watchdog.  Also: the per-transfer strategies, pinning, and the
- * device's counters in stall mode, where the IOMMU core serves the faults.
+ * no-progress watchdog.  Also: the per-transfer strategies, pinning, and, in
+ * stall mode, where the IOMMU core serves the faults, the no-progress check
+ * that cancels a channel stalled for too long and the device's counters.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -87,11 +88,18 @@ static bool pldma_va_mapped(struct pldma_ctx *ctx, u64 va)
 	return ret;
 }
 
-/* Called with ctx->cmd_lock held. */
+/*
+ * Called with ctx->cmd_lock held.  RESTART or CANCEL a FAULTED channel, or
+ * CANCEL a STALLED one (stall mode's no-progress check).
+ */
 static void pldma_ch_cmd(struct pldma_ctx *ctx, u32 cmd)
 {
+	u32 state;
+
 	lockdep_assert_held(&ctx->cmd_lock);
-	if (pldma_ch_rd(ctx, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED)
+	state = pldma_ch_rd(ctx, PLDMA_CH_STATE);
+	if (state != PLDMA_STATE_FAULTED &&
+	    !(state == PLDMA_STATE_STALLED && cmd == PLDMA_CMD_CANCEL))
 		return;
 	/*
 	 * Cancelling a fault on the completion record drops the record:
@@ -416,6 +424,92 @@ void pldma_watchdog(struct work_struct *work)
 	if (cancelled)
 		dev_dbg(ctx->pd->dev, "ch%u: no progress for %u ms, cancelled\n",
 			ctx->ch, PLDMA_NO_PROGRESS_MS);
+}
+
+/*
+ * Stall mode: the IOMMU core serves the faults (IOPF), the driver gets no
+ * interrupt and never learns that one started.  A fault whose filler does
+ * not answer (a FUSE or NFS server, a userfaultfd nobody serves, a swap
+ * device that hangs) would keep the channel STALLED for as long as the
+ * filler takes, forever if it never answers.  So every open file polls its
+ * channel every PLDMA_STALL_CHECK_MS: a channel found STALLED at the same
+ * position (descriptors completed, faulting descriptor, bytes done in it,
+ * faulting VA) for PLDMA_NO_PROGRESS_MS is cancelled, as a FAULTED one is
+ * in report mode.  The device then ends the descriptor with CANCELLED,
+ * its bytes done and the faulting VA, and forgets the stall.  A stall that
+ * makes progress, however long the transfer, is never cancelled: any
+ * movement restarts the count.  It costs one register read per open file
+ * per period while the channel is not STALLED.
+ *
+ * The fault itself is not ended: the IOPF worker stays in handle_mm_fault()
+ * until the filler answers, holding the mm's mmap_lock for reading, and the
+ * SMMU keeps the stalled transaction until the worker answers it (the
+ * device ignores that late resume).  Meanwhile other faults, of this and
+ * other processes, are served by other workers.  But what needs the fault
+ * over waits for the filler: munmap() and mmap() in that process (its
+ * close() of the channel page first of all), and release() of any
+ * stall-mode channel behind the same SMMU, whose pldma_ctx_unbind() flushes
+ * the SMMU's IOPF workqueue (iopf_queue_flush_dev()).  A filler that dies
+ * or is aborted (a killed FUSE server) ends the fault with SIGBUS; then
+ * all of these go on.
+ *
+ * The CANCEL races with a resume that comes in between the reads and the
+ * command: the channel then either runs (the CANCEL is ignored, CH_ERROR =
+ * BAD_CMD) or has stalled again further on, and that fresh stall is
+ * cancelled after more than PLDMA_NO_PROGRESS_MS of none.
+ */
+void pldma_stall_watchdog(struct work_struct *work)
+{
+	struct pldma_ctx *ctx = container_of(to_delayed_work(work),
+					     struct pldma_ctx, watchdog);
+	u32 completed, desc, done;
+	bool cancelled = false;
+	u64 va = 0;
+
+	mutex_lock(&ctx->cmd_lock);
+	if (ctx->closing)
+		goto out;
+	if (pldma_ch_rd(ctx, PLDMA_CH_STATE) != PLDMA_STATE_STALLED) {
+		ctx->stall_seen = false;
+		goto rearm;
+	}
+	completed = pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
+	desc = pldma_ch_rd(ctx, PLDMA_CH_FAULT_DESC);
+	done = pldma_ch_rd(ctx, PLDMA_CH_FAULT_DONE);
+	va = pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_LO) |
+	     (u64)pldma_ch_rd(ctx, PLDMA_CH_FAULT_VA_HI) << 32;
+	if (!ctx->stall_seen || completed != ctx->prog_completed ||
+	    desc != ctx->prog_desc || done != ctx->prog_done ||
+	    va != ctx->prog_va) {
+		/* a new stall, or this one moved: count from now */
+		ctx->stall_seen = true;
+		ctx->stall_since = ktime_get();
+		ctx->prog_completed = completed;
+		ctx->prog_desc = desc;
+		ctx->prog_done = done;
+		ctx->prog_va = va;
+		goto rearm;
+	}
+	if (ktime_ms_delta(ktime_get(), ctx->stall_since) <
+	    PLDMA_NO_PROGRESS_MS)
+		goto rearm;
+
+	ctx->stall_seen = false;
+	ctx->token++;
+	trace_pldma_cancel(ctx->pd->id, ctx->ch, ctx->pasid, va, ctx->token,
+			   PLDMA_TR_NO_PROGRESS);
+	pldma_ch_cmd(ctx, PLDMA_CMD_CANCEL);
+	pldma_count(ctx, cancel_noprogress, 1);
+	cancelled = true;
+rearm:
+	queue_delayed_work(ctx->pd->wq, &ctx->watchdog,
+			   msecs_to_jiffies(PLDMA_STALL_CHECK_MS));
+out:
+	mutex_unlock(&ctx->cmd_lock);
+	if (cancelled)
+		dev_dbg(ctx->pd->dev,
+			"ch%u: stalled at %#llx without progress for %u ms, cancelled\n",
+			ctx->ch, va, PLDMA_NO_PROGRESS_MS);
 }
 
 /*

@@ -53,6 +53,7 @@
 
 #define PLDMA_HIST_BUCKETS	21	/* <1us, then [2^(i-1), 2^i) us */
 #define PLDMA_NO_PROGRESS_MS	1000	/* a faulted channel that does not move */
+#define PLDMA_STALL_CHECK_MS	(PLDMA_NO_PROGRESS_MS / 4) /* stall mode: poll */
 #define PLDMA_MAX_REFAULTS	8	/* same VA faulting again and again */
 #define PLDMA_MAX_MOVES		64	/* ... after answers that resolved it */
 #define PLDMA_MAX_PINS		64	/* pinned transfers in flight per file */
@@ -241,8 +242,14 @@ struct pldma_ctx {
 	 * are under cmd_lock; nothing sleeps on user memory under it.
 	 */
 	struct work_struct fault_work;
-	struct delayed_work watchdog;	/* no progress for ~1 s: CANCEL */
-	struct mutex cmd_lock;
+	/*
+	 * No progress for ~1 s: CANCEL.  Report mode: armed by each fault
+	 * that made progress (pldma_watchdog).  Stall mode, where the driver
+	 * sees no fault: re-armed every PLDMA_STALL_CHECK_MS while the file
+	 * is open (pldma_stall_watchdog).
+	 */
+	struct delayed_work watchdog;
+	struct mutex cmd_lock;		/* CH_CMD writes, the state below */
 	bool closing;			/* release() started: no more commands */
 	bool fault_seen;
 	bool fault_busy;		/* the current fault is taken, unanswered */
@@ -254,6 +261,8 @@ struct pldma_ctx {
 	u32 prog_desc;
 	u32 prog_done;
 	u64 prog_va;
+	ktime_t stall_since;		/* stall mode: STALLED at prog_* since */
+	bool stall_seen;		/* prog_* and stall_since are valid */
 	unsigned int refaults;		/* at the same VA, unresolved */
 	unsigned int moves;		/* at the same VA, after resolving */
 	bool resolved;			/* the last RESTART made it present */
@@ -331,6 +340,7 @@ irqreturn_t pldma_irq(int irq, void *data);
 irqreturn_t pldma_irq_thread(int irq, void *data);
 void pldma_fault_work(struct work_struct *work);
 void pldma_watchdog(struct work_struct *work);
+void pldma_stall_watchdog(struct work_struct *work);
 bool pldma_answer(struct pldma_ctx *ctx, u32 token, u32 cmd, bool resolved,
 		  u32 reason);
 bool pldma_touch_present(u64 va, bool write);

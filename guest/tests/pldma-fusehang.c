@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * pldma-fusehang DEVICE STATS: a stall-mode transfer whose fault the filler
- * never answers ends by itself (issue 10, item 9: bounded time in every
- * strategy).
+ * pldma-fusehang DEVICE STATS [slow]: a stall-mode transfer whose fault the
+ * filler never answers ends by itself (issue 10, item 9: bounded time in
+ * every strategy).
  *
  * A minimal FUSE server, written against /dev/fuse's raw protocol (no
  * libfuse), exposes one 1 MiB file and never answers a READ.  Process A
@@ -19,6 +19,11 @@
  * fault fails, the IOPF worker lets go of A's mm, and the close() of both
  * channels, which waited for it (see the driver's pldma_ctx_unbind()),
  * return.  Their durations are printed.
+ *
+ * With "slow", the server answers every READ, after SLOW_MS (400 ms, less
+ * than the driver's 1 s no-progress limit) each: A's COPY then takes several
+ * READs, over 1 s in all, and must complete with SUCCESS, its data
+ * verified, and no cancel: the check only fires when nothing moved for 1 s.
  *
  * Nothing waits without a bound: every wait for a child has a timeout, and
  * the server is killed first on every path, so without the driver's check
@@ -54,6 +59,9 @@
 #define B_SIZE		(4u << 20)
 #define A_TIMEOUT_MS	6000	/* the caller's timeout: must not be needed */
 #define FILE_INO	2
+#define SLOW_MS		400	/* per READ in "slow" mode */
+
+static int slow;		/* answer READs after SLOW_MS */
 
 static int fails;
 
@@ -75,6 +83,12 @@ struct shared {
 static double now_s(void)
 {
 	return pldma_now_ns() / 1e9;
+}
+
+/* The file's content, answered in "slow" mode */
+static uint8_t file_byte(uint64_t off)
+{
+	return (uint8_t)(off * 13 + (off >> 12));
 }
 
 /* ------------------------------------------------------------------ */
@@ -181,9 +195,26 @@ static void serve(int fd, struct shared *sh)
 			reply(fd, in->unique, 0, &o, sizeof(o));
 			break;
 		}
-		case FUSE_READ:
-			sh->reads++;	/* and never answered */
+		case FUSE_READ: {
+			const struct fuse_read_in *r = arg;
+			static uint8_t data[128 << 10];
+			uint64_t i, len = 0;
+
+			sh->reads++;
+			if (!slow)
+				break;	/* never answered */
+			if (r->offset < FILE_SIZE)
+				len = FILE_SIZE - r->offset;
+			if (len > r->size)
+				len = r->size;
+			if (len > sizeof(data))
+				len = sizeof(data);
+			for (i = 0; i < len; i++)
+				data[i] = file_byte(r->offset + i);
+			usleep(SLOW_MS * 1000);
+			reply(fd, in->unique, 0, data, len);
 			break;
+		}
 		case FUSE_FLUSH:
 		case FUSE_RELEASE:
 		case FUSE_RELEASEDIR:
@@ -327,7 +358,14 @@ static void proc_a(const char *dev, int out)
 	x.src = src;
 	x.len = FILE_SIZE;
 	x.strategy = PLDMA_STRAT_STALL;
-	m.ret = pldma_run(ch, &x, A_TIMEOUT_MS, &res);
+	m.ret = pldma_run(ch, &x, slow ? 30000 : A_TIMEOUT_MS, &res);
+	if (slow && !m.ret && res.status == PLDMA_ST_SUCCESS) {
+		size_t i;
+
+		for (i = 0; i < FILE_SIZE; i++)
+			if (((uint8_t *)dst)[i] != file_byte(i))
+				m.ret = 1;
+	}
 	m.status = res.status;
 	m.bytes = res.bytes;
 	m.fault_va = res.fault_va;
@@ -412,6 +450,7 @@ int main(int argc, char **argv)
 	struct stat sb;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	slow = argc > 3 && !strcmp(argv[3], "slow");
 	probe = pldma_open(dev);
 	if (!probe || pldma_fault_mode(probe) != PLDMA_MODE_STALL) {
 		printf("# %s: not a stall-mode PLDMA\n", dev);
@@ -453,11 +492,34 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	/* A: its READ reaches the server and stays unanswered */
+	/* A: its READ reaches the server (and stays unanswered) */
 	pa = spawn(proc_a, dev, &ra);
 	for (t = now_s() + 5; !sh->reads && now_s() < t;)
 		usleep(10000);
 	CHECK(sh->reads, "the server got no READ within 5 s");
+	if (slow) {
+		if (read_within(ra, &a, sizeof(a), 35000)) {
+			printf("# FAIL: A did not report within 35 s\n");
+			fails++;
+			goto out;
+		}
+		printf("# A: COPY from the FUSE file, every READ answered after "
+		       "%d ms: %s after %.3f s, status %u, %u READs\n", SLOW_MS,
+		       a.ret == 1 ? "data mismatch" : a.ret ?
+		       strerror(-a.ret) : "verified", a.time_ns / 1e9,
+		       a.status, sh->reads);
+		CHECK(!a.ret && a.status == PLDMA_ST_SUCCESS,
+		      "A: ret %d, status %u", a.ret, a.status);
+		/* otherwise it proves nothing about the limit */
+		CHECK(a.time_ns > 1000000000ull,
+		      "A: took %.3f s, not longer than the 1 s limit",
+		      a.time_ns / 1e9);
+		c1 = cancels_no_progress(stats);
+		printf("# cancels_no_progress: %lld -> %lld\n", c0, c1);
+		CHECK(c1 == c0, "cancels_no_progress went from %lld to %lld",
+		      c0, c1);
+		goto out;
+	}
 
 	/* B, while A's fault is blocked in the filler */
 	pb = spawn(proc_b, dev, &rb);
@@ -507,8 +569,8 @@ int main(int argc, char **argv)
 
 out:
 	/* The server goes first: everything else may be waiting for it. */
-	printf("# server: %u requests, %u READs unanswered; killing it\n",
-	       sh->requests, sh->reads);
+	printf("# server: %u requests, %u READs%s; killing it\n",
+	       sh->requests, sh->reads, slow ? "" : " unanswered");
 	t_kill = now_s();
 	kill(srv, SIGKILL);
 	st = wait_within(srv, 10000);

@@ -458,14 +458,21 @@ static void pldma_net_send_read_req(PLDMAChannel *ch)
     uint32_t seg = ch->done / s->mtu;
     PLDMAPkt p = {
         .opcode = OP_READ_REQ, .ackreq = true, .qpn = QPN_REQ(ch->idx),
-        .psn = (r->psn + seg) & PSN_MASK, .va = r->rva + ch->done,
-        .rkey = r->rkey, .dmalen = ch->len - ch->done, .node = r->node,
+        .psn = (r->psn + seg) & PSN_MASK, .node = r->node, .rkey = r->rkey,
     };
 
-    /* responses land where the segments do: restart on a segment */
+    /*
+     * Responses land where the segments do: restart on a segment.  One
+     * request asks for at most PLDMA_NET_WINDOW responses, as a WRITE
+     * keeps at most that many segments unacknowledged: the next request
+     * goes out when they are in.  A message of any size then never floods
+     * the link (and the peer's queue) with responses, and a request asked
+     * again after a loss stays close to the responder's expected PSN.
+     */
     ch->done = (uint64_t)seg * s->mtu;
     p.va = r->rva + ch->done;
-    p.dmalen = ch->len - ch->done;
+    p.dmalen = MIN(ch->len - ch->done, (uint64_t)PLDMA_NET_WINDOW * s->mtu);
+    r->rd_end = ch->done + p.dmalen;
     if (ch->done < r->sent_hw) {
         cnt(s, PLDMA_NCNT_RETX_SEGS);
     }
@@ -516,7 +523,8 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
             .payload = buf, .plen = n, .node = r->node,
         };
 
-        if (ch->done - r->acked >= (uint64_t)PLDMA_NET_WINDOW * s->mtu) {
+        if (ch->done >= r->acked &&
+            ch->done - r->acked >= (uint64_t)PLDMA_NET_WINDOW * s->mtu) {
             r->wait = true;
             return false;
         }
@@ -595,13 +603,20 @@ static PLDMAChannel *pldma_net_req_ch(PLDMACore *s, const PLDMAPkt *p)
     return ch;
 }
 
-/* A WRITE's bytes up to @upto have arrived at the responder */
+/*
+ * A WRITE's bytes up to @upto have arrived at the responder.  They need
+ * not be sent again: an ACK for segments sent before a rewind (a late
+ * sequence NAK, a timeout) moves the point to send from past them too.
+ */
 static void pldma_net_acked(PLDMAChannel *ch, uint64_t upto)
 {
     upto = MIN(upto, ch->len);
     if (upto > ch->net.acked) {
         ch->cnt_bytes += upto - ch->net.acked;
         ch->net.acked = upto;
+    }
+    if (ch->done < ch->net.acked) {
+        ch->done = ch->net.acked;
     }
 }
 
@@ -783,6 +798,8 @@ static void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
     r->rnr_retries = 0;
     if (ch->done == ch->len) {
         pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+    } else if (ch->done >= r->rd_end) {
+        pldma_net_send_read_req(ch);        /* the next window */
     } else {
         pldma_net_arm(ch, s->rto_us);
     }

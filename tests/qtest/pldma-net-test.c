@@ -739,6 +739,25 @@ static void test_lossy(void)
     pair_stop(p);
 }
 
+/*
+ * A 16 MiB READ (16384 responses) over a link that loses responses: the
+ * requester asks for 64 at a time, so a request asked again after a loss
+ * is near the responder's expected PSN.  One request for the whole
+ * message made its re-requests look like old duplicates, dropped, until
+ * REMOTE_TIMEOUT.
+ */
+static void test_read_big_lossy(void)
+{
+    Pair *p = pair_start(false, "stall", NULL, ",x-drop-every=997", false);
+    Ring r;
+
+    p->timers = true;
+    ring_init(&p->a, &r);
+    write_read(p, &r, 16 * MiB, 0);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), >, 0);
+    pair_stop(p);
+}
+
 /* The responder dies mid-message: a clean error, no hang */
 static void test_peer_killed(void)
 {
@@ -1192,6 +1211,64 @@ static void test_hostile_peer(void)
             g_usleep(200);
         }
         g_assert_cmpuint(st, ==, PLDMA_ST_SUCCESS);
+
+        /*
+         * A sequence NAK rewinds a 16-segment WRITE to segment 2; an ACK
+         * for segment 9, sent before the rewind, arrives in the same
+         * read: the requester goes on from segment 10 at once.  It used
+         * to send from 2 while the ACK point was 10, took the negative
+         * distance for a full window and waited for the retransmit timer
+         * (which does not run here).
+         */
+        cpl += 64;
+        memset(d, 0, sizeof(d));
+        d[PLDMA_DESC_OPCODE] = PLDMA_OP_RDMA_WRITE;
+        stw_le_p(d + PLDMA_DESC_NODE, 2);
+        stl_le_p(d + PLDMA_DESC_LEN, 16 * 1024);
+        stq_le_p(d + PLDMA_DESC_SRC, src);
+        stq_le_p(d + PLDMA_DESC_REMOTE_VA, 0x1000);
+        stl_le_p(d + PLDMA_DESC_RKEY, 0x105);
+        stq_le_p(d + PLDMA_DESC_COMPL, cpl);
+        qtest_memwrite(n.qts, r.pa + PLDMA_DESC_SIZE, d, sizeof(d));
+        c_wr(&n, 0, PLDMA_CH_RING_TAIL, 2);
+        for (i = 0; i < 16; i++) {
+            len = peer_recv(&pe, f, sizeof(f));
+            g_assert_cmpuint(len, >, 1024);
+            if (i == 0) {
+                g_assert_cmpuint(f[14 + 28], ==, 0x06);  /* WRITE First */
+                mpsn = ldl_be_p(f + 14 + 28 + 8) & 0xffffff;
+            }
+        }
+        {
+            uint8_t two[2 * 128];
+            uint32_t l1, l2;
+
+            l1 = roce_frame(two + 4, 0x11, 0x000100, (mpsn + 2) & 0xffffff,
+                            false, 0, 0, 0, 0x60, pl, 0);
+            stl_be_p(two, l1);
+            l2 = roce_frame(two + 8 + l1, 0x11, 0x000100,
+                            (mpsn + 9) & 0xffffff, false, 0, 0, 0, 0x1f,
+                            pl, 0);
+            stl_be_p(two + 4 + l1, l2);
+            g_assert_cmpint(write(pe.fd, two, 8 + l1 + l2), ==,
+                            8 + l1 + l2);
+        }
+        len = peer_recv(&pe, f, sizeof(f));
+        g_assert_cmpuint(len, >, 0);
+        g_assert_cmpuint(ldl_be_p(f + 14 + 28 + 8) & 0xffffff, ==,
+                         (mpsn + 10) & 0xffffff);
+        for (i = 11; i < 16; i++) {
+            g_assert_cmpuint(peer_recv(&pe, f, sizeof(f)), >, 0);
+        }
+        len = roce_frame(f, 0x11, 0x000100, (mpsn + 15) & 0xffffff, false,
+                         0, 0, 0, 0x1f, pl, 0);
+        peer_send(&pe, f, len);
+        for (st = 0, i = 0; i < 5000 && !st; i++) {
+            st = qtest_readl(n.qts, cpl);
+            g_usleep(200);
+        }
+        g_assert_cmpuint(st, ==, PLDMA_ST_SUCCESS);
+        g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_TIMEOUTS), ==, 0);
     }
 
     /* nothing was written outside the window */
@@ -1220,6 +1297,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-net/bad-keys", test_bad_keys);
     qtest_add_func("/pldma-net/lossy", test_lossy);
     qtest_add_func("/pldma-net/peer-killed", test_peer_killed);
+    qtest_add_func("/pldma-net/read-big-lossy", test_read_big_lossy);
     qtest_add_func("/pldma-net/reset-midway", test_reset_midway);
     qtest_add_func("/pldma-net/hostile-peer", test_hostile_peer);
     qtest_add_func("/pldma-net/three-nodes-vde", test_three_nodes_vde);

@@ -60,6 +60,7 @@ typedef struct PLDMANetReq {
     bool rnr;               /* RNR NAK: wait for the timer or a resume */
     bool gap;               /* READ: asked again for a missing response */
     uint32_t rnr_us;        /* the RNR timer of the last RNR NAK */
+    uint64_t rd_end;        /* READ: end of the window last requested */
 } PLDMANetReq;
 
 typedef struct PLDMAChannel {

@@ -55,17 +55,11 @@ if [ "$role" = 1 ]; then
 else
 	pldma-rdma selftest 2 || fails=$((fails + 1))
 	# report requester -> stall responder (IOPF resolves the responder's
-	# stall), with both local report strategies.  Not by default: a WRITE
-	# against a stall-mode responder sometimes ends REMOTE_TIMEOUT after
-	# all its bytes were sent (an open device bug, README "Multi-node");
-	# pldma.rdma_stallresp=1 on the kernel command line runs them.
-	if grep -q 'pldma.rdma_stallresp=1' /proc/cmdline; then
-		for p in "2 1 one stall" "2 1 touch16 stall"; do
-			# shellcheck disable=SC2086
-			pldma-rdma pair "$peer" 5000 $p $sizes ||
-				fails=$((fails + 1))
-		done
-	fi
+	# stall), with both local report strategies
+	for p in "2 1 one stall" "2 1 touch16 stall"; do
+		# shellcheck disable=SC2086
+		pldma-rdma pair "$peer" 5000 $p $sizes || fails=$((fails + 1))
+	done
 fi
 pldma-rdma quit "$peer" 5000; res $? "the peer's server ends"
 # ours ends when the peer is done with it

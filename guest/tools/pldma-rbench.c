@@ -275,7 +275,7 @@ static int remote_bench(const char *hostport, const char *pair,
 {
 	unsigned int ln, rn, tln = 0, trn = 0;
 	char host[64], *list, *tok, *save;
-	int port, fd, j, k, fails = 0, skipped = 0;
+	int port, fd, j, k, fails = 0;
 
 	if (sscanf(hostport, "%63[^:]:%d", host, &port) != 2 ||
 	    sscanf(pair, "%u:%u", &ln, &rn) != 2 ||
@@ -299,19 +299,6 @@ static int remote_bench(const char *hostport, const char *pair,
 
 			if (timer && !tln)
 				continue;
-			/*
-			 * A READ longer than 4096 segments never recovers from
-			 * a lost response or a responder fault: the device
-			 * drops the re-request as an old duplicate (README,
-			 * "Reading the remote benchmark").  Not measured.
-			 */
-			if (!strncmp(tok, "read", 4) &&
-			    size_v[k] > 4096ULL * pldma_info(pp_chan_node(ln))->mtu) {
-				if (!skipped++)
-					printf("# READs above %u KiB skipped (they end REMOTE_TIMEOUT: a device bug, see README)\n",
-					       4 * pldma_info(pp_chan_node(ln))->mtu);
-				continue;
-			}
 			if (remote_case(&cases[ncases++], tok, fd,
 					timer ? tln : ln, timer ? trn : rn,
 					size_v[k], iters, 0x70 + k))

@@ -45,9 +45,13 @@ if [ "$role" = 1 ]; then
 	pldma-rdma selftest 1 || fails=$((fails + 1))
 	pldma-rdma selftest 3 || fails=$((fails + 1))
 	# stall requester -> report responder (resend-now), both responder
-	# strategies; report <-> report (RNR timer), one-by-one and touch-ahead
+	# strategies; report <-> report (RNR timer): every report-side local
+	# strategy against one-by-one and touch-ahead on the responder
 	for p in "1 2 stall one" "1 2 stall touch16" "3 4 one one" \
-		 "3 4 touch16 touch16" "3 4 one touch64"; do
+		 "3 4 one touch16" "3 4 one touch64" "3 4 touch16 one" \
+		 "3 4 touch16 touch16" "3 4 prefault one" \
+		 "3 4 prefault touch16" "3 4 user one" "3 4 user touch16" \
+		 "3 4 batch16 one" "3 4 batch16 touch16"; do
 		# shellcheck disable=SC2086
 		pldma-rdma pair "$peer" 5000 $p $sizes || fails=$((fails + 1))
 	done
@@ -55,8 +59,9 @@ if [ "$role" = 1 ]; then
 else
 	pldma-rdma selftest 2 || fails=$((fails + 1))
 	# report requester -> stall responder (IOPF resolves the responder's
-	# stall), with both local report strategies
-	for p in "2 1 one stall" "2 1 touch16 stall"; do
+	# stall), every report-side local strategy
+	for p in "2 1 one stall" "2 1 touch16 stall" "2 1 user stall" \
+		 "2 1 prefault stall" "2 1 batch16 stall"; do
 		# shellcheck disable=SC2086
 		pldma-rdma pair "$peer" 5000 $p $sizes || fails=$((fails + 1))
 	done

@@ -148,7 +148,8 @@ static int xfer_pair(int fd, struct pldma_chan *ch, unsigned int rnode,
 	       res.time_ns / 1e6, (unsigned long long)res.faults);
 	if (ret || res.status != PLDMA_ST_SUCCESS)
 		dump_chan(ch);
-	pp_rpc(fd, "DEREG %u", rkey);
+	/* revoke the key and free the window: the server keeps 64 */
+	pp_rpc(fd, "FREE %u", rkey);
 	pu_free(src, len);
 	if (ret == -ETIMEDOUT)
 		return ret;
@@ -171,7 +172,7 @@ static int xfer_pair(int fd, struct pldma_chan *ch, unsigned int rnode,
 	       res.time_ns / 1e6, (unsigned long long)res.faults, bad);
 	if (ret || res.status != PLDMA_ST_SUCCESS)
 		dump_chan(ch);
-	pp_rpc(fd, "DEREG %u", rkey);
+	pp_rpc(fd, "FREE %u", rkey);
 	pu_free(dst, len);
 	return ret;
 }
@@ -195,6 +196,18 @@ static int pair(const char *host, int port, unsigned int lnode,
 	    parse_strat(rstr, &rstrat, &rtouch)) {
 		result(0, "local device and strategies");
 		return 1;
+	}
+	/*
+	 * user strategy: this process's fault library serves the requester's
+	 * faults (the thread stays for later pairs on the channel: it only
+	 * sees faults forwarded to user space)
+	 */
+	if (lstrat == PLDMA_STRAT_USER) {
+		i = pldma_fault_thread_start(ch, NULL, NULL);
+		if (i && i != -EBUSY) {
+			result(0, "fault thread: %d", i);
+			return 1;
+		}
 	}
 	fd = pp_connect(host, port);
 	if (fd < 0) {

@@ -135,6 +135,17 @@ static int cmd_copy(int argc, char **argv)
 		else
 			CHECK(fmax <= 4, "%s: %llu faults with pages present",
 			      name, (unsigned long long)fmax);
+		/* PLDMA_TEST_FAULTS=LO:HI, the faults every copy must take */
+		if (getenv("PLDMA_TEST_FAULTS")) {
+			unsigned long long lo = 0, hi = ~0ULL;
+
+			sscanf(getenv("PLDMA_TEST_FAULTS"), "%llu:%llu", &lo,
+			       &hi);
+			CHECK(fmin >= lo && fmax <= hi,
+			      "%s: %llu..%llu faults per copy, expected %llu..%llu",
+			      name, (unsigned long long)fmin,
+			      (unsigned long long)fmax, lo, hi);
+		}
 	}
 	pu_free(src, size);
 	pu_free(dst, size);

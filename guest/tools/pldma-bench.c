@@ -4,6 +4,23 @@
  * buffers (MADV_DONTNEED on source and destination before every run).
  *
  * usage: pldma-bench [-i ITERS] [-s SIZE[,SIZE...]] [-t STRAT[,STRAT...]]
+ *                    [-H 0|1] [-k] [-L] [-E SETS [-R]]
+ *
+ * Options for the study (scripts/study):
+ *   -H 1|0   destination madvise(MADV_HUGEPAGE) / MADV_NOHUGEPAGE
+ *            (default: neither, the system's THP setting decides)
+ *   -k       keep going: a failed transfer prints "# FAIL ..." and ends
+ *            only its case (default: exit 1)
+ *   -L       drop CAP_IPC_LOCK first, so that RLIMIT_MEMLOCK (ulimit -l)
+ *            applies to pin even for root
+ *   -E SETS  eviction: SETS working sets (source + destination of each
+ *            size) kept mapped, copied round robin ITERS times without
+ *            MADV_DONTNEED, so that what memory pressure evicted between
+ *            two transfers faults again; rows
+ *            "evict,strategy,size,round,set,time_us,faults,pages,swapins"
+ *            (swapins: /proc/vmstat pswpin during the transfer)
+ *   -R       with -E: mlock() every working set first, as a memory
+ *            registration pins it, and fail if that fails
  *
  * stdout: CSV "strategy,size,time_us,faults,pages", one row per run, then
  * "# " comment lines with the median and minimum per case and the ratios of
@@ -16,9 +33,12 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "pldma.h"
@@ -107,6 +127,119 @@ static size_t parse_size(const char *s)
 	return v;
 }
 
+/* ---- study options (-k, -L, -E, -R) ---- */
+
+static int keep_going;
+
+static int drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	d[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
+	d[CAP_IPC_LOCK / 32].permitted &= ~(1U << (CAP_IPC_LOCK % 32));
+	d[CAP_IPC_LOCK / 32].inheritable &= ~(1U << (CAP_IPC_LOCK % 32));
+	return syscall(SYS_capset, &h, d);
+}
+
+static long vmstat(const char *key)
+{
+	char line[128];
+	size_t n = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && line[n] == ' ') {
+			v = atol(line + n + 1);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* One transfer's failure, as a "# FAIL" line; 1 if it should end the run */
+static int report_fail(const char *name, size_t size, int ret,
+		       const struct pldma_result *r, long bad)
+{
+	if (ret || r->status != PLDMA_ST_SUCCESS)
+		printf("# FAIL %s %zu B: ret %d (%s), status %u\n", name, size,
+		       ret, ret ? strerror(-ret) : "ok", r->status);
+	else
+		printf("# FAIL %s %zu B: data differs at offset %ld\n", name,
+		       size, bad);
+	fprintf(stderr, "%s %zu: failed (%d/%u)\n", name, size, ret,
+		r->status);
+	return !keep_going;
+}
+
+/* -E: nsets working sets of size, rounds round-robin passes, no drop */
+static int run_evict(struct pldma_chan *ch, int strategy, unsigned int touch,
+		     size_t size, int nsets, int rounds, int thp, int reg)
+{
+	uint8_t **src = calloc(nsets, sizeof(*src));
+	uint8_t **dst = calloc(nsets, sizeof(*dst));
+	char name[24];
+	int s, r, rc = 0;
+
+	pldma_strategy_name(strategy, touch, name, sizeof(name));
+	for (s = 0; s < nsets; s++) {
+		src[s] = pu_src_alloc(size, s + 1);
+		dst[s] = pu_dst_alloc(size, thp);
+		if (!src[s] || !dst[s]) {
+			printf("# FAIL %s %zu B: cannot allocate working set %d\n",
+			       name, size, s);
+			return 1;
+		}
+	}
+	for (s = 0; reg && s < nsets; s++) {
+		if (mlock(src[s], size) || mlock(dst[s], size)) {
+			printf("# FAIL register %s %zu B: mlock of working set %d of %d: %s (%zu MiB locked of %zu MiB)\n",
+			       name, size, s + 1, nsets, strerror(errno),
+			       (2 * size * s) >> 20, (2 * size * nsets) >> 20);
+			return 1;
+		}
+		printf("# registered working set %d of %d (%zu MiB locked)\n",
+		       s + 1, nsets, (2 * size * (s + 1)) >> 20);
+	}
+	for (r = 0; r < rounds && !rc; r++) {
+		for (s = 0; s < nsets; s++) {
+			struct pldma_result res;
+			long sw0 = vmstat("pswpin"), bad = -1;
+			int ret;
+
+			ret = pldma_copy(ch, dst[s], src[s], size, strategy,
+					 touch, &res);
+			if (!ret && res.status == PLDMA_ST_SUCCESS)
+				bad = pu_verify(dst[s], size, s + 1);
+			if (ret || res.status != PLDMA_ST_SUCCESS || bad >= 0) {
+				rc = 1;
+				if (report_fail(name, size, ret, &res, bad))
+					return 1;
+				break;
+			}
+			printf("evict,%s,%zu,%d,%d,%.1f,%llu,%llu,%ld\n", name,
+			       size, r, s, res.time_ns / 1000.0,
+			       (unsigned long long)res.faults,
+			       (unsigned long long)res.pages,
+			       vmstat("pswpin") - sw0);
+		}
+	}
+	for (s = 0; s < nsets; s++) {
+		pu_free(src[s], size);
+		pu_free(dst[s], size);
+	}
+	free(src);
+	free(dst);
+	return rc && !keep_going;
+}
+
 int main(int argc, char **argv)
 {
 	const char *sizes = "4K,64K,1M,4M";
@@ -115,9 +248,28 @@ int main(int argc, char **argv)
 	char *list, *tok, *save;
 	size_t size_v[16];
 	int nsizes = 0;
+	int thp = -1, evict = 0, reg = 0;
 
-	while ((opt = getopt(argc, argv, "i:s:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "i:s:t:H:kLE:R")) != -1) {
 		switch (opt) {
+		case 'H':
+			thp = atoi(optarg) ? 1 : 0;
+			break;
+		case 'k':
+			keep_going = 1;
+			break;
+		case 'L':
+			if (drop_ipc_lock()) {
+				perror("capset (dropping CAP_IPC_LOCK)");
+				return 2;
+			}
+			break;
+		case 'E':
+			evict = atoi(optarg);
+			break;
+		case 'R':
+			reg = 1;
+			break;
 		case 'i':
 			iters = atoi(optarg);
 			break;
@@ -128,7 +280,7 @@ int main(int argc, char **argv)
 			strats = optarg;
 			break;
 		default:
-			fprintf(stderr, "usage: pldma-bench [-i ITERS] [-s SIZES] [-t STRATEGIES]\n");
+			fprintf(stderr, "usage: pldma-bench [-i ITERS] [-s SIZES] [-t STRATEGIES] [-H 0|1] [-k] [-L] [-E SETS [-R]]\n");
 			return 2;
 		}
 	}
@@ -158,11 +310,15 @@ int main(int argc, char **argv)
 			printf("# %s: no device for it, skipped\n", tok);
 			continue;
 		}
-		for (k = 0; k < nsizes && ncases < MAX_CASES; k++) {
+		for (k = 0; evict > 0 && k < nsizes; k++)
+			if (run_evict(ch, strategy, touch, size_v[k], evict,
+				      iters, thp, reg))
+				return 1;
+		for (k = 0; !evict && k < nsizes && ncases < MAX_CASES; k++) {
 			struct bcase *c = &cases[ncases++];
 			size_t size = size_v[k];
 			uint8_t *src = pu_src_alloc(size, k);
-			uint8_t *dst = pu_dst_alloc(size, -1);
+			uint8_t *dst = pu_dst_alloc(size, thp);
 
 			if (!src || !dst) {
 				fprintf(stderr, "cannot allocate %zu\n", size);
@@ -175,17 +331,21 @@ int main(int argc, char **argv)
 			c->size = size;
 			for (i = 0; i < iters; i++) {
 				struct pldma_result r;
+				long bad = -1;
 				int ret;
 
 				pu_drop(src, size);
 				pu_drop(dst, size);
 				ret = pldma_copy(ch, dst, src, size, strategy,
 						 touch, &r);
+				if (!ret && r.status == PLDMA_ST_SUCCESS)
+					bad = pu_verify(dst, size, k);
 				if (ret || r.status != PLDMA_ST_SUCCESS ||
-				    pu_verify(dst, size, k) >= 0) {
-					fprintf(stderr, "%s %zu: failed (%d/%u)\n",
-						c->name, size, ret, r.status);
-					return 1;
+				    bad >= 0) {
+					if (report_fail(c->name, size, ret, &r,
+							bad))
+						return 1;
+					break;
 				}
 				printf("%s,%zu,%.1f,%llu,%llu\n", c->name, size,
 				       r.time_ns / 1000.0,

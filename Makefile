@@ -2,7 +2,7 @@
 # Thin driver for the scripts in scripts/.  Every target installs and builds
 # whatever is missing (Debian packages via apt-get, as root).
 
-.PHONY: all demo check check-series bench fuzz fuzz-long qemu kernel initramfs shell deps clean distclean
+.PHONY: all demo check check-series bench study fuzz fuzz-long qemu kernel initramfs shell deps clean distclean
 
 all: initramfs
 
@@ -35,6 +35,12 @@ check-series: deps
 BENCH ?= all
 bench: deps
 	BENCH=$(BENCH) scripts/bench
+
+# The fault-strategy study: CSVs and plots in build/study, the report in
+# docs/study.md.  QUICK=1: the short version (under 10 min on 2 cores).
+QUICK ?= 0
+study: deps
+	QUICK=$(QUICK) scripts/study --doc docs/study.md
 
 # generic-fuzz of the PLDMA and the SMMUv3 (qemu-fuzz-aarch64, libFuzzer):
 # FUZZ_RUNS executions per config; fuzz-long is the 10^6 run of README.

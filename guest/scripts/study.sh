@@ -37,7 +37,10 @@ THP_SYS=/sys/kernel/mm/transparent_hugepage/enabled
 rc=0
 
 # "batch" (PLDMA_STRAT_BATCH) joins the sweep when this libpldma has it
+# (every phase's strategy list)
+BATCH=
 if pldma-bench -i 1 -s 4K -t batch >/dev/null 2>&1; then
+	BATCH=,batch
 	case ",$STRATS," in *,batch,*) ;; *) STRATS=$STRATS,batch ;; esac
 fi
 
@@ -89,7 +92,7 @@ for phase in $(echo "$PHASES" | tr , ' '); do
 			ulimit -l "$kb" || echo "# FAIL ulimit -l $kb"
 			echo "# ulimit -l: $(ulimit -l) KiB"
 			bench -L -k -H 0 -i "$ITERS" -s "$(get mlsize 4M)" \
-				-t "$(get mlstrats pin,prefault,stall,one,touch16,user)"
+				-t "$(get mlstrats pin,prefault,stall,one,touch16,user)$BATCH"
 			exit $rc
 		) || rc=1
 		end
@@ -114,7 +117,7 @@ for phase in $(echo "$PHASES" | tr , ' '); do
 		echo "# zram: $(cat $z/comp_algorithm) disksize $(cat $z/disksize)"
 		grep -E '^(MemTotal|MemFree|MemAvailable|SwapTotal|SwapFree):' /proc/meminfo | sed 's/^/# /'
 		echo "# working sets: $en x (source + destination of $es)"
-		for s in $(get estrats pin,prefault,stall,one,touch16,user | tr , ' '); do
+		for s in $(echo "$(get estrats pin,prefault,stall,one,touch16,user)$BATCH" | tr , ' '); do
 			grep -E '^(pswpin|pswpout) ' /proc/vmstat | tr '\n' ' ' | sed "s/^/# before $s: /"; echo
 			bench -k -E "$en" -i "$er" -s "$es" -t "$s"
 		done

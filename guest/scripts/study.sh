@@ -6,7 +6,7 @@
 #   study.phases=strat,window,memlock,outstanding,evict   (comma-separated)
 #   study.iters=N        runs per case (best-of and median are taken on host)
 #   study.sizes=4K,...   strategy sweep sizes
-#   study.strats=pin,... strategy sweep strategies ("batch" is added when
+#   study.strats=pin,... strategy sweep strategies ("batch16" is added when
 #                        this libpldma knows it)
 #   study.thp=never,always   THP settings of the strategy sweep
 #   study.wsize=4M study.windows=1,2,...,512   Touch-Ahead window sweep
@@ -36,12 +36,12 @@ THPS=$(get thp never,always)
 THP_SYS=/sys/kernel/mm/transparent_hugepage/enabled
 rc=0
 
-# "batch" (PLDMA_STRAT_BATCH) joins the sweep when this libpldma has it
+# "batch16" (PLDMA_STRAT_BATCH, 16-page window) joins the sweep when this libpldma has it
 # (every phase's strategy list)
 BATCH=
-if pldma-bench -i 1 -s 4K -t batch >/dev/null 2>&1; then
-	BATCH=,batch
-	case ",$STRATS," in *,batch,*) ;; *) STRATS=$STRATS,batch ;; esac
+if pldma-bench -i 1 -s 4K -t batch16 >/dev/null 2>&1; then
+	BATCH=,batch16
+	case ",$STRATS," in *,batch16,*) ;; *) STRATS=$STRATS,batch16 ;; esac
 fi
 
 begin() { echo "=== STUDY-CSV-BEGIN $*"; }

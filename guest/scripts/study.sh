@@ -12,7 +12,8 @@
 #   study.wsize=4M study.windows=1,2,...,512   Touch-Ahead window sweep
 #   study.osize=4M       outstanding-stall size (the host knows the value)
 #   study.mlsize=4M study.mlkb=1024   memlock scenario: size, ulimit -l (KiB)
-#   study.esize=16M study.esets=4 study.erounds=3 study.estrats=...
+#   study.esize=16M study.esets=4[,6...] study.erounds=3 study.estrats=...
+#                        (one eviction section per esets value)
 #   study.zram=512M      eviction scenario: zram swap size
 #
 # Output: CSV sections between "=== STUDY-CSV-BEGIN <phase> <param>" and
@@ -112,7 +113,10 @@ for phase in $(echo "$PHASES" | tr , ' '); do
 		echo 1 >$T/events/pldma/pldma_fault/enable 2>/dev/null
 		echo 1 >$T/events/pldma/pldma_fault_in/enable 2>/dev/null
 		echo 4096 >$T/buffer_size_kb 2>/dev/null
-		es=$(get esize 16M) en=$(get esets 4) er=$(get erounds 3)
+		es=$(get esize 16M) er=$(get erounds 3)
+		# one section per pressure level (number of working sets)
+		for en in $(get esets 4 | tr , ' '); do
+		echo >$T/trace 2>/dev/null
 		begin evict "sets=$en"
 		echo "# zram: $(cat $z/comp_algorithm) disksize $(cat $z/disksize)"
 		grep -E '^(MemTotal|MemFree|MemAvailable|SwapTotal|SwapFree):' /proc/meminfo | sed 's/^/# /'
@@ -125,13 +129,14 @@ for phase in $(echo "$PHASES" | tr , ' '); do
 		# locked for the whole run (mlock, as ib_umem_get pins);
 		# the child volunteers for the OOM killer
 		echo "# register: mlock of all $en working sets, then the same rounds"
+		ooms=$(dmesg | grep -c -i 'killed process')
 		(
 			echo 1000 >/proc/self/oom_score_adj
 			exec pldma-bench -E "$en" -R -i "$er" -s "$es" -t pin
 		)
 		r=$?
 		if [ $r -ge 128 ]; then
-			echo "# FAIL register pin $es: killed by signal $((r - 128))$(dmesg | grep -q -i 'killed process' && echo ' (OOM killer)')"
+			echo "# FAIL register pin $es: killed by signal $((r - 128))$([ "$(dmesg | grep -c -i 'killed process')" -gt "$ooms" ] && echo ' (OOM killer)')"
 		elif [ $r != 0 ]; then
 			echo "# FAIL register pin $es: exit status $r"
 		fi
@@ -141,11 +146,12 @@ for phase in $(echo "$PHASES" | tr , ' '); do
 			sed -n 's/.* \([0-9]*\.[0-9]*\): \(pldma_[a-z_]*:.*\)/# trace: \1 \2/p'
 		echo "# cancels traced: $(grep -c 'pldma_cancel:' $T/trace 2>/dev/null)"
 		echo "# slowest fault-ins (us): $(grep -o 'in [0-9]* us' $T/trace 2>/dev/null | awk '{print $2}' | sort -n | tail -5 | tr '\n' ' ')"
+		grep -E '^(pswpin|pswpout) ' /proc/vmstat | tr '\n' ' ' | sed 's/^/# end: /'; echo
+		end
+		done
 		for e in pldma_cancel pldma_fault pldma_fault_in; do
 			echo 0 >$T/events/pldma/$e/enable 2>/dev/null
 		done
-		grep -E '^(pswpin|pswpout) ' /proc/vmstat | tr '\n' ' ' | sed 's/^/# end: /'; echo
-		end
 		swapoff /dev/zram0 2>/dev/null
 		;;
 	*)

@@ -133,8 +133,9 @@ for phase in $(echo "$PHASES" | tr , ' '); do
 		(
 			echo 1000 >/proc/self/oom_score_adj
 			exec pldma-bench -E "$en" -R -i "$er" -s "$es" -t pin
-		)
+		) >/tmp/register.out
 		r=$?
+		sed 's/^evict,pin,/evict,register,/' /tmp/register.out
 		if [ $r -ge 128 ]; then
 			echo "# FAIL register pin $es: killed by signal $((r - 128))$([ "$(dmesg | grep -c -i 'killed process')" -gt "$ooms" ] && echo ' (OOM killer)')"
 		elif [ $r != 0 ]; then

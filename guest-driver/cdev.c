@@ -195,6 +195,7 @@ static bool pldma_ctx_stop(struct pldma_ctx *ctx, u32 *state)
 	pldma_wr(pd, bind + PLDMA_CHB_PASID, 0);
 	spin_lock_irq(&ctx->flock);
 	ctx->uf_pending = false;
+	ctx->ruf_pending = false;	/* release() revokes the keys */
 	spin_unlock_irq(&ctx->flock);
 	return !ret;
 }
@@ -307,7 +308,8 @@ static int pldma_mmap(struct file *file, struct vm_area_struct *vma)
 
 static bool pldma_uf_ready(struct pldma_ctx *ctx)
 {
-	return READ_ONCE(ctx->uf_pending) && !READ_ONCE(ctx->uf_delivered);
+	return (READ_ONCE(ctx->uf_pending) && !READ_ONCE(ctx->uf_delivered)) ||
+	       (READ_ONCE(ctx->ruf_pending) && !READ_ONCE(ctx->ruf_delivered));
 }
 
 static __poll_t pldma_poll(struct file *file, poll_table *wait)
@@ -580,14 +582,57 @@ static long pldma_ioc_fault_get(struct pldma_ctx *ctx, void __user *arg)
 			return ret;
 	}
 	spin_lock_irq(&ctx->flock);
-	if (!ctx->uf_pending || ctx->uf_delivered) {
+	if (ctx->uf_pending && !ctx->uf_delivered) {
+		ctx->uf_delivered = true;
+		f = ctx->uf;
+	} else if (ctx->ruf_pending && !ctx->ruf_delivered) {
+		/* a responder fault (flags PLDMA_FR_F_REMOTE, desc = rkey) */
+		ctx->ruf_delivered = true;
+		f = ctx->ruf;
+	} else {
 		spin_unlock_irq(&ctx->flock);
 		return -EAGAIN;
 	}
-	ctx->uf_delivered = true;
-	f = ctx->uf;
 	spin_unlock_irq(&ctx->flock);
 	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
+}
+
+/*
+ * The owner's answer to a forwarded responder fault: RESTART when it made
+ * the page present (checked, as for a local fault), CANCEL when it cannot;
+ * the key's fault ends RESOLVED or FAILED, and the requester resends or
+ * completes REMOTE_ERROR.
+ */
+static long pldma_resolve_remote(struct pldma_ctx *ctx,
+				 const struct pldma_fault_resolve *r)
+{
+	struct pldma_key *k;
+	bool write, resolved = false;
+	u32 rkey;
+	u64 va;
+
+	spin_lock_irq(&ctx->flock);
+	if (!ctx->ruf_pending || !ctx->ruf_delivered || ctx->ruf.seq != r->seq) {
+		spin_unlock_irq(&ctx->flock);
+		return -ENOENT;
+	}
+	ctx->ruf_pending = false;
+	k = ctx->ruf_key;
+	rkey = ctx->ruf_rkey;
+	va = ctx->ruf.va;
+	write = ctx->ruf.flags & PLDMA_FR_F_WRITE;
+	spin_unlock_irq(&ctx->flock);
+	if (r->action == PLDMA_RESOLVE_RESTART)
+		resolved = pldma_touch_present(va, write);
+	if (resolved)
+		pldma_count(ctx, remote_pages, 1);
+	else
+		pldma_count(ctx, remote_failed, 1);
+	/* a key revoked or reused since ignores it (generation in rkey) */
+	pldma_key_answer(k, rkey, resolved);
+	trace_pldma_remote_resolved(ctx->pd->id, ctx->pasid, rkey, va, 1,
+				    resolved, 0);
+	return 0;
 }
 
 static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
@@ -608,6 +653,8 @@ static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
 	else
 		return -EINVAL;
 
+	if (r.seq & PLDMA_RUF_SEQ)
+		return pldma_resolve_remote(ctx, &r);
 	spin_lock_irq(&ctx->flock);
 	if (!ctx->uf_pending || !ctx->uf_delivered || ctx->uf.seq != r.seq) {
 		spin_unlock_irq(&ctx->flock);

@@ -545,6 +545,44 @@ bool pldma_touch_present(u64 va, bool write)
 /* ------------------------------------------------------------------ */
 
 /*
+ * Forward a responder fault to the window's owner (strategy user, the
+ * thesis's fault library and EDM's path): it makes the page present and
+ * answers with RESOLVE, which becomes KEY_CMD_RESOLVED (or FAILED) on the
+ * key.  The file has one slot for them: while it is taken, the driver
+ * resolves the fault itself (false).  A forwarded fault nobody answers
+ * keeps the requester getting RNR NAKs until its rnr-retry count ends
+ * the message (REMOTE_RNR); release() revokes the key.
+ */
+static bool pldma_forward_remote(struct pldma_ctx *ctx, struct pldma_key *k,
+				 const struct pldma_fault_rec *f)
+{
+	u32 seq;
+
+	spin_lock_irq(&ctx->flock);
+	if (ctx->ruf_pending || ctx->closing) {
+		spin_unlock_irq(&ctx->flock);
+		return false;
+	}
+	seq = PLDMA_RUF_SEQ | ++ctx->ruf_seq;
+	memset(&ctx->ruf, 0, sizeof(ctx->ruf));
+	ctx->ruf.va = f->va;
+	ctx->ruf.flags = f->flags;
+	ctx->ruf.seq = seq;
+	ctx->ruf.desc = f->desc;
+	ctx->ruf.done = f->done;
+	ctx->ruf.len = f->len;
+	ctx->ruf_key = k;
+	ctx->ruf_rkey = f->desc;
+	ctx->ruf_pending = true;
+	ctx->ruf_delivered = false;
+	spin_unlock_irq(&ctx->flock);
+	pldma_count(ctx, user_faults, 1);
+	trace_pldma_forward(ctx->pd->id, ctx->ch, ctx->pasid, f->va, seq, 0);
+	wake_up_interruptible(&ctx->fwq);
+	return true;
+}
+
+/*
  * An incoming RDMA WRITE or READ missed a page of key @k's window: the
  * device NAKed the segment (RNR) and posted a record (PLDMA_FR_F_REMOTE,
  * DESC = rkey, DONE/LEN = offset and length of the message).  Make the page
@@ -593,6 +631,12 @@ void pldma_key_fault_work(struct work_struct *work)
 
 	start = ktime_get();
 	pldma_count(ctx, remote_faults, 1);
+	if (strategy == PLDMA_STRAT_USER && f.va >= kva && f.va - kva < klen &&
+	    pldma_va_mapped(ctx, f.va) && pldma_forward_remote(ctx, k, &f)) {
+		/* the owner answers with RESOLVE (pldma_ioc_fault_resolve) */
+		pldma_ctx_put(ctx);
+		return;
+	}
 	/* the device checked the range; a driver does not rely on it */
 	if (f.va >= kva && f.va - kva < klen) {
 		if (strategy == PLDMA_STRAT_TOUCH) {

@@ -115,6 +115,8 @@ struct pldma_fault_rec {
  * up under pd->lock); the rest changes only while ctx is NULL.  The work
  * serves the key's responder faults (fault.c).
  */
+#define PLDMA_RUF_SEQ		BIT(31)	/* seq of a forwarded responder fault */
+
 struct pldma_key {
 	struct pldma_dev *pd;
 	struct pldma_ctx *ctx;		/* owner, NULL: free */
@@ -123,7 +125,7 @@ struct pldma_key {
 	u64 va;
 	u64 len;
 	u32 access;			/* PLDMA_KEY_ACC_* */
-	u32 strategy;			/* PLDMA_STRAT_ONE, _TOUCH or _STALL */
+	u32 strategy;			/* PLDMA_STRAT_ONE, _TOUCH, _USER, _STALL */
 	u32 touch;
 	bool rec_valid;			/* under pd->lock */
 	struct pldma_fault_rec rec;
@@ -276,6 +278,17 @@ struct pldma_ctx {
 	bool uf_delivered;
 	u32 uf_token;
 	struct pldma_fault uf;
+	/*
+	 * A responder fault on one of the file's windows, forwarded to it
+	 * (window strategy PLDMA_STRAT_USER): its own slot, answered with
+	 * KEY_CMD_RESOLVED/FAILED on the key; seq has PLDMA_RUF_SEQ set
+	 */
+	bool ruf_pending;
+	bool ruf_delivered;
+	u32 ruf_seq;
+	struct pldma_key *ruf_key;
+	u32 ruf_rkey;
+	struct pldma_fault ruf;
 
 	u32 hw_last[PLDMA_CNT_NUM];
 	unsigned int nmrs;		/* keys held, under pd->key_mutex */

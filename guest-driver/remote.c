@@ -119,9 +119,12 @@ static int pldma_mr_strategy(struct pldma_ctx *ctx,
 	ret = pldma_check_strategy(ctx, r->strategy, r->touch_ahead);
 	if (ret)
 		return ret;
-	/* the others need the owner in the loop: not for a remote access */
+	/*
+	 * pin, prefault and batch are about a local transfer's buffers; the
+	 * user strategy forwards the responder's faults to the owner
+	 */
 	if (r->strategy != PLDMA_STRAT_STALL && r->strategy != PLDMA_STRAT_ONE &&
-	    r->strategy != PLDMA_STRAT_TOUCH)
+	    r->strategy != PLDMA_STRAT_TOUCH && r->strategy != PLDMA_STRAT_USER)
 		return -EINVAL;
 	k->strategy = r->strategy;
 	k->touch = r->touch_ahead ? r->touch_ahead : 1;

@@ -210,6 +210,18 @@ static void serve_mr(int fd, unsigned int node, size_t len,
 		return;
 	}
 	pu_drop(w->addr, w->len);
+	/*
+	 * user: the driver forwards the window's responder faults to this
+	 * process; its fault thread (libpldma) makes the page present
+	 */
+	if (strategy == PLDMA_STRAT_USER) {
+		ret = pldma_fault_thread_start(ch, NULL, NULL);
+		if (ret && ret != -EBUSY) {
+			win_free(w);
+			sendf(fd, "ERR %d", -ret);
+			return;
+		}
+	}
 	ret = pldma_reg_mr(ch, w->addr, w->len, acc, strategy, touch,
 			   &w->rkey);
 	if (ret) {

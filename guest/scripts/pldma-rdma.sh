@@ -51,7 +51,8 @@ if [ "$role" = 1 ]; then
 		 "3 4 one touch16" "3 4 one touch64" "3 4 touch16 one" \
 		 "3 4 touch16 touch16" "3 4 prefault one" \
 		 "3 4 prefault touch16" "3 4 user one" "3 4 user touch16" \
-		 "3 4 batch16 one" "3 4 batch16 touch16"; do
+		 "3 4 batch16 one" "3 4 batch16 touch16" "1 2 stall user" \
+		 "3 4 one user" "3 4 touch16 user"; do
 		# shellcheck disable=SC2086
 		pldma-rdma pair "$peer" 5000 $p $sizes || fails=$((fails + 1))
 	done

@@ -26,7 +26,8 @@
  *
  * Results are TAP lines without numbers ("ok - ..."); tests/rdma/run
  * numbers the lines of both guests.  Strategies: stall, one, touchN,
- * prefault, or "default" (the file's) for the responder.
+ * prefault, user, batchN; for the responder stall, one, touchN, user (the
+ * owner's fault thread) or "default" (the file's).
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -249,14 +250,17 @@ static int pair(const char *host, int port, unsigned int lnode,
 	result(D(PLDMA_NCNT_NAK_RX_RNR) > 0 && D(PLDMA_NCNT_RETX_SEGS) > 0,
 	       "requester: RNR NAKs (%u) and resends from the faulting segment (%u)",
 	       D(PLDMA_NCNT_NAK_RX_RNR), D(PLDMA_NCNT_RETX_SEGS));
-	if (rstrat == PLDMA_STRAT_ONE || rstrat == PLDMA_STRAT_TOUCH) {
+	if (rstrat == PLDMA_STRAT_ONE || rstrat == PLDMA_STRAT_TOUCH ||
+	    rstrat == PLDMA_STRAT_USER) {
 		unsigned long long f = r1.faults - r0.faults;
 		unsigned long long p = r1.pages - r0.pages;
 
 		result(f > 0 && r1.failed == r0.failed &&
-		       (rstrat == PLDMA_STRAT_ONE ? p == f : p > f),
+		       (rstrat == PLDMA_STRAT_TOUCH ? p > f : p == f),
 		       "responder driver: %llu faults served %s, %llu pages present",
 		       f, rstrat == PLDMA_STRAT_ONE ? "one page each" :
+		       rstrat == PLDMA_STRAT_USER ?
+		       "by the owner's fault thread, one page each" :
 		       "with touch-ahead (more pages than faults)", p);
 	}
 #undef D
@@ -392,8 +396,13 @@ static int selftest(unsigned int node)
 	BAD(EINVAL, "strategy without PLDMA_MR_STRATEGY", r.strategy = 3);
 	BAD(EINVAL, "pin strategy", r.flags = PLDMA_MR_STRATEGY;
 	    r.strategy = PLDMA_STRAT_PIN);
-	BAD(stall ? EOPNOTSUPP : EINVAL, "user strategy",
-	    r.flags = PLDMA_MR_STRATEGY; r.strategy = PLDMA_STRAT_USER);
+	/* user: forwarded to the owner, a report-mode device only */
+	if (stall)
+		BAD(EOPNOTSUPP, "user strategy on a stall-mode device",
+		    r.flags = PLDMA_MR_STRATEGY; r.strategy = PLDMA_STRAT_USER);
+	BAD(stall ? EOPNOTSUPP : EINVAL, "batch strategy",
+	    r.flags = PLDMA_MR_STRATEGY; r.strategy = PLDMA_STRAT_BATCH;
+	    r.touch_ahead = 16);
 	BAD(EINVAL, "touch-ahead 0",
 	    r.flags = PLDMA_MR_STRATEGY; r.strategy = PLDMA_STRAT_TOUCH);
 	BAD(EINVAL, "touch-ahead too large",

@@ -9,20 +9,8 @@
 # which pldma-rdma exchanges keys and addresses.  Both guests serve windows
 # on port 5000 and request transfers from the other, at the same time.
 # TAP lines are unnumbered: tests/rdma/run numbers those of both guests.
-role=
-for arg in $(cat /proc/cmdline); do
-	case "$arg" in
-	pldma.rdma=*) role=${arg#pldma.rdma=} ;;
-	esac
-done
 . /tests/lib.sh
-fails=0
-# unnumbered, named after the node: tests/rdma/run numbers both guests' lines
-ok() { echo "ok - node$role: $*"; }
-not_ok() { echo "not ok - node$role: $*"; fails=$((fails + 1)); }
-res() {
-	if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi
-}
+rdma_setup
 case "$role" in
 1) me=10.0.0.1 peer=10.0.0.2 ;;
 2) me=10.0.0.2 peer=10.0.0.1 ;;

@@ -5,19 +5,8 @@
 # side channel, 10.0.1.N) on another.  Every node WRITEs to and READs from
 # both others, into never-touched windows (responder faults), data
 # verified, while serving its own windows to them.
-role=
-for arg in $(cat /proc/cmdline); do
-	case "$arg" in
-	pldma.rdma=*) role=${arg#pldma.rdma=} ;;
-	esac
-done
 . /tests/lib.sh
-fails=0
-ok() { echo "ok - node$role: $*"; }
-not_ok() { echo "not ok - node$role: $*"; fails=$((fails + 1)); }
-res() {
-	if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi
-}
+rdma_setup
 case "$role" in
 1|2|3) ;;
 *) echo "not ok - pldma.rdma=1|2|3 missing from the command line"; exit 1 ;;

@@ -63,3 +63,22 @@ done_testing() {
 	echo "1..$_n"
 	[ "$_fail" -eq 0 ]
 }
+
+# Scripts of a multi-guest test (tests/rdma/run, run-vde): $role from
+# pldma.rdma=N on the kernel command line, $fails, and unnumbered TAP lines
+# named after the node (the host script numbers the lines of all guests).
+rdma_setup() {
+	local arg
+	role=
+	for arg in $(cat /proc/cmdline); do
+		case "$arg" in
+		pldma.rdma=*) role=${arg#pldma.rdma=} ;;
+		esac
+	done
+	fails=0
+	ok() { echo "ok - node$role: $*"; }
+	not_ok() { echo "not ok - node$role: $*"; fails=$((fails + 1)); }
+	res() {
+		if [ "$1" = 0 ]; then ok "$2"; else not_ok "$2"; fi
+	}
+}

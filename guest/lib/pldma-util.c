@@ -182,3 +182,29 @@ void pu_chan_close_all(void)
 		pu_chans[i] = NULL;
 	}
 }
+
+size_t pu_parse_size(const char *s)
+{
+	char *end;
+	size_t v = strtoul(s, &end, 0);
+
+	if (*end == 'K' || *end == 'k')
+		v <<= 10;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20;
+	return v;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void pu_med_min(double *t, int n, double *med, double *min)
+{
+	qsort(t, n, sizeof(double), cmp_double);
+	*med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+	*min = t[0];
+}

@@ -32,6 +32,11 @@ long pu_verify(const void *p, size_t len, uint32_t seed);
 /* Pages of [p, p+len) mapped in the process (from /proc/self/pagemap) */
 long pu_resident(const void *p, size_t len);
 
+/* Benchmarks: "64K", "4M", "4096" in bytes */
+size_t pu_parse_size(const char *s);
+/* Sort @t[0..n) and return its median and minimum (n > 0) */
+void pu_med_min(double *t, int n, double *med, double *min);
+
 struct pldma_chan;
 /* A channel (opened once, shared) on a device able to run the strategy;
  * the report-mode channel gets the default fault-handler thread.

@@ -62,13 +62,6 @@ struct bcase {
 static struct bcase cases[MAX_CASES];
 static int ncases;
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static struct bcase *find(const char *name, size_t size)
 {
 	int i;
@@ -115,17 +108,6 @@ static void best_demand(size_t size)
 	       b->min / p->min <= 1.25 ? "met" : "NOT met");
 }
 
-static size_t parse_size(const char *s)
-{
-	char *end;
-	size_t v = strtoul(s, &end, 0);
-
-	if (*end == 'K' || *end == 'k')
-		v <<= 10;
-	else if (*end == 'M' || *end == 'm')
-		v <<= 20;
-	return v;
-}
 
 /* ---- study options (-k, -L, -E, -R) ---- */
 
@@ -289,7 +271,7 @@ int main(int argc, char **argv)
 	list = strdup(sizes);
 	for (tok = strtok_r(list, ",", &save); tok && nsizes < 16;
 	     tok = strtok_r(NULL, ",", &save))
-		size_v[nsizes++] = parse_size(tok);
+		size_v[nsizes++] = pu_parse_size(tok);
 	free(list);
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -365,10 +347,7 @@ int main(int argc, char **argv)
 
 		if (!c->n)
 			continue;
-		qsort(c->t, c->n, sizeof(double), cmp_double);
-		c->med = c->n % 2 ? c->t[c->n / 2] :
-			 (c->t[c->n / 2 - 1] + c->t[c->n / 2]) / 2;
-		c->min = c->t[0];
+		pu_med_min(c->t, c->n, &c->med, &c->min);
 		printf("# %-9s %9zu B: median %10.1f us, min %10.1f us, %8.1f faults\n",
 		       c->name, c->size, c->med, c->min, c->faults / c->n);
 	}

@@ -56,13 +56,6 @@ struct bcase {
 static struct bcase cases[MAX_CASES];
 static int ncases;
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static struct bcase *find(const char *name, size_t size)
 {
 	int i;
@@ -74,17 +67,6 @@ static struct bcase *find(const char *name, size_t size)
 	return NULL;
 }
 
-static size_t parse_size(const char *s)
-{
-	char *end;
-	size_t v = strtoul(s, &end, 0);
-
-	if (*end == 'K' || *end == 'k')
-		v <<= 10;
-	else if (*end == 'M' || *end == 'm')
-		v <<= 20;
-	return v;
-}
 
 
 #ifndef MADV_POPULATE_READ
@@ -311,10 +293,7 @@ static int remote_bench(const char *hostport, const char *pair,
 
 		if (!c->n)
 			continue;
-		qsort(c->t, c->n, sizeof(double), cmp_double);
-		c->med = c->n % 2 ? c->t[c->n / 2] :
-			 (c->t[c->n / 2 - 1] + c->t[c->n / 2]) / 2;
-		c->min = c->t[0];
+		pu_med_min(c->t, c->n, &c->med, &c->min);
 		printf("# %-19s %9zu B: median %10.1f us, min %10.1f us, %7.1f MiB/s (best); per transfer: %6.1f responder faults, %7.1f segments resent, %4.1f timeouts\n",
 		       c->name, c->size, c->med, c->min,
 		       c->size / 1048576.0 / (c->min / 1e6), c->faults / c->n,
@@ -404,7 +383,7 @@ int main(int argc, char **argv)
 	list = strdup(sizes);
 	for (tok = strtok_r(list, ",", &save); tok && nsizes < 16;
 	     tok = strtok_r(NULL, ",", &save))
-		size_v[nsizes++] = parse_size(tok);
+		size_v[nsizes++] = pu_parse_size(tok);
 	free(list);
 	return remote_bench(rhost, rpair, rtpair, rcases, iters, size_v, nsizes);
 }

@@ -108,7 +108,6 @@ static void best_demand(size_t size)
 	       b->min / p->min <= 1.25 ? "met" : "NOT met");
 }
 
-
 /* ---- study options (-k, -L, -E, -R) ---- */
 
 static int keep_going;

@@ -67,8 +67,6 @@ static struct bcase *find(const char *name, size_t size)
 	return NULL;
 }
 
-
-
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ	22
 #define MADV_POPULATE_WRITE	23

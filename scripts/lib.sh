@@ -11,8 +11,8 @@ JOBS=${JOBS:-$(nproc)}
 
 # Versions (see docs/build.md).  The pin is tried first, then the newest
 # of the same series offered by the suites in scripts/apt-sources.
-QEMU_PIN=${QEMU_PIN:-1:10.0.13+ds-0+deb13u1}
-QEMU_SERIES=${QEMU_SERIES:-10.0}
+QEMU_PIN=${QEMU_PIN:-1:10.2.2+ds-1}
+QEMU_SERIES=${QEMU_SERIES:-10.2}
 LINUX_PIN=${LINUX_PIN:-6.12.107-1}
 LINUX_SERIES=${LINUX_SERIES:-6.12}
 # The newest upstream release whose source Debian serves (sid), the second

@@ -1182,7 +1182,12 @@ static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
     if (!pldma_net_parse(s, buf, size, &p)) {
         cnt(s, PLDMA_NCNT_RX_DROPPED);
         trace_pldma_net_drop(size);
-        return size;
+        /*
+         * Consumed, even when empty: 0 would tell the net layer that we
+         * cannot receive now, and it would queue every later frame until
+         * a flush.
+         */
+        return MAX(size, 1);
     }
     trace_pldma_net_rx(p.node, p.opcode, p.qpn, p.psn, p.ackreq, p.syndrome,
                        p.plen);
@@ -1405,6 +1410,14 @@ void pldma_net_reset(PLDMACore *s)
     s->resp.s = s;
     s->resp.idx = PLDMA_FR_CH_REMOTE;
     s->resp.state = PLDMA_STATE_DISABLED;
+    /*
+     * If the receive handler ever told the net layer "not now" (it returns
+     * 0 during a run), frames wait in the queue for a flush: deliver them,
+     * a reset must bring the link back whatever happened before.
+     */
+    if (s->nic && s->vm_running) {
+        qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
 }
 
 static void pldma_net_cleanup(NetClientState *nc)

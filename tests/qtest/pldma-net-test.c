@@ -923,6 +923,7 @@ static uint32_t crc32_le(uint32_t crc, const uint8_t *b, size_t n)
 typedef struct Peer {
     int fd;
     QTestState *qts;
+    char *dir, *sock;
 } Peer;
 
 /* Send one frame in -netdev stream's framing (length, then the frame) */
@@ -1050,31 +1051,54 @@ static int peer_answer(Peer *pe, uint32_t *psn)
     return f[14 + 28 + 12];
 }
 
-static void test_hostile_peer(void)
+/*
+ * Node 1 (no SMMU, @extra device properties) listens; the test connects
+ * to it as node 2 and speaks RoCEv2 itself
+ */
+static void peer_open(Node *n, Peer *pe, const char *extra)
 {
-    g_autofree char *dir = g_dir_make_tmp("pldma-peer-XXXXXX", NULL);
-    g_autofree char *sock = g_strdup_printf("%s/link", dir);
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    uint8_t f[16384], pl[4096];
-    uint64_t pa = ALLOC_BASE, big = ALLOC_BASE + 0x100000;
-    uint32_t rkey, psn, drops, len, i;
-    Node n = { 0 };
-    Peer pe;
+    uint32_t i;
 
-    n.qts = qtest_initf("-M virt -m 512M -nodefaults "
-                        "-device pldma,id=dma0,netdev=n0,node-id=1 "
-                        "-netdev stream,id=n0,server=on,addr.type=unix,"
-                        "addr.path=%s", sock);
-    n.next = ALLOC_BASE + 0x200000;
-    pe.qts = n.qts;
-    pe.fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    g_assert_cmpint(pe.fd, >=, 0);
-    g_strlcpy(sa.sun_path, sock, sizeof(sa.sun_path));
-    for (i = 0; connect(pe.fd, (struct sockaddr *)&sa, sizeof(sa)); i++) {
+    pe->dir = g_dir_make_tmp("pldma-peer-XXXXXX", NULL);
+    g_assert(pe->dir);
+    pe->sock = g_strdup_printf("%s/link", pe->dir);
+    memset(n, 0, sizeof(*n));
+    n->qts = qtest_initf("-M virt -m 512M -nodefaults "
+                         "-device pldma,id=dma0,netdev=n0,node-id=1%s "
+                         "-netdev stream,id=n0,server=on,addr.type=unix,"
+                         "addr.path=%s", extra ? extra : "", pe->sock);
+    n->next = ALLOC_BASE + 0x200000;
+    pe->qts = n->qts;
+    pe->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    g_assert_cmpint(pe->fd, >=, 0);
+    g_strlcpy(sa.sun_path, pe->sock, sizeof(sa.sun_path));
+    for (i = 0; connect(pe->fd, (struct sockaddr *)&sa, sizeof(sa)); i++) {
         g_assert_cmpuint(i, <, 5000);
         g_usleep(1000);
     }
-    link_wait(&n);
+    link_wait(n);
+}
+
+static void peer_close(Node *n, Peer *pe)
+{
+    close(pe->fd);
+    qtest_quit(n->qts);
+    unlink(pe->sock);
+    rmdir(pe->dir);
+    g_free(pe->sock);
+    g_free(pe->dir);
+}
+
+static void test_hostile_peer(void)
+{
+    uint8_t f[16384], pl[4096];
+    uint64_t pa = ALLOC_BASE, big = ALLOC_BASE + 0x100000;
+    uint32_t rkey, psn, drops, len, i;
+    Node n;
+    Peer pe;
+
+    peer_open(&n, &pe, NULL);
     qtest_memset(n.qts, pa, 0, 2 * PAGE);
     rkey = key_register(&n, 1, pa, PAGE, PLDMA_KEY_ACC_WRITE |
                         PLDMA_KEY_ACC_READ);
@@ -1275,10 +1299,53 @@ static void test_hostile_peer(void)
     g_assert_true(all_zero(&n, pa, 16));
     g_assert_true(all_zero(&n, pa + 16 + 256, PAGE - 16 - 256));
     g_assert_true(all_zero(&n, big, PAGE));
-    close(pe.fd);
-    qtest_quit(n.qts);
-    unlink(sock);
-    rmdir(dir);
+    peer_close(&n, &pe);
+}
+
+/*
+ * An empty frame and a runt from the peer are dropped and counted, and the
+ * link goes on: the receive handler returned 0 for the empty frame, which
+ * QEMU's net layer reads as "cannot receive now", and it delivered no
+ * other frame after it, reset or not.
+ */
+static void test_empty_frame(void)
+{
+    uint8_t f[2048], pl[256];
+    uint64_t pa = ALLOC_BASE;
+    uint32_t rkey, psn, drops, len, i;
+    Node n;
+    Peer pe;
+
+    peer_open(&n, &pe, NULL);
+    qtest_memset(n.qts, pa, 0, PAGE);
+    rkey = key_register(&n, 1, pa, PAGE, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i ^ 0x5a;
+    }
+    drops = pcnt(&pe, PLDMA_NCNT_RX_DROPPED);
+    memset(f, 0xa5, sizeof(f));
+    peer_send(&pe, f, 0);
+    peer_send(&pe, f, 1);
+    len = roce_frame(f, 0x0a, 0x010000, 0, true, pa, rkey, 256, -1, pl, 256);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
+    g_assert_cmpuint(psn, ==, 0);
+    check_mem(&n, pa, pl, sizeof(pl));
+    g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED) - drops, ==, 2);
+
+    /* an empty frame after a reset: the link still delivers */
+    g_wr(&n, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    qtest_memset(n.qts, pa, 0, PAGE);
+    rkey = key_register(&n, 1, pa, PAGE, PLDMA_KEY_ACC_WRITE);
+    peer_send(&pe, f, 0);
+    len = roce_frame(f, 0x0a, 0x010000, 1, true, pa + 512, rkey, 256, -1,
+                     pl, 256);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
+    g_assert_cmpuint(psn, ==, 1);
+    check_mem(&n, pa + 512, pl, sizeof(pl));
+    g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED), ==, 1);
+    peer_close(&n, &pe);
 }
 
 int main(int argc, char **argv)
@@ -1300,6 +1367,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-net/read-big-lossy", test_read_big_lossy);
     qtest_add_func("/pldma-net/reset-midway", test_reset_midway);
     qtest_add_func("/pldma-net/hostile-peer", test_hostile_peer);
+    qtest_add_func("/pldma-net/empty-frame", test_empty_frame);
     qtest_add_func("/pldma-net/three-nodes-vde", test_three_nodes_vde);
     return g_test_run();
 }

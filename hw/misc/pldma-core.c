@@ -643,6 +643,8 @@ static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
 
     trace_pldma_ch_cmd(ch->idx, cmd, pldma_state_name(ch->state));
     if (cmd == PLDMA_CMD_CANCEL && ch->state == PLDMA_STATE_ERROR) {
+        /* a remote message in flight is over: the next one gets new PSNs */
+        pldma_net_ch_end(ch);
         ch->head = ch->tail;
         ch->phase = PLDMA_PHASE_FETCH;
         pldma_set_state(ch, PLDMA_STATE_IDLE);

@@ -914,6 +914,10 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     PLDMAAccess a;
     int32_t d = psn_diff(p->psn, c->epsn);
 
+    if (!c->synced && first) {
+        /* the first message since our reset: its PSN is the expected one */
+        d = 0;
+    }
     if (d < 0) {
         /* a duplicate: answer again, it may have been our answer lost */
         cnt(s, PLDMA_NCNT_DUPS);
@@ -978,6 +982,10 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
             pldma_net_answer(s, p->node, rch, p->psn, nak, 0);
             return;
         }
+        if (!c->synced) {
+            trace_pldma_net_conn_sync(p->node, rch, p->psn);
+            c->synced = true;
+        }
     } else if (!c->msg_valid || c->msg_nak ||
                psn_diff(p->psn, c->msg_psn) >= (int32_t)c->msg_nsegs) {
         c->epsn = (p->psn + 1) & PSN_MASK;
@@ -1027,6 +1035,9 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     int32_t d = psn_diff(p->psn, c->epsn);
     uint8_t nak;
 
+    if (!c->synced) {
+        d = 0;          /* the first request since our reset */
+    }
     if (d < -PLDMA_NET_PSN_AHEAD) {
         cnt(s, PLDMA_NCNT_RX_DROPPED);  /* an old duplicate */
         return;
@@ -1053,6 +1064,10 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
             c->epsn = (p->psn + nsegs_of(s, p->dmalen)) & PSN_MASK;
         }
         return;
+    }
+    if (!c->synced) {
+        trace_pldma_net_conn_sync(p->node, rch, p->psn);
+        c->synced = true;
     }
     c->rd_active = true;
     c->rd_first_psn = p->psn;
@@ -1400,10 +1415,16 @@ void pldma_net_reset(PLDMACore *s)
     memset(s->net_cnt, 0, sizeof(s->net_cnt));
     g_free(s->held);
     s->held = NULL;
+    /*
+     * The responder forgets its connections; a connection's first request
+     * after this sets its expected PSN (pldma_net_rx_write()).  The
+     * requester's next PSNs stay where the channel resets (and
+     * pldma_net_ch_end()) left them, past every PSN already used: a peer
+     * that still expects the old ones takes the new messages for new
+     * messages, never for duplicates of the old ones.
+     */
     if (s->conns) {
         memset(s->conns, 0, sizeof(PLDMANetConn) * PLDMA_NET_MAX_NODES *
-               PLDMA_MAX_CHANNELS);
-        memset(s->psn_next, 0, sizeof(uint32_t) * PLDMA_NET_MAX_NODES *
                PLDMA_MAX_CHANNELS);
     }
     s->x_rng = s->node_id;

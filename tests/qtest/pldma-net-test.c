@@ -817,6 +817,96 @@ static void test_reset_midway(void)
     pair_stop(p);
 }
 
+/*
+ * The requester's engine is reset between two WRITEs: the second one lands
+ * (its PSNs are new to the responder).  The reset used to put the PSNs
+ * back to 0, the responder took every segment for a duplicate and ACKed:
+ * SUCCESS, and not one byte written.
+ */
+static void test_write_after_reset(void)
+{
+    Pair *p = pair_start(false, "stall", NULL, NULL, false);
+    const uint32_t len = 4 * KiB;
+    uint64_t a_src, b_pa, b_va, compl, bytes;
+    g_autofree uint8_t *d1 = NULL, *d2 = NULL;
+    uint32_t rkey;
+    Ring r;
+
+    ring_init(&p->a, &r);
+    a_src = alloc_pa(&p->a, len);
+    b_va = buffer(&p->b, 2 * len, &b_pa, -1);
+    rkey = key_register(&p->b, 0, b_va, 2 * len, PLDMA_KEY_ACC_WRITE);
+    d1 = random_fill(&p->a, a_src, len);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    check_mem(&p->b, b_pa, d1, len);
+
+    g_wr(&p->a, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    ring_init(&p->a, &r);
+    d2 = random_fill(&p->a, a_src, len);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va + len,
+                 rkey);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(&p->b, b_pa + len, d2, len);
+    check_mem(&p->b, b_pa, d1, len);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_DUPS), ==, 0);
+    pair_stop(p);
+}
+
+/*
+ * A channel goes to ERROR (a TAIL write past the ring) while its 256 KiB
+ * WRITE waits on the responder's fault at 64 KiB, and is CANCELled; the
+ * next 256 KiB WRITE, to another window, must land there, all of it, and
+ * nothing more at the first one.  CANCEL did not end the message, the next
+ * one reused its PSNs: the responder dropped 64 KiB as duplicates and
+ * wrote the other 192 KiB at the cancelled WRITE's address, SUCCESS.
+ */
+static void test_write_after_cancel(void)
+{
+    const uint32_t len = 256 * KiB, hole = 16;
+    Pair *p = pair_start(true, "report", NULL, ",rnr-resume=on", false);
+    uint64_t a_src, x_pa, x_va, y_pa, y_va, compl, bytes;
+    g_autofree uint8_t *d1 = NULL, *d2 = NULL;
+    uint32_t kx, ky, i;
+    Ring r;
+
+    ring_init(&p->a, &r);
+    a_src = alloc_pa(&p->a, len);
+    d1 = random_fill(&p->a, a_src, len);
+    x_va = buffer(&p->b, len, &x_pa, hole);
+    y_va = buffer(&p->b, len, &y_pa, -1);
+    kx = key_register(&p->b, 0, x_va, len, PLDMA_KEY_ACC_WRITE);
+    ky = key_register(&p->b, 1, y_va, len, PLDMA_KEY_ACC_WRITE);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, x_va, kx);
+    pop_remote_fault(p, kx, x_va + hole * PAGE, hole * PAGE, true);
+    for (i = 0; i < WAIT_STEPS && !ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR); i++) {
+        step(p);
+    }
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR), >, 0);
+
+    c_wr(&p->a, 0, PLDMA_CH_RING_TAIL, r.size + 3);
+    g_assert_cmpuint(c_rd(&p->a, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_ERROR);
+    c_wr(&p->a, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    g_assert_cmpuint(c_rd(&p->a, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+    g_assert_cmpuint(qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     0);
+    /* B's fault is resolved after the CANCEL */
+    qsmmu_map(&p->b.s, p->b.pt_root, x_va + hole * PAGE, x_pa + hole * PAGE,
+              true);
+    g_wr(&p->b, PLDMA_KEY_SEL, 0);
+    g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_RESOLVED);
+
+    d2 = random_fill(&p->a, a_src, len);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, y_va, ky);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(&p->b, y_pa, d2, len);
+    check_mem(&p->b, x_pa, d1, hole * PAGE);
+    g_assert_true(all_zero(&p->b, x_pa + hole * PAGE, len - hole * PAGE));
+    pair_stop(p);
+}
+
 /* ---- three nodes on a switch: VDE's vde_switch, -netdev vde ---- */
 
 /*
@@ -1366,6 +1456,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-net/peer-killed", test_peer_killed);
     qtest_add_func("/pldma-net/read-big-lossy", test_read_big_lossy);
     qtest_add_func("/pldma-net/reset-midway", test_reset_midway);
+    qtest_add_func("/pldma-net/write-after-reset", test_write_after_reset);
+    qtest_add_func("/pldma-net/write-after-cancel", test_write_after_cancel);
     qtest_add_func("/pldma-net/hostile-peer", test_hostile_peer);
     qtest_add_func("/pldma-net/empty-frame", test_empty_frame);
     qtest_add_func("/pldma-net/three-nodes-vde", test_three_nodes_vde);

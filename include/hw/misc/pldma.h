@@ -167,6 +167,7 @@ typedef struct PLDMAKey {
  * Every channel of every node has its own PSN space towards each node.
  */
 typedef struct PLDMANetConn {
+    bool synced;            /* took a request since the reset: epsn holds */
     uint32_t epsn;          /* next PSN expected */
     bool nak_seq;           /* a sequence NAK for epsn is outstanding */
     bool fault;             /* a fault of this connection is being fixed */

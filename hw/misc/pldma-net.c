@@ -399,6 +399,9 @@ static void pldma_net_finish(PLDMAChannel *ch, uint32_t status)
     if (status == PLDMA_ST_SUCCESS) {
         /* (a Go-back-N may have rewound what was sent, not what arrived) */
         ch->done = ch->len;
+    } else if (ch->op == PLDMA_OP_RDMA_WRITE) {
+        /* what is known to have arrived, not what was sent */
+        ch->done = ch->net.acked;
     }
     ch->cstatus = status;
     ch->phase = PLDMA_PHASE_COMPL;

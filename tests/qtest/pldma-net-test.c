@@ -1438,6 +1438,51 @@ static void test_empty_frame(void)
     peer_close(&n, &pe);
 }
 
+/*
+ * REMOTE_TIMEOUT reports the bytes the responder acknowledged: the peer
+ * ACKs 4 of 16 segments, then falls silent.  It reported the bytes sent.
+ */
+static void test_timeout_acked(void)
+{
+    uint8_t f[8192], d[PLDMA_DESC_SIZE] = { 0 }, none[4] = { 0 };
+    uint32_t mpsn, len, st = 0, i;
+    uint64_t src, cpl;
+    Node n;
+    Peer pe;
+    Ring r;
+
+    peer_open(&n, &pe, ",retry-count=1");
+    ring_init(&n, &r);
+    src = alloc_pa(&n, 16 * KiB);
+    cpl = alloc_pa(&n, PLDMA_COMPL_SIZE);
+    d[PLDMA_DESC_OPCODE] = PLDMA_OP_RDMA_WRITE;
+    stw_le_p(d + PLDMA_DESC_NODE, 2);
+    stl_le_p(d + PLDMA_DESC_LEN, 16 * KiB);
+    stq_le_p(d + PLDMA_DESC_SRC, src);
+    stq_le_p(d + PLDMA_DESC_REMOTE_VA, 0x1000);
+    stl_le_p(d + PLDMA_DESC_RKEY, 0x105);
+    stq_le_p(d + PLDMA_DESC_COMPL, cpl);
+    qtest_memwrite(n.qts, r.pa, d, sizeof(d));
+    c_wr(&n, 0, PLDMA_CH_RING_TAIL, 1);
+    len = peer_recv(&pe, f, sizeof(f));
+    g_assert_cmpuint(len, >, 1024);
+    g_assert_cmpuint(f[14 + 28], ==, 0x06);        /* WRITE First */
+    mpsn = ldl_be_p(f + 14 + 28 + 8) & 0xffffff;
+    len = roce_frame(f, 0x11, 0x000100, (mpsn + 3) & 0xffffff, false, 0, 0,
+                     0, 0x1f, none, 0);
+    peer_send(&pe, f, len);
+    for (i = 0; i < WAIT_STEPS && !st; i++) {
+        st = qtest_readl(n.qts, cpl + PLDMA_COMPL_STATUS);
+        if (!st) {
+            g_usleep(100);
+            qtest_clock_step(n.qts, STEP_NS);
+        }
+    }
+    g_assert_cmpuint(st, ==, PLDMA_ST_REMOTE_TIMEOUT);
+    g_assert_cmpuint(qtest_readq(n.qts, cpl + PLDMA_COMPL_BYTES), ==, 4 * KiB);
+    peer_close(&n, &pe);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1460,6 +1505,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-net/write-after-cancel", test_write_after_cancel);
     qtest_add_func("/pldma-net/hostile-peer", test_hostile_peer);
     qtest_add_func("/pldma-net/empty-frame", test_empty_frame);
+    qtest_add_func("/pldma-net/timeout-acked", test_timeout_acked);
     qtest_add_func("/pldma-net/three-nodes-vde", test_three_nodes_vde);
     return g_test_run();
 }

@@ -1079,6 +1079,16 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     c->rd_len = p->dmalen;
     c->rd_off = 0;
     c->rd_rkey = p->rkey;
+    /*
+     * At most a window of responses per request, as our requester asks:
+     * one frame must not make us send a gigabyte.  A requester that asks
+     * for more gets the first window and asks again for the rest.
+     */
+    c->rd_stop = MIN(p->dmalen, (uint64_t)PLDMA_NET_WINDOW * s->mtu);
+    if (c->rd_stop < c->rd_len) {
+        trace_pldma_net_read_window(p->node, rch, p->psn, p->dmalen,
+                                    c->rd_stop);
+    }
     if (d >= 0) {
         c->epsn = (p->psn + nsegs_of(s, p->dmalen)) & PSN_MASK;
     }
@@ -1136,7 +1146,7 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
             c->rd_off += n;
             c->rd_psn = (c->rd_psn + 1) & PSN_MASK;
             *budget -= MIN(*budget, n);
-            if (last) {
+            if (last || c->rd_off >= c->rd_stop) {
                 c->rd_active = false;
             }
         }

@@ -1439,6 +1439,41 @@ static void test_empty_frame(void)
 }
 
 /*
+ * One READ request of 1 MiB: the responder sends one window of responses
+ * (64), the data right, and no more until it is asked again.  It sent the
+ * whole 1 MiB for one 60-byte frame.
+ */
+static void test_read_window(void)
+{
+    const uint32_t len = 1 * MiB;
+    g_autofree uint8_t *data = NULL;
+    uint8_t f[8192], none[4] = { 0 };
+    uint32_t rkey, flen, nresp = 0, psn, hdr;
+    uint64_t pa;
+    Node n;
+    Peer pe;
+
+    peer_open(&n, &pe, NULL);
+    pa = alloc_pa(&n, len);
+    data = random_fill(&n, pa, len);
+    rkey = key_register(&n, 2, pa, len, PLDMA_KEY_ACC_READ);
+    flen = roce_frame(f, 0x0c, 0x010000, 0, true, pa, rkey, len, -1, none, 0);
+    peer_send(&pe, f, flen);
+    while (nresp <= 64 && (flen = peer_recv(&pe, f, sizeof(f)))) {
+        g_assert_cmpuint(f[14 + 28], >=, 0x0d);
+        g_assert_cmpuint(f[14 + 28], <=, 0x0e);   /* First, Middle */
+        psn = ldl_be_p(f + 14 + 28 + 8) & 0xffffff;
+        g_assert_cmpuint(psn, ==, nresp);
+        hdr = 14 + 28 + 12 + (f[14 + 28] == 0x0d ? 4 : 0);
+        g_assert_cmpuint(flen, ==, hdr + 1024 + 4);
+        g_assert_true(memcmp(f + hdr, data + psn * 1024, 1024) == 0);
+        nresp++;
+    }
+    g_assert_cmpuint(nresp, ==, 64);
+    peer_close(&n, &pe);
+}
+
+/*
  * REMOTE_TIMEOUT reports the bytes the responder acknowledged: the peer
  * ACKs 4 of 16 segments, then falls silent.  It reported the bytes sent.
  */
@@ -1505,6 +1540,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-net/write-after-cancel", test_write_after_cancel);
     qtest_add_func("/pldma-net/hostile-peer", test_hostile_peer);
     qtest_add_func("/pldma-net/empty-frame", test_empty_frame);
+    qtest_add_func("/pldma-net/read-window", test_read_window);
     qtest_add_func("/pldma-net/timeout-acked", test_timeout_acked);
     qtest_add_func("/pldma-net/three-nodes-vde", test_three_nodes_vde);
     return g_test_run();

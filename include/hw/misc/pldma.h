@@ -189,6 +189,7 @@ typedef struct PLDMANetConn {
     uint64_t rd_va;         /* remote VA of the request's first byte */
     uint32_t rd_len;
     uint32_t rd_off;
+    uint32_t rd_stop;       /* the request's window ends here */
     uint32_t rd_rkey;
 } PLDMANetConn;
 

@@ -964,6 +964,24 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         return;
     }
     if (first) {
+        nak = p->dmalen == 0 || p->dmalen > s->max_transfer ||
+              (op == OP_WRITE_ONLY) != (p->dmalen <= s->mtu)
+              ? AETH_NAK_INVALID
+              : pldma_net_check_key(s, p->rkey, p->va, p->dmalen,
+                                    PLDMA_KEY_ACC_WRITE);
+        if (nak) {
+            /*
+             * Refused before anything moves: not the expected PSN, not
+             * the message that duplicates are answered for.  A request
+             * without a valid key must not change a connection that a
+             * peer with the key uses; the refused message's other
+             * segments are ahead of the expected PSN and dropped.
+             */
+            trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
+                                    p->dmalen, nak);
+            pldma_net_answer(s, p->node, rch, p->psn, nak, 0);
+            return;
+        }
         c->msg_valid = true;
         c->msg_psn = p->psn;
         c->msg_va = p->va;
@@ -972,26 +990,20 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         c->msg_nsegs = nsegs_of(s, p->dmalen);
         c->msg_nak = 0;
         c->epsn = p->psn;
-        nak = p->dmalen == 0 || p->dmalen > s->max_transfer ||
-              (op == OP_WRITE_ONLY) != (p->dmalen <= s->mtu)
-              ? AETH_NAK_INVALID
-              : pldma_net_check_key(s, p->rkey, p->va, p->dmalen,
-                                    PLDMA_KEY_ACC_WRITE);
-        if (nak) {
-            trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
-                                    p->dmalen, nak);
-            c->msg_nak = nak;
-            c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
-            pldma_net_answer(s, p->node, rch, p->psn, nak, 0);
-            return;
-        }
         if (!c->synced) {
             trace_pldma_net_conn_sync(p->node, rch, p->psn);
             c->synced = true;
         }
     } else if (!c->msg_valid || c->msg_nak ||
+               psn_diff(p->psn, c->msg_psn) < 0 ||
                psn_diff(p->psn, c->msg_psn) >= (int32_t)c->msg_nsegs) {
-        c->epsn = (p->psn + 1) & PSN_MASK;
+        /*
+         * Not a segment of the current message: no message, a refused
+         * one, or a PSN outside it, also before its First (an expected
+         * PSN that went round the 24-bit space): refused, nothing moves
+         */
+        trace_pldma_net_refused(p->node, rch, p->psn, 0, 0, p->plen,
+                                AETH_NAK_INVALID);
         pldma_net_answer(s, p->node, rch, p->psn, AETH_NAK_INVALID, 0);
         return;
     }
@@ -1061,11 +1073,8 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     if (nak) {
         trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
                                 p->dmalen, nak);
-        c->rd_active = false;
+        /* refused: nothing moves, neither epsn nor a READ being served */
         pldma_net_answer(s, p->node, rch, p->psn, nak, 0);
-        if (d >= 0) {
-            c->epsn = (p->psn + nsegs_of(s, p->dmalen)) & PSN_MASK;
-        }
         return;
     }
     if (!c->synced) {

@@ -1439,6 +1439,107 @@ static void test_empty_frame(void)
 }
 
 /*
+ * A request with a bad rkey, a WRITE First or a READ, is NAKed and does not
+ * move the responder's expected PSN: the next good WRITE at that PSN lands.
+ * Both used to move it past the refused message, so the good WRITE was a
+ * "duplicate", answered with the old NAK and never written.
+ */
+static void test_refused_keep_epsn(void)
+{
+    uint8_t f[8192], pl[1024];
+    uint64_t pa;
+    uint32_t rkey, psn, len, i;
+    Node n;
+    Peer pe;
+
+    peer_open(&n, &pe, NULL);
+    pa = alloc_pa(&n, 4 * PAGE);
+    rkey = key_register(&n, 1, pa, 4 * PAGE, PLDMA_KEY_ACC_WRITE |
+                        PLDMA_KEY_ACC_READ);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 3 + 1;
+    }
+    len = roce_frame(f, 0x0a, 0x010000, 0, true, pa, rkey, 256, -1, pl, 256);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
+    g_assert_cmpuint(psn, ==, 0);
+
+    /* PSN 1: a 4-segment WRITE First, then a 1 GiB READ, bad rkeys */
+    len = roce_frame(f, 0x06, 0x010000, 1, true, pa, rkey + 0x100, 4096, -1,
+                     pl, 1024);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x62);
+    g_assert_cmpuint(psn, ==, 1);
+    len = roce_frame(f, 0x0c, 0x010000, 1, true, pa, rkey + 0x100, 1 * GiB,
+                     -1, pl, 0);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x62);
+    g_assert_cmpuint(psn, ==, 1);
+    g_assert_true(all_zero(&n, pa + 256, 4 * PAGE - 256));
+
+    /* PSN 1 is still the one expected: a good WRITE there lands */
+    len = roce_frame(f, 0x0a, 0x010000, 1, true, pa + 512, rkey, 256, -1,
+                     pl, 256);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
+    g_assert_cmpuint(psn, ==, 1);
+    check_mem(&n, pa + 512, pl, 256);
+    peer_close(&n, &pe);
+}
+
+/*
+ * A peer that makes the expected PSN go round its 24-bit space (here with
+ * refused READ requests, 2^24 - 2 PSNs in all) sends a WRITE Middle at the
+ * PSN just before its message's First: it must not be written one MTU
+ * before the message's VA (it was, and ACKed).
+ */
+static void test_psn_wrap(void)
+{
+    uint8_t f[8192], pl[1024];
+    uint32_t rkey, psn, len, i, e, left, rx;
+    uint64_t pa, va;
+    Node n;
+    Peer pe;
+
+    peer_open(&n, &pe, NULL);
+    pa = alloc_pa(&n, 4 * PAGE);
+    va = pa + 2 * PAGE;
+    rkey = key_register(&n, 1, pa, 4 * PAGE, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 5 + 3;
+    }
+    /* PSN 2..3: a 2 KiB WRITE, of which only the First is sent */
+    len = roce_frame(f, 0x06, 0x010000, 2, true, va, rkey, 2048, -1, pl,
+                     1024);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
+    g_assert_cmpuint(psn, ==, 2);
+    check_mem(&n, va, pl, 1024);
+
+    rx = pcnt(&pe, PLDMA_NCNT_RX_FRAMES);
+    for (e = 3, left = 0xfffffe, i = 0; left; i++) {
+        uint32_t nsegs = MIN(left, 1U << 20);
+
+        len = roce_frame(f, 0x0c, 0x010000, e & 0xffffff, true, pa,
+                         rkey + 0x100, nsegs * 1024, -1, pl, 0);
+        peer_send(&pe, f, len);
+        e += nsegs;
+        left -= nsegs;
+    }
+    g_assert_cmpuint(e & 0xffffff, ==, 1);
+    len = roce_frame(f, 0x07, 0x010000, 1, false, 0, 0, 0, -1, pl, 1024);
+    peer_send(&pe, f, len);
+    for (i = 0; i < 5000 && pcnt(&pe, PLDMA_NCNT_RX_FRAMES) - rx < 17; i++) {
+        g_usleep(200);
+    }
+    g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_FRAMES) - rx, ==, 17);
+    g_assert_true(all_zero(&n, pa, 2 * PAGE));
+    check_mem(&n, va, pl, 1024);
+    g_assert_true(all_zero(&n, va + 1024, PAGE - 1024));
+    peer_close(&n, &pe);
+}
+
+/*
  * One READ request of 1 MiB: the responder sends one window of responses
  * (64), the data right, and no more until it is asked again.  It sent the
  * whole 1 MiB for one 60-byte frame.
@@ -1540,6 +1641,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-net/write-after-cancel", test_write_after_cancel);
     qtest_add_func("/pldma-net/hostile-peer", test_hostile_peer);
     qtest_add_func("/pldma-net/empty-frame", test_empty_frame);
+    qtest_add_func("/pldma-net/refused-keep-epsn", test_refused_keep_epsn);
+    qtest_add_func("/pldma-net/psn-wrap", test_psn_wrap);
     qtest_add_func("/pldma-net/read-window", test_read_window);
     qtest_add_func("/pldma-net/timeout-acked", test_timeout_acked);
     qtest_add_func("/pldma-net/three-nodes-vde", test_three_nodes_vde);

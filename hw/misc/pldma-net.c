@@ -191,9 +191,51 @@ static bool pldma_net_knob(PLDMACore *s, uint32_t every)
     return (s->x_rng >> 33) % every == 0;
 }
 
+/*
+ * The net layer has sent the frame it queued for us (or dropped it): the
+ * link takes frames again, let the requesters and the responder go on
+ */
+static void pldma_net_sent(NetClientState *nc, ssize_t len)
+{
+    PLDMACore *s = qemu_get_nic_opaque(nc);
+    uint32_t i;
+
+    trace_pldma_net_tx_resumed(len);
+    s->tx_blocked = false;
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        PLDMANetReq *r = &s->ch[i].net;
+
+        if (r->txq) {
+            r->txq = false;
+            r->wait = false;
+        }
+    }
+    qemu_bh_schedule(s->bh);
+}
+
+/*
+ * Hand one frame to the net layer, which sends it at once or queues it
+ * when the backend cannot take it now (a full socket: the peer stopped
+ * reading).  Then nothing more goes out until pldma_net_sent(): frames
+ * are dropped (the peer's retransmissions bring their answers again), the
+ * requesters and READ responses wait.  So one frame at most waits in the
+ * net layer's queue for us, and a stalled peer never blocks this node.
+ */
+static void pldma_net_put(PLDMACore *s, const uint8_t *f, size_t len)
+{
+    if (s->tx_blocked) {
+        trace_pldma_net_tx_dropped(len);
+        return;
+    }
+    if (!qemu_send_packet_async(qemu_get_queue(s->nic), f, len,
+                                pldma_net_sent)) {
+        trace_pldma_net_tx_blocked(len);
+        s->tx_blocked = true;
+    }
+}
+
 static void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len)
 {
-    NetClientState *nc = qemu_get_queue(s->nic);
     uint32_t n = ++s->tx_seq;
 
     cnt(s, PLDMA_NCNT_TX_FRAMES);
@@ -207,16 +249,16 @@ static void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len)
         s->held_len = len;
         return;
     }
-    qemu_send_packet(nc, f, len);
+    pldma_net_put(s, f, len);
     if (pldma_net_knob(s, s->x_dup_every)) {
         trace_pldma_net_knob("dup", n);
-        qemu_send_packet(nc, f, len);
+        pldma_net_put(s, f, len);
     }
     if (s->held) {
         uint8_t *h = s->held;
 
         s->held = NULL;
-        qemu_send_packet(nc, h, s->held_len);
+        pldma_net_put(s, h, s->held_len);
         g_free(h);
     }
 }
@@ -485,6 +527,16 @@ static void pldma_net_send_read_req(PLDMAChannel *ch)
     pldma_net_arm(ch, s->rto_us);
 }
 
+/* The link takes no frame now: wait for pldma_net_sent() (or the timer) */
+static void pldma_net_tx_wait(PLDMAChannel *ch)
+{
+    ch->net.txq = true;
+    ch->net.wait = true;
+    if (!timer_pending(ch->net_timer)) {
+        pldma_net_arm(ch, ch->s->rto_us);
+    }
+}
+
 /*
  * PHASE_XFER of a remote op: send what the window allows.  Returns false
  * when the channel has to wait (window full, everything sent, a local
@@ -512,6 +564,10 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
             pldma_net_finish(ch, PLDMA_ST_SUCCESS);
             return true;
         }
+        if (s->tx_blocked) {
+            pldma_net_tx_wait(ch);
+            return false;
+        }
         pldma_net_send_read_req(ch);
         return false;
     }
@@ -532,6 +588,10 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
             return false;
         }
         if (*budget == 0) {
+            return false;
+        }
+        if (s->tx_blocked) {
+            pldma_net_tx_wait(ch);
             return false;
         }
         a = pldma_rw(s, ch, ch->src + ch->done, buf, n, false, &fva);
@@ -1119,7 +1179,7 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
         uint16_t node = i / PLDMA_MAX_CHANNELS;
         uint32_t rch = i % PLDMA_MAX_CHANNELS;
 
-        while (c->rd_active && !c->fault && *budget) {
+        while (c->rd_active && !c->fault && *budget && !s->tx_blocked) {
             uint32_t n = MIN(s->mtu, c->rd_len - c->rd_off);
             bool first = c->rd_off == 0, last = c->rd_off + n == c->rd_len;
             PLDMAPkt p = {
@@ -1159,7 +1219,7 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
                 c->rd_active = false;
             }
         }
-        more |= c->rd_active && !c->fault;
+        more |= c->rd_active && !c->fault && !s->tx_blocked;
     }
     return more;
 }

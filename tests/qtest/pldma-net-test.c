@@ -907,6 +907,82 @@ static void test_write_after_cancel(void)
     pair_stop(p);
 }
 
+static void stopped_peer_froze(int sig)
+{
+    static const char msg[] = "pldma-net-test: node 2's main loop froze "
+                              "(it blocks in a send to its stopped peer)\n";
+
+    g_assert_cmpint(write(2, msg, sizeof(msg) - 1), >, 0);
+    abort();
+}
+
+/*
+ * Node 1 is stopped (QMP stop, as a migration does) while node 2 WRITEs
+ * 4 MiB to it.  Node 2's link fills up: its main loop, qtest and monitor
+ * keep answering, it sends nothing more while the link takes nothing
+ * (retransmit timeouts included), and the WRITE completes once node 1
+ * runs again.  Node 2 froze in sendmsg() on the socket the stream netdev
+ * had accepted, in blocking mode.
+ */
+static void test_stopped_peer(void)
+{
+    const uint32_t len = 4 * MiB;
+    Pair *p = pair_start(false, "stall", ",mtu=4096",
+                         ",mtu=4096,retransmit-timeout=50000,"
+                         "retry-count=10000", false);
+    uint64_t b_src, a_pa, a_va, compl, bytes;
+    g_autofree uint8_t *data = NULL;
+    struct sigaction sa = { 0 }, old_sa;
+    uint32_t key, tx, st = 0;
+    int i;
+    Ring r;
+
+    ring_init(&p->b, &r);
+    b_src = alloc_pa(&p->b, len);
+    data = random_fill(&p->b, b_src, len);
+    a_va = buffer(&p->a, len, &a_pa, -1);
+    key = key_register(&p->a, 0, a_va, len, PLDMA_KEY_ACC_WRITE);
+    qtest_qmp_assert_success(p->a.qts, "{ 'execute': 'stop' }");
+
+    sa.sa_handler = stopped_peer_froze;
+    sigemptyset(&sa.sa_mask);
+    g_assert_cmpint(sigaction(SIGALRM, &sa, &old_sa), ==, 0);
+    alarm(60);
+    compl = post(&p->b, &r, PLDMA_OP_RDMA_WRITE, 1, len, b_src, a_va, key);
+    for (i = 0; i < 100; i++) {
+        g_autofree char *info = qtest_hmp(p->b.qts, "info network");
+
+        g_assert_nonnull(strstr(info, "pldma"));
+        qtest_clock_step(p->b.qts, 5 * 1000 * 1000);
+        g_usleep(1000);
+    }
+    tx = ncnt(&p->b, PLDMA_NCNT_TX_FRAMES);
+    g_assert_cmpuint(tx, >=, 32);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_TIMEOUTS), >, 0);
+    /* four more retransmit timeouts: nothing sent into the full link */
+    for (i = 0; i < 40; i++) {
+        qtest_clock_step(p->b.qts, 5 * 1000 * 1000);
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_TX_FRAMES), ==, tx);
+    alarm(0);
+    sigaction(SIGALRM, &old_sa, NULL);
+
+    qtest_qmp_assert_success(p->a.qts, "{ 'execute': 'cont' }");
+    for (i = 0; i < WAIT_STEPS && !st; i++) {
+        st = qtest_readl(p->b.qts, compl + PLDMA_COMPL_STATUS);
+        if (!st) {
+            g_usleep(200);
+            qtest_clock_step(p->b.qts, STEP_NS);
+        }
+    }
+    g_assert_cmpuint(st, ==, PLDMA_ST_SUCCESS);
+    bytes = qtest_readq(p->b.qts, compl + PLDMA_COMPL_BYTES);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(&p->a, a_pa, data, len);
+    pair_stop(p);
+}
+
 /* ---- three nodes on a switch: VDE's vde_switch, -netdev vde ---- */
 
 /*
@@ -1639,6 +1715,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-net/reset-midway", test_reset_midway);
     qtest_add_func("/pldma-net/write-after-reset", test_write_after_reset);
     qtest_add_func("/pldma-net/write-after-cancel", test_write_after_cancel);
+    qtest_add_func("/pldma-net/stopped-peer", test_stopped_peer);
     qtest_add_func("/pldma-net/hostile-peer", test_hostile_peer);
     qtest_add_func("/pldma-net/empty-frame", test_empty_frame);
     qtest_add_func("/pldma-net/refused-keep-epsn", test_refused_keep_epsn);

@@ -59,6 +59,7 @@ typedef struct PLDMANetReq {
     bool wait;              /* nothing to send until an answer or timer */
     bool rnr;               /* RNR NAK: wait for the timer or a resume */
     bool gap;               /* READ: asked again for a missing response */
+    bool txq;               /* waits for the link to take frames again */
     uint32_t rnr_us;        /* the RNR timer of the last RNR NAK */
     uint64_t rd_end;        /* READ: end of the window last requested */
 } PLDMANetReq;
@@ -243,6 +244,7 @@ struct PLDMACore {
     uint8_t *held;          /* x-reorder-every: frame held back */
     size_t held_len;
     bool in_rx;
+    bool tx_blocked;        /* the net layer holds a frame: send no more */
     Error *net_blocker;     /* migration blocker while there is a link */
 
     /* properties */

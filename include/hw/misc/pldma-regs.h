@@ -6,7 +6,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * This is the single source of truth for the programming interface of the
- * PLDMA device, shared by the QEMU model (hw/misc/pldma.c), the Linux driver
+ * PLDMA device, shared by the QEMU model (hw/misc/pldma/), the Linux driver
  * (pldma.ko) and user space (libpldma).  It contains macros only: no QEMU,
  * Linux or libc types, so it can be included from any of those worlds.
  * Multi-byte fields in memory (descriptors, completion records, fault
@@ -118,7 +118,7 @@
 #define PLDMA_CHB_STATE             0xc     /* RO  PLDMA_STATE_* */
 
 /*
- * Remote DMA (CAP.REMOTE, pldma-net.c): the node, the key table that
+ * Remote DMA (CAP.REMOTE, hw/misc/pldma/net.c): the node, the key table that
  * exposes ranges of a PASID's address space to remote writers and readers,
  * and the network counters.  A key is staged in KEY_PASID..KEY_ACCESS and
  * committed to entry KEY_SEL by KEY_CMD; KEY_RKEY then reads the remote

@@ -7,10 +7,10 @@
  *
  * See docs/specs/pldma.rst; the register map is in hw/misc/pldma-regs.h.
  *
- * One engine (PLDMACore, hw/misc/pldma-core.c, its fault paths in
- * hw/misc/pldma-fault.c) behind two bus front-ends that embed it: the
- * platform device "pldma" (hw/misc/pldma.c) and the PCIe endpoint
- * "pldma-pci" (hw/misc/pldma-pci.c), as e1000e_core.c sits behind e1000e.c.
+ * One engine (PLDMACore, hw/misc/pldma/core.c, its fault paths in
+ * hw/misc/pldma/fault.c) behind two bus front-ends that embed it: the
+ * platform device "pldma" (hw/misc/pldma/sysbus.c) and the PCIe endpoint
+ * "pldma-pci" (hw/misc/pldma/pci.c), as e1000e_core.c sits behind e1000e.c.
  */
 
 #ifndef HW_MISC_PLDMA_H
@@ -42,7 +42,7 @@ typedef enum PLDMAPhase {
 } PLDMAPhase;
 
 /*
- * The requester side of a channel's RDMA WRITE or READ (pldma-net.c).
+ * The requester side of a channel's RDMA WRITE or READ (hw/misc/pldma/net.c).
  * ch->done counts the bytes sent (WRITE) or received (READ); Go-back-N
  * moves it back to what the responder has acknowledged.
  */
@@ -118,7 +118,7 @@ typedef struct PLDMAChannel {
     /*
      * Outstanding stalls (max-outstanding): accesses ahead of the parked
      * one, in the same descriptor, each stalled in the SMMU with its own
-     * STAG until resumed (pldma-fault.c)
+     * STAG until resumed (hw/misc/pldma/fault.c)
      */
     bool probing;           /* the translation in flight is one of them */
     bool stall_adopted;     /* the parked access joined one of them */
@@ -225,7 +225,7 @@ struct PLDMACore {
 
     PLDMAChannel ch[PLDMA_MAX_CHANNELS];
 
-    /* remote DMA (pldma-net.c), when the front-end has a netdev */
+    /* remote DMA (hw/misc/pldma/net.c), when the front-end has a netdev */
     NICState *nic;
     NICConf *conf;
     PLDMAKey keys[PLDMA_NUM_KEYS];
@@ -297,7 +297,7 @@ struct PLDMAPCIState {
  * (docs/specs/pldma.rst).
  */
 
-/* hw/misc/pldma-core.c */
+/* hw/misc/pldma/core.c */
 extern const VMStateDescription vmstate_pldma_core;
 bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
                         const PLDMACoreOps *ops, const char *default_mode,
@@ -306,7 +306,7 @@ void pldma_core_unrealize(PLDMACore *s);
 void pldma_core_reset(PLDMACore *s);
 void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset);
 
-/* hw/misc/pldma-net.c: the RDMA link, for the front-ends */
+/* hw/misc/pldma/net.c: the RDMA link, for the front-ends */
 bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp);
 void pldma_net_unrealize(PLDMACore *s);
 
@@ -323,7 +323,7 @@ void pldma_net_unrealize(PLDMACore *s);
 #define PLDMA_DEFAULT_RNR_RETRY     1000    /* ~1 s at the default timer */
 #define PLDMA_DEFAULT_RNR_TIMER     14  /* 1.28 ms */
 
-/* hw/misc/pldma-fault.c: the stall master side, for the front-ends */
+/* hw/misc/pldma/fault.c: the stall master side, for the front-ends */
 bool pldma_core_can_stall(PLDMACore *s, uint32_t sid);
 void pldma_core_stalled(PLDMACore *s, const SMMUStallInfo *info);
 void pldma_core_resumed(PLDMACore *s, uint32_t sid, uint16_t stag,

@@ -8,7 +8,7 @@
  * What happens when a channel's access fails: in stall mode the SMMU parks
  * it and resumes it later (the stall master side: can_stall, stalled,
  * resumed); in report mode the engine writes a fault record to the fault
- * queue and waits for RESTART or CANCEL (pldma-core.c).  An access that
+ * queue and waits for RESTART or CANCEL (core.c).  An access that
  * cannot be recovered completes the descriptor with an error status.
  * See docs/specs/pldma.rst, "Faults".
  */

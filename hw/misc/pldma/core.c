@@ -11,8 +11,8 @@
  * bounded chunks from a bottom half.  A failed translation either parks the
  * channel until the SMMU resumes it (stall mode) or is reported to the
  * driver through a fault queue (report mode) and waits for RESTART or
- * CANCEL: those paths are in pldma-fault.c.  The bus front-ends are
- * pldma.c (platform) and pldma-pci.c (PCIe).  See docs/specs/pldma.rst.
+ * CANCEL: those paths are in fault.c.  The bus front-ends are
+ * sysbus.c (platform) and pci.c (PCIe).  See docs/specs/pldma.rst.
  */
 
 #include "qemu/osdep.h"

@@ -1,6 +1,6 @@
 /*
- * PLDMA engine internals shared by hw/misc/pldma-core.c and
- * hw/misc/pldma-fault.c
+ * PLDMA engine internals shared by hw/misc/pldma/core.c and
+ * hw/misc/pldma/fault.c
  *
  * Copyright (c) 2026 The PLDMA authors
  *
@@ -20,7 +20,7 @@ typedef enum PLDMAAccess {
     PLDMA_ACC_BUSERR,       /* target is not RAM */
 } PLDMAAccess;
 
-/* pldma-core.c */
+/* core.c */
 const char *pldma_state_name(uint32_t st);
 void pldma_set_state(PLDMAChannel *ch, uint32_t st);
 void pldma_raise(PLDMACore *s, uint32_t bits);
@@ -31,14 +31,14 @@ PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
 void pldma_run_now(PLDMAChannel *ch);
 MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch);
 
-/* pldma-fault.c */
+/* fault.c */
 void pldma_post_fault(PLDMACore *s, PLDMAChannel *ch);
 bool pldma_probe_adopt(PLDMAChannel *ch, uint64_t va);
 void pldma_probes_clear(PLDMAChannel *ch);
 void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
                          bool is_write);
 
-/* pldma-net.c: remote operations, the requester and the responder */
+/* net.c: remote operations, the requester and the responder */
 uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d);
 bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget);
 void pldma_net_ch_end(PLDMAChannel *ch);

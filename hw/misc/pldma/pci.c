@@ -5,7 +5,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * The PCI front-end of the engine in pldma-core.c:
+ * The PCI front-end of the engine in core.c:
  *   BAR 0  the same register pages as the platform device (global page,
  *          then one page per channel, each mmap-able on its own);
  *   BAR 2  MSI-X: one vector per channel (IRQ_CH_DONE(n)), one for the
@@ -228,7 +228,7 @@ static const Property pldma_pci_properties[] = {
     DEFINE_PROP_UINT32("chunk-size", PLDMAPCIState, core.chunk_size,
                        PLDMA_DEFAULT_CHUNK_SIZE),
     DEFINE_PROP_UINT32("max-outstanding", PLDMAPCIState, core.max_outstanding, 1),
-    /* the RDMA link (pldma-net.c) */
+    /* the RDMA link (net.c) */
     DEFINE_NIC_PROPERTIES(PLDMAPCIState, conf),
     DEFINE_PROP_UINT32("node-id", PLDMAPCIState, core.node_id, 0),
     DEFINE_PROP_UINT32("mtu", PLDMAPCIState, core.mtu, PLDMA_DEFAULT_MTU),

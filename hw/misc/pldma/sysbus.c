@@ -5,7 +5,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * The sysbus front-end of the engine in pldma-core.c: one MMIO region, one
+ * The sysbus front-end of the engine in core.c: one MMIO region, one
  * level interrupt, DMA through the SMMU as a platform master with its own
  * StreamID (smmu_platform_master_as), stalls through the SMMU's stall
  * master interface (TYPE_SMMU_STALL_MASTER).  See docs/specs/pldma.rst.
@@ -131,7 +131,7 @@ static const Property pldma_properties[] = {
     DEFINE_PROP_UINT32("stream-id", PLDMAState, core.stream_id,
                        SMMU_PLATFORM_SID_BASE),
     DEFINE_PROP_LINK("iommu", PLDMAState, iommu, TYPE_ARM_SMMU, Object *),
-    /* the RDMA link (pldma-net.c) */
+    /* the RDMA link (net.c) */
     DEFINE_NIC_PROPERTIES(PLDMAState, conf),
     DEFINE_PROP_UINT32("node-id", PLDMAState, core.node_id, 0),
     DEFINE_PROP_UINT32("mtu", PLDMAState, core.mtu, PLDMA_DEFAULT_MTU),

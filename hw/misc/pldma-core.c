@@ -27,8 +27,8 @@
 #include "qapi/visitor.h"
 #include "migration/vmstate.h"
 #include "system/runstate.h"
-#include "exec/address-spaces.h"
-#include "exec/memory.h"
+#include "system/address-spaces.h"
+#include "system/memory.h"
 #include "pldma-internal.h"
 #include "trace.h"
 

@@ -19,7 +19,7 @@
 #include "qemu/host-utils.h"
 #include "qemu/main-loop.h"
 #include "qemu/rcu.h"
-#include "exec/memory.h"
+#include "system/memory.h"
 #include "pldma-internal.h"
 #include "trace.h"
 

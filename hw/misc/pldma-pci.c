@@ -28,7 +28,7 @@
 #include "hw/pci/msix.h"
 #include "hw/misc/pldma.h"
 #include "migration/vmstate.h"
-#include "exec/address-spaces.h"
+#include "system/address-spaces.h"
 #include "trace.h"
 
 #define PLDMA_PCI_EXP_OFFSET    0x80

@@ -20,7 +20,7 @@
 #include "hw/arm/smmu-stall.h"
 #include "hw/misc/pldma.h"
 #include "migration/vmstate.h"
-#include "exec/address-spaces.h"
+#include "system/address-spaces.h"
 
 static void pldma_sysbus_update_irq(PLDMACore *core, uint32_t pending)
 {

@@ -247,7 +247,7 @@ static const Property pldma_pci_properties[] = {
                        0),
 };
 
-static void pldma_pci_class_init(ObjectClass *klass, void *data)
+static void pldma_pci_class_init(ObjectClass *klass, const void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     PCIDeviceClass *pc = PCI_DEVICE_CLASS(klass);

@@ -149,7 +149,7 @@ static const Property pldma_properties[] = {
     DEFINE_PROP_UINT32("x-reorder-every", PLDMAState, core.x_reorder_every, 0),
 };
 
-static void pldma_class_init(ObjectClass *klass, void *data)
+static void pldma_class_init(ObjectClass *klass, const void *data)
 {
     DeviceClass *dc = DEVICE_CLASS(klass);
     ResettableClass *rc = RESETTABLE_CLASS(klass);

@@ -103,6 +103,16 @@ static void pldma_key_revoke(struct pldma_ctx *ctx, struct pldma_key *k,
 	spin_lock_irq(&pd->lock);
 	k->ctx = NULL;
 	k->rec_valid = false;
+	/*
+	 * The REVOKE ended the key's fault: a forwarded one no longer holds
+	 * the file's slot (an answer to it finds no fault, -ENOENT).  Under
+	 * pd->lock, so that pldma_forward_remote() either forwarded before
+	 * or sees the key gone.
+	 */
+	spin_lock(&ctx->flock);
+	if (ctx->ruf_pending && ctx->ruf_key == k)
+		ctx->ruf_pending = false;
+	spin_unlock(&ctx->flock);
 	spin_unlock_irq(&pd->lock);
 	ctx->nmrs--;
 }

@@ -551,16 +551,22 @@ bool pldma_touch_present(u64 va, bool write)
  * key.  The file has one slot for them: while it is taken, the driver
  * resolves the fault itself (false).  A forwarded fault nobody answers
  * keeps the requester getting RNR NAKs until its rnr-retry count ends
- * the message (REMOTE_RNR); release() revokes the key.
+ * the message (REMOTE_RNR); revoking the key (DEREG_MR, release()) ends
+ * the fault and frees the slot (pldma_key_revoke()).
  */
 static bool pldma_forward_remote(struct pldma_ctx *ctx, struct pldma_key *k,
 				 const struct pldma_fault_rec *f)
 {
+	struct pldma_dev *pd = ctx->pd;
 	u32 seq;
 
-	spin_lock_irq(&ctx->flock);
-	if (ctx->ruf_pending || ctx->closing) {
-		spin_unlock_irq(&ctx->flock);
+	/* not for a key revoked since: its REVOKE ended the fault */
+	spin_lock_irq(&pd->lock);
+	spin_lock(&ctx->flock);
+	if (ctx->ruf_pending || ctx->closing || k->ctx != ctx ||
+	    k->rkey != f->desc) {
+		spin_unlock(&ctx->flock);
+		spin_unlock_irq(&pd->lock);
 		return false;
 	}
 	seq = PLDMA_RUF_SEQ | ++ctx->ruf_seq;
@@ -575,7 +581,8 @@ static bool pldma_forward_remote(struct pldma_ctx *ctx, struct pldma_key *k,
 	ctx->ruf_rkey = f->desc;
 	ctx->ruf_pending = true;
 	ctx->ruf_delivered = false;
-	spin_unlock_irq(&ctx->flock);
+	spin_unlock(&ctx->flock);
+	spin_unlock_irq(&pd->lock);
 	pldma_count(ctx, user_faults, 1);
 	trace_pldma_forward(ctx->pd->id, ctx->ch, ctx->pasid, f->va, seq, 0);
 	wake_up_interruptible(&ctx->fwq);

@@ -7,16 +7,25 @@
  * is pinned: a responder access to a missing page is a responder fault,
  * served by the key's work item in fault.c with the owner's strategy.  The
  * keys belong to the file: DEREG_MR revokes one at once, release() (process
- * exit) and the device's removal revoke them all.
+ * exit) and the device's removal revoke them all.  A file holds at most
+ * PLDMA_MAX_MRS keys and a user at most user_keys (half the table by
+ * default), so that one user cannot lock everyone else out.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
 
+#include <linux/capability.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/uaccess.h>
 
 #include "pldma_drv.h"
 #include "pldma_trace.h"
+
+static unsigned int user_keys;
+module_param(user_keys, uint, 0644);
+MODULE_PARM_DESC(user_keys,
+		 "remote windows (keys) of one device a user (uid) may hold without CAP_SYS_RESOURCE; 0: half of them, rounded up");
 
 void pldma_remote_init(struct pldma_dev *pd)
 {
@@ -94,8 +103,33 @@ static void pldma_key_revoke(struct pldma_ctx *ctx, struct pldma_key *k,
 	spin_lock_irq(&pd->lock);
 	k->ctx = NULL;
 	k->rec_valid = false;
+	/*
+	 * The REVOKE ended the key's fault: a forwarded one no longer holds
+	 * the file's slot (an answer to it finds no fault, -ENOENT).  Under
+	 * pd->lock, so that pldma_forward_remote() either forwarded before
+	 * or sees the key gone.
+	 */
+	spin_lock(&ctx->flock);
+	if (ctx->ruf_pending && ctx->ruf_key == k)
+		ctx->ruf_pending = false;
+	spin_unlock(&ctx->flock);
 	spin_unlock_irq(&pd->lock);
 	ctx->nmrs--;
+}
+
+/*
+ * Keys held by @uid, pd->key_mutex held.  A key's file lives while the key
+ * does: release() revokes them under the mutex.
+ */
+static unsigned int pldma_user_keys(struct pldma_dev *pd, kuid_t uid)
+{
+	unsigned int i, n = 0;
+
+	lockdep_assert_held(&pd->key_mutex);
+	for (i = 0; i < PLDMA_NUM_KEYS; i++)
+		if (pd->keys[i].ctx && uid_eq(pd->keys[i].ctx->uid, uid))
+			n++;
+	return n;
 }
 
 /* Strategy of a window's responder faults: validated, or the file's. */
@@ -137,7 +171,7 @@ long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg)
 	struct pldma_dev *pd = ctx->pd;
 	struct pldma_key tmp = { }, *k = NULL;
 	struct pldma_reg_mr r;
-	unsigned int i;
+	unsigned int i, limit;
 	int ret;
 
 	if (copy_from_user(&r, arg, sizeof(r)))
@@ -157,9 +191,17 @@ long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg)
 	if (ret)
 		return ret;
 
+	/*
+	 * Per file and per user: one user's files cannot take every key, as
+	 * they cannot take every channel (user_channels)
+	 */
+	limit = user_keys ? user_keys : DIV_ROUND_UP(PLDMA_NUM_KEYS, 2);
+	if (capable(CAP_SYS_RESOURCE))
+		limit = UINT_MAX;
 	mutex_lock(&pd->key_mutex);
 	ret = -EDQUOT;
-	if (ctx->nmrs >= PLDMA_MAX_MRS)
+	if (ctx->nmrs >= PLDMA_MAX_MRS ||
+	    pldma_user_keys(pd, ctx->uid) >= limit)
 		goto out;
 	for (i = 0; i < PLDMA_NUM_KEYS; i++) {
 		if (!pd->keys[i].ctx) {

@@ -416,6 +416,47 @@ int pldma_set_eventfd(struct pldma_chan *ch, int efd)
 	return ioctl(ch->fd, PLDMA_IOC_SET_EVENTFD, &e) ? -errno : 0;
 }
 
+/*
+ * A value that changes whenever the channel's transfer moves: bytes
+ * written, faults and stalls taken, RESTARTs and RETRYs, pages the driver
+ * made present or pinned for the file.
+ */
+static uint64_t pldma_progress(struct pldma_chan *ch)
+{
+	struct pldma_stats st;
+	uint64_t p;
+
+	p = pldma_hw_counter(ch, PLDMA_CNT_BYTES_LO) +
+	    ((uint64_t)pldma_hw_counter(ch, PLDMA_CNT_BYTES_HI) << 32) +
+	    pldma_hw_counter(ch, PLDMA_CNT_FAULTS) +
+	    pldma_hw_counter(ch, PLDMA_CNT_STALLS) +
+	    pldma_hw_counter(ch, PLDMA_CNT_RESTARTS);
+	if (!pldma_get_stats(ch, &st))
+		p += st.pages_present + st.pinned_pages;
+	return p;
+}
+
+/* Wait for @slot until it completes or makes no progress for @idle_ms */
+static int pldma_wait_progress(struct pldma_chan *ch, unsigned int slot,
+			       int idle_ms, struct pldma_result *res)
+{
+	int step = idle_ms < 250 ? idle_ms : 250, ret;
+	uint64_t p = pldma_progress(ch), q, last = pldma_now_ns();
+
+	for (;;) {
+		ret = pldma_wait(ch, slot, step, res);
+		if (ret != -ETIMEDOUT)
+			return ret;
+		q = pldma_progress(ch);
+		if (q != p) {
+			p = q;
+			last = pldma_now_ns();
+		} else if (pldma_now_ns() - last >= idle_ms * 1000000ull) {
+			return -ETIMEDOUT;
+		}
+	}
+}
+
 int pldma_run(struct pldma_chan *ch, const struct pldma_xfer *x,
 	      int timeout_ms, struct pldma_result *res)
 {
@@ -426,6 +467,8 @@ int pldma_run(struct pldma_chan *ch, const struct pldma_xfer *x,
 	int ret;
 
 	memset(res, 0, sizeof(*res));
+	if (timeout_ms <= 0)
+		return -EINVAL;
 	if (pldma_get_stats(ch, &s0))
 		return -errno;
 	f0 = pldma_hw_counter(ch, PLDMA_CNT_FAULTS);
@@ -434,7 +477,7 @@ int pldma_run(struct pldma_chan *ch, const struct pldma_xfer *x,
 	t0 = pldma_now_ns();
 	ret = pldma_submit(ch, x, &slot);
 	if (!ret)
-		ret = pldma_wait(ch, slot, timeout_ms, res);
+		ret = pldma_wait_progress(ch, slot, timeout_ms, res);
 	t1 = pldma_now_ns();
 	res->time_ns = t1 - t0;
 	res->faults = (uint32_t)(pldma_hw_counter(ch, PLDMA_CNT_FAULTS) - f0) +
@@ -574,7 +617,7 @@ int pldma_copy(struct pldma_chan *ch, void *dst, const void *src, size_t len,
 	};
 	struct pldma_result r;
 
-	/* generous: TCG on a loaded host can be slow */
+	/* no progress for 60 s: generous, TCG on a loaded host can be slow */
 	return pldma_run(ch, &x, 60000, res ? res : &r);
 }
 

@@ -83,7 +83,12 @@ int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
  */
 int pldma_wait(struct pldma_chan *ch, unsigned int slot, int timeout_ms,
 	       struct pldma_result *res);
-/* Submit + wait with time and fault accounting.  0 or -errno. */
+/*
+ * Submit + wait with time and fault accounting.  0 or -errno; -ETIMEDOUT
+ * when the transfer made no progress (bytes, faults, restarts, pages made
+ * present) for @timeout_ms: a long transfer that moves is waited for.
+ * pldma_copy() and the RDMA helpers below use 60 s and 20 s.
+ */
 int pldma_run(struct pldma_chan *ch, const struct pldma_xfer *x,
 	      int timeout_ms, struct pldma_result *res);
 int pldma_copy(struct pldma_chan *ch, void *dst, const void *src, size_t len,

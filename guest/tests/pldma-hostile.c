@@ -740,6 +740,49 @@ static int cmd_slowuser(void)
 	return fails ? 1 : 0;
 }
 
+/*
+ * A transfer that moves is not timed out: every fault is answered after
+ * 150 ms, the copy takes far longer than pldma_run()'s timeout of 500 ms,
+ * but it never stops making progress for that long.
+ */
+static int slow_populate(struct pldma_chan *ch, const struct pldma_fault *f,
+			 void *arg)
+{
+	usleep(150000);
+	return pldma_fault_populate(ch, f, arg);
+}
+
+static int cmd_slowprogress(void)
+{
+	struct pldma_chan *ch = pldma_open_mode(PLDMA_MODE_REPORT);
+	size_t size = 16 << 12;
+	uint8_t *src = pu_src_alloc(size, 67), *dst = pu_dst_alloc(size, 0);
+	struct pldma_xfer x = {
+		.opcode = PLDMA_OP_COPY,
+		.dst = dst,
+		.src = src,
+		.len = size,
+		.strategy = PLDMA_STRAT_USER,
+	};
+	struct pldma_result r;
+	int ret;
+
+	if (!ch)
+		return SKIP;
+	pldma_fault_thread_start(ch, slow_populate, NULL);
+	ret = pldma_run(ch, &x, 500, &r);
+	printf("# 16 pages, each fault answered after 150 ms, timeout 500 ms: ret %d status %u after %.0f ms, %llu faults\n",
+	       ret, r.status, r.time_ns / 1e6,
+	       (unsigned long long)pldma_fault_thread_count(ch));
+	CHECK(!ret && r.status == PLDMA_ST_SUCCESS,
+	      "a transfer that made progress timed out (ret %d status %u)",
+	      ret, r.status);
+	CHECK(!ret && pu_verify(dst, size, 67) < 0, "destination differs");
+	pldma_fault_thread_stop(ch);
+	pldma_close(ch);
+	return fails ? 1 : 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* libpldma's fault thread on a persistent error                       */
 /* ------------------------------------------------------------------ */
@@ -931,6 +974,8 @@ int main(int argc, char **argv)
 		ret = cmd_tokens();
 	else if (!strcmp(argv[1], "slowuser"))
 		ret = cmd_slowuser();
+	else if (!strcmp(argv[1], "slowprogress"))
+		ret = cmd_slowprogress();
 	else if (!strcmp(argv[1], "fthread"))
 		ret = cmd_fthread();
 	else if (!strcmp(argv[1], "compact"))

@@ -8,6 +8,7 @@ check "insmod pldma.ko" insmod /lib/modules/pldma.ko
 t "one: served userfaultfd memory" pldma-hostile uffd one served
 t "one: a userfaultfd range nobody serves blocks neither another process nor close()" pldma-hostile uffd one never
 t "a resolver that makes no progress is cut off after ~1 s" pldma-hostile slowuser
+t "libpldma's timeout follows progress: a slow transfer that moves completes" pldma-hostile slowprogress
 t "pin is long-term and limited by RLIMIT_MEMLOCK, on-demand strategies are not" pldma-hostile memlock
 t "failed open()s do not use up PASIDs" pldma-hostile pasid /dev/pldma1
 chmod 0666 /dev/pldma0

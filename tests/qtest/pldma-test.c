@@ -32,6 +32,7 @@
 
 typedef struct T {
     QTestState *qts;
+    char *args;             /* command line, for a migration target */
     bool smmu;
     bool report;
     uint64_t next;          /* bump allocator for test buffers */
@@ -273,10 +274,11 @@ static T *start(const char *mode, bool smmu, const char *extra)
     t->smmu = smmu;
     t->report = !strcmp(mode, "report");
     t->next = ALLOC_BASE;
-    t->qts = qtest_initf("-M virt%s -m 512M -nodefaults "
-                         "-device pldma,id=dma0,"
-                         "fault-mode=%s%s", smmu ? ",iommu=smmuv3" : "",
-                         mode, extra ? extra : "");
+    t->args = g_strdup_printf("-M virt%s -m 512M -nodefaults "
+                              "-device pldma,id=dma0,fault-mode=%s%s",
+                              smmu ? ",iommu=smmuv3" : "", mode,
+                              extra ? extra : "");
+    t->qts = qtest_init(t->args);
     if (smmu) {
         smmu_init(t);
     }
@@ -286,7 +288,78 @@ static T *start(const char *mode, bool smmu, const char *extra)
 static void stop(T *t)
 {
     qtest_quit(t->qts);
+    g_free(t->args);
     g_free(t);
+}
+
+static const char *migration_status(QTestState *qts)
+{
+    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
+    QDict *ret = qdict_get_qdict(rsp, "return");
+    const char *st = "";
+
+    if (ret && qdict_haskey(ret, "status")) {
+        st = qdict_get_str(ret, "status");
+        st = !strcmp(st, "completed") ? "completed" :
+             !strcmp(st, "failed") ? "failed" : "";
+    }
+    qobject_unref(rsp);
+    return st;
+}
+
+static bool wait_migration(QTestState *qts)
+{
+    const char *st;
+    int i;
+
+    for (i = 0; i < 3000; i++) {
+        st = migration_status(qts);
+        if (*st) {
+            return !strcmp(st, "completed");
+        }
+        g_usleep(10 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * Migrate @t through a file to a new QEMU with the same command line.
+ * Returns true if the target accepted the stream; @t then runs there.
+ * A refused stream leaves @t on the (stopped) source.
+ */
+static bool migrate(T *t)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *out_uri = NULL;
+    g_autofree char *in_uri = NULL;
+    QTestState *dst;
+    bool ok;
+    int fd;
+
+    fd = g_file_open_tmp("pldma-mig-XXXXXX", &path, NULL);
+    g_assert(fd >= 0);
+    close(fd);
+    out_uri = g_strdup_printf("exec:cat > %s", path);
+    in_uri = g_strdup_printf("exec:cat %s", path);
+
+    qtest_qmp_assert_success(t->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", out_uri);
+    g_assert_true(wait_migration(t->qts));
+
+    dst = qtest_initf("%s -incoming defer", t->args);
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s, "
+                             "'exit-on-error': false } }", in_uri);
+    ok = wait_migration(dst);
+    unlink(path);
+    if (ok) {
+        qtest_quit(t->qts);
+        t->qts = dst;
+        t->s.qts = dst;
+    } else {
+        qtest_quit(dst);
+    }
+    return ok;
 }
 
 /* ---- tests ---- */
@@ -1006,6 +1079,91 @@ static void test_report(void)
 }
 
 /* Set byte @off of the descriptor desc_put() wrote last */
+/* Wait until the device has posted fault records up to @tail */
+static void wait_fq_tail(T *t, uint32_t tail)
+{
+    int i;
+
+    for (i = 0; i < POLL_MAX && g_rd(t, PLDMA_FQ_TAIL) != tail; i++) {
+        continue;
+    }
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_TAIL), ==, tail);
+}
+
+/*
+ * A legal sequence must leave a state the device can migrate: records
+ * posted at indices 0..4 of an 8-record queue, queue disabled, FQ_SIZE
+ * written 2.  The new size starts an empty queue (HEAD = TAIL = 0) rather
+ * than keeping a TAIL of 5 that post_load refuses.
+ */
+static void test_report_fq_resize_migrate(void)
+{
+    T *t = start("report", true, ",chunk-size=4096");
+    const uint32_t pasid = 5, len = 4 * PAGE;
+    uint64_t vs = 0x10000000, vd = 0x20000000, vc = 0x30000000;
+    uint64_t src, dst, cpa, fq, bytes;
+    g_autofree uint8_t *data = NULL;
+    uint8_t rec[PLDMA_FR_SIZE];
+    Ring r;
+    int i;
+
+    smmu_add_pasid(t, pasid);
+    fq = alloc_pa(t, PAGE);
+    g_wr(t, PLDMA_FQ_BASE_LO, (uint32_t)fq);
+    g_wr(t, PLDMA_FQ_BASE_HI, fq >> 32);
+    g_wr(t, PLDMA_FQ_SIZE, 8);
+    g_wr(t, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+
+    ring_init(t, &r, 0, pasid, 0x40000000, 4);
+    src = buf(t, pasid, vs, len, true);
+    dst = buf(t, pasid, vd, len, true);
+    cpa = buf(t, pasid, vc, PAGE, true);
+    fill_random(t, src, len, &data);
+    unmap_page(t, pasid, vs + 2 * PAGE);
+    desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
+    ring_kick(t, &r);
+
+    /* five records, one per RESTART of the unresolved fault */
+    wait_fq_tail(t, 1);
+    for (i = 2; i <= 5; i++) {
+        wait_state(t, 0, PLDMA_STATE_FAULTED);
+        c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+        wait_fq_tail(t, i);
+    }
+    wait_state(t, 0, PLDMA_STATE_FAULTED);
+
+    g_wr(t, PLDMA_FQ_CTRL, 0);
+    g_wr(t, PLDMA_FQ_SIZE, 2);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_SIZE), ==, 2);
+
+    g_assert_true(migrate(t));
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_SIZE), ==, 2);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_HEAD), ==, 0);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_TAIL), ==, 0);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_FAULTED);
+
+    /* the resized queue works on the target: one record, then full */
+    g_wr(t, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    qtest_memset(t->qts, fq, 0, PAGE);
+    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    wait_fq_tail(t, 1);
+    qtest_memread(t->qts, fq, rec, sizeof(rec));
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, vs + 2 * PAGE);
+    wait_state(t, 0, PLDMA_STATE_FAULTED);
+    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    wait_state(t, 0, PLDMA_STATE_FAULTED);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_OVERFLOWS), ==, 1);
+    g_assert_cmpuint(g_rd(t, PLDMA_FQ_TAIL), ==, 1);
+
+    map_page(t, pasid, vs + 2 * PAGE, src + 2 * PAGE);
+    g_wr(t, PLDMA_FQ_HEAD, 1);
+    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(t, dst, data, len);
+    stop(t);
+}
+
 static void desc_poke(T *t, Ring *r, uint32_t off, uint8_t val)
 {
     uint32_t last = (r->tail + r->size - 1) % r->size;
@@ -1233,6 +1391,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma/smmu/stall-two-channels", test_stall_two_channels);
     qtest_add_func("/pldma/smmu/report-restart-cancel", test_report);
     qtest_add_func("/pldma/smmu/report-batch", test_report_batch);
+    qtest_add_func("/pldma/smmu/report-fq-resize-migrate",
+                   test_report_fq_resize_migrate);
     qtest_add_func("/pldma/smmu/stall-outstanding", test_stall_outstanding);
     qtest_add_func("/pldma/smmu/stall-outstanding-abort",
                    test_stall_outstanding_abort);

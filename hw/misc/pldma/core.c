@@ -979,7 +979,9 @@ static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
             qemu_log_mask(LOG_GUEST_ERROR, "pldma: bad fault queue size "
                           "%u\n", val);
         } else {
+            /* a new size starts an empty queue, as ENABLE does */
             s->fq_size = val;
+            s->fq_head = s->fq_tail = 0;
         }
         break;
     case PLDMA_FQ_HEAD:

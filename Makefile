@@ -43,7 +43,7 @@ study: deps
 	QUICK=$(QUICK) scripts/study --doc docs/study.md
 
 # generic-fuzz of the PLDMA and the SMMUv3 (qemu-fuzz-aarch64, libFuzzer):
-# FUZZ_RUNS executions per config; fuzz-long is the 10^6 run of README.
+# FUZZ_RUNS executions per config; fuzz-long is the 10^6 run of docs/fuzzing.md.
 FUZZ_RUNS ?= 20000
 fuzz: deps
 	scripts/fuzz --runs $(FUZZ_RUNS)

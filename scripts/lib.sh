@@ -16,7 +16,7 @@ QEMU_SERIES=${QEMU_SERIES:-10.2}
 LINUX_PIN=${LINUX_PIN:-6.12.107-1}
 LINUX_SERIES=${LINUX_SERIES:-6.12}
 # The newest upstream release whose source Debian serves (sid), the second
-# kernel of the guest matrix (README, "Picking a kernel").
+# kernel of the guest matrix (docs/testing.md, "Picking a kernel").
 LINUX71_PIN=${LINUX71_PIN:-7.1.8-2}
 LINUX71_SERIES=7.1
 BUSYBOX_PKG=busybox-static

@@ -1563,9 +1563,37 @@ void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset)
     object_class_property_set_description(klass, "num-channels",
         "number of channels, 1..16 (one 4 KiB user page each)");
     object_class_property_set_description(klass, "pasid-bits",
-        "PASID width advertised to the guest, 0..20");
+        "PASID width advertised to the guest, in bits, 0..20");
     object_class_property_set_description(klass, "max-transfer",
         "largest descriptor length in bytes");
     object_class_property_set_description(klass, "chunk-size",
         "bytes a channel moves per scheduling turn, 4 KiB..64 MiB");
+    object_class_property_set_description(klass, "max-outstanding",
+        "stalled accesses a channel may have at once (stall mode), 1..64");
+    object_class_property_set_description(klass, "node-id",
+        "node number on the RDMA link, 1..63 (required with netdev=)");
+    object_class_property_set_description(klass, "mtu",
+        "RDMA payload bytes per segment, power of 2, 256..4096, "
+        "the same on every node");
+    object_class_property_set_description(klass, "retransmit-timeout",
+        "RDMA retransmit timeout in microseconds (virtual clock), "
+        "1..10000000");
+    object_class_property_set_description(klass, "retry-count",
+        "RDMA retransmissions without an answer before a message "
+        "fails REMOTE_TIMEOUT (count)");
+    object_class_property_set_description(klass, "rnr-retry",
+        "RNR NAKs without progress before a message fails REMOTE_RNR "
+        "(count)");
+    object_class_property_set_description(klass, "rnr-timer",
+        "IB RNR timer code (0..31) sent in RNR NAKs: 14 = 1.28 ms, "
+        "1 = 10 us, 0 = 655.36 ms");
+    object_class_property_set_description(klass, "rnr-resume",
+        "responder tells the requester to resend as soon as a fault "
+        "is resolved (on/off)");
+    object_class_property_set_description(klass, "x-drop-every",
+        "test knob: drop 1 sent frame in N at random (0: never)");
+    object_class_property_set_description(klass, "x-dup-every",
+        "test knob: send 1 frame in N twice at random (0: never)");
+    object_class_property_set_description(klass, "x-reorder-every",
+        "test knob: hold 1 frame in N behind the next (0: never)");
 }

@@ -27,6 +27,7 @@
 #include "hw/pci/pcie.h"
 #include "hw/pci/msix.h"
 #include "hw/misc/pldma.h"
+#include "pldma-internal.h"
 #include "migration/vmstate.h"
 #include "system/address-spaces.h"
 #include "trace.h"
@@ -219,32 +220,8 @@ static const VMStateDescription vmstate_pldma_pci = {
 };
 
 static const Property pldma_pci_properties[] = {
-    DEFINE_PROP_UINT32("num-channels", PLDMAPCIState, core.num_channels, 4),
-    DEFINE_PROP_STRING("fault-mode", PLDMAPCIState, core.fault_mode_str),
-    DEFINE_PROP_UINT8("pasid-bits", PLDMAPCIState, core.pasid_bits,
-                      SMMU_STALL_MAX_SSID_BITS),
-    DEFINE_PROP_UINT32("max-transfer", PLDMAPCIState, core.max_transfer,
-                       PLDMA_DEFAULT_MAX_TRANSFER),
-    DEFINE_PROP_UINT32("chunk-size", PLDMAPCIState, core.chunk_size,
-                       PLDMA_DEFAULT_CHUNK_SIZE),
-    DEFINE_PROP_UINT32("max-outstanding", PLDMAPCIState, core.max_outstanding, 1),
-    /* the RDMA link (net.c) */
+    DEFINE_PLDMA_COMMON_PROPERTIES(PLDMAPCIState, core),
     DEFINE_NIC_PROPERTIES(PLDMAPCIState, conf),
-    DEFINE_PROP_UINT32("node-id", PLDMAPCIState, core.node_id, 0),
-    DEFINE_PROP_UINT32("mtu", PLDMAPCIState, core.mtu, PLDMA_DEFAULT_MTU),
-    DEFINE_PROP_UINT32("retransmit-timeout", PLDMAPCIState, core.rto_us,
-                       PLDMA_DEFAULT_RTO_US),
-    DEFINE_PROP_UINT32("retry-count", PLDMAPCIState, core.retry_count,
-                       PLDMA_DEFAULT_RETRY),
-    DEFINE_PROP_UINT32("rnr-retry", PLDMAPCIState, core.rnr_retry,
-                       PLDMA_DEFAULT_RNR_RETRY),
-    DEFINE_PROP_UINT32("rnr-timer", PLDMAPCIState, core.rnr_timer,
-                       PLDMA_DEFAULT_RNR_TIMER),
-    DEFINE_PROP_BOOL("rnr-resume", PLDMAPCIState, core.rnr_resume, true),
-    DEFINE_PROP_UINT32("x-drop-every", PLDMAPCIState, core.x_drop_every, 0),
-    DEFINE_PROP_UINT32("x-dup-every", PLDMAPCIState, core.x_dup_every, 0),
-    DEFINE_PROP_UINT32("x-reorder-every", PLDMAPCIState, core.x_reorder_every,
-                       0),
 };
 
 static void pldma_pci_class_init(ObjectClass *klass, const void *data)

@@ -1,6 +1,6 @@
 /*
- * PLDMA engine internals shared by hw/misc/pldma/core.c and
- * hw/misc/pldma/fault.c
+ * PLDMA engine internals shared by hw/misc/pldma/core.c,
+ * hw/misc/pldma/fault.c and the two front-ends (sysbus.c, pci.c)
  *
  * Copyright (c) 2026 The PLDMA authors
  *
@@ -11,6 +11,37 @@
 #define HW_MISC_PLDMA_INTERNAL_H
 
 #include "hw/misc/pldma.h"
+
+/*
+ * The properties of the engine, the same on both front-ends (sysbus.c,
+ * pci.c); _state is the front-end's type, _core its PLDMACore field.
+ * From node-id on, they configure the RDMA link (net.c).  Their
+ * descriptions are set by pldma_core_class_init().
+ */
+#define DEFINE_PLDMA_COMMON_PROPERTIES(_state, _core) \
+    DEFINE_PROP_UINT32("num-channels", _state, _core.num_channels, 4), \
+    DEFINE_PROP_STRING("fault-mode", _state, _core.fault_mode_str), \
+    DEFINE_PROP_UINT8("pasid-bits", _state, _core.pasid_bits, \
+                      SMMU_STALL_MAX_SSID_BITS), \
+    DEFINE_PROP_UINT32("max-transfer", _state, _core.max_transfer, \
+                       PLDMA_DEFAULT_MAX_TRANSFER), \
+    DEFINE_PROP_UINT32("chunk-size", _state, _core.chunk_size, \
+                       PLDMA_DEFAULT_CHUNK_SIZE), \
+    DEFINE_PROP_UINT32("max-outstanding", _state, _core.max_outstanding, 1), \
+    DEFINE_PROP_UINT32("node-id", _state, _core.node_id, 0), \
+    DEFINE_PROP_UINT32("mtu", _state, _core.mtu, PLDMA_DEFAULT_MTU), \
+    DEFINE_PROP_UINT32("retransmit-timeout", _state, _core.rto_us, \
+                       PLDMA_DEFAULT_RTO_US), \
+    DEFINE_PROP_UINT32("retry-count", _state, _core.retry_count, \
+                       PLDMA_DEFAULT_RETRY), \
+    DEFINE_PROP_UINT32("rnr-retry", _state, _core.rnr_retry, \
+                       PLDMA_DEFAULT_RNR_RETRY), \
+    DEFINE_PROP_UINT32("rnr-timer", _state, _core.rnr_timer, \
+                       PLDMA_DEFAULT_RNR_TIMER), \
+    DEFINE_PROP_BOOL("rnr-resume", _state, _core.rnr_resume, true), \
+    DEFINE_PROP_UINT32("x-drop-every", _state, _core.x_drop_every, 0), \
+    DEFINE_PROP_UINT32("x-dup-every", _state, _core.x_dup_every, 0), \
+    DEFINE_PROP_UINT32("x-reorder-every", _state, _core.x_reorder_every, 0)
 
 /* Outcome of one DMA access of a channel */
 typedef enum PLDMAAccess {

@@ -19,6 +19,7 @@
 #include "hw/arm/smmu-common.h"
 #include "hw/arm/smmu-stall.h"
 #include "hw/misc/pldma.h"
+#include "pldma-internal.h"
 #include "migration/vmstate.h"
 #include "system/address-spaces.h"
 
@@ -119,34 +120,11 @@ static const VMStateDescription vmstate_pldma = {
 };
 
 static const Property pldma_properties[] = {
-    DEFINE_PROP_UINT32("num-channels", PLDMAState, core.num_channels, 4),
-    DEFINE_PROP_STRING("fault-mode", PLDMAState, core.fault_mode_str),
-    DEFINE_PROP_UINT8("pasid-bits", PLDMAState, core.pasid_bits,
-                      SMMU_STALL_MAX_SSID_BITS),
-    DEFINE_PROP_UINT32("max-transfer", PLDMAState, core.max_transfer,
-                       PLDMA_DEFAULT_MAX_TRANSFER),
-    DEFINE_PROP_UINT32("chunk-size", PLDMAState, core.chunk_size,
-                       PLDMA_DEFAULT_CHUNK_SIZE),
-    DEFINE_PROP_UINT32("max-outstanding", PLDMAState, core.max_outstanding, 1),
+    DEFINE_PLDMA_COMMON_PROPERTIES(PLDMAState, core),
     DEFINE_PROP_UINT32("stream-id", PLDMAState, core.stream_id,
                        SMMU_PLATFORM_SID_BASE),
     DEFINE_PROP_LINK("iommu", PLDMAState, iommu, TYPE_ARM_SMMU, Object *),
-    /* the RDMA link (net.c) */
     DEFINE_NIC_PROPERTIES(PLDMAState, conf),
-    DEFINE_PROP_UINT32("node-id", PLDMAState, core.node_id, 0),
-    DEFINE_PROP_UINT32("mtu", PLDMAState, core.mtu, PLDMA_DEFAULT_MTU),
-    DEFINE_PROP_UINT32("retransmit-timeout", PLDMAState, core.rto_us,
-                       PLDMA_DEFAULT_RTO_US),
-    DEFINE_PROP_UINT32("retry-count", PLDMAState, core.retry_count,
-                       PLDMA_DEFAULT_RETRY),
-    DEFINE_PROP_UINT32("rnr-retry", PLDMAState, core.rnr_retry,
-                       PLDMA_DEFAULT_RNR_RETRY),
-    DEFINE_PROP_UINT32("rnr-timer", PLDMAState, core.rnr_timer,
-                       PLDMA_DEFAULT_RNR_TIMER),
-    DEFINE_PROP_BOOL("rnr-resume", PLDMAState, core.rnr_resume, true),
-    DEFINE_PROP_UINT32("x-drop-every", PLDMAState, core.x_drop_every, 0),
-    DEFINE_PROP_UINT32("x-dup-every", PLDMAState, core.x_dup_every, 0),
-    DEFINE_PROP_UINT32("x-reorder-every", PLDMAState, core.x_reorder_every, 0),
 };
 
 static void pldma_class_init(ObjectClass *klass, const void *data)

@@ -628,8 +628,11 @@ static long pldma_resolve_remote(struct pldma_ctx *ctx,
 		pldma_count(ctx, remote_pages, 1);
 	else
 		pldma_count(ctx, remote_failed, 1);
-	/* a key revoked or reused since ignores it (generation in rkey) */
-	pldma_key_answer(k, rkey, resolved);
+	/*
+	 * a key revoked or reused since ignores it (generation in rkey); the
+	 * ioctl holds pd->gone_sem
+	 */
+	__pldma_key_answer(k, rkey, resolved);
 	trace_pldma_remote_resolved(ctx->pd->id, ctx->pasid, rkey, va, 1,
 				    resolved, 0);
 	return 0;

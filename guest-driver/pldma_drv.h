@@ -374,6 +374,7 @@ long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_dereg_mr(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_net_stats(struct pldma_ctx *ctx, void __user *arg);
 void pldma_revoke_all(struct pldma_ctx *ctx, u32 reason);
+void __pldma_key_answer(struct pldma_key *k, u32 rkey, bool resolved);
 void pldma_key_answer(struct pldma_key *k, u32 rkey, bool resolved);
 void pldma_keys_resync(struct pldma_dev *pd);
 

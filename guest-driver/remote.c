@@ -282,18 +282,29 @@ void pldma_revoke_all(struct pldma_ctx *ctx, u32 reason)
 /*
  * Answer the responder fault of @k (as registered with @rkey): RESOLVED
  * lets the requester resend, FAILED ends its message with an error.  Not
- * if the key was revoked meanwhile: that ended the fault already.
+ * if the key was revoked meanwhile: that ended the fault already.  The
+ * caller holds pd->gone_sem (the ioctl path does, for the whole ioctl:
+ * taking it again for read could deadlock behind a waiting remover).
  */
-void pldma_key_answer(struct pldma_key *k, u32 rkey, bool resolved)
+void __pldma_key_answer(struct pldma_key *k, u32 rkey, bool resolved)
 {
 	struct pldma_dev *pd = k->pd;
 
-	down_read(&pd->gone_sem);
+	lockdep_assert_held(&pd->gone_sem);
 	mutex_lock(&pd->key_mutex);
 	if (!pd->gone && k->ctx && k->rkey == rkey)
 		pldma_key_cmd(pd, k->idx, resolved ? PLDMA_KEY_CMD_RESOLVED :
 						     PLDMA_KEY_CMD_FAILED);
 	mutex_unlock(&pd->key_mutex);
+}
+
+/* pldma_key_answer() for callers that do not hold pd->gone_sem */
+void pldma_key_answer(struct pldma_key *k, u32 rkey, bool resolved)
+{
+	struct pldma_dev *pd = k->pd;
+
+	down_read(&pd->gone_sem);
+	__pldma_key_answer(k, rkey, resolved);
 	up_read(&pd->gone_sem);
 }
 

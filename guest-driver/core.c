@@ -259,7 +259,7 @@ int pldma_register(struct pldma_dev *pd, const char *bus)
 	pd->misc.name = pd->name;
 	pd->misc.fops = &pldma_fops;
 	pd->misc.parent = dev;
-	/* access is granted by group (udev), see README */
+	/* access is granted by group (udev), see guest-driver/README.md */
 	pd->misc.mode = 0660;
 	ret = misc_register(&pd->misc);
 	if (ret) {

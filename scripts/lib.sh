@@ -9,7 +9,7 @@ TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${PLDMA_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pldma}
 JOBS=${JOBS:-$(nproc)}
 
-# Versions (see docs/build.md).  The pin is tried first, then the newest
+# Versions (README.md, "The two commands").  The pin is tried first, then the newest
 # of the same series offered by the suites in scripts/apt-sources.
 QEMU_PIN=${QEMU_PIN:-1:10.2.2+ds-1}
 QEMU_SERIES=${QEMU_SERIES:-10.2}

@@ -572,32 +572,13 @@ int pldma_net_stats(struct pldma_chan *ch, struct pldma_net_stats *st)
 	return ioctl(ch->fd, PLDMA_IOC_NET_STATS, st) ? -errno : 0;
 }
 
+#define PLDMA_NCNT_NAME(i, name) \
+	[i] = name,
 static const char *const ncnt_names[PLDMA_NCNT_NUM] = {
-	[PLDMA_NCNT_TX_FRAMES] = "tx_frames",
-	[PLDMA_NCNT_RX_FRAMES] = "rx_frames",
-	[PLDMA_NCNT_RX_DROPPED] = "rx_dropped",
-	[PLDMA_NCNT_NAK_TX_SEQ] = "nak_tx_seq",
-	[PLDMA_NCNT_NAK_TX_RNR] = "nak_tx_rnr",
-	[PLDMA_NCNT_NAK_TX_ACCESS] = "nak_tx_access",
-	[PLDMA_NCNT_NAK_TX_INVALID] = "nak_tx_invalid",
-	[PLDMA_NCNT_NAK_TX_OPERR] = "nak_tx_operr",
-	[PLDMA_NCNT_NAK_RX_SEQ] = "nak_rx_seq",
-	[PLDMA_NCNT_NAK_RX_RNR] = "nak_rx_rnr",
-	[PLDMA_NCNT_NAK_RX_ACCESS] = "nak_rx_access",
-	[PLDMA_NCNT_NAK_RX_INVALID] = "nak_rx_invalid",
-	[PLDMA_NCNT_NAK_RX_OPERR] = "nak_rx_operr",
-	[PLDMA_NCNT_RETX_SEGS] = "retx_segments",
-	[PLDMA_NCNT_RETX_BYTES] = "retx_bytes",
-	[PLDMA_NCNT_RX_FAULTS] = "responder_faults",
-	[PLDMA_NCNT_RNR_WAITS] = "rnr_waits",
-	[PLDMA_NCNT_DUPS] = "duplicates",
-	[PLDMA_NCNT_OOO] = "out_of_order",
-	[PLDMA_NCNT_TIMEOUTS] = "timeouts",
-	[PLDMA_NCNT_RESUME_TX] = "resume_tx",
-	[PLDMA_NCNT_RESUME_RX] = "resume_rx",
-	[PLDMA_NCNT_ACK_TX] = "ack_tx",
-	[PLDMA_NCNT_ACK_RX] = "ack_rx",
+	PLDMA_NCNT_NAMES(PLDMA_NCNT_NAME)
 };
+
+#undef PLDMA_NCNT_NAME
 
 const char *pldma_net_counter_name(unsigned int i)
 {

@@ -184,6 +184,35 @@
 #define PLDMA_NCNT_ACK_TX           22
 #define PLDMA_NCNT_ACK_RX           23
 #define PLDMA_NCNT_NUM              24
+/*
+ * The counters' names, in index order, for debugfs and libpldma:
+ * PLDMA_NCNT_NAMES(X) expands X(index, "name") for every counter.
+ */
+#define PLDMA_NCNT_NAMES(X) \
+    X(PLDMA_NCNT_TX_FRAMES, "tx_frames") \
+    X(PLDMA_NCNT_RX_FRAMES, "rx_frames") \
+    X(PLDMA_NCNT_RX_DROPPED, "rx_dropped") \
+    X(PLDMA_NCNT_NAK_TX_SEQ, "nak_tx_seq") \
+    X(PLDMA_NCNT_NAK_TX_RNR, "nak_tx_rnr") \
+    X(PLDMA_NCNT_NAK_TX_ACCESS, "nak_tx_access") \
+    X(PLDMA_NCNT_NAK_TX_INVALID, "nak_tx_invalid") \
+    X(PLDMA_NCNT_NAK_TX_OPERR, "nak_tx_operr") \
+    X(PLDMA_NCNT_NAK_RX_SEQ, "nak_rx_seq") \
+    X(PLDMA_NCNT_NAK_RX_RNR, "nak_rx_rnr") \
+    X(PLDMA_NCNT_NAK_RX_ACCESS, "nak_rx_access") \
+    X(PLDMA_NCNT_NAK_RX_INVALID, "nak_rx_invalid") \
+    X(PLDMA_NCNT_NAK_RX_OPERR, "nak_rx_operr") \
+    X(PLDMA_NCNT_RETX_SEGS, "retx_segments") \
+    X(PLDMA_NCNT_RETX_BYTES, "retx_bytes") \
+    X(PLDMA_NCNT_RX_FAULTS, "responder_faults") \
+    X(PLDMA_NCNT_RNR_WAITS, "rnr_waits") \
+    X(PLDMA_NCNT_DUPS, "duplicates") \
+    X(PLDMA_NCNT_OOO, "out_of_order") \
+    X(PLDMA_NCNT_TIMEOUTS, "timeouts") \
+    X(PLDMA_NCNT_RESUME_TX, "resume_tx") \
+    X(PLDMA_NCNT_RESUME_RX, "resume_rx") \
+    X(PLDMA_NCNT_ACK_TX, "ack_tx") \
+    X(PLDMA_NCNT_ACK_RX, "ack_rx")
 
 /* Per-channel counters: 64 bytes per channel (mirrored in the user page) */
 #define PLDMA_CH_CNT(n)             (0x800 + 0x40 * (n))

@@ -789,8 +789,8 @@ static uint64_t pldma_global_read(PLDMACore *s, hwaddr addr)
     uint64_t val;
 
     if (addr >= PLDMA_CH_BIND(0) && addr < PLDMA_CH_BIND(s->num_channels)) {
-        ch = &s->ch[(addr - PLDMA_CH_BIND(0)) / 0x10];
-        switch (addr & 0xf) {
+        ch = &s->ch[(addr - PLDMA_CH_BIND(0)) / PLDMA_CH_BIND_STRIDE];
+        switch (addr & (PLDMA_CH_BIND_STRIDE - 1)) {
         case PLDMA_CHB_PASID:
             return ch->pasid_reg;
         case PLDMA_CHB_CTRL:
@@ -802,7 +802,7 @@ static uint64_t pldma_global_read(PLDMACore *s, hwaddr addr)
         }
     }
     if (addr >= PLDMA_CH_CNT(0) && addr < PLDMA_CH_CNT(s->num_channels)) {
-        ch = &s->ch[(addr - PLDMA_CH_CNT(0)) / 0x40];
+        ch = &s->ch[(addr - PLDMA_CH_CNT(0)) / PLDMA_CH_CNT_STRIDE];
         return pldma_cnt_read(ch, (addr - PLDMA_CH_CNT(0)) % 0x40);
     }
     if (pldma_net_read(s, addr, &val)) {
@@ -941,8 +941,9 @@ static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
 static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
     if (addr >= PLDMA_CH_BIND(0) && addr < PLDMA_CH_BIND(s->num_channels)) {
-        pldma_chb_write(s, &s->ch[(addr - PLDMA_CH_BIND(0)) / 0x10],
-                        addr & 0xf, val);
+        unsigned int n = (addr - PLDMA_CH_BIND(0)) / PLDMA_CH_BIND_STRIDE;
+
+        pldma_chb_write(s, &s->ch[n], addr & (PLDMA_CH_BIND_STRIDE - 1), val);
         return;
     }
     if (pldma_net_write(s, addr, val)) {

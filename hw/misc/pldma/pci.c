@@ -233,7 +233,9 @@ static void pldma_pci_class_init(ObjectClass *klass, const void *data)
     pc->realize = pldma_pci_realize;
     pc->exit = pldma_pci_exit;
     pc->config_write = pldma_pci_write_config;
-    pc->vendor_id = PLDMA_PCI_VENDOR_ID;
+    /* the driver matches PLDMA_PCI_VENDOR_ID: the same QEMU vendor ID */
+    QEMU_BUILD_BUG_ON(PLDMA_PCI_VENDOR_ID != PCI_VENDOR_ID_QEMU);
+    pc->vendor_id = PCI_VENDOR_ID_QEMU;
     pc->device_id = PLDMA_PCI_DEVICE_ID;
     pc->revision = PLDMA_VERSION_MAJOR;
     pc->class_id = PCI_CLASS_SYSTEM_OTHER;
@@ -249,20 +251,17 @@ static void pldma_pci_class_init(ObjectClass *klass, const void *data)
         "report only (the default): PCIe endpoints are not stalled");
 }
 
-static const TypeInfo pldma_pci_info = {
-    .name = TYPE_PLDMA_PCI,
-    .parent = TYPE_PCI_DEVICE,
-    .instance_size = sizeof(PLDMAPCIState),
-    .class_init = pldma_pci_class_init,
-    .interfaces = (InterfaceInfo[]) {
-        { INTERFACE_PCIE_DEVICE },
-        { }
+static const TypeInfo pldma_pci_types[] = {
+    {
+        .name = TYPE_PLDMA_PCI,
+        .parent = TYPE_PCI_DEVICE,
+        .instance_size = sizeof(PLDMAPCIState),
+        .class_init = pldma_pci_class_init,
+        .interfaces = (InterfaceInfo[]) {
+            { INTERFACE_PCIE_DEVICE },
+            { }
+        },
     },
 };
 
-static void pldma_pci_register_types(void)
-{
-    type_register_static(&pldma_pci_info);
-}
-
-type_init(pldma_pci_register_types)
+DEFINE_TYPES(pldma_pci_types)

@@ -154,20 +154,17 @@ static void pldma_class_init(ObjectClass *klass, const void *data)
         "the SMMU (set by the board)");
 }
 
-static const TypeInfo pldma_info = {
-    .name = TYPE_PLDMA,
-    .parent = TYPE_SYS_BUS_DEVICE,
-    .instance_size = sizeof(PLDMAState),
-    .class_init = pldma_class_init,
-    .interfaces = (InterfaceInfo[]) {
-        { TYPE_SMMU_STALL_MASTER },
-        { }
+static const TypeInfo pldma_types[] = {
+    {
+        .name = TYPE_PLDMA,
+        .parent = TYPE_SYS_BUS_DEVICE,
+        .instance_size = sizeof(PLDMAState),
+        .class_init = pldma_class_init,
+        .interfaces = (InterfaceInfo[]) {
+            { TYPE_SMMU_STALL_MASTER },
+            { }
+        },
     },
 };
 
-static void pldma_register_types(void)
-{
-    type_register_static(&pldma_info);
-}
-
-type_init(pldma_register_types)
+DEFINE_TYPES(pldma_types)

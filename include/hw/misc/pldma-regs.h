@@ -106,7 +106,8 @@
 #define PLDMA_FQ_MIN_ENTRIES        2
 
 /* Per-channel privileged binding: 16 bytes per channel */
-#define PLDMA_CH_BIND(n)            (0x100 + 0x10 * (n))
+#define PLDMA_CH_BIND_STRIDE        0x10
+#define PLDMA_CH_BIND(n)            (0x100 + PLDMA_CH_BIND_STRIDE * (n))
 #define PLDMA_CHB_PASID             0x0     /* RW while ENABLE = 0 */
 #define   PLDMA_CHB_PASID_VALUE(v)    PLDMA_FGET(v, 19, 0)
 #define   PLDMA_CHB_PASID_EN          PLDMA_BIT(31) /* 0 = DMA without PASID */
@@ -215,7 +216,8 @@
     X(PLDMA_NCNT_ACK_RX, "ack_rx")
 
 /* Per-channel counters: 64 bytes per channel (mirrored in the user page) */
-#define PLDMA_CH_CNT(n)             (0x800 + 0x40 * (n))
+#define PLDMA_CH_CNT_STRIDE         0x40
+#define PLDMA_CH_CNT(n)             (0x800 + PLDMA_CH_CNT_STRIDE * (n))
 
 /* ------------------------------------------------------------------ */
 /* Channel page (one 4 KiB page per channel, may be mapped to user)    */

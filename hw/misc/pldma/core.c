@@ -884,6 +884,16 @@ static void pldma_reset_engine(PLDMACore *s)
     pldma_net_reset(s);
 }
 
+/*
+ * A PASID register value (CHB_PASID, KEY_PASID): EN and a PASID below
+ * 2^pasid-bits, nothing else.
+ */
+bool pldma_pasid_reg_valid(const PLDMACore *s, uint32_t reg)
+{
+    return PLDMA_CHB_PASID_VALUE(reg) < (1U << s->pasid_bits) &&
+           !(reg & ~(PLDMA_CHB_PASID_EN | PLDMA_FMASK(19, 0)));
+}
+
 static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
                             uint32_t val)
 {
@@ -894,8 +904,7 @@ static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
                           "enabled ignored\n", ch->idx);
             return;
         }
-        if (PLDMA_CHB_PASID_VALUE(val) >= (1U << s->pasid_bits) ||
-            (val & ~(PLDMA_CHB_PASID_EN | PLDMA_FMASK(19, 0)))) {
+        if (!pldma_pasid_reg_valid(s, val)) {
             qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: PASID 0x%x out of "
                           "range\n", ch->idx, val);
             return;
@@ -1332,8 +1341,7 @@ static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
         enabled != (ch->state != PLDMA_STATE_DISABLED)) {
         return "CTRL disagrees with the state";
     }
-    if (PLDMA_CHB_PASID_VALUE(ch->pasid_reg) >= (1U << s->pasid_bits) ||
-        (ch->pasid_reg & ~(PLDMA_CHB_PASID_EN | PLDMA_FMASK(19, 0)))) {
+    if (!pldma_pasid_reg_valid(s, ch->pasid_reg)) {
         return "PASID beyond pasid-bits";
     }
     if (ch->ring_size ? ch->head >= ch->ring_size || ch->tail >= ch->ring_size

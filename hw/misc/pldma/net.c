@@ -1342,10 +1342,7 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
     case PLDMA_KEY_CMD_REGISTER:
         if (!st->len || st->va + st->len < st->va) {
             s->key_status = PLDMA_KEY_ST_BAD_RANGE;
-        } else if (PLDMA_CHB_PASID_VALUE(st->pasid_reg) >=
-                   (1U << s->pasid_bits) ||
-                   (st->pasid_reg & ~(PLDMA_CHB_PASID_EN |
-                                      PLDMA_FMASK(19, 0)))) {
+        } else if (!pldma_pasid_reg_valid(s, st->pasid_reg)) {
             s->key_status = PLDMA_KEY_ST_BAD_PASID;
         } else if (!st->access || (st->access & ~PLDMA_KEY_ACC_MASK)) {
             s->key_status = PLDMA_KEY_ST_BAD_ACCESS;

@@ -69,6 +69,7 @@
 #define   PLDMA_CAP_FAULT_REPORT      PLDMA_BIT(9)  /* fault-mode=report */
 #define   PLDMA_CAP_PASID             PLDMA_BIT(10) /* DMA goes via an IOMMU */
 #define   PLDMA_CAP_REMOTE            PLDMA_BIT(11) /* RDMA: a network link */
+#define   PLDMA_CAP_QP                PLDMA_BIT(12) /* RC queue pairs */
 #define   PLDMA_CAP_PASID_BITS(v)     PLDMA_FGET(v, 20, 16)
 #define PLDMA_MAX_XFER              0x00c   /* RO  max descriptor length */
 #define PLDMA_CTRL                  0x010   /* RW */
@@ -184,7 +185,8 @@
 #define PLDMA_NCNT_RESUME_RX        21
 #define PLDMA_NCNT_ACK_TX           22
 #define PLDMA_NCNT_ACK_RX           23
-#define PLDMA_NCNT_NUM              24
+#define PLDMA_NCNT_QP_DROPPED       24  /* frames for no QP, or not its peer */
+#define PLDMA_NCNT_NUM              25  /* at most 32: 0x280..0x2ff */
 /*
  * The counters' names, in index order, for debugfs and libpldma:
  * PLDMA_NCNT_NAMES(X) expands X(index, "name") for every counter.
@@ -213,7 +215,109 @@
     X(PLDMA_NCNT_RESUME_TX, "resume_tx") \
     X(PLDMA_NCNT_RESUME_RX, "resume_rx") \
     X(PLDMA_NCNT_ACK_TX, "ack_tx") \
-    X(PLDMA_NCNT_ACK_RX, "ack_rx")
+    X(PLDMA_NCNT_ACK_RX, "ack_rx") \
+    X(PLDMA_NCNT_QP_DROPPED, "qp_dropped")
+
+/*
+ * Queue pairs (CAP.QP, hw/misc/pldma/net.c): RoCEv2 Reliable Connection
+ * endpoints, as verbs model them.  A QP is staged and modified like a key:
+ * select it with QP_SEL, stage the attributes QP_ATTR_MASK names, write
+ * QP_CMD_MODIFY; QP_STATUS says whether the transition was taken (nothing
+ * changes when it was not).  QP_CMD_QUERY loads the staging registers from
+ * the QP.  The attribute mask uses the bit values of verbs' enum
+ * ibv_qp_attr_mask, so a driver passes a verbs mask through unchanged;
+ * PLDMA_QPA_PD and PLDMA_QPA_SQ are this device's own (set at RESET->INIT).
+ *
+ * The send queue of a QP is a channel's ring (QP_SQ): its RDMA WRITE and
+ * READ descriptors go to the QP's peer, with DESC_NODE 0.  Its PD is a
+ * PASID (CHB_PASID format): incoming requests may only use keys of that
+ * PASID.  A frame is accepted only for a QP in RTR or RTS, from the QP's
+ * destination IP, inside the QP's PSN window; anything else is dropped and
+ * counted (PLDMA_NCNT_QP_DROPPED).  CTRL_RESET puts every QP in RESET; a QP
+ * that enters RESET gets a new QPN (the generation in QPN[23:8] changes,
+ * QPN[7:0] is the index), so frames of its old connection never match.
+ */
+#define PLDMA_NET_IP                0x300   /* RW  IPv4 source address (GID
+                                               ::ffff:a.b.c.d), default
+                                               10.0.0.<node-id> */
+#define PLDMA_NET_MAC_LO            0x304   /* RO  MAC bytes 0..3, byte 0 in
+                                               bits 7:0 */
+#define PLDMA_NET_MAC_HI            0x308   /* RO  MAC bytes 4..5 */
+#define PLDMA_QP_NUM                0x30c   /* RO  number of QPs (num-qps) */
+#define PLDMA_QP_SEL                0x310   /* RW  QP index */
+#define PLDMA_QP_QPN                0x314   /* RO  QPN of QP_SEL */
+#define PLDMA_QP_STATE              0x318   /* RO  PLDMA_QPS_* of QP_SEL */
+#define PLDMA_QP_ATTR_MASK          0x31c   /* RW  staged PLDMA_QPA_* */
+#define PLDMA_QP_NEW_STATE          0x320   /* RW  staged PLDMA_QPS_* */
+#define PLDMA_QP_SQ                 0x324   /* RW  staged channel index */
+#define PLDMA_QP_PD                 0x328   /* RW  staged PASID (CHB_PASID) */
+#define PLDMA_QP_ACCESS             0x32c   /* RW  staged PLDMA_KEY_ACC_* */
+#define PLDMA_QP_DEST_QPN           0x330   /* RW  staged */
+#define PLDMA_QP_DEST_IP            0x334   /* RW  staged IPv4 */
+#define PLDMA_QP_DEST_MAC_LO        0x338   /* RW  staged, as NET_MAC_LO */
+#define PLDMA_QP_DEST_MAC_HI        0x33c
+#define PLDMA_QP_SQ_PSN             0x340   /* RW  staged, 24 bits */
+#define PLDMA_QP_RQ_PSN             0x344   /* RW  staged, 24 bits */
+#define PLDMA_QP_PATH_MTU           0x348   /* RW  staged PLDMA_MTU_* */
+#define PLDMA_QP_TIMERS             0x34c   /* RW  staged, fields below */
+#define   PLDMA_QPT_RETRY_CNT(v)      PLDMA_FGET(v, 2, 0)
+#define   PLDMA_QPT_RNR_RETRY(v)      PLDMA_FGET(v, 6, 4)   /* 7 = infinite */
+#define   PLDMA_QPT_MIN_RNR_TIMER(v)  PLDMA_FGET(v, 12, 8)  /* IB code */
+#define   PLDMA_QPT_TIMEOUT(v)        PLDMA_FGET(v, 20, 16) /* 4.096us<<v */
+#define   PLDMA_QPT_MAKE(retry, rnr_retry, min_rnr, timeout) \
+    (PLDMA_FSET(retry, 2, 0) | PLDMA_FSET(rnr_retry, 6, 4) | \
+     PLDMA_FSET(min_rnr, 12, 8) | PLDMA_FSET(timeout, 20, 16))
+#define PLDMA_QP_CMD                0x350   /* WO  on QP_SEL */
+#define   PLDMA_QP_CMD_MODIFY         1
+#define   PLDMA_QP_CMD_QUERY          2
+#define PLDMA_QP_STATUS             0x354   /* RO  PLDMA_QP_ST_* */
+#define   PLDMA_QP_ST_OK              0
+#define   PLDMA_QP_ST_BAD_INDEX       1
+#define   PLDMA_QP_ST_BAD_STATE       2     /* transition not allowed */
+#define   PLDMA_QP_ST_BAD_ATTR        3     /* missing or invalid attribute */
+#define   PLDMA_QP_ST_BUSY            4     /* SQ channel used by another QP */
+#define   PLDMA_QP_ST_BAD_CMD         5
+#define PLDMA_MAX_QPS               64
+
+/* QP states (as enum ibv_qp_state) */
+#define PLDMA_QPS_RESET             0
+#define PLDMA_QPS_INIT              1
+#define PLDMA_QPS_RTR               2
+#define PLDMA_QPS_RTS               3
+#define PLDMA_QPS_ERR               6
+
+/* Attribute mask (bit values of enum ibv_qp_attr_mask) */
+#define PLDMA_QPA_STATE             PLDMA_BIT(0)
+#define PLDMA_QPA_ACCESS_FLAGS      PLDMA_BIT(3)
+#define PLDMA_QPA_AV                PLDMA_BIT(7)  /* DEST_IP, DEST_MAC */
+#define PLDMA_QPA_PATH_MTU          PLDMA_BIT(8)
+#define PLDMA_QPA_TIMEOUT           PLDMA_BIT(9)
+#define PLDMA_QPA_RETRY_CNT         PLDMA_BIT(10)
+#define PLDMA_QPA_RNR_RETRY         PLDMA_BIT(11)
+#define PLDMA_QPA_RQ_PSN            PLDMA_BIT(12)
+#define PLDMA_QPA_MIN_RNR_TIMER     PLDMA_BIT(15)
+#define PLDMA_QPA_SQ_PSN            PLDMA_BIT(16)
+#define PLDMA_QPA_DEST_QPN          PLDMA_BIT(20)
+#define PLDMA_QPA_PD                PLDMA_BIT(28) /* QP_PD */
+#define PLDMA_QPA_SQ                PLDMA_BIT(29) /* QP_SQ */
+/* What each transition needs, as IBA table 91 (plus PD and SQ) */
+#define PLDMA_QPA_REQ_INIT          (PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS | \
+                                     PLDMA_QPA_PD | PLDMA_QPA_SQ)
+#define PLDMA_QPA_REQ_RTR           (PLDMA_QPA_STATE | PLDMA_QPA_AV | \
+                                     PLDMA_QPA_PATH_MTU | \
+                                     PLDMA_QPA_DEST_QPN | PLDMA_QPA_RQ_PSN | \
+                                     PLDMA_QPA_MIN_RNR_TIMER)
+#define PLDMA_QPA_REQ_RTS           (PLDMA_QPA_STATE | PLDMA_QPA_SQ_PSN | \
+                                     PLDMA_QPA_TIMEOUT | PLDMA_QPA_RETRY_CNT | \
+                                     PLDMA_QPA_RNR_RETRY)
+
+/* Path MTU codes (as enum ibv_mtu) */
+#define PLDMA_MTU_256               1
+#define PLDMA_MTU_512               2
+#define PLDMA_MTU_1024              3
+#define PLDMA_MTU_2048              4
+#define PLDMA_MTU_4096              5
+#define PLDMA_MTU_BYTES(code)       (128U << (code))
 
 /* Per-channel counters: 64 bytes per channel (mirrored in the user page) */
 #define PLDMA_CH_CNT_STRIDE         0x40

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "pldma.h"
+#include "pldma-check.h"
 
 #define SKIP		77
 #define MNT		"/tmp/fusehang"
@@ -62,17 +63,6 @@
 #define SLOW_MS		400	/* per READ in "slow" mode */
 
 static int slow;		/* answer READs after SLOW_MS */
-
-static int fails;
-
-#define CHECK(cond, ...) do {						\
-	if (!(cond)) {							\
-		printf("# FAIL line %d: ", __LINE__);			\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fails++;						\
-	}								\
-} while (0)
 
 /* Shared with the server, which is SIGKILLed and cannot report. */
 struct shared {

@@ -44,6 +44,7 @@
 
 #include "pldma.h"
 #include "pldma-util.h"
+#include "pldma-check.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
@@ -55,17 +56,6 @@
 
 #define SKIP 77
 #define PG 4096UL
-
-static int fails;
-
-#define CHECK(cond, ...) do {						\
-	if (!(cond)) {							\
-		printf("# FAIL %s:%d: ", __func__, __LINE__);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fails++;						\
-	}								\
-} while (0)
 
 static double now_s(void)
 {

@@ -28,21 +28,11 @@
 #include <unistd.h>
 
 #include "pldma.h"
+#include "pldma-check.h"
 
 #define PG		4096
 #define REQ_NODE	1
 #define RESP_NODE	2
-
-static int fails;
-
-#define CHECK(cond, ...) do {						\
-	if (!(cond)) {							\
-		printf("# FAIL %s:%d: ", __func__, __LINE__);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fails++;						\
-	}								\
-} while (0)
 
 /* ------------------------------------------------------------------ */
 /* Per-user key limit                                                  */

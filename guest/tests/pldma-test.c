@@ -40,6 +40,7 @@
 
 #include "pldma.h"
 #include "pldma-util.h"
+#include "pldma-check.h"
 
 #define SKIP 77
 
@@ -49,17 +50,6 @@ static struct pldma_chan *test_open_mode(int mode)
 
 	return dev ? pldma_open(dev) : pldma_open_mode(mode);
 }
-
-static int fails;
-
-#define CHECK(cond, ...) do {						\
-	if (!(cond)) {							\
-		printf("# FAIL %s:%d: ", __func__, __LINE__);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fails++;						\
-	}								\
-} while (0)
 
 static struct pldma_chan *chan_or_skip(int strategy)
 {

@@ -16,6 +16,7 @@
  * Copyright (c) 2026 The PLDMA authors
  */
 
+#define _GNU_SOURCE	/* setresuid, setresgid */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

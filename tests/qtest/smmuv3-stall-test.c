@@ -1756,6 +1756,62 @@ static void test_cancel_stalled(void)
 }
 
 /*
+ * A CANCELled stall stays in the SMMU's table until the OS answers it (its
+ * IOPF worker may wait on a filler that never replies).  A channel cannot
+ * pile up such orphans, one CANCEL cycle after another, until the table is
+ * full and every other master's faults are terminated: while its orphan is
+ * pending, a new fault of the channel is not stalled but ends the
+ * descriptor with FAULT, and only one SMMU slot stays taken.  Once the OS
+ * answers the orphan, the channel stalls again.
+ */
+static void test_cancel_orphan(void)
+{
+    Fixture f;
+    uint64_t evt[4];
+    uint16_t stag;
+    int i;
+
+    if (!fixture_init(&f, NULL)) {
+        return;
+    }
+    stag = stall_copy(&f);
+    ch_writel(&f, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_CANCELLED);
+    wait_state(&f, PLDMA_STATE_IDLE);
+
+    /* the same fault again, three times: never a second stall */
+    for (i = 0; i < 3; i++) {
+        submit_copy(&f);
+        g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_FAULT);
+        g_assert_cmphex(qtest_readq(f.qts, f.pa_compl + PLDMA_COMPL_FAULT_VA),
+                        ==, VA_DST + 0x1000);
+        wait_state(&f, PLDMA_STATE_IDLE);
+        g_assert(qsmmu_pop_event(&f.smmu, evt));
+        g_assert_cmphex(QSMMU_EVT_TYPE(evt), ==, QSMMU_EVT_F_TRANSLATION);
+        g_assert_cmpuint(QSMMU_EVT_STALL(evt), ==, 0);
+        g_assert(!qsmmu_pop_event(&f.smmu, evt));
+    }
+    g_assert_cmpuint(ch_readl(&f, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS),
+                     ==, 1);
+    /* the CANCELLED one and the three FAULTs */
+    g_assert_cmpuint(ch_readl(&f, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_ERRORS),
+                     ==, 4);
+
+    /* the OS answers the orphan: the channel may stall again */
+    qsmmu_resume(&f.smmu, PLDMA_SID, stag, QSMMU_RESUME_ABORT);
+    qsmmu_cmd_sync(&f.smmu);
+    g_assert(!qsmmu_cmdq_error(&f.smmu));
+    stag = stall_copy(&f);
+    qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
+    qsmmu_resume(&f.smmu, PLDMA_SID, stag, QSMMU_RESUME_RETRY);
+    qsmmu_cmd_sync(&f.smmu);
+    g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f);
+    g_assert_cmphex(smmu_gerror(&f), ==, 0);
+    fixture_fini(&f);
+}
+
+/*
  * Findings of generic-fuzz (tests/fuzz/findings), replayed: a stage-2 STE
  * with S2AA64 = 0 hit g_assert_not_reached() (QEMU aborted); a linear
  * stream table with LOG2SIZE = 63 shifted past 64 bits (UBSan).  The
@@ -1848,6 +1904,7 @@ int main(int argc, char **argv)
     qtest_add_func("/smmuv3-stall/pldma/migrate-bad-stream",
                    test_migrate_bad_stream);
     qtest_add_func("/smmuv3-stall/pldma/cancel-stalled", test_cancel_stalled);
+    qtest_add_func("/smmuv3-stall/pldma/cancel-orphan", test_cancel_orphan);
     qtest_add_func("/smmuv3-stall/fuzz/ste-s2aa64", test_fuzz_s2aa64);
     qtest_add_func("/smmuv3-stall/fuzz/strtab-log2size",
                    test_fuzz_strtab_log2size);

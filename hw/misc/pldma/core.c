@@ -210,8 +210,7 @@ void pldma_ch_error(PLDMAChannel *ch, uint32_t err)
 {
     trace_pldma_ch_error(ch->idx, err);
     ch->error = err;
-    ch->stall_pending = false;
-    pldma_probes_clear(ch);
+    pldma_stalls_forget(ch);
     pldma_set_state(ch, PLDMA_STATE_ERROR);
     pldma_raise(ch->s, PLDMA_IRQ_CH_ERROR);
 }
@@ -225,6 +224,7 @@ static void pldma_ch_reset(PLDMAChannel *ch)
 
     trace_pldma_ch_reset(idx);
     pldma_net_ch_end(ch);
+    pldma_stalls_forget(ch);
     memset(ch, 0, offsetof(PLDMAChannel, cnt_bytes));
     ch->s = s;
     ch->idx = idx;
@@ -657,8 +657,7 @@ static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
      */
     if (cmd == PLDMA_CMD_CANCEL && ch->state == PLDMA_STATE_STALLED) {
         trace_pldma_ch_stall_cancelled(ch->idx, ch->stag);
-        ch->stall_pending = false;
-        pldma_probes_clear(ch);
+        pldma_stalls_forget(ch);
         ch->fault_info &= ~PLDMA_FR_F_STALL;
     } else if (ch->state != PLDMA_STATE_FAULTED ||
                (cmd != PLDMA_CMD_RESTART && cmd != PLDMA_CMD_CANCEL)) {
@@ -930,9 +929,8 @@ static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
         } else if (!(val & PLDMA_CHB_CTRL_ENABLE) &&
                    (ch->ctrl & PLDMA_CHB_CTRL_ENABLE)) {
             ch->ctrl &= ~PLDMA_CHB_CTRL_ENABLE;
-            ch->stall_pending = false;
+            pldma_stalls_forget(ch);
             pldma_net_ch_end(ch);
-            pldma_probes_clear(ch);
             ch->phase = PLDMA_PHASE_FETCH;
             pldma_set_state(ch, PLDMA_STATE_DISABLED);
         }
@@ -1381,6 +1379,9 @@ static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
     if (ch->ahead > PLDMA_AHEAD_MAX) {
         return "batch window beyond 64 pages";
     }
+    if (ch->norphans > ARRAY_SIZE(ch->orphan_stag)) {
+        return "more orphaned stalls than the table holds";
+    }
     for (i = 0; i < ch->nprobes; i++) {
         if (!s->ops->stall_is_pending ||
             !s->ops->stall_is_pending(s, ch->probe_stag[i])) {
@@ -1461,6 +1462,27 @@ static const VMStateDescription vmstate_pldma_probes = {
     }
 };
 
+static bool pldma_orphans_needed(void *opaque)
+{
+    PLDMAChannel *ch = opaque;
+
+    return ch->norphans;
+}
+
+/* Stalls the channel stopped waiting for, still held by the SMMU */
+static const VMStateDescription vmstate_pldma_orphans = {
+    .name = "pldma/channel/orphans",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_orphans_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(norphans, PLDMAChannel),
+        VMSTATE_UINT16_ARRAY(orphan_stag, PLDMAChannel,
+                             PLDMA_MAX_OUTSTANDING),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static bool pldma_ahead_needed(void *opaque)
 {
     PLDMAChannel *ch = opaque;
@@ -1534,6 +1556,7 @@ static const VMStateDescription vmstate_pldma_channel = {
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_probes,
         &vmstate_pldma_ahead,
+        &vmstate_pldma_orphans,
         NULL
     }
 };

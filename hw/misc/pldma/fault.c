@@ -76,6 +76,74 @@ void pldma_probes_clear(PLDMAChannel *ch)
     ch->probe_aborted = false;
 }
 
+static void pldma_orphan_add(PLDMAChannel *ch, uint16_t stag)
+{
+    if (ch->norphans < ARRAY_SIZE(ch->orphan_stag)) {
+        ch->orphan_stag[ch->norphans++] = stag;
+        trace_pldma_ch_stall_orphaned(ch->idx, stag, ch->norphans);
+    }
+}
+
+/*
+ * The channel stops waiting for its parked access and its accesses ahead
+ * (CANCEL of a STALLED channel, a reset, an error): the SMMU keeps them
+ * until the OS answers, so remember their STAGs as orphans.
+ */
+void pldma_stalls_forget(PLDMAChannel *ch)
+{
+    int i;
+
+    if (ch->stall_pending) {
+        pldma_orphan_add(ch, ch->stag);
+    }
+    for (i = 0; i < ch->nprobes; i++) {
+        pldma_orphan_add(ch, ch->probe_stag[i]);
+    }
+    ch->stall_pending = false;
+    pldma_probes_clear(ch);
+}
+
+static void pldma_orphan_remove(PLDMAChannel *ch, int i)
+{
+    trace_pldma_ch_orphan_answered(ch->idx, ch->orphan_stag[i]);
+    ch->orphan_stag[i] = ch->orphan_stag[--ch->norphans];
+}
+
+/* Orphans the SMMU no longer holds (answered, terminated, reset) go */
+static uint8_t pldma_orphans_pending(PLDMACore *s, PLDMAChannel *ch)
+{
+    int i = 0;
+
+    while (i < ch->norphans) {
+        if (s->ops->stall_is_pending &&
+            s->ops->stall_is_pending(s, ch->orphan_stag[i])) {
+            i++;
+        } else {
+            pldma_orphan_remove(ch, i);
+        }
+    }
+    return ch->norphans;
+}
+
+/* The OS answered a stall: if it was an orphan, forget it */
+static bool pldma_orphan_resumed(PLDMACore *s, uint16_t stag)
+{
+    uint32_t i;
+    int j;
+
+    for (i = 0; i < s->num_channels; i++) {
+        PLDMAChannel *ch = &s->ch[i];
+
+        for (j = 0; j < ch->norphans; j++) {
+            if (ch->orphan_stag[j] == stag) {
+                pldma_orphan_remove(ch, j);
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 static int pldma_probe_find(PLDMAChannel *ch, uint64_t page)
 {
     int i;
@@ -320,6 +388,11 @@ bool pldma_core_can_stall(PLDMACore *s, uint32_t sid)
         trace_pldma_smmu_stall_declined(sid, s->report_mode, s->cur != NULL);
         return false;
     }
+    if (pldma_orphans_pending(s, s->cur)) {
+        trace_pldma_smmu_stall_declined_orphans(s->cur->idx,
+                                                s->cur->norphans);
+        return false;
+    }
     return true;
 }
 
@@ -393,6 +466,9 @@ void pldma_core_resumed(PLDMACore *s, uint32_t sid, uint16_t stag,
         }
     }
     trace_pldma_smmu_resumed(sid, stag, resp, ch ? (int)ch->idx : -1);
+    if (!ch && sid == s->stream_id && pldma_orphan_resumed(s, stag)) {
+        return;             /* a stall the channel stopped waiting for */
+    }
     if (!ch && sid == s->stream_id && pldma_probe_resumed(s, stag, resp)) {
         return;             /* an access ahead (max-outstanding) */
     }

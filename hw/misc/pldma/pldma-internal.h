@@ -67,6 +67,7 @@ bool pldma_pasid_reg_valid(const PLDMACore *s, uint32_t reg);
 void pldma_post_fault(PLDMACore *s, PLDMAChannel *ch);
 bool pldma_probe_adopt(PLDMAChannel *ch, uint64_t va);
 void pldma_probes_clear(PLDMAChannel *ch);
+void pldma_stalls_forget(PLDMAChannel *ch);
 void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
                          bool is_write);
 

@@ -141,6 +141,16 @@ typedef struct PLDMAChannel {
     uint32_t cnt_cancels;
     uint32_t cnt_errors;
     uint32_t cnt_ahead;
+
+    /*
+     * Orphaned stalls: transactions the channel stopped waiting for (CANCEL,
+     * reset, error) that the SMMU still holds until the OS answers them.
+     * While one is pending the channel's new faults are not stalled, so a
+     * channel never holds more SMMU stall slots than one descriptor's
+     * (max-outstanding).  Kept across a channel reset (after cnt_*).
+     */
+    uint8_t norphans;
+    uint16_t orphan_stag[PLDMA_MAX_OUTSTANDING];
 } PLDMAChannel;
 
 /* What the engine asks of its bus front-end */

@@ -267,9 +267,19 @@ static bool pldma_take_fault(struct pldma_ctx *ctx, struct pldma_fault_rec *f,
 		b->dst = pldma_ch_rd64(ctx, PLDMA_CH_AHEAD_DST_LO);
 		b->dst_map = pldma_ch_rd64(ctx, PLDMA_CH_AHEAD_DST_MAP_LO);
 	}
-	if (*strategy == PLDMA_STRAT_TOUCH &&
+	/*
+	 * A pinned or prefaulted buffer faults only where its page is present
+	 * but its PTE is old: reclaim's aging (or MADV_COLD) cleared the access
+	 * flag, which pinning does not prevent and GUP does not set again, and
+	 * the SMMU has no HTTU (Linux does not enable HA for SVA contexts
+	 * anyway).  Its neighbours were most likely aged with it: refresh a
+	 * window, so that an aged buffer costs one fault per window, not one
+	 * per page.
+	 */
+	if ((*strategy == PLDMA_STRAT_TOUCH || *strategy == PLDMA_STRAT_PIN ||
+	     *strategy == PLDMA_STRAT_PREFAULT) &&
 	    !(f->flags & (PLDMA_FR_F_DESC | PLDMA_FR_F_COMPL))) {
-		*n = touch;
+		*n = *strategy == PLDMA_STRAT_TOUCH ? touch : PLDMA_AGED_WINDOW;
 		/*
 		 * Never past the transfer: the faulting buffer has len - done
 		 * bytes left from va (the device faults at buffer + done).

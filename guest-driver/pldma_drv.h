@@ -53,6 +53,7 @@
 
 #define PLDMA_HIST_BUCKETS	21	/* <1us, then [2^(i-1), 2^i) us */
 #define PLDMA_NO_PROGRESS_MS	1000	/* a faulted channel that does not move */
+#define PLDMA_AGED_WINDOW	64	/* pages refreshed at a pinned page's fault */
 #define PLDMA_STALL_CHECK_MS	(PLDMA_NO_PROGRESS_MS / 4) /* stall mode: poll */
 #define PLDMA_MAX_REFAULTS	8	/* same VA faulting again and again */
 #define PLDMA_MAX_MOVES		64	/* ... after answers that resolved it */

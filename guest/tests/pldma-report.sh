@@ -49,6 +49,8 @@ t "two processes on two channels are isolated" pldma-test isolation one
 t "two processes, user strategy, isolated" pldma-test isolation user
 t "SIGKILL with a forwarded fault pending leaks nothing" pldma-test kill user
 t "SIGKILL while the driver resolves faults leaks nothing" pldma-test kill one
+t "pin: present pages whose PTEs were aged take one fault per window, not per page" pldma-test aged pin
+t "prefault: the same" pldma-test aged prefault
 st=/sys/kernel/debug/pldma/pldma0/stats
 check "no channel left bound" sh -c "! grep -q '^  ch' $st"
 check "no channel left stalled or faulted" sh -c "grep -q '^stalled_channels: 0x0$' $st && grep -q '^faulted_channels: 0x0$' $st"

@@ -194,8 +194,9 @@ static bool pldma_ctx_stop(struct pldma_ctx *ctx, u32 *state)
 	pldma_wr(pd, bind + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
 	pldma_wr(pd, bind + PLDMA_CHB_PASID, 0);
 	spin_lock_irq(&ctx->flock);
-	ctx->uf_pending = false;
-	ctx->ruf_pending = false;	/* release() revokes the keys */
+	/* release() revokes the keys */
+	ctx->fwd[PLDMA_FWD_LOCAL].pending = false;
+	ctx->fwd[PLDMA_FWD_REMOTE].pending = false;
 	spin_unlock_irq(&ctx->flock);
 	return !ret;
 }
@@ -306,10 +307,15 @@ static int pldma_mmap(struct file *file, struct vm_area_struct *vma)
 				  PAGE_SHIFT, PAGE_SIZE, vma->vm_page_prot);
 }
 
-static bool pldma_uf_ready(struct pldma_ctx *ctx)
+static bool pldma_fwd_ready(struct pldma_ctx *ctx)
 {
-	return (READ_ONCE(ctx->uf_pending) && !READ_ONCE(ctx->uf_delivered)) ||
-	       (READ_ONCE(ctx->ruf_pending) && !READ_ONCE(ctx->ruf_delivered));
+	int i;
+
+	for (i = 0; i < PLDMA_FWD_KINDS; i++)
+		if (READ_ONCE(ctx->fwd[i].pending) &&
+		    !READ_ONCE(ctx->fwd[i].delivered))
+			return true;
+	return false;
 }
 
 static __poll_t pldma_poll(struct file *file, poll_table *wait)
@@ -331,7 +337,7 @@ static __poll_t pldma_poll(struct file *file, poll_table *wait)
 	if (state == PLDMA_STATE_ERROR)
 		mask |= EPOLLERR;
 	up_read(&ctx->pd->gone_sem);
-	if (pldma_uf_ready(ctx))
+	if (pldma_fwd_ready(ctx))
 		mask |= EPOLLPRI;
 	return mask;
 }
@@ -568,6 +574,7 @@ static long pldma_ioc_fault_get(struct pldma_ctx *ctx, void __user *arg)
 {
 	struct pldma_fault f;
 	long ret;
+	int i;
 
 	if (copy_from_user(&f, arg, sizeof(f)))
 		return -EFAULT;
@@ -575,25 +582,29 @@ static long pldma_ioc_fault_get(struct pldma_ctx *ctx, void __user *arg)
 		return -EINVAL;
 	if (f.timeout_ms) {
 		ret = wait_event_interruptible_timeout(ctx->fwq,
-						       pldma_uf_ready(ctx) ||
+						       pldma_fwd_ready(ctx) ||
 						       READ_ONCE(ctx->detached),
 						       msecs_to_jiffies(f.timeout_ms));
 		if (ret < 0)
 			return ret;
 	}
+	/*
+	 * The channel's own fault first; a responder fault has flags
+	 * PLDMA_FR_F_REMOTE and desc = rkey
+	 */
 	spin_lock_irq(&ctx->flock);
-	if (ctx->uf_pending && !ctx->uf_delivered) {
-		ctx->uf_delivered = true;
-		f = ctx->uf;
-	} else if (ctx->ruf_pending && !ctx->ruf_delivered) {
-		/* a responder fault (flags PLDMA_FR_F_REMOTE, desc = rkey) */
-		ctx->ruf_delivered = true;
-		f = ctx->ruf;
-	} else {
-		spin_unlock_irq(&ctx->flock);
-		return -EAGAIN;
+	for (i = 0; i < PLDMA_FWD_KINDS; i++) {
+		struct pldma_fwd *w = &ctx->fwd[i];
+
+		if (w->pending && !w->delivered) {
+			w->delivered = true;
+			f = w->f;
+			break;
+		}
 	}
 	spin_unlock_irq(&ctx->flock);
+	if (i == PLDMA_FWD_KINDS)
+		return -EAGAIN;
 	return copy_to_user(arg, &f, sizeof(f)) ? -EFAULT : 0;
 }
 
@@ -603,25 +614,42 @@ static long pldma_ioc_fault_get(struct pldma_ctx *ctx, void __user *arg)
  * the key's fault ends RESOLVED or FAILED, and the requester resends or
  * completes REMOTE_ERROR.
  */
+/*
+ * The answer to the fault delivered in slot @kind as @seq: the slot is
+ * free again and a copy of it in @w.  False if no such fault waits (never
+ * delivered, answered already, or its cause went away).
+ */
+static bool pldma_fwd_claim(struct pldma_ctx *ctx, enum pldma_fwd_kind kind,
+			    u32 seq, struct pldma_fwd *w)
+{
+	struct pldma_fwd *s = &ctx->fwd[kind];
+	bool ok;
+
+	spin_lock_irq(&ctx->flock);
+	ok = s->pending && s->delivered && s->f.seq == seq;
+	if (ok) {
+		s->pending = false;
+		*w = *s;
+	}
+	spin_unlock_irq(&ctx->flock);
+	return ok;
+}
+
 static long pldma_resolve_remote(struct pldma_ctx *ctx,
 				 const struct pldma_fault_resolve *r)
 {
+	struct pldma_fwd w;
 	struct pldma_key *k;
 	bool write, resolved = false;
 	u32 rkey;
 	u64 va;
 
-	spin_lock_irq(&ctx->flock);
-	if (!ctx->ruf_pending || !ctx->ruf_delivered || ctx->ruf.seq != r->seq) {
-		spin_unlock_irq(&ctx->flock);
+	if (!pldma_fwd_claim(ctx, PLDMA_FWD_REMOTE, r->seq, &w))
 		return -ENOENT;
-	}
-	ctx->ruf_pending = false;
-	k = ctx->ruf_key;
-	rkey = ctx->ruf_rkey;
-	va = ctx->ruf.va;
-	write = ctx->ruf.flags & PLDMA_FR_F_WRITE;
-	spin_unlock_irq(&ctx->flock);
+	k = w.key;
+	rkey = w.rkey;
+	va = w.f.va;
+	write = w.f.flags & PLDMA_FR_F_WRITE;
 	if (r->action == PLDMA_RESOLVE_RESTART)
 		resolved = pldma_touch_present(va, write);
 	if (resolved)
@@ -640,6 +668,7 @@ static long pldma_resolve_remote(struct pldma_ctx *ctx,
 
 static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
 {
+	struct pldma_fwd w;
 	struct pldma_fault_resolve r;
 	bool write, resolved = false;
 	u32 cmd, token;
@@ -658,16 +687,11 @@ static long pldma_ioc_fault_resolve(struct pldma_ctx *ctx, void __user *arg)
 
 	if (r.seq & PLDMA_RUF_SEQ)
 		return pldma_resolve_remote(ctx, &r);
-	spin_lock_irq(&ctx->flock);
-	if (!ctx->uf_pending || !ctx->uf_delivered || ctx->uf.seq != r.seq) {
-		spin_unlock_irq(&ctx->flock);
+	if (!pldma_fwd_claim(ctx, PLDMA_FWD_LOCAL, r.seq, &w))
 		return -ENOENT;
-	}
-	ctx->uf_pending = false;
-	token = ctx->uf_token;
-	va = ctx->uf.va;
-	write = ctx->uf.flags & PLDMA_FR_F_WRITE;
-	spin_unlock_irq(&ctx->flock);
+	token = w.token;
+	va = w.f.va;
+	write = w.f.flags & PLDMA_FR_F_WRITE;
 	/*
 	 * Did the answer make the page present?  (The caller is the owner:
 	 * current->mm == ctx->mm.)  If so and the device faults there again,

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * PLDMA: serving the device's page faults.  The interrupt handlers wake
- * completions and drain the report-mode fault queue; each faulting channel
- * is served by its own work item (one page, a touch-ahead window, or
- * forwarded to the process), bounded by the refault limit and the
- * no-progress watchdog.  Also: the per-transfer strategies, pinning, and, in
- * stall mode, where the IOMMU core serves the faults, the no-progress check
- * that cancels a channel stalled for too long and the device's counters.
+ * PLDMA: serving a channel's page faults in report mode.  Each faulting
+ * channel is served by its own work item (one page, a touch-ahead window,
+ * a batch, or forwarded to the process), bounded by the refault limit and
+ * the no-progress watchdog; in stall mode, where the IOMMU core serves the
+ * faults, the no-progress check cancels a channel stalled for too long.
+ * The interrupts that start this work are in irq.c, the responder's faults
+ * in remote.c, strategies and pinning in strategy.c.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -26,7 +26,7 @@
 /* Report-mode faults                                                 */
 /* ------------------------------------------------------------------ */
 
-static void pldma_hist(struct pldma_dev *pd, ktime_t start)
+void pldma_hist(struct pldma_dev *pd, ktime_t start)
 {
 	s64 us = ktime_us_delta(ktime_get(), start);
 	unsigned int b = us > 0 ? fls64(us) : 0;
@@ -43,8 +43,7 @@ static void pldma_hist(struct pldma_dev *pd, ktime_t start)
  * is retryable and killable (fixup_user_fault() with @unlocked), and the
  * last reference to the mm may be ours, hence mmput_async().
  */
-static int pldma_fault_in(struct pldma_ctx *ctx, u64 va, bool write,
-			  unsigned int n)
+int pldma_fault_in(struct pldma_ctx *ctx, u64 va, bool write, unsigned int n)
 {
 	struct mm_struct *mm = ctx->mm;
 	unsigned int flags = write ? FAULT_FLAG_WRITE : 0;
@@ -74,7 +73,7 @@ static int pldma_fault_in(struct pldma_ctx *ctx, u64 va, bool write,
 	return done;
 }
 
-static bool pldma_va_mapped(struct pldma_ctx *ctx, u64 va)
+bool pldma_va_mapped(struct pldma_ctx *ctx, u64 va)
 {
 	struct mm_struct *mm = ctx->mm;
 	bool ret;
@@ -148,27 +147,42 @@ bool pldma_answer(struct pldma_ctx *ctx, u32 token, u32 cmd, bool resolved,
 	return ret;
 }
 
+/*
+ * Post a fault in the file's slot of @kind, for FAULT_GET, under flock
+ * (held by the caller for PLDMA_FWD_REMOTE, which also checks the slot is
+ * free; a LOCAL fault replaces the channel's previous one, which its token
+ * made stale).  @seq is what RESOLVE must quote.
+ */
+void pldma_fwd_post(struct pldma_ctx *ctx, enum pldma_fwd_kind kind,
+		    const struct pldma_fault_rec *f, u32 seq)
+{
+	struct pldma_fwd *w = &ctx->fwd[kind];
+
+	lockdep_assert_held(&ctx->flock);
+	memset(&w->f, 0, sizeof(w->f));
+	w->f.va = f->va;
+	w->f.flags = f->flags;
+	w->f.seq = seq;
+	w->f.desc = f->desc;
+	w->f.done = f->done;
+	w->f.len = f->len;
+	w->pending = true;
+	w->delivered = false;
+}
+
 static void pldma_forward_fault(struct pldma_ctx *ctx,
 				struct pldma_fault_rec *f, u32 token)
 {
 	unsigned long flags;
 
 	spin_lock_irqsave(&ctx->flock, flags);
-	memset(&ctx->uf, 0, sizeof(ctx->uf));
-	ctx->uf.va = f->va;
-	ctx->uf.flags = f->flags;
 	/*
 	 * The driver's token, not the record's sequence number: records
 	 * lost to an overflow have none, and a RESOLVE must never match a
 	 * later fault.
 	 */
-	ctx->uf.seq = token;
-	ctx->uf.desc = f->desc;
-	ctx->uf.done = f->done;
-	ctx->uf.len = f->len;
-	ctx->uf_token = token;
-	ctx->uf_pending = true;
-	ctx->uf_delivered = false;
+	pldma_fwd_post(ctx, PLDMA_FWD_LOCAL, f, token);
+	ctx->fwd[PLDMA_FWD_LOCAL].token = token;
 	spin_unlock_irqrestore(&ctx->flock, flags);
 	pldma_count(ctx, user_faults, 1);
 	trace_pldma_forward(ctx->pd->id, ctx->ch, ctx->pasid, f->va, token, 0);
@@ -420,7 +434,7 @@ void pldma_watchdog(struct work_struct *work)
 					     PLDMA_CNT_FAULTS);
 		ctx->token++;
 		spin_lock_irq(&ctx->flock);
-		ctx->uf_pending = false;
+		ctx->fwd[PLDMA_FWD_LOCAL].pending = false;
 		spin_unlock_irq(&ctx->flock);
 		trace_pldma_cancel(ctx->pd->id, ctx->ch, ctx->pasid,
 				   ctx->fault_va, ctx->token,
@@ -548,482 +562,4 @@ bool pldma_touch_present(u64 va, bool write)
 			       write ? FAULT_FLAG_WRITE : 0, &unlocked);
 	mmap_read_unlock(mm);
 	return !ret;
-}
-
-/* ------------------------------------------------------------------ */
-/* Responder faults (remote DMA, report mode)                         */
-/* ------------------------------------------------------------------ */
-
-/*
- * Forward a responder fault to the window's owner (strategy user, the
- * thesis's fault library and EDM's path): it makes the page present and
- * answers with RESOLVE, which becomes KEY_CMD_RESOLVED (or FAILED) on the
- * key.  The file has one slot for them: while it is taken, the driver
- * resolves the fault itself (false).  A forwarded fault nobody answers
- * keeps the requester getting RNR NAKs until its rnr-retry count ends
- * the message (REMOTE_RNR); revoking the key (DEREG_MR, release()) ends
- * the fault and frees the slot (pldma_key_revoke()).
- */
-static bool pldma_forward_remote(struct pldma_ctx *ctx, struct pldma_key *k,
-				 const struct pldma_fault_rec *f)
-{
-	struct pldma_dev *pd = ctx->pd;
-	u32 seq;
-
-	/* not for a key revoked since: its REVOKE ended the fault */
-	spin_lock_irq(&pd->lock);
-	spin_lock(&ctx->flock);
-	if (ctx->ruf_pending || ctx->closing || k->ctx != ctx ||
-	    k->rkey != f->desc) {
-		spin_unlock(&ctx->flock);
-		spin_unlock_irq(&pd->lock);
-		return false;
-	}
-	seq = PLDMA_RUF_SEQ | ++ctx->ruf_seq;
-	memset(&ctx->ruf, 0, sizeof(ctx->ruf));
-	ctx->ruf.va = f->va;
-	ctx->ruf.flags = f->flags;
-	ctx->ruf.seq = seq;
-	ctx->ruf.desc = f->desc;
-	ctx->ruf.done = f->done;
-	ctx->ruf.len = f->len;
-	ctx->ruf_key = k;
-	ctx->ruf_rkey = f->desc;
-	ctx->ruf_pending = true;
-	ctx->ruf_delivered = false;
-	spin_unlock(&ctx->flock);
-	spin_unlock_irq(&pd->lock);
-	pldma_count(ctx, user_faults, 1);
-	trace_pldma_forward(ctx->pd->id, ctx->ch, ctx->pasid, f->va, seq, 0);
-	wake_up_interruptible(&ctx->fwq);
-	return true;
-}
-
-/*
- * An incoming RDMA WRITE or READ missed a page of key @k's window: the
- * device NAKed the segment (RNR) and posted a record (PLDMA_FR_F_REMOTE,
- * DESC = rkey, DONE/LEN = offset and length of the message).  Make the page
- * present in the owner's mm with the window's strategy, as for a local
- * fault (pldma_fault_in(): one page, or a touch-ahead window, here clamped
- * to the key's range and to the rest of the message), then answer
- * KEY_CMD_RESOLVED, or KEY_CMD_FAILED when not even the faulting page can
- * be made present: the requester never waits for an answer that does not
- * come.  One work item per key, so one owner's slow filler never delays
- * another's.
- */
-void pldma_key_fault_work(struct work_struct *work)
-{
-	struct pldma_key *k = container_of(work, struct pldma_key, work);
-	struct pldma_dev *pd = k->pd;
-	struct pldma_ctx *ctx = NULL;
-	struct pldma_fault_rec f;
-	u64 kva = 0, klen = 0, left;
-	u32 strategy = 0, touch = 1;
-	unsigned int n = 1;
-	ktime_t start;
-	int done = 0;
-
-	spin_lock_irq(&pd->lock);
-	if (!k->rec_valid) {
-		spin_unlock_irq(&pd->lock);
-		return;
-	}
-	f = k->rec;
-	k->rec_valid = false;
-	if (k->ctx && k->rkey == f.desc &&
-	    f.pasid == (k->ctx->pasid | PLDMA_CHB_PASID_EN)) {
-		ctx = k->ctx;
-		kref_get(&ctx->ref);
-		kva = k->va;
-		klen = k->len;
-		strategy = k->strategy;
-		touch = k->touch;
-	}
-	spin_unlock_irq(&pd->lock);
-	if (!ctx) {
-		/* revoked since, which ended the fault: a stale record */
-		atomic64_inc(&pd->st.remote_stale);
-		return;
-	}
-
-	start = ktime_get();
-	pldma_count(ctx, remote_faults, 1);
-	if (strategy == PLDMA_STRAT_USER && f.va >= kva && f.va - kva < klen &&
-	    pldma_va_mapped(ctx, f.va) && pldma_forward_remote(ctx, k, &f)) {
-		/* the owner answers with RESOLVE (pldma_ioc_fault_resolve) */
-		pldma_ctx_put(ctx);
-		return;
-	}
-	/* the device checked the range; a driver does not rely on it */
-	if (f.va >= kva && f.va - kva < klen) {
-		if (strategy == PLDMA_STRAT_TOUCH) {
-			left = kva + klen - f.va;
-			if (f.len > f.done)
-				left = min_t(u64, left, f.len - f.done);
-			n = min_t(u64, touch,
-				  DIV_ROUND_UP(offset_in_page(f.va) + left,
-					       PAGE_SIZE));
-		}
-		trace_pldma_remote_fault(pd->id, ctx->pasid, f.desc, f.va,
-					 f.flags, f.done, f.len, strategy, n);
-		done = pldma_fault_in(ctx, f.va, f.flags & PLDMA_FR_F_WRITE, n);
-	}
-	if (done > 0) {
-		pldma_count(ctx, remote_pages, done);
-	} else {
-		dev_dbg(pd->dev, "key %#x: cannot resolve fault at %#llx\n",
-			f.desc, f.va);
-		pldma_count(ctx, remote_failed, 1);
-	}
-	pldma_key_answer(k, f.desc, done > 0);
-	trace_pldma_remote_resolved(pd->id, ctx->pasid, f.desc, f.va, n, done,
-				    ktime_us_delta(ktime_get(), start));
-	pldma_hist(pd, start);
-	pldma_ctx_put(ctx);
-}
-
-/* ------------------------------------------------------------------ */
-/* Interrupts                                                         */
-/* ------------------------------------------------------------------ */
-
-/* Hand the channel's fault to its work item (IRQ thread). */
-static void pldma_kick_channel(struct pldma_dev *pd, unsigned int ch,
-			       const struct pldma_fault_rec *f)
-{
-	struct pldma_ctx *ctx;
-
-	spin_lock_irq(&pd->lock);
-	ctx = pd->chans[ch];
-	/* A record for a channel that was reset and reassigned since. */
-	if (ctx && f && f->pasid != (ctx->pasid | PLDMA_CHB_PASID_EN))
-		ctx = NULL;
-	if (ctx) {
-		if (f) {
-			spin_lock(&ctx->flock);
-			ctx->rec = *f;
-			ctx->rec_valid = true;
-			spin_unlock(&ctx->flock);
-		}
-		/*
-		 * The work's reference, taken before the work can run (on
-		 * another CPU) and drop it; given back if the work was
-		 * queued already.  Never the last one: the channel table
-		 * holds one while pd->lock is held.
-		 */
-		kref_get(&ctx->ref);
-		if (!queue_work(pd->wq, &ctx->fault_work))
-			pldma_ctx_put(ctx);
-	}
-	spin_unlock_irq(&pd->lock);
-}
-
-/* A responder fault: to the key's work item (IRQ thread). */
-static void pldma_kick_key(struct pldma_dev *pd,
-			   const struct pldma_fault_rec *f)
-{
-	struct pldma_key *k;
-
-	if (PLDMA_RKEY_INDEX(f->desc) >= PLDMA_NUM_KEYS)
-		return;
-	k = &pd->keys[PLDMA_RKEY_INDEX(f->desc)];
-	spin_lock_irq(&pd->lock);
-	k->rec = *f;
-	k->rec_valid = true;
-	queue_work(pd->wq, &k->work);
-	spin_unlock_irq(&pd->lock);
-}
-
-static void pldma_read_record(struct pldma_dev *pd, u32 idx,
-			      struct pldma_fault_rec *f)
-{
-	__le32 *r = pd->fq + idx * (PLDMA_FR_SIZE / 4);
-
-	dma_rmb();
-	f->channel = le32_to_cpu(r[PLDMA_FR_CHANNEL / 4]) & 0xffff;
-	f->flags = le32_to_cpu(r[PLDMA_FR_CHANNEL / 4]) >> 16;
-	f->pasid = le32_to_cpu(r[PLDMA_FR_PASID / 4]);
-	f->va = le32_to_cpu(r[PLDMA_FR_VA / 4]) |
-		(u64)le32_to_cpu(r[PLDMA_FR_VA / 4 + 1]) << 32;
-	f->done = le32_to_cpu(r[PLDMA_FR_DONE / 4]);
-	f->desc = le32_to_cpu(r[PLDMA_FR_DESC / 4]);
-	f->seq = le32_to_cpu(r[PLDMA_FR_SEQ / 4]);
-	f->len = le32_to_cpu(r[PLDMA_FR_LEN / 4]);
-}
-
-/* After an overflow, faulted channels without a record are found here. */
-static void pldma_scan_faulted(struct pldma_dev *pd)
-{
-	unsigned long bits = pldma_rd(pd, PLDMA_FAULTED_CHANNELS);
-	unsigned int ch;
-
-	for_each_set_bit(ch, &bits, pd->nch)
-		pldma_kick_channel(pd, ch, NULL);
-}
-
-irqreturn_t pldma_irq_thread(int irq, void *data)
-{
-	struct pldma_vec *vec = data;
-	struct pldma_dev *pd = vec->pd;
-	struct pldma_fault_rec f;
-	u32 tail;
-
-	while (pd->fq) {
-		tail = pldma_rd(pd, PLDMA_FQ_TAIL);
-		if (tail == pd->fq_head)
-			break;
-		pldma_read_record(pd, pd->fq_head, &f);
-		pd->fq_head = (pd->fq_head + 1) & (pd->fq_entries - 1);
-		pldma_wr(pd, PLDMA_FQ_HEAD, pd->fq_head);
-		if (f.channel < pd->nch)
-			pldma_kick_channel(pd, f.channel, &f);
-		else if (f.channel == PLDMA_FR_CH_REMOTE &&
-			 f.flags & PLDMA_FR_F_REMOTE)
-			pldma_kick_key(pd, &f);
-	}
-	if (test_and_clear_bit(PLDMA_F_OVERFLOW, &pd->flags)) {
-		atomic64_inc(&pd->st.fq_overflows);
-		pldma_wr(pd, PLDMA_FQ_STATUS, PLDMA_FQ_STATUS_OVERFLOW |
-			 PLDMA_FQ_STATUS_WRITE_ERR);
-		pldma_scan_faulted(pd);
-		if (pd->node_id)
-			pldma_keys_resync(pd);
-	}
-	return IRQ_HANDLED;
-}
-
-/* data: the vector's pldma_vec; only the fault vector has a thread */
-irqreturn_t pldma_irq(int irq, void *data)
-{
-	struct pldma_vec *vec = data;
-	struct pldma_dev *pd = vec->pd;
-	u32 status = pldma_rd(pd, PLDMA_IRQ_STATUS) & pd->irq_mask & vec->mask;
-	unsigned long wake;
-	struct pldma_ctx *ctx;
-	unsigned int ch;
-
-	if (!status)
-		return IRQ_NONE;
-	pldma_wr(pd, PLDMA_IRQ_STATUS, status);
-
-	wake = status & PLDMA_IRQ_CH_DONE_ALL;
-	if (status & PLDMA_IRQ_CH_ERROR) {
-		wake |= pldma_rd(pd, PLDMA_ERROR_CHANNELS);
-		atomic64_inc(&pd->st.ch_errors);
-	}
-	spin_lock(&pd->lock);
-	for_each_set_bit(ch, &wake, pd->nch) {
-		ctx = pd->chans[ch];
-		if (ctx) {
-			atomic_inc(&ctx->events);
-			wake_up_interruptible(&ctx->wq);
-			if (ctx->efd)
-				eventfd_signal(ctx->efd);
-		}
-	}
-	spin_unlock(&pd->lock);
-
-	if (status & PLDMA_IRQ_FQ_OVERFLOW)
-		set_bit(PLDMA_F_OVERFLOW, &pd->flags);
-	if (status & (PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW |
-		      PLDMA_IRQ_CH_FAULTED))
-		return IRQ_WAKE_THREAD;
-	return IRQ_HANDLED;
-}
-
-/* ------------------------------------------------------------------ */
-/* Strategies                                                         */
-/* ------------------------------------------------------------------ */
-
-int pldma_check_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)
-{
-	bool stall = ctx->pd->stall_mode;
-
-	switch (strategy) {
-	case PLDMA_STRAT_PIN:
-	case PLDMA_STRAT_PREFAULT:
-		break;
-	case PLDMA_STRAT_STALL:
-		if (!stall)
-			return -EOPNOTSUPP;
-		break;
-	case PLDMA_STRAT_BATCH:
-		if (touch > PLDMA_BATCH_MAX)
-			return -EINVAL;
-		fallthrough;
-	case PLDMA_STRAT_TOUCH:
-		if (touch < 1 || touch > PLDMA_TOUCH_MAX)
-			return -EINVAL;
-		fallthrough;
-	case PLDMA_STRAT_ONE:
-	case PLDMA_STRAT_USER:
-		if (stall)
-			return -EOPNOTSUPP;
-		break;
-	default:
-		return -EINVAL;
-	}
-	if (strategy != PLDMA_STRAT_TOUCH && strategy != PLDMA_STRAT_BATCH &&
-	    touch)
-		return -EINVAL;
-	return 0;
-}
-
-static_assert(PLDMA_BATCH_MAX == PLDMA_AHEAD_MAX);
-
-void pldma_set_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)
-{
-	WRITE_ONCE(ctx->touch, touch ? touch : 1);
-	WRITE_ONCE(ctx->strategy, strategy);
-}
-
-/* Called with ctx->mutex held. */
-int pldma_set_slot_strategy(struct pldma_ctx *ctx, u32 slot, u32 strategy,
-			    u32 touch)
-{
-	struct pldma_slot_strat *slots = ctx->slots;
-
-	if (WARN_ON_ONCE(slot >= PLDMA_RING_MAX_ENTRIES))
-		return -EINVAL;
-	if (!slots) {
-		slots = kvcalloc(PLDMA_RING_MAX_ENTRIES, sizeof(*slots),
-				 GFP_KERNEL);
-		if (!slots)
-			return -ENOMEM;
-		/* pairs with smp_load_acquire() in pldma_handle_fault() */
-		smp_store_release(&ctx->slots, slots);
-	}
-	WRITE_ONCE(slots[slot].valid, 0);
-	WRITE_ONCE(slots[slot].strategy, strategy);
-	WRITE_ONCE(slots[slot].touch, touch ? touch : 1);
-	WRITE_ONCE(slots[slot].valid, 1);
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Stall-mode counters: the IOMMU core serves the faults, the device   */
-/* counts them.                                                        */
-/* ------------------------------------------------------------------ */
-
-void pldma_sync_hw_counters(struct pldma_ctx *ctx)
-{
-	struct pldma_dev *pd = ctx->pd;
-	u32 base = PLDMA_CH_CNT(ctx->ch);
-	u32 v, d;
-
-	if (!pd->stall_mode)
-		return;
-	v = pldma_rd(pd, base + PLDMA_CNT_STALLS);
-	d = v - ctx->hw_last[PLDMA_CNT_STALLS / 4];
-	ctx->hw_last[PLDMA_CNT_STALLS / 4] = v;
-	pldma_count(ctx, stalls, d);
-	pldma_count(ctx, faults[READ_ONCE(ctx->strategy)], d);
-	v = pldma_rd(pd, base + PLDMA_CNT_RESTARTS);
-	d = v - ctx->hw_last[PLDMA_CNT_RESTARTS / 4];
-	ctx->hw_last[PLDMA_CNT_RESTARTS / 4] = v;
-	pldma_count(ctx, restarts, d);
-	v = pldma_rd(pd, base + PLDMA_CNT_ABORTS);
-	d = v - ctx->hw_last[PLDMA_CNT_ABORTS / 4];
-	ctx->hw_last[PLDMA_CNT_ABORTS / 4] = v;
-	pldma_count(ctx, aborts, d);
-}
-
-/* ------------------------------------------------------------------ */
-/* Pinning                                                             */
-/* ------------------------------------------------------------------ */
-
-void pldma_unpin(struct pldma_ctx *ctx, struct pldma_pin *p)
-{
-	trace_pldma_unpin(ctx->pd->id, ctx->ch, ctx->pasid, p->va, p->npages,
-			  p->write);
-	list_del(&p->node);
-	ctx->npins--;
-	unpin_user_pages_dirty_lock(p->pages, p->npages, p->write);
-	atomic64_sub(p->npages, &ctx->mm->pinned_vm);
-	kvfree(p->pages);
-	kfree(p);
-}
-
-/*
- * Pin like ib_umem_get() does: long-term (FOLL_LONGTERM: the pages leave
- * ZONE_MOVABLE and CMA first, and fs-dax is refused), counted in the mm's
- * pinned_vm (VmPin) against RLIMIT_MEMLOCK unless CAP_IPC_LOCK.  Returns
- * -ENOMEM over the limit, -EFAULT when the range cannot be pinned.
- * Called by the owner (current->mm == ctx->mm) with ctx->mutex held.
- */
-int pldma_pin_range(struct pldma_ctx *ctx, u64 va, u32 len, bool write,
-		    u32 done_at)
-{
-	unsigned long first = va >> PAGE_SHIFT;
-	unsigned long last = (va + len - 1) >> PAGE_SHIFT;
-	unsigned long n = last - first + 1, got = 0;
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	unsigned int gup = FOLL_LONGTERM | (write ? FOLL_WRITE : 0);
-	struct mm_struct *mm = ctx->mm;
-	struct pldma_pin *p;
-	long ret;
-
-	if (atomic64_add_return(n, &mm->pinned_vm) > limit &&
-	    !capable(CAP_IPC_LOCK)) {
-		atomic64_sub(n, &mm->pinned_vm);
-		return -ENOMEM;
-	}
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!p)
-		goto err_acct;
-	p->pages = kvmalloc_array(n, sizeof(*p->pages), GFP_KERNEL);
-	if (!p->pages)
-		goto err_free;
-	while (got < n) {
-		ret = pin_user_pages_fast((first + got) << PAGE_SHIFT,
-					  min_t(unsigned long, n - got, INT_MAX),
-					  gup, p->pages + got);
-		if (ret <= 0)
-			break;
-		got += ret;
-	}
-	if (got < n) {
-		unpin_user_pages(p->pages, got);
-		kvfree(p->pages);
-		kfree(p);
-		atomic64_sub(n, &mm->pinned_vm);
-		return -EFAULT;
-	}
-	p->npages = n;
-	p->va = va;
-	p->write = write;
-	trace_pldma_pin(ctx->pd->id, ctx->ch, ctx->pasid, va, n, write);
-	p->done_at = done_at;
-	list_add_tail(&p->node, &ctx->pins);
-	ctx->npins++;
-	pldma_count(ctx, pinned_pages, n);
-	return 0;
-
-err_free:
-	kfree(p);
-err_acct:
-	atomic64_sub(n, &mm->pinned_vm);
-	return -ENOMEM;
-}
-
-/*
- * Unpin transfers whose descriptor has run (or all), whatever became of
- * the completion record: the channel's COMPLETED count passed the one the
- * descriptor was queued for, or the channel is idle (nothing is pending:
- * descriptors dropped by CANCEL in ERROR state never complete).
- */
-void pldma_reap_pins(struct pldma_ctx *ctx, bool all)
-{
-	struct pldma_pin *p, *tmp;
-	u32 completed;
-
-	if (list_empty(&ctx->pins))
-		return;
-	if (!all && pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_IDLE)
-		all = true;
-	completed = pldma_ch_rd(ctx, PLDMA_CH_COMPLETED);
-	list_for_each_entry_safe(p, tmp, &ctx->pins, node) {
-		if (!all && (s32)(completed - p->done_at) < 0)
-			continue;
-		pldma_unpin(ctx, p);
-	}
 }

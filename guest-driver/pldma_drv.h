@@ -4,14 +4,15 @@
  *
  *   core.c      module init/exit; probe and removal shared by both buses
  *   cdev.c      /dev/pldmaN: open, release, mmap, poll, read, the ioctls
- *   fault.c     interrupts, the report-mode fault service (fault queue,
- *               one-by-one, touch-ahead, forwarding), the watchdog, the
- *               strategies, pinning, stall-mode counters
+ *   irq.c       interrupts: completions, draining the fault queue
+ *   fault.c     a channel's report-mode fault service (one-by-one,
+ *               touch-ahead, batch, forwarding), the no-progress watchdogs
+ *   strategy.c  the strategies, stall-mode counters, pinning
  *   platform.c  platform_driver glue ("exanest,pldma")
  *   pci.c       pci_driver glue (pldma-pci: pcim_*, MSI-X, PASID)
  *   remote.c    remote DMA: the key table (registered windows), the
- *               REG_MR/DEREG_MR/NET_STATS ioctls; their responder faults
- *               are served in fault.c
+ *               REG_MR/DEREG_MR/NET_STATS ioctls, and the service of their
+ *               responder faults
  *   debugfs.c   /sys/kernel/debug/pldma/pldmaN/{stats,net}
  *
  * Every open of /dev/pldmaN binds the caller's mm to the device with SVA,
@@ -114,9 +115,32 @@ struct pldma_fault_rec {
  * owner's address space exposed to remote requesters.  ctx is set and
  * cleared under both pd->key_mutex and pd->lock (the IRQ thread looks keys
  * up under pd->lock); the rest changes only while ctx is NULL.  The work
- * serves the key's responder faults (fault.c).
+ * serves the key's responder faults (remote.c).
  */
 #define PLDMA_RUF_SEQ		BIT(31)	/* seq of a forwarded responder fault */
+
+/*
+ * A fault forwarded to the file's process (strategy user), which reads it
+ * with FAULT_GET and answers with RESOLVE: the channel's own fault
+ * (PLDMA_FWD_LOCAL, answered with RESTART/CANCEL under its token) or a
+ * responder fault on one of the file's windows (PLDMA_FWD_REMOTE, answered
+ * with KEY_CMD_RESOLVED/FAILED on the key; its seq has PLDMA_RUF_SEQ set).
+ * A slot holds one fault until it is answered or its cause goes away.
+ */
+enum pldma_fwd_kind {
+	PLDMA_FWD_LOCAL,
+	PLDMA_FWD_REMOTE,
+	PLDMA_FWD_KINDS,
+};
+
+struct pldma_fwd {
+	bool pending;			/* posted, not answered */
+	bool delivered;			/* read by FAULT_GET */
+	struct pldma_fault f;		/* what FAULT_GET returns */
+	u32 token;			/* LOCAL: the driver's fault token */
+	struct pldma_key *key;		/* REMOTE: the key and its rkey */
+	u32 rkey;
+};
 
 struct pldma_key {
 	struct pldma_dev *pd;
@@ -275,21 +299,9 @@ struct pldma_ctx {
 	spinlock_t flock;
 	bool rec_valid;
 	struct pldma_fault_rec rec;
-	bool uf_pending;
-	bool uf_delivered;
-	u32 uf_token;
-	struct pldma_fault uf;
-	/*
-	 * A responder fault on one of the file's windows, forwarded to it
-	 * (window strategy PLDMA_STRAT_USER): its own slot, answered with
-	 * KEY_CMD_RESOLVED/FAILED on the key; seq has PLDMA_RUF_SEQ set
-	 */
-	bool ruf_pending;
-	bool ruf_delivered;
-	u32 ruf_seq;
-	struct pldma_key *ruf_key;
-	u32 ruf_rkey;
-	struct pldma_fault ruf;
+	/* faults forwarded to the process, one slot of each kind, flock */
+	struct pldma_fwd fwd[PLDMA_FWD_KINDS];
+	u32 ruf_seq;			/* last responder fault's number */
 
 	u32 hw_last[PLDMA_CNT_NUM];
 	unsigned int nmrs;		/* keys held, under pd->key_mutex */
@@ -349,15 +361,24 @@ extern const struct file_operations pldma_fops;
 void pldma_ctx_put(struct pldma_ctx *ctx);
 void pldma_ctx_detach(struct pldma_ctx *ctx);
 
-/* fault.c */
+/* irq.c */
 irqreturn_t pldma_irq(int irq, void *data);
 irqreturn_t pldma_irq_thread(int irq, void *data);
+
+/* fault.c */
 void pldma_fault_work(struct work_struct *work);
 void pldma_watchdog(struct work_struct *work);
 void pldma_stall_watchdog(struct work_struct *work);
 bool pldma_answer(struct pldma_ctx *ctx, u32 token, u32 cmd, bool resolved,
 		  u32 reason);
 bool pldma_touch_present(u64 va, bool write);
+int pldma_fault_in(struct pldma_ctx *ctx, u64 va, bool write, unsigned int n);
+bool pldma_va_mapped(struct pldma_ctx *ctx, u64 va);
+void pldma_fwd_post(struct pldma_ctx *ctx, enum pldma_fwd_kind kind,
+		    const struct pldma_fault_rec *f, u32 seq);
+void pldma_hist(struct pldma_dev *pd, ktime_t start);
+
+/* strategy.c */
 int pldma_check_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch);
 void pldma_set_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch);
 int pldma_set_slot_strategy(struct pldma_ctx *ctx, u32 slot, u32 strategy,
@@ -367,7 +388,6 @@ void pldma_unpin(struct pldma_ctx *ctx, struct pldma_pin *p);
 int pldma_pin_range(struct pldma_ctx *ctx, u64 va, u32 len, bool write,
 		    u32 done_at);
 void pldma_reap_pins(struct pldma_ctx *ctx, bool all);
-void pldma_key_fault_work(struct work_struct *work);
 
 /* remote.c */
 void pldma_remote_init(struct pldma_dev *pd);
@@ -378,6 +398,7 @@ void pldma_revoke_all(struct pldma_ctx *ctx, u32 reason);
 void __pldma_key_answer(struct pldma_key *k, u32 rkey, bool resolved);
 void pldma_key_answer(struct pldma_key *k, u32 rkey, bool resolved);
 void pldma_keys_resync(struct pldma_dev *pd);
+void pldma_key_fault_work(struct work_struct *work);
 
 /* debugfs.c */
 void pldma_debugfs_init(void);

@@ -5,7 +5,7 @@
  * READ (PLDMA_IOC_REG_MR): the driver commits (PASID, VA, length, access)
  * to a free key through the privileged page and returns the rkey.  Nothing
  * is pinned: a responder access to a missing page is a responder fault,
- * served by the key's work item in fault.c with the owner's strategy.  The
+ * served by the key's work item (below) with the owner's strategy.  The
  * keys belong to the file: DEREG_MR revokes one at once, release() (process
  * exit) and the device's removal revoke them all.  A file holds at most
  * PLDMA_MAX_MRS keys and a user at most user_keys (half the table by
@@ -110,8 +110,9 @@ static void pldma_key_revoke(struct pldma_ctx *ctx, struct pldma_key *k,
 	 * or sees the key gone.
 	 */
 	spin_lock(&ctx->flock);
-	if (ctx->ruf_pending && ctx->ruf_key == k)
-		ctx->ruf_pending = false;
+	if (ctx->fwd[PLDMA_FWD_REMOTE].pending &&
+	    ctx->fwd[PLDMA_FWD_REMOTE].key == k)
+		ctx->fwd[PLDMA_FWD_REMOTE].pending = false;
 	spin_unlock(&ctx->flock);
 	spin_unlock_irq(&pd->lock);
 	ctx->nmrs--;
@@ -341,4 +342,128 @@ long pldma_ioc_net_stats(struct pldma_ctx *ctx, void __user *arg)
 	for (i = 0; i < PLDMA_NCNT_NUM; i++)
 		s.cnt[i] = pldma_rd(pd, PLDMA_NET_CNT(i));
 	return copy_to_user(arg, &s, sizeof(s)) ? -EFAULT : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Responder faults (remote DMA, report mode)                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Forward a responder fault to the window's owner (strategy user, the
+ * thesis's fault library and EDM's path): it makes the page present and
+ * answers with RESOLVE, which becomes KEY_CMD_RESOLVED (or FAILED) on the
+ * key.  The file has one slot for them: while it is taken, the driver
+ * resolves the fault itself (false).  A forwarded fault nobody answers
+ * keeps the requester getting RNR NAKs until its rnr-retry count ends
+ * the message (REMOTE_RNR); revoking the key (DEREG_MR, release()) ends
+ * the fault and frees the slot (pldma_key_revoke()).
+ */
+static bool pldma_forward_remote(struct pldma_ctx *ctx, struct pldma_key *k,
+				 const struct pldma_fault_rec *f)
+{
+	struct pldma_dev *pd = ctx->pd;
+	u32 seq;
+
+	/* not for a key revoked since: its REVOKE ended the fault */
+	spin_lock_irq(&pd->lock);
+	spin_lock(&ctx->flock);
+	if (ctx->fwd[PLDMA_FWD_REMOTE].pending || ctx->closing ||
+	    k->ctx != ctx || k->rkey != f->desc) {
+		spin_unlock(&ctx->flock);
+		spin_unlock_irq(&pd->lock);
+		return false;
+	}
+	seq = PLDMA_RUF_SEQ | ++ctx->ruf_seq;
+	pldma_fwd_post(ctx, PLDMA_FWD_REMOTE, f, seq);
+	ctx->fwd[PLDMA_FWD_REMOTE].key = k;
+	ctx->fwd[PLDMA_FWD_REMOTE].rkey = f->desc;
+	spin_unlock(&ctx->flock);
+	spin_unlock_irq(&pd->lock);
+	pldma_count(ctx, user_faults, 1);
+	trace_pldma_forward(ctx->pd->id, ctx->ch, ctx->pasid, f->va, seq, 0);
+	wake_up_interruptible(&ctx->fwq);
+	return true;
+}
+
+/*
+ * An incoming RDMA WRITE or READ missed a page of key @k's window: the
+ * device NAKed the segment (RNR) and posted a record (PLDMA_FR_F_REMOTE,
+ * DESC = rkey, DONE/LEN = offset and length of the message).  Make the page
+ * present in the owner's mm with the window's strategy, as for a local
+ * fault (pldma_fault_in(): one page, or a touch-ahead window, here clamped
+ * to the key's range and to the rest of the message), then answer
+ * KEY_CMD_RESOLVED, or KEY_CMD_FAILED when not even the faulting page can
+ * be made present: the requester never waits for an answer that does not
+ * come.  One work item per key, so one owner's slow filler never delays
+ * another's.
+ */
+void pldma_key_fault_work(struct work_struct *work)
+{
+	struct pldma_key *k = container_of(work, struct pldma_key, work);
+	struct pldma_dev *pd = k->pd;
+	struct pldma_ctx *ctx = NULL;
+	struct pldma_fault_rec f;
+	u64 kva = 0, klen = 0, left;
+	u32 strategy = 0, touch = 1;
+	unsigned int n = 1;
+	ktime_t start;
+	int done = 0;
+
+	spin_lock_irq(&pd->lock);
+	if (!k->rec_valid) {
+		spin_unlock_irq(&pd->lock);
+		return;
+	}
+	f = k->rec;
+	k->rec_valid = false;
+	if (k->ctx && k->rkey == f.desc &&
+	    f.pasid == (k->ctx->pasid | PLDMA_CHB_PASID_EN)) {
+		ctx = k->ctx;
+		kref_get(&ctx->ref);
+		kva = k->va;
+		klen = k->len;
+		strategy = k->strategy;
+		touch = k->touch;
+	}
+	spin_unlock_irq(&pd->lock);
+	if (!ctx) {
+		/* revoked since, which ended the fault: a stale record */
+		atomic64_inc(&pd->st.remote_stale);
+		return;
+	}
+
+	start = ktime_get();
+	pldma_count(ctx, remote_faults, 1);
+	if (strategy == PLDMA_STRAT_USER && f.va >= kva && f.va - kva < klen &&
+	    pldma_va_mapped(ctx, f.va) && pldma_forward_remote(ctx, k, &f)) {
+		/* the owner answers with RESOLVE (pldma_ioc_fault_resolve) */
+		pldma_ctx_put(ctx);
+		return;
+	}
+	/* the device checked the range; a driver does not rely on it */
+	if (f.va >= kva && f.va - kva < klen) {
+		if (strategy == PLDMA_STRAT_TOUCH) {
+			left = kva + klen - f.va;
+			if (f.len > f.done)
+				left = min_t(u64, left, f.len - f.done);
+			n = min_t(u64, touch,
+				  DIV_ROUND_UP(offset_in_page(f.va) + left,
+					       PAGE_SIZE));
+		}
+		trace_pldma_remote_fault(pd->id, ctx->pasid, f.desc, f.va,
+					 f.flags, f.done, f.len, strategy, n);
+		done = pldma_fault_in(ctx, f.va, f.flags & PLDMA_FR_F_WRITE, n);
+	}
+	if (done > 0) {
+		pldma_count(ctx, remote_pages, done);
+	} else {
+		dev_dbg(pd->dev, "key %#x: cannot resolve fault at %#llx\n",
+			f.desc, f.va);
+		pldma_count(ctx, remote_failed, 1);
+	}
+	pldma_key_answer(k, f.desc, done > 0);
+	trace_pldma_remote_resolved(pd->id, ctx->pasid, f.desc, f.va, n, done,
+				    ktime_us_delta(ktime_get(), start));
+	pldma_hist(pd, start);
+	pldma_ctx_put(ctx);
 }

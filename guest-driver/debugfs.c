@@ -55,6 +55,8 @@ static int pldma_stats_show(struct seq_file *m, void *v)
 		   atomic64_read(&pd->st.ch_errors));
 	seq_printf(m, "cancels_no_progress: %lld\n",
 		   atomic64_read(&pd->st.cancel_noprogress));
+	seq_printf(m, "slow_fault_in_periods: %lld\n",
+		   atomic64_read(&pd->st.slow_extended));
 	seq_printf(m, "cancels_refault_limit: %lld\n",
 		   atomic64_read(&pd->st.cancel_refaults));
 	seq_printf(m, "cancels_unresolved: %lld\n",

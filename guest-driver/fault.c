@@ -245,6 +245,7 @@ static bool pldma_take_fault(struct pldma_ctx *ctx, struct pldma_fault_rec *f,
 		ctx->prog_va = f->va;
 		ctx->refaults = 0;
 		ctx->moves = 0;
+		ctx->slow_periods = 0;
 		mod_delayed_work(ctx->pd->wq, &ctx->watchdog,
 				 msecs_to_jiffies(PLDMA_NO_PROGRESS_MS));
 	} else if (f->va == ctx->prog_va) {
@@ -333,6 +334,45 @@ static unsigned int pldma_fault_in_map(struct pldma_ctx *ctx, u64 base,
 	return done;
 }
 
+/* The fault work starts or ends serving the channel's fault itself */
+static void pldma_resolver_set(struct pldma_ctx *ctx, bool on)
+{
+	struct task_struct *old;
+
+	if (on)
+		get_task_struct(current);
+	spin_lock_irq(&ctx->flock);
+	old = ctx->resolver;
+	ctx->resolver = on ? current : NULL;
+	ctx->resolver_rt = on ? READ_ONCE(current->se.sum_exec_runtime) : 0;
+	spin_unlock_irq(&ctx->flock);
+	if (old)
+		put_task_struct(old);
+}
+
+/*
+ * Is the channel's fault-in still working, rather than waiting for a
+ * filler?  Its task ran for PLDMA_BUSY_NS since the last look (reclaim
+ * and zram decompression run on a CPU; a FUSE read or a userfaultfd that
+ * nobody answers sleeps), and it has not had PLDMA_SLOW_PERIODS yet.
+ */
+static bool pldma_resolver_busy(struct pldma_ctx *ctx)
+{
+	bool busy = false;
+	u64 rt;
+
+	spin_lock_irq(&ctx->flock);
+	if (ctx->resolver && ctx->slow_periods < PLDMA_SLOW_PERIODS) {
+		rt = READ_ONCE(ctx->resolver->se.sum_exec_runtime);
+		busy = rt - ctx->resolver_rt >= PLDMA_BUSY_NS;
+		ctx->resolver_rt = rt;
+		if (busy)
+			ctx->slow_periods++;
+	}
+	spin_unlock_irq(&ctx->flock);
+	return busy;
+}
+
 static void pldma_serve_fault(struct pldma_ctx *ctx)
 {
 	struct pldma_dev *pd = ctx->pd;
@@ -371,6 +411,7 @@ static void pldma_serve_fault(struct pldma_ctx *ctx)
 	}
 
 	start = ktime_get();
+	pldma_resolver_set(ctx, true);
 	done = pldma_fault_in(ctx, f.va, f.flags & PLDMA_FR_F_WRITE, n);
 	trace_pldma_fault_in(pd->id, ctx->ch, ctx->pasid, f.va, strategy, n,
 			     done, ktime_us_delta(ktime_get(), start));
@@ -390,8 +431,10 @@ static void pldma_serve_fault(struct pldma_ctx *ctx)
 			trace_pldma_batch(pd->id, ctx->ch, ctx->pasid, b.src,
 					  b.src_map, b.dst, b.dst_map, more);
 		}
+		pldma_resolver_set(ctx, false);
 		pldma_answer(ctx, token, PLDMA_CMD_RESTART, true, 0);
 	} else {
+		pldma_resolver_set(ctx, false);
 		dev_dbg(pd->dev, "ch%u: cannot resolve fault at %#llx\n",
 			ctx->ch, f.va);
 		if (pldma_answer(ctx, token, PLDMA_CMD_CANCEL, false,
@@ -414,20 +457,32 @@ void pldma_fault_work(struct work_struct *work)
  * fault-in waits for a filler that does not answer, a forwarded fault is
  * not answered, or it is answered without the page becoming present):
  * cancel the descriptor, so the transfer ends with an error status without
- * the caller's timeout.  A late answer finds its token stale.
+ * the caller's timeout.  A late answer finds its token stale.  But a
+ * fault-in that is working, not waiting (a swap-in under memory pressure
+ * took 2 s a page in a thrashing guest: its task reclaims and decompresses
+ * on a CPU), gets more periods (pldma_resolver_busy()): a valid transfer
+ * does not fail because memory is short.
  */
 void pldma_watchdog(struct work_struct *work)
 {
 	struct pldma_ctx *ctx = container_of(to_delayed_work(work),
 					     struct pldma_ctx, watchdog);
-	bool cancelled = false;
+	bool cancelled = false, stuck;
 
 	mutex_lock(&ctx->cmd_lock);
-	if (!ctx->closing &&
-	    pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_FAULTED &&
-	    pldma_ch_rd(ctx, PLDMA_CH_COMPLETED) == ctx->prog_completed &&
-	    pldma_ch_rd(ctx, PLDMA_CH_FAULT_DESC) == ctx->prog_desc &&
-	    pldma_ch_rd(ctx, PLDMA_CH_FAULT_DONE) == ctx->prog_done) {
+	stuck = !ctx->closing &&
+		pldma_ch_rd(ctx, PLDMA_CH_STATE) == PLDMA_STATE_FAULTED &&
+		pldma_ch_rd(ctx, PLDMA_CH_COMPLETED) == ctx->prog_completed &&
+		pldma_ch_rd(ctx, PLDMA_CH_FAULT_DESC) == ctx->prog_desc &&
+		pldma_ch_rd(ctx, PLDMA_CH_FAULT_DONE) == ctx->prog_done;
+	if (stuck && pldma_resolver_busy(ctx)) {
+		/* slow, not hung: a swap-in under memory pressure */
+		trace_pldma_slow(ctx->pd->id, ctx->ch, ctx->pasid,
+				 ctx->fault_va, ctx->token, PLDMA_TR_SLOW);
+		pldma_count(ctx, slow_extended, 1);
+		mod_delayed_work(ctx->pd->wq, &ctx->watchdog,
+				 msecs_to_jiffies(PLDMA_NO_PROGRESS_MS));
+	} else if (stuck) {
 		ctx->fault_busy = false;
 		ctx->fault_seen = true;
 		ctx->fault_cnt = pldma_ch_rd(ctx, PLDMA_CH_CNT_OFFSET +

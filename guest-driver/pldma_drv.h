@@ -51,10 +51,20 @@
 #define PLDMA_TR_REFAULTS	2	/* refault limit */
 #define PLDMA_TR_NO_PROGRESS	3	/* watchdog */
 #define PLDMA_TR_USER		4	/* RESOLVE(CANCEL) */
+#define PLDMA_TR_SLOW		5	/* watchdog: the fault-in is busy */
 
 #define PLDMA_HIST_BUCKETS	21	/* <1us, then [2^(i-1), 2^i) us */
 #define PLDMA_NO_PROGRESS_MS	1000	/* a faulted channel that does not move */
 #define PLDMA_AGED_WINDOW	64	/* pages refreshed at a pinned page's fault */
+/*
+ * A fault-in that is still working when the no-progress watchdog fires
+ * (its task ran at least PLDMA_BUSY_NS on a CPU in the last period: a
+ * swap-in under memory pressure reclaims and decompresses) gets another
+ * period, up to PLDMA_SLOW_PERIODS in all; one that sleeps (a filler that
+ * does not answer) does not.
+ */
+#define PLDMA_BUSY_NS		(20 * NSEC_PER_MSEC)
+#define PLDMA_SLOW_PERIODS	30
 #define PLDMA_STALL_CHECK_MS	(PLDMA_NO_PROGRESS_MS / 4) /* stall mode: poll */
 #define PLDMA_MAX_REFAULTS	8	/* same VA faulting again and again */
 #define PLDMA_MAX_MOVES		64	/* ... after answers that resolved it */
@@ -81,6 +91,9 @@ struct pldma_counters {
 	atomic64_t fq_overflows;
 	atomic64_t ch_errors;
 	atomic64_t cancel_noprogress;	/* by the watchdog */
+	atomic64_t slow_extended;	/* watchdog periods given to a busy
+					 * fault-in
+					 */
 	atomic64_t cancel_refaults;	/* livelock guard */
 	atomic64_t cancel_unresolved;	/* not mapped, fault-in failed */
 	atomic64_t moved_refaults;	/* resolved, then faulted again */
@@ -283,6 +296,14 @@ struct pldma_ctx {
 	u32 fault_cnt;			/* device FAULTS counter at that fault */
 	u32 token;			/* identifies it; answers must match */
 	ktime_t fault_start;
+	/*
+	 * The task serving the channel's fault now (the fault work, in
+	 * pldma_fault_in()), its CPU time at the watchdog's last look, and
+	 * the periods given to it; under flock
+	 */
+	struct task_struct *resolver;
+	u64 resolver_rt;
+	unsigned int slow_periods;
 	u64 fault_va;
 	u32 prog_completed;		/* position at the last progress */
 	u32 prog_desc;

@@ -32,7 +32,8 @@
 			 { PLDMA_TR_UNRESOLVED, "unresolved" },	\
 			 { PLDMA_TR_REFAULTS, "refault-limit" },	\
 			 { PLDMA_TR_NO_PROGRESS, "no-progress" },	\
-			 { PLDMA_TR_USER, "user" })
+			 { PLDMA_TR_USER, "user" },		\
+			 { PLDMA_TR_SLOW, "slow-fault-in" })
 
 /* A fault the channel's work item takes (report mode). */
 TRACE_EVENT(pldma_fault,
@@ -156,6 +157,14 @@ DEFINE_EVENT(pldma_fault_answer, pldma_restart,
 
 /* CANCEL written: the descriptor completes CANCELLED. */
 DEFINE_EVENT(pldma_fault_answer, pldma_cancel,
+	     TP_PROTO(int dev, u32 ch, u32 pasid, u64 va, u32 token, u32 reason),
+	     TP_ARGS(dev, ch, pasid, va, token, reason));
+
+/*
+ * The no-progress watchdog found the fault-in still working (busy on a
+ * CPU, e.g. a swap-in under memory pressure): another period, no CANCEL.
+ */
+DEFINE_EVENT(pldma_fault_answer, pldma_slow,
 	     TP_PROTO(int dev, u32 ch, u32 pasid, u64 va, u32 token, u32 reason),
 	     TP_ARGS(dev, ch, pasid, va, token, reason));
 

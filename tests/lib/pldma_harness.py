@@ -471,7 +471,12 @@ class VdeSwitch:
     def stop(self):
         try:
             with open(self.pidfile) as f:
-                os.kill(int(f.read().strip()), signal.SIGTERM)
+                pid = int(f.read().strip())
+            os.kill(pid, signal.SIGTERM)
+            # a daemon, not our child: wait until it is gone (2 s at most)
+            for _ in range(20):
+                os.kill(pid, 0)
+                time.sleep(0.1)
         except (OSError, ValueError):
             pass
 

@@ -411,7 +411,6 @@ class Qemu:
         """Reap the process and its console reader."""
         self.kill()
         self.reader.join(5)
-        self.console.flush_partial()
         if self.qmp:
             self.qmp.close()
             self.qmp = None
@@ -597,6 +596,7 @@ class Node:
         status the guest printed (=== PLDMA-TEST-EXIT N) must be QEMU's exit
         code (semihosting); a timeout, a panic, or no status is a failure."""
         rc = self.qemu.p.returncode
+        self.console.flush_partial()
         text = self.console.text()
         started = self.incoming or ('=== PLDMA-TEST-START %s' % self.test) in text
         limit = self.limit()

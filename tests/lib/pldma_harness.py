@@ -53,6 +53,10 @@ class Fail(Exception):
     """A step of a test failed; the message says which and why."""
 
 
+class Timeout(Fail):
+    """Something did not answer in time (QMP, a console marker)."""
+
+
 class Deadline:
     """A bound for a whole test."""
 
@@ -203,7 +207,7 @@ class Console:
         guest is gone."""
         i, m = self.wait(regex, self.cursor, timeout, alive)
         if m is None:
-            raise Fail('%s: not seen within %.0f s%s' % (
+            raise Timeout('%s: not seen within %.0f s%s' % (
                 what or regex, timeout, '' if alive() else ' (the guest is gone)'))
         self.cursor = i + 1
         return m
@@ -254,7 +258,7 @@ class QMP:
             if left <= 0:
                 if eof_ok:
                     return None
-                raise Fail('QMP: no answer within %.0f s' % timeout)
+                raise Timeout('QMP: no answer within %.0f s' % timeout)
             self.s.settimeout(left)
             try:
                 data = self.s.recv(65536)
@@ -278,13 +282,15 @@ class QMP:
 
     def cmd(self, name, timeout=30, **args):
         """Run a command: its return value; Fail on an error answer."""
-        r = self.request(name, timeout, **args)
+        r = self.request(name, args, timeout)
         if 'error' in r:
             raise Fail('QMP %s: %s' % (name, r['error'].get('desc')))
         return r.get('return')
 
-    def request(self, name, timeout=30, **args):
-        """Run a command: its whole answer ({"return": ...} or {"error": ...})."""
+    def request(self, name, args=None, timeout=30):
+        """Run a command with the arguments args (a dict): its whole answer
+        ({"return": ...} or {"error": ...}); events that come first are
+        kept in self.events."""
         self.id += 1
         msg = {'execute': name, 'id': self.id}
         if args:

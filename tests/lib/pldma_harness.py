@@ -72,9 +72,6 @@ class Deadline:
 
 # ---------------------------------------------------------------- TAP
 
-TAP_RESULT = re.compile(r'^(ok|not ok)(?: \d+)?(?: -)?(?: (.*))?$')
-
-
 class Tap:
     """TAP (version 12, plan at the end): results numbered in order."""
 
@@ -435,7 +432,7 @@ class StreamLink:
     def __init__(self, name, path):
         self.name = name
         self.path = path
-        self.ends = 0
+        self.first = self.second = None     # the listening and the connecting node
 
     def netdev(self, end, netdev_id):
         if end == 0:
@@ -590,7 +587,7 @@ class Node:
 
     def end_of(self, link):
         """0 for the first node attached to a stream link (it listens)."""
-        return 0 if getattr(link, 'first', None) is self else 1
+        return 0 if getattr(link, 'first', None) is self else 1   # (switches: no ends)
 
     def start(self, argv, qmp_path=None):
         self.console = Console(self.log, self.name)
@@ -678,9 +675,9 @@ class Cluster:
             node.log = os.path.join(self.logdir, node.name + '.log')
         for link, _ in node.links:
             if isinstance(link, StreamLink):
-                if getattr(link, 'first', None) is None:
+                if link.first is None:
                     link.first = node
-                elif getattr(link, 'second', None) is None:
+                elif link.second is None:
                     link.second = node
                 else:
                     raise Fail('stream link %s joins two nodes, not three' % link.name)
@@ -696,11 +693,12 @@ class Cluster:
         are there (up to 20 s), the others."""
         argvs = [n.command() for n in self.nodes]
         listeners = [i for i, n in enumerate(self.nodes)
-                     if any(n.end_of(l) == 0 for l, _ in n.links if isinstance(l, StreamLink))]
+                     if any(n.end_of(link) == 0 for link, _ in n.links
+                            if isinstance(link, StreamLink))]
         for i in listeners:
             n = self.nodes[i]
             n.start(argvs[i], self.qmp_path(n))
-        socks = [l for l in self.links if l.first in [self.nodes[i] for i in listeners]]
+        socks = [link for link in self.links if link.first is not None]
         end = time.monotonic() + 20
         while time.monotonic() < end and not all(l.ready() for l in socks):
             if not all(self.nodes[i].qemu.alive() for i in listeners):

@@ -499,11 +499,14 @@ class Node:
       options   further scripts/run-guest options (e.g. --no-build, --trace)
       mem, smp, timeout (s; run-guest's default: 300, 1200 on a debug
                 kernel), qmp (True: a QMP monitor), log (console log path)
+      argv      a command line of its own instead of run-guest's (a QEMU
+                run-guest does not know, or a stand-in in the harness's own
+                tests); the links' -netdev arguments and qemu_args follow it
     """
 
     def __init__(self, name, test=None, kernel=None, arch='aarch64', devices=(),
                  append='', links=(), qemu_args=(), options=(), mem=None, smp=None,
-                 timeout=None, qmp=False, log=None, incoming=None):
+                 timeout=None, qmp=False, log=None, incoming=None, argv=None):
         # run-guest options that change how long the node may take (the
         # last one given wins, as in run-guest)
         options = list(options)
@@ -532,6 +535,7 @@ class Node:
         self.qmp = qmp
         self.log = log
         self.incoming = incoming
+        self.argv = list(argv) if argv else None
         self.qemu = None
         self.console = None
         self.status = None
@@ -569,6 +573,8 @@ class Node:
         for link, netdev_id in self.links:
             extra += ['-netdev', link.netdev(self.end_of(link), netdev_id)]
         extra += self.qemu_args
+        if self.argv:
+            return self.argv + extra
         if extra:
             cmd += ['--'] + extra
         env = dict(os.environ)

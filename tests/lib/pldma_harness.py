@@ -693,11 +693,34 @@ class Cluster:
     def qmp_path(self, node):
         return os.path.join(self.tmp, node.name + '.qmp') if node.qmp else None
 
+    def commands(self):
+        """Every node's command line: the first node's alone (run-guest may
+        build what they all boot), then the others' at once (a run-guest
+        --print-cmd takes about a second on a loaded machine)."""
+        if not self.nodes:
+            return []
+        argvs = [self.nodes[0].command()] + [None] * (len(self.nodes) - 1)
+        errors = []
+
+        def one(i):
+            try:
+                argvs[i] = self.nodes[i].command()
+            except Fail as e:
+                errors.append(e)
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(1, len(self.nodes))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise errors[0]
+        return argvs
+
     def start(self):
         """Every node's QEMU: the command lines first (run-guest may build),
         then the nodes that listen on stream links, then, once their sockets
         are there (up to 20 s), the others."""
-        argvs = [n.command() for n in self.nodes]
+        argvs = self.commands()
         listeners = [i for i, n in enumerate(self.nodes)
                      if any(n.end_of(link) == 0 for link, _ in n.links
                             if isinstance(link, StreamLink))]

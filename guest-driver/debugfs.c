@@ -144,9 +144,9 @@ static int pldma_net_show(struct seq_file *m, void *v)
 DEFINE_SHOW_ATTRIBUTE(pldma_net);
 
 /*
- * The QP table: every QP a file holds, with the device's state and QPN
- * (QP_SEL is staging: under the key mutex) and the destination its owner
- * set.
+ * The QP table: every QP a file holds, and every other QP the device says
+ * is not in RESET (a driver bug), with the device's QPN and state (QP_SEL
+ * is staging: under the key mutex) and the destination its owner set.
  */
 static int pldma_qps_show(struct seq_file *m, void *v)
 {
@@ -165,15 +165,19 @@ static int pldma_qps_show(struct seq_file *m, void *v)
 	mutex_lock(&pd->key_mutex);
 	for (i = 0; i < pd->num_qps; i++) {
 		qp = &pd->qps[i];
-		if (!qp->ctx)
-			continue;
 		pldma_wr(pd, PLDMA_QP_SEL, i);
 		qpn = pldma_rd(pd, PLDMA_QP_QPN);
 		state = pldma_rd(pd, PLDMA_QP_STATE);
-		seq_printf(m, "  qpn %#x %s sq ch%u pid %d pasid %u dest qpn %#x ip %pI4h\n",
-			   qpn, pldma_qp_state_name(state), qp->ctx->ch,
-			   qp->ctx->tgid, qp->ctx->pasid, qp->dest_qpn,
-			   &qp->dest_ip);
+		if (!qp->ctx && state == PLDMA_QPS_RESET)
+			continue;
+		seq_printf(m, "  qp %u qpn %#x %s", i, qpn,
+			   pldma_qp_state_name(state));
+		if (qp->ctx)
+			seq_printf(m, " sq ch%u pid %d pasid %u dest qpn %#x ip %pI4h\n",
+				   qp->ctx->ch, qp->ctx->tgid, qp->ctx->pasid,
+				   qp->dest_qpn, &qp->dest_ip);
+		else
+			seq_puts(m, " free\n");
 	}
 	mutex_unlock(&pd->key_mutex);
 	up_read(&pd->gone_sem);

@@ -345,6 +345,14 @@ TRACE_EVENT(pldma_remote_resolved,
 		      __entry->done > 0 ? "resolved" : "failed", __entry->us)
 );
 
+#define pldma_show_qp_state(s)					\
+	__print_symbolic(s,					\
+			 { PLDMA_QPS_RESET, "RESET" },		\
+			 { PLDMA_QPS_INIT, "INIT" },		\
+			 { PLDMA_QPS_RTR, "RTR" },		\
+			 { PLDMA_QPS_RTS, "RTS" },		\
+			 { PLDMA_QPS_ERR, "ERR" })
+
 /* A QP created on a file: its channel is the SQ, its PASID the PD. */
 DECLARE_EVENT_CLASS(pldma_qp_owner,
 		    TP_PROTO(int dev, u32 qpn, u32 ch, u32 pasid, pid_t pid),
@@ -408,8 +416,8 @@ TRACE_EVENT(pldma_qp_modify,
 	    TP_printk("pldma%d qpn %#x sq ch%u pasid %u pid %d mask %#x %s -> %s dest qpn %#x ip %pI4h status %u",
 		      __entry->dev, __entry->qpn, __entry->ch, __entry->pasid,
 		      __entry->pid, __entry->mask,
-		      pldma_qp_state_name(__entry->cur),
-		      pldma_qp_state_name(__entry->next), __entry->dest_qpn,
+		      pldma_show_qp_state(__entry->cur),
+		      pldma_show_qp_state(__entry->next), __entry->dest_qpn,
 		      &__entry->dest_ip, __entry->status)
 );
 

@@ -472,6 +472,37 @@ static void test_state_machine(void)
     qtest_quit(n.qts);
 }
 
+/*
+ * rkeys: a REGISTER gives a random nonzero 24-bit generation, never the
+ * index's last one (after a revoke too), not a counter
+ */
+static void test_rkey_random(void)
+{
+    uint32_t rkey, prev = 0, steps = 0, i;
+    Node n;
+
+    node_start(&n, "-M virt -m 512M -nodefaults "
+               "-device pldma,id=dma0,netdev=n0,node-id=1 "
+               "-netdev hubport,id=n0,hubid=0");
+    for (i = 0; i < 32; i++) {
+        if (i & 1) {
+            qpldma_key_cmd(&n.d, 5, PLDMA_KEY_CMD_REVOKE);
+            g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_KEY_RKEY), ==, 0);
+        }
+        rkey = key_register(&n, 5, 0, ALLOC_BASE, PAGE, PLDMA_KEY_ACC_WRITE);
+        g_assert_cmphex(PLDMA_RKEY_INDEX(rkey), ==, 5);
+        g_assert_cmphex(PLDMA_RKEY_GEN(rkey), !=, 0);
+        g_assert_cmphex(rkey, !=, prev);
+        if (i && PLDMA_RKEY_GEN(rkey) == ((PLDMA_RKEY_GEN(prev) + 1) &
+                                           0xffffff)) {
+            steps++;
+        }
+        prev = rkey;
+    }
+    g_assert_cmpuint(steps, <, 4);  /* not a counter */
+    qtest_quit(n.qts);
+}
+
 /* ---- two QEMUs, QP to QP ---- */
 
 /* WRITE A -> B then READ it back elsewhere, on A's QP 0; bytes compared */
@@ -1100,6 +1131,7 @@ int main(int argc, char **argv)
         return g_test_run();
     }
     qtest_add_func("/pldma-qp/state-machine", test_state_machine);
+    qtest_add_func("/pldma-qp/rkey-random", test_rkey_random);
     qtest_add_func("/pldma-qp/write-read", test_write_read);
     qtest_add_func("/pldma-qp/not-ready", test_not_ready);
     qtest_add_func("/pldma-qp/reset-reconnect", test_reset_reconnect);

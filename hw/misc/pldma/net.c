@@ -173,6 +173,13 @@ static uint32_t conn_mtu(PLDMACore *s, const PLDMANetConn *c)
     return c->qp ? PLDMA_MTU_BYTES(s->qps[c->qp - 1].path_mtu) : s->mtu;
 }
 
+/* The RNR timer code the responder sends: its QP's minimum RNR timer */
+static uint32_t conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c)
+{
+    return c->qp ? PLDMA_QPT_MIN_RNR_TIMER(s->qps[c->qp - 1].timers)
+                 : s->rnr_timer;
+}
+
 /* For traces: the node (0 on a QP) and the channel or QP index */
 static uint16_t conn_node(PLDMACore *s, const PLDMANetConn *c)
 {
@@ -1206,7 +1213,7 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         cnt(s, PLDMA_NCNT_OOO);
         if (d == 0) {
             pldma_net_answer(s, c, c->epsn,
-                             AETH_RNR(s->rnr_timer), 0);
+                             AETH_RNR(conn_rnr_timer(s, c)), 0);
         }
         return;
     }
@@ -1292,7 +1299,7 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     }
     if (a != PLDMA_ACC_OK) {
         /* drop it; the requester resends from this segment */
-        pldma_net_answer(s, c, p->psn, AETH_RNR(s->rnr_timer), 0);
+        pldma_net_answer(s, c, p->psn, AETH_RNR(conn_rnr_timer(s, c)), 0);
         return;
     }
     c->epsn = (p->psn + 1) & PSN_MASK;
@@ -1320,7 +1327,7 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     }
     if (c->fault && !(c->qp && d > 0)) {
         cnt(s, PLDMA_NCNT_OOO);
-        pldma_net_answer(s, c, p->psn, AETH_RNR(s->rnr_timer), 0);
+        pldma_net_answer(s, c, p->psn, AETH_RNR(conn_rnr_timer(s, c)), 0);
         return;
     }
     if (d < 0) {
@@ -1418,7 +1425,7 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
                 /* the requester asks again from this response's offset */
                 c->rd_active = false;
                 pldma_net_answer(s, c, c->rd_psn,
-                                 AETH_RNR(s->rnr_timer), 0);
+                                 AETH_RNR(conn_rnr_timer(s, c)), 0);
                 break;
             }
             p.opcode = first ? (last ? OP_READ_RESP_ONLY : OP_READ_RESP_FIRST)
@@ -1673,7 +1680,7 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
         }
         break;
     case PLDMA_KEY_CMD_REVOKE:
-        k->gen++;
+        /* (the generation stays: the next REGISTER takes another one) */
         k->valid = false;
         /* a fault being resolved for it ends: nothing more is written */
         for (i = 0; i < NET_CONNS(s); i++) {
@@ -1806,9 +1813,11 @@ void pldma_net_reset(PLDMACore *s)
             timer_del(s->ch[i].net_timer);
         }
     }
-    /* keys keep their generation: an old rkey stays stale after a reset */
+    /*
+     * Keys keep their generation: the next REGISTER of an index takes
+     * another one, so an old rkey stays stale after a reset
+     */
     for (i = 0; i < PLDMA_NUM_KEYS; i++) {
-        s->keys[i].gen++;
         s->keys[i].valid = false;
     }
     memset(&s->key_stage, 0, sizeof(s->key_stage));

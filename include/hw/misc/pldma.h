@@ -164,7 +164,7 @@ typedef struct PLDMACoreOps {
 
 /* A remote key: a range of a PASID's address space, remote access bits */
 typedef struct PLDMAKey {
-    uint32_t gen;           /* bumped on register and revoke */
+    uint32_t gen;           /* random 24 bits, new at each register */
     bool valid;
     uint32_t pasid_reg;     /* PLDMA_CHB_PASID format */
     uint64_t va;

@@ -650,8 +650,21 @@ static void pldma_net_send_read_req(PLDMAChannel *ch)
      */
     ch->done = (uint64_t)seg * r->mtu;
     p.va = r->rva + ch->done;
-    p.dmalen = MIN(ch->len - ch->done, (uint64_t)PLDMA_NET_WINDOW * r->mtu);
-    r->rd_end = ch->done + p.dmalen;
+    if (r->qp && ch->done < r->rd_end) {
+        /*
+         * Asked again inside the window (a loss, an RNR, a local fault):
+         * a QP's responder answers a repeated READ only when it is the
+         * original or a subset (IBA 9.7.5.1.2; rxe drops the rest), and
+         * its expected PSN is already past the window.  Ask for what is
+         * missing of the original, so that the next window's request
+         * carries the PSN the responder expects.
+         */
+        p.dmalen = r->rd_end - ch->done;
+    } else {
+        p.dmalen = MIN(ch->len - ch->done,
+                       (uint64_t)PLDMA_NET_WINDOW * r->mtu);
+        r->rd_end = ch->done + p.dmalen;
+    }
     if (ch->done < r->sent_hw) {
         cnt(s, PLDMA_NCNT_RETX_SEGS);
     }

@@ -123,6 +123,21 @@ static int parse_strat(const char *s, int *strategy, unsigned int *touch)
 /* ------------------------------------------------------------------ */
 
 /*
+ * A failed message (a timeout, a flushed SQ) leaves the QP in ERR, where
+ * it fails every later request, as an RC QP does: connect a new pair, as
+ * a verbs application would, so that one failure is reported once.
+ */
+static void requeue(int fd, struct pldma_chan *ch, unsigned int rnode)
+{
+	struct pldma_qp_attr qa;
+
+	if (pldma_qp_query(ch, &qa) || qa.qp_state == PLDMA_QPS_RTS)
+		return;
+	note("QP %#x in state %u: a new QP pair (%s)", qa.qpn, qa.qp_state,
+	     pp_qp_connect(fd, ch, rnode) ? "failed" : "connected");
+}
+
+/*
  * One WRITE and one READ of @len bytes, at offset @off of fresh windows.
  * The requester's own buffers are untouched too (memfd source, anonymous
  * destination): local faults on the requester, responder faults on the
@@ -154,8 +169,10 @@ static int xfer_pair(int fd, struct pldma_chan *ch, unsigned int rnode,
 	       "WRITE %zu bytes at +%zu: ret %d status %u bytes %llu, %.1f ms, local faults %llu, responder data verified",
 	       len, off, ret, res.status, (unsigned long long)res.bytes,
 	       res.time_ns / 1e6, (unsigned long long)res.faults);
-	if (ret || res.status != PLDMA_ST_SUCCESS)
+	if (ret || res.status != PLDMA_ST_SUCCESS) {
 		dump_chan(ch);
+		requeue(fd, ch, rnode);
+	}
 	/* revoke the key and free the window: the server keeps 64 */
 	pp_rpc(fd, "FREE %u", rkey);
 	pu_free(src, len);
@@ -178,8 +195,10 @@ static int xfer_pair(int fd, struct pldma_chan *ch, unsigned int rnode,
 	       "READ %zu bytes: ret %d status %u bytes %llu, %.1f ms, local faults %llu, data verified (first bad byte %ld)",
 	       len, ret, res.status, (unsigned long long)res.bytes,
 	       res.time_ns / 1e6, (unsigned long long)res.faults, bad);
-	if (ret || res.status != PLDMA_ST_SUCCESS)
+	if (ret || res.status != PLDMA_ST_SUCCESS) {
 		dump_chan(ch);
+		requeue(fd, ch, rnode);
+	}
 	pp_rpc(fd, "FREE %u", rkey);
 	pu_free(dst, len);
 	return ret;
@@ -729,9 +748,14 @@ static void qp_selftest(struct pldma_chan *ch, unsigned int node)
 	       ioctl(pldma_fd(other), PLDMA_IOC_QP_QUERY, &qa) && errno == ENOENT &&
 	       ioctl(pldma_fd(other), PLDMA_IOC_QP_DESTROY, &d) && errno == ENOENT,
 	       "another file cannot modify, query or destroy the QP: ENOENT");
+	/*
+	 * one channel less while the child holds one: the peer's server
+	 * (windows, QP) shares the device's four
+	 */
+	pldma_close(other);
+	other = NULL;
 	if (pipe(p1) || pipe(p2)) {
 		result(0, "pipes");
-		pldma_close(other);
 		return;
 	}
 	fflush(stdout);
@@ -795,6 +819,7 @@ static void qp_selftest(struct pldma_chan *ch, unsigned int node)
 	result(qp_modify_raw(ch, &qa) == -ENOENT,
 	       "the destroyed QPN: ENOENT");
 	qpn = 0;
+	other = open_other(node);
 	if (other && !pldma_qp_create(other, &l)) {
 		memset(&qa, 0, sizeof(qa));
 		qa.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS;

@@ -541,6 +541,27 @@ static void test_write_read(void)
     pair_connect(p, &a_psn, &b_psn);
     ring_init(&p->a, &r, 0);
     write_read(p, &r, 64 * KiB + 123, 0);
+
+    /*
+     * Refused by the responder (a bad rkey): NAK remote access, the QP
+     * stays in RTS, neither end moves its PSN, the next messages land
+     */
+    src = alloc_pa(&p->a, 8 * KiB);
+    rkey = key_register(&p->b, 3, 0, alloc_pa(&p->b, 8 * KiB), 8 * KiB,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, 8 * KiB, src, 0,
+                 rkey ^ 0x100);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
+                     PLDMA_ST_REMOTE_ACCESS);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_READ, 0, 4 * KiB, src, 0,
+                 rkey ^ 0x100);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
+                     PLDMA_ST_REMOTE_ACCESS);
+    qpldma_qp_query(&p->a.d, 0, &q);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+    g_assert_cmphex(q.sq_psn, ==, (a_psn + 130) & 0xffffff);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 2);
+
     write_read(p, &r, 1 * MiB, 1);
     /* the PSNs went on from the random ones: 65 + 65 + 1024 + 1024 */
     nsegs = 65 + 65 + 1024 + 1024;
@@ -626,6 +647,54 @@ static void test_not_ready(void)
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     check_mem(&p->b, b_pa, data, len);
+    pair_stop(p);
+}
+
+/*
+ * A message without an answer within the QP's retries completes
+ * REMOTE_TIMEOUT and moves the QP to ERR; a QP moved to ERR while its
+ * message is in flight completes it REMOTE_ERROR.  Later descriptors on
+ * its SQ are refused until it is connected again.
+ */
+static void test_timeout_err(void)
+{
+    Pair *p = pair_start();
+    uint8_t mac_b[6];
+    uint64_t src, compl;
+    QPldmaQPAttr at;
+    QPldmaRing r0, r1;
+
+    qpldma_mac(&p->b.d, mac_b);
+    src = alloc_pa(&p->a, 4 * KiB);
+    /* A's QP 1 to B's QP 1, which stays in RESET: 1 retry of 1 ms */
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 1), rand_psn(),
+            rand_psn(), 1);
+    at.timers = PLDMA_QPT_MAKE(1, 1, 1, 8);
+    qp_connect(&p->a, 1, &at);
+    ring_init(&p->a, &r1, 1);
+    compl = post(&p->a, &r1, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    p->timers = true;
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
+                     PLDMA_ST_REMOTE_TIMEOUT);
+    p->timers = false;
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 1), ==, PLDMA_QPS_ERR);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), >=, 8);
+    compl = post(&p->a, &r1, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_NODE);
+
+    /* A's QP 0 to B's QP 0 in RESET (drops), then A's QP to ERR */
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 0), rand_psn(),
+            rand_psn(), 0);
+    qp_connect(&p->a, 0, &at);
+    ring_init(&p->a, &r0, 0);
+    compl = post(&p->a, &r0, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    g_assert_cmpuint(qpldma_wait_compl(&p->a.d, compl, step, p, 50, NULL),
+                     ==, PLDMA_ST_PENDING);
+    at.state = PLDMA_QPS_ERR;
+    g_assert_cmpuint(qpldma_qp_modify(&p->a.d, 0, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ERROR);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
     pair_stop(p);
 }
 
@@ -1134,6 +1203,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/rkey-random", test_rkey_random);
     qtest_add_func("/pldma-qp/write-read", test_write_read);
     qtest_add_func("/pldma-qp/not-ready", test_not_ready);
+    qtest_add_func("/pldma-qp/timeout-err", test_timeout_err);
     qtest_add_func("/pldma-qp/reset-reconnect", test_reset_reconnect);
     qtest_add_func("/pldma-qp/hostile-responder", test_hostile_responder);
     qtest_add_func("/pldma-qp/hostile-requester", test_hostile_requester);

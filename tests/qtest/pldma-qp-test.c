@@ -16,6 +16,7 @@
 #include <sys/un.h>
 #include "libqtest.h"
 #include "libqos/pldma.h"
+#include "libqos/smmuv3.h"
 
 #define PLDMA_BASE      0x0c000000ULL
 #define RAM_BASE        0x40000000ULL
@@ -26,6 +27,13 @@
 #define IP_A            0x0a000001U
 #define IP_B            0x0a000002U
 #define IP_OTHER        0x0a000003U
+/* B's SMMU, for responder faults (report mode) */
+#define SMMU_MEM        (RAM_BASE + 0x00100000ULL)
+#define SMMU_MEM_SIZE   (15 * MiB)
+#define SID             0x10000
+#define CD_LOG2         4
+#define PASID           3
+#define VA_BASE         0x4000000000ULL
 /* IB timeout code 16: 4.096 us << 16 = 268 ms */
 #define TIMERS          PLDMA_QPT_MAKE(7, 7, 1, 16)
 
@@ -33,6 +41,8 @@ typedef struct Node {
     QTestState *qts;
     QPldma d;
     uint64_t next;
+    QSMMU s;                /* with smmu: report mode, PASID's tables */
+    uint64_t pt_root, fq;
 } Node;
 
 typedef struct Pair {
@@ -79,8 +89,30 @@ static void link_wait(Node *n)
     g_assert_not_reached();
 }
 
-/* B (node 2) listens, A (node 1) connects */
-static Pair *pair_start(void)
+/*
+ * B's SMMU in front of its PLDMA (report mode): PASID's stage-1 tables,
+ * a fault queue of 64 records
+ */
+static void smmu_setup(Node *n)
+{
+    uint64_t cd;
+
+    qsmmu_init(&n->s, n->qts, QSMMU_VIRT_BASE, SMMU_MEM, SMMU_MEM_SIZE);
+    qsmmu_enable(&n->s);
+    cd = qsmmu_cd_table(&n->s, CD_LOG2);
+    qsmmu_set_ste_s1(&n->s, SID, cd, CD_LOG2, QSMMU_S1DSS_BYPASS, true);
+    n->pt_root = qsmmu_pgtable_new(&n->s);
+    qsmmu_write_cd(&n->s, cd, PASID, PASID, n->pt_root, false);
+    qsmmu_cfgi_cd(&n->s, SID, PASID);
+    n->fq = alloc_pa(n, 64 * PLDMA_FR_SIZE);
+    qpldma_wr(&n->d, PLDMA_FQ_BASE_LO, (uint32_t)n->fq);
+    qpldma_wr(&n->d, PLDMA_FQ_BASE_HI, n->fq >> 32);
+    qpldma_wr(&n->d, PLDMA_FQ_SIZE, 64);
+    qpldma_wr(&n->d, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+}
+
+/* B (node 2) listens, A (node 1) connects; B may have an SMMU */
+static Pair *pair_start_smmu(bool b_smmu)
 {
     Pair *p = g_new0(Pair, 1);
     g_autofree char *a = NULL, *b = NULL;
@@ -88,19 +120,28 @@ static Pair *pair_start(void)
     p->dir = g_dir_make_tmp("pldma-qp-XXXXXX", NULL);
     g_assert(p->dir);
     p->sock = g_strdup_printf("%s/link", p->dir);
-    b = g_strdup_printf("-M virt -m 512M -nodefaults "
-                        "-device pldma,id=dma0,netdev=n0,node-id=2 "
+    b = g_strdup_printf("-M virt%s -m 512M -nodefaults "
+                        "-device pldma,id=dma0,netdev=n0,node-id=2%s "
                         "-netdev stream,id=n0,server=on,addr.type=unix,"
-                        "addr.path=%s", p->sock);
+                        "addr.path=%s", b_smmu ? ",iommu=smmuv3" : "",
+                        b_smmu ? ",fault-mode=report" : "", p->sock);
     a = g_strdup_printf("-M virt -m 512M -nodefaults "
                         "-device pldma,id=dma0,netdev=n0,node-id=1 "
                         "-netdev stream,id=n0,server=off,reconnect-ms=20,"
                         "addr.type=unix,addr.path=%s", p->sock);
     node_start(&p->b, b);
     node_start(&p->a, a);
+    if (b_smmu) {
+        smmu_setup(&p->b);
+    }
     link_wait(&p->a);
     link_wait(&p->b);
     return p;
+}
+
+static Pair *pair_start(void)
+{
+    return pair_start_smmu(false);
 }
 
 static void pair_stop(Pair *p)
@@ -199,8 +240,12 @@ static void qp_reset(Node *n, uint32_t idx)
                      PLDMA_QP_ST_OK);
 }
 
-/* A's QP 0 (SQ channel 0) to B's QP 0 (SQ channel 0), random PSNs */
-static void pair_connect(Pair *p, uint32_t *a_psn, uint32_t *b_psn)
+/*
+ * A's QP 0 (SQ channel 0) to B's QP 0 (SQ channel 0, PD @b_pd), random
+ * PSNs
+ */
+static void pair_connect_pd(Pair *p, uint32_t *a_psn, uint32_t *b_psn,
+                            uint32_t b_pd)
 {
     uint8_t mac_a[6], mac_b[6];
     QPldmaQPAttr at;
@@ -210,9 +255,15 @@ static void pair_connect(Pair *p, uint32_t *a_psn, uint32_t *b_psn)
     qpldma_mac(&p->a.d, mac_a);
     qpldma_mac(&p->b.d, mac_b);
     attr_to(&at, mac_a, IP_A, qpldma_qpn(&p->a.d, 0), *b_psn, *a_psn, 0);
+    at.pd = b_pd;
     qp_connect(&p->b, 0, &at);
     attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 0), *a_psn, *b_psn, 0);
     qp_connect(&p->a, 0, &at);
+}
+
+static void pair_connect(Pair *p, uint32_t *a_psn, uint32_t *b_psn)
+{
+    pair_connect_pd(p, a_psn, b_psn, 0);
 }
 
 /* Post an RDMA op with DESC_NODE @node on @r; returns the record's PA */
@@ -541,6 +592,27 @@ static void test_write_read(void)
     pair_connect(p, &a_psn, &b_psn);
     ring_init(&p->a, &r, 0);
     write_read(p, &r, 64 * KiB + 123, 0);
+
+    /*
+     * Refused by the responder (a bad rkey): NAK remote access, the QP
+     * stays in RTS, neither end moves its PSN, the next messages land
+     */
+    src = alloc_pa(&p->a, 8 * KiB);
+    rkey = key_register(&p->b, 3, 0, alloc_pa(&p->b, 8 * KiB), 8 * KiB,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, 8 * KiB, src, 0,
+                 rkey ^ 0x100);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
+                     PLDMA_ST_REMOTE_ACCESS);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_READ, 0, 4 * KiB, src, 0,
+                 rkey ^ 0x100);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
+                     PLDMA_ST_REMOTE_ACCESS);
+    qpldma_qp_query(&p->a.d, 0, &q);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+    g_assert_cmphex(q.sq_psn, ==, (a_psn + 130) & 0xffffff);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 2);
+
     write_read(p, &r, 1 * MiB, 1);
     /* the PSNs went on from the random ones: 65 + 65 + 1024 + 1024 */
     nsegs = 65 + 65 + 1024 + 1024;
@@ -626,6 +698,137 @@ static void test_not_ready(void)
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     check_mem(&p->b, b_pa, data, len);
+    pair_stop(p);
+}
+
+/* Pop B's next fault record: a responder fault at @va, offset @off */
+static void pop_remote_fault(Pair *p, uint32_t rkey, uint64_t va,
+                             uint32_t off, bool is_write)
+{
+    Node *b = &p->b;
+    uint32_t head = qpldma_rd(&b->d, PLDMA_FQ_HEAD);
+    uint8_t rec[PLDMA_FR_SIZE];
+    int i;
+
+    for (i = 0; i < WAIT_STEPS && qpldma_rd(&b->d, PLDMA_FQ_TAIL) == head;
+         i++) {
+        step(p);
+    }
+    g_assert_cmpuint(qpldma_rd(&b->d, PLDMA_FQ_TAIL), !=, head);
+    qtest_memread(b->qts, b->fq + head * PLDMA_FR_SIZE, rec, sizeof(rec));
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_CHANNEL), ==, PLDMA_FR_CH_REMOTE);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | (is_write ? PLDMA_FR_F_WRITE : 0));
+    g_assert_cmphex((uint32_t)ldl_le_p(rec + PLDMA_FR_DESC), ==, rkey);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==, va);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, off);
+    qpldma_wr(&b->d, PLDMA_FQ_HEAD, (head + 1) % 64);
+}
+
+/*
+ * A responder fault on a QP (report mode on B): RNR NAK, the driver
+ * resolves it, B's "resolved, resend now" ACK (the PSN before the fault,
+ * the true MSN) makes A resend at once, from the faulting segment, with
+ * no clock stepped (so not by the RNR timer)
+ */
+static void test_responder_fault(void)
+{
+    const uint32_t len = 64 * KiB, hole = 9;
+    Pair *p = pair_start_smmu(true);
+    uint64_t a_src, a_dst, b_pa, b_va, compl, bytes, off, hole_va;
+    uint32_t a_psn, b_psn, rkey, op, retx0;
+    g_autofree uint8_t *data = NULL;
+    QPldmaRing r;
+
+    pair_connect_pd(p, &a_psn, &b_psn, PASID | PLDMA_CHB_PASID_EN);
+    ring_init(&p->a, &r, 0);
+    a_src = alloc_pa(&p->a, len);
+    a_dst = alloc_pa(&p->a, len);
+    data = random_fill(&p->a, a_src, len);
+    for (op = PLDMA_OP_RDMA_WRITE; op <= PLDMA_OP_RDMA_READ; op++) {
+        retx0 = ncnt(&p->a, PLDMA_NCNT_RETX_BYTES);
+        b_pa = alloc_pa(&p->b, len);
+        b_va = VA_BASE + (b_pa - ALLOC_BASE);
+        for (off = 0; off < len; off += PAGE) {
+            if (off != hole * PAGE) {
+                qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off,
+                          true);
+            }
+        }
+        hole_va = b_va + hole * PAGE;
+        if (op == PLDMA_OP_RDMA_READ) {
+            qtest_memwrite(p->b.qts, b_pa, data, len);
+        }
+        rkey = key_register(&p->b, op, PASID | PLDMA_CHB_PASID_EN, b_va,
+                            len, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+        compl = post(&p->a, &r, op, 0, len,
+                     op == PLDMA_OP_RDMA_WRITE ? a_src : a_dst, b_va, rkey);
+        pop_remote_fault(p, rkey, hole_va, hole * PAGE,
+                         op == PLDMA_OP_RDMA_WRITE);
+        qsmmu_map(&p->b.s, p->b.pt_root, hole_va, b_pa + hole * PAGE, true);
+        qpldma_key_cmd(&p->b.d, op, PLDMA_KEY_CMD_RESOLVED);
+        g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+        g_assert_cmpuint(bytes, ==, len);
+        if (op == PLDMA_OP_RDMA_WRITE) {
+            check_mem(&p->b, b_pa, data, len);
+        } else {
+            check_mem(&p->a, a_dst, data, len);
+        }
+        g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_BYTES) - retx0, <=,
+                         len - hole * PAGE);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR), >=, 2);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RESUME_TX), >=, 2);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RESUME_RX), >=, 2);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    pair_stop(p);
+}
+
+/*
+ * A message without an answer within the QP's retries completes
+ * REMOTE_TIMEOUT and moves the QP to ERR; a QP moved to ERR while its
+ * message is in flight completes it REMOTE_ERROR.  Later descriptors on
+ * its SQ are refused until it is connected again.
+ */
+static void test_timeout_err(void)
+{
+    Pair *p = pair_start();
+    uint8_t mac_b[6];
+    uint64_t src, compl;
+    QPldmaQPAttr at;
+    QPldmaRing r0, r1;
+
+    qpldma_mac(&p->b.d, mac_b);
+    src = alloc_pa(&p->a, 4 * KiB);
+    /* A's QP 1 to B's QP 1, which stays in RESET: 1 retry of 1 ms */
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 1), rand_psn(),
+            rand_psn(), 1);
+    at.timers = PLDMA_QPT_MAKE(1, 1, 1, 8);
+    qp_connect(&p->a, 1, &at);
+    ring_init(&p->a, &r1, 1);
+    compl = post(&p->a, &r1, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    p->timers = true;
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
+                     PLDMA_ST_REMOTE_TIMEOUT);
+    p->timers = false;
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 1), ==, PLDMA_QPS_ERR);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), >=, 8);
+    compl = post(&p->a, &r1, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_NODE);
+
+    /* A's QP 0 to B's QP 0 in RESET (drops), then A's QP to ERR */
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 0), rand_psn(),
+            rand_psn(), 0);
+    qp_connect(&p->a, 0, &at);
+    ring_init(&p->a, &r0, 0);
+    compl = post(&p->a, &r0, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    g_assert_cmpuint(qpldma_wait_compl(&p->a.d, compl, step, p, 50, NULL),
+                     ==, PLDMA_ST_PENDING);
+    at.state = PLDMA_QPS_ERR;
+    g_assert_cmpuint(qpldma_qp_modify(&p->a.d, 0, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ERROR);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
     pair_stop(p);
 }
 
@@ -1134,6 +1337,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/rkey-random", test_rkey_random);
     qtest_add_func("/pldma-qp/write-read", test_write_read);
     qtest_add_func("/pldma-qp/not-ready", test_not_ready);
+    qtest_add_func("/pldma-qp/timeout-err", test_timeout_err);
+    qtest_add_func("/pldma-qp/responder-fault", test_responder_fault);
     qtest_add_func("/pldma-qp/reset-reconnect", test_reset_reconnect);
     qtest_add_func("/pldma-qp/hostile-responder", test_hostile_responder);
     qtest_add_func("/pldma-qp/hostile-requester", test_hostile_requester);

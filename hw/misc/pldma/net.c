@@ -958,14 +958,10 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
                PLDMA_NCNT_NAK_RX_OPERR);
         trace_pldma_net_nak(ch->idx, p->node, p->psn, p->syndrome);
         /*
-         * The responder did not take the request it refused (a READ
-         * request, a WRITE's First): its expected PSN is still there.  A
-         * WRITE refused in its middle is skipped whole.
+         * A QP's responder expects the PSN it refused next
+         * (pldma_net_nak()): the next message starts there
          */
-        if (ch->op == PLDMA_OP_RDMA_READ ||
-            (seg == 0 && r->acked == 0)) {
-            r->end_psn = p->psn;
-        }
+        r->end_psn = p->psn;
         pldma_net_finish(ch, nak_status(p->syndrome));
         r->ok = true;       /* the QP goes on: its peer knows where */
         return;
@@ -1100,6 +1096,46 @@ static void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
         break;
     }
     pldma_net_tx(s, &p);
+}
+
+/*
+ * A NAK that ends a request (remote access, invalid request, remote
+ * operational error).  On a QP the responder then expects the PSN it
+ * refused, where the requester starts its next message (pldma_net_rx_ack):
+ * a refused request (WRITE First, READ) moves nothing, one refused in the
+ * middle ends its message there.  Both ends agree on the PSN after any
+ * NAK, so no later message can be taken for a duplicate.
+ */
+static void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                          uint8_t syndrome)
+{
+    if (c->qp) {
+        c->epsn = psn & PSN_MASK;
+        c->msg_valid = false;
+        c->msg_nak = 0;
+        c->rd_active = false;
+        /*
+         * The NAK names the PSN expected: the segments of the refused
+         * message that follow get no sequence NAK on top of it (a lost
+         * NAK comes again when the requester resends that PSN)
+         */
+        c->nak_seq = true;
+    }
+    pldma_net_answer(s, c, psn, syndrome, 0);
+}
+
+/*
+ * A WRITE refused after its First was taken: the node-id path skips the
+ * rest of the message (and replays the NAK to its duplicates)
+ */
+static void pldma_net_msg_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                              uint8_t syndrome)
+{
+    if (!c->qp) {
+        c->msg_nak = syndrome;
+        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
+    }
+    pldma_net_nak(s, c, psn, syndrome);
 }
 
 /*
@@ -1257,7 +1293,7 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
              */
             trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
                                     p->dmalen, nak);
-            pldma_net_answer(s, c, p->psn, nak, 0);
+            pldma_net_nak(s, c, p->psn, nak);
             return;
         }
         c->msg_valid = true;
@@ -1282,36 +1318,31 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
          */
         trace_pldma_net_refused(p->node, rch, p->psn, 0, 0, p->plen,
                                 AETH_NAK_INVALID);
-        pldma_net_answer(s, c, p->psn, AETH_NAK_INVALID, 0);
+        pldma_net_nak(s, c, p->psn, AETH_NAK_INVALID);
         return;
     }
     off = (uint64_t)psn_diff(p->psn, c->msg_psn) * mtu;
     if (off + p->plen > c->msg_len || (!last && p->plen != mtu) ||
         (last && off + p->plen != c->msg_len)) {
-        c->msg_nak = AETH_NAK_INVALID;
-        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
-        pldma_net_answer(s, c, p->psn, AETH_NAK_INVALID, 0);
+        pldma_net_msg_nak(s, c, p->psn, AETH_NAK_INVALID);
         return;
     }
     /* the key, again: it may have been revoked since the first segment */
     nak = pldma_net_check_key(s, c, c->msg_rkey, c->msg_va + off, p->plen,
                               PLDMA_KEY_ACC_WRITE);
     if (nak) {
-        c->msg_nak = nak;
-        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
-        pldma_net_answer(s, c, p->psn, nak, 0);
+        pldma_net_msg_nak(s, c, p->psn, nak);
         return;
     }
     a = pldma_net_resp_rw(s, c, c->msg_rkey, c->msg_va + off,
                           (void *)p->payload, p->plen, true, off, c->msg_len);
     if (a == PLDMA_ACC_BUSERR) {
-        c->msg_nak = AETH_NAK_OPERR;
-        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
-        pldma_net_answer(s, c, p->psn, AETH_NAK_OPERR, 0);
+        pldma_net_msg_nak(s, c, p->psn, AETH_NAK_OPERR);
         return;
     }
     if (a != PLDMA_ACC_OK) {
         /* drop it; the requester resends from this segment */
+        c->fault_psn = p->psn;
         pldma_net_answer(s, c, p->psn, AETH_RNR(conn_rnr_timer(s, c)), 0);
         return;
     }
@@ -1366,7 +1397,11 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
         trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
                                 p->dmalen, nak);
         /* refused: nothing moves, neither epsn nor a READ being served */
-        pldma_net_answer(s, c, p->psn, nak, 0);
+        if (c->qp) {
+            pldma_net_nak(s, c, p->psn, nak);
+        } else {
+            pldma_net_answer(s, c, p->psn, nak, 0);
+        }
         return;
     }
     if (!c->synced) {
@@ -1424,19 +1459,20 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
             if (pldma_net_check_key(s, c, c->rd_rkey, c->rd_va + c->rd_off, n,
                                     PLDMA_KEY_ACC_READ)) {
                 c->rd_active = false;           /* revoked meanwhile */
-                pldma_net_answer(s, c, c->rd_psn, AETH_NAK_ACCESS, 0);
+                pldma_net_nak(s, c, c->rd_psn, AETH_NAK_ACCESS);
                 break;
             }
             a = pldma_net_resp_rw(s, c, c->rd_rkey, c->rd_va + c->rd_off,
                                   buf, n, false, c->rd_off, c->rd_len);
             if (a == PLDMA_ACC_BUSERR) {
                 c->rd_active = false;
-                pldma_net_answer(s, c, c->rd_psn, AETH_NAK_OPERR, 0);
+                pldma_net_nak(s, c, c->rd_psn, AETH_NAK_OPERR);
                 break;
             }
             if (a != PLDMA_ACC_OK) {
                 /* the requester asks again from this response's offset */
                 c->rd_active = false;
+                c->fault_psn = c->rd_psn;
                 pldma_net_answer(s, c, c->rd_psn,
                                  AETH_RNR(conn_rnr_timer(s, c)), 0);
                 break;
@@ -1465,6 +1501,10 @@ static void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
     c->stalled = false;
     if (!ok) {
         /* the OS could not make the page present: end the message */
+        if (c->qp) {
+            pldma_net_nak(s, c, c->fault_psn, AETH_NAK_OPERR);
+            return;
+        }
         c->msg_nak = AETH_NAK_OPERR;
         c->rd_active = false;
         pldma_net_answer(s, c, c->epsn, AETH_NAK_OPERR, 0);

@@ -184,6 +184,7 @@ typedef struct PLDMANetConn {
     bool stalled;           /* ... as a stall in the SMMU (stag) */
     uint16_t stag;
     uint8_t fault_key;      /* key index of the fault */
+    uint32_t fault_psn;     /* PSN of the segment or response that faulted */
     /* current WRITE message, from its First/Only segment */
     bool msg_valid;
     uint32_t msg_psn;

@@ -607,6 +607,7 @@ int pldma_qp_create(struct pldma_chan *ch, struct pldma_qp_info *local)
 	local->psn = random_psn();
 	local->ip = ch->info.ip;
 	memcpy(local->mac, ch->info.mac, sizeof(local->mac));
+	local->mtu = ch->info.mtu;
 	return 0;
 }
 
@@ -662,7 +663,8 @@ int pldma_qp_connect(struct pldma_chan *ch, const struct pldma_qp_info *local,
 	a.qp_state = PLDMA_QPS_RTR;
 	a.dest_ip = remote->ip;
 	memcpy(a.dest_mac, remote->mac, sizeof(a.dest_mac));
-	a.path_mtu = mtu_code(ch->info.mtu);
+	a.path_mtu = mtu_code(remote->mtu && remote->mtu < ch->info.mtu ?
+			      remote->mtu : ch->info.mtu);
 	a.dest_qpn = remote->qpn;
 	a.rq_psn = remote->psn;
 	a.min_rnr_timer = PLDMA_QP_MIN_RNR_TIMER;

@@ -157,21 +157,23 @@ int pp_connect(const char *host, int port)
 	return -1;
 }
 
-/* "QPN PSN IP MAC" of a QP, as the QP request and its reply carry it */
+/* "QPN PSN IP MAC MTU" of a QP, as the QP request and its reply carry it */
 static void qp_fmt(char *buf, size_t len, const struct pldma_qp_info *q)
 {
-	snprintf(buf, len, "%u %u %u %02x:%02x:%02x:%02x:%02x:%02x", q->qpn,
-		 q->psn, q->ip, q->mac[0], q->mac[1], q->mac[2], q->mac[3],
-		 q->mac[4], q->mac[5]);
+	snprintf(buf, len, "%u %u %u %02x:%02x:%02x:%02x:%02x:%02x %u",
+		 q->qpn, q->psn, q->ip, q->mac[0], q->mac[1], q->mac[2],
+		 q->mac[3], q->mac[4], q->mac[5], q->mtu);
 }
 
+/* MTU optional (0: unknown, the local device's is taken) */
 static int qp_parse(const char *s, struct pldma_qp_info *q)
 {
 	unsigned int m[6], i;
 
 	memset(q, 0, sizeof(*q));
-	if (sscanf(s, "%u %u %u %x:%x:%x:%x:%x:%x", &q->qpn, &q->psn, &q->ip,
-		   &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 9)
+	if (sscanf(s, "%u %u %u %x:%x:%x:%x:%x:%x %u", &q->qpn, &q->psn,
+		   &q->ip, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
+		   &q->mtu) < 9)
 		return -1;
 	for (i = 0; i < 6; i++) {
 		if (m[i] > 0xff)

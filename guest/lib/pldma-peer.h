@@ -20,11 +20,12 @@
  *   FREE RKEY                 revoke the key and free the memory
  *   STATS NODE                OK dev_faults driver_faults pages failed rnr_tx
  *   CLOSE NODE                close the node's file (every key revoked)
- *   QP NODE QPN PSN IP MAC    a QP on a new channel of node NODE's device
- *        (this process's PD: the windows above), connected RC-style to the
- *        client's QP (QPN, start PSN, IPv4 as pldma_info.ip, MAC
- *        aa:bb:..); reply: OK and the same four of the server's QP, whose
- *        start PSN is random too.  The QP lives as long as the connection
+ *   QP NODE QPN PSN IP MAC [MTU]  a QP on a new channel of node NODE's
+ *        device (this process's PD: the windows above), connected RC-style
+ *        to the client's QP (QPN, start PSN, IPv4 as pldma_info.ip, MAC
+ *        aa:bb:.., the device's MTU in bytes; the path MTU is the smaller);
+ *        reply: OK and the same of the server's QP, whose start PSN is
+ *        random too.  The QP lives as long as the connection
  *        (a new QP request for the node replaces it)
  *   RELOAD                    close every file of the server (windows and
  *                             QP gone), rmmod and insmod pldma.ko (the

@@ -148,7 +148,7 @@ const char *pldma_net_counter_name(unsigned int i);
  * needs: QPN, a random 24-bit start PSN (getrandom), the NIC's IP and MAC.
  * After exchanging the infos (pldma-peer.h), pldma_qp_connect() moves the
  * QP through INIT (remote WRITE and READ allowed), RTR (the peer's QPN, PSN,
- * IP, MAC; path MTU of the device) and RTS (@local's PSN).  From then on
+ * IP, MAC; the path MTU both devices take) and RTS (@local's PSN).  From then on
  * the channel's RDMA WRITE and READ go to the QP's peer (the node of
  * struct pldma_xfer and of pldma_rdma_*() is not used).  Destroying the QP
  * (or closing the channel) moves it to RESET.  0 or -errno.
@@ -161,6 +161,7 @@ struct pldma_qp_info {
 	uint32_t psn;
 	uint32_t ip;		/* as pldma_info.ip */
 	uint8_t mac[6];
+	uint32_t mtu;		/* the device's, bytes (0: unknown) */
 };
 
 int pldma_qp_create(struct pldma_chan *ch, struct pldma_qp_info *local);

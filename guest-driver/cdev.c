@@ -253,7 +253,11 @@ static int pldma_release(struct inode *inode, struct file *file)
 	 * filler is not waited for: it holds its own reference to ctx and to
 	 * the mm.
 	 */
-	/* the keys first: no remote access through this PASID any more */
+	/*
+	 * The QP and the keys first: no remote access through this PASID
+	 * any more, no request of the QP's peer served
+	 */
+	pldma_qp_release(ctx);
 	pldma_revoke_all(ctx, PLDMA_KR_RELEASE);
 	mutex_lock(&ctx->cmd_lock);
 	pldma_sync_hw_counters(ctx);
@@ -787,7 +791,12 @@ static long pldma_ioctl_locked(struct pldma_ctx *ctx, unsigned int cmd,
 			.node_id = pd->node_id,
 			.mtu = pd->node_id ? pd->mtu : 0,
 			.max_mrs = pd->node_id ? PLDMA_MAX_MRS : 0,
+			.ip = pd->num_qps ? pd->ip : 0,
+			.num_qps = pd->num_qps,
 		};
+
+		if (pd->num_qps)
+			memcpy(i.mac, pd->mac, sizeof(i.mac));
 
 		return copy_to_user(uarg, &i, sizeof(i)) ? -EFAULT : 0;
 	}
@@ -811,6 +820,14 @@ static long pldma_ioctl_locked(struct pldma_ctx *ctx, unsigned int cmd,
 		return pldma_ioc_dereg_mr(ctx, uarg);
 	case PLDMA_IOC_NET_STATS:
 		return pldma_ioc_net_stats(ctx, uarg);
+	case PLDMA_IOC_QP_CREATE:
+		return pldma_ioc_qp_create(ctx, uarg);
+	case PLDMA_IOC_QP_MODIFY:
+		return pldma_ioc_qp_modify(ctx, uarg);
+	case PLDMA_IOC_QP_QUERY:
+		return pldma_ioc_qp_query(ctx, uarg);
+	case PLDMA_IOC_QP_DESTROY:
+		return pldma_ioc_qp_destroy(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}
@@ -865,6 +882,7 @@ void pldma_ctx_detach(struct pldma_ctx *ctx)
 	struct pldma_dev *pd = ctx->pd;
 	u32 state;
 
+	pldma_qp_release(ctx);
 	pldma_revoke_all(ctx, PLDMA_KR_DETACH);
 	mutex_lock(&ctx->cmd_lock);
 	pldma_ctx_stop(ctx, &state);

@@ -191,6 +191,7 @@ int pldma_core_probe(struct pldma_dev *pd, resource_size_t size)
 	pd->max_xfer = pldma_rd(pd, PLDMA_MAX_XFER);
 	pd->chunk = pldma_rd(pd, PLDMA_CHUNK_SIZE);
 	pldma_remote_init(pd);
+	pldma_qp_init(pd);
 
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
 	if (ret)

@@ -2,7 +2,8 @@
 /*
  * PLDMA: the device's counters in debugfs, /sys/kernel/debug/pldma/pldmaN/stats
  * (PLDMA_IOC_GET_STATS gives a file's own), and with a link .../net: the
- * device's network counters (PLDMA_NET_CNT) and the registered windows.
+ * device's network counters (PLDMA_NET_CNT) and the registered windows,
+ * and with queue pairs .../qps: the QP table.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -144,12 +145,56 @@ static int pldma_net_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(pldma_net);
 
+/*
+ * The QP table: every QP a file holds, and every other QP the device says
+ * is not in RESET (a driver bug), with the device's QPN and state (QP_SEL
+ * is staging: under the key mutex) and the destination its owner set.
+ */
+static int pldma_qps_show(struct seq_file *m, void *v)
+{
+	struct pldma_dev *pd = m->private;
+	struct pldma_qp *qp;
+	u32 state, qpn;
+	unsigned int i;
+
+	down_read(&pd->gone_sem);
+	if (pd->gone) {
+		up_read(&pd->gone_sem);
+		return -ENODEV;
+	}
+	seq_printf(m, "qps: %u\nip: %pI4h\nmac: %pM\n", pd->num_qps, &pd->ip,
+		   pd->mac);
+	mutex_lock(&pd->key_mutex);
+	for (i = 0; i < pd->num_qps; i++) {
+		qp = &pd->qps[i];
+		pldma_wr(pd, PLDMA_QP_SEL, i);
+		qpn = pldma_rd(pd, PLDMA_QP_QPN);
+		state = pldma_rd(pd, PLDMA_QP_STATE);
+		if (!qp->ctx && state == PLDMA_QPS_RESET)
+			continue;
+		seq_printf(m, "  qp %u qpn %#x %s", i, qpn,
+			   pldma_qp_state_name(state));
+		if (qp->ctx)
+			seq_printf(m, " sq ch%u pid %d pasid %u dest qpn %#x ip %pI4h\n",
+				   qp->ctx->ch, qp->ctx->tgid, qp->ctx->pasid,
+				   qp->dest_qpn, &qp->dest_ip);
+		else
+			seq_puts(m, " free\n");
+	}
+	mutex_unlock(&pd->key_mutex);
+	up_read(&pd->gone_sem);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(pldma_qps);
+
 void pldma_debugfs_add(struct pldma_dev *pd)
 {
 	pd->dbg = debugfs_create_dir(pd->name, pldma_dbg_root);
 	debugfs_create_file("stats", 0444, pd->dbg, pd, &pldma_stats_fops);
 	if (pd->node_id)
 		debugfs_create_file("net", 0444, pd->dbg, pd, &pldma_net_fops);
+	if (pd->num_qps)
+		debugfs_create_file("qps", 0444, pd->dbg, pd, &pldma_qps_fops);
 }
 
 void pldma_debugfs_remove(struct pldma_dev *pd)

@@ -13,6 +13,7 @@
  *   remote.c    remote DMA: the key table (registered windows), the
  *               REG_MR/DEREG_MR/NET_STATS ioctls, and the service of their
  *               responder faults
+ *   qp.c        RC queue pairs: the QP_CREATE/MODIFY/QUERY/DESTROY ioctls
  *   debugfs.c   /sys/kernel/debug/pldma/pldmaN/{stats,net}
  *
  * Every open of /dev/pldmaN binds the caller's mm to the device with SVA,
@@ -108,6 +109,20 @@ struct pldma_counters {
 
 struct pldma_ctx;
 struct pldma_dev;
+
+/*
+ * One QP of the device (PLDMA_CAP_QP).  ctx is the file that created it
+ * (NULL: free, and the QP is in RESET); everything here changes under
+ * pd->key_mutex.  The destination is what the owner last set (debugfs);
+ * the state is the device's (QP_STATE: the device moves a QP to ERR).
+ */
+struct pldma_qp {
+	struct pldma_ctx *ctx;
+	u32 idx;
+	u32 qpn;
+	u32 dest_qpn;
+	u32 dest_ip;
+};
 
 /*
  * The latest fault record of a channel or of a key (responder fault).
@@ -222,8 +237,17 @@ struct pldma_dev {
 	/* remote DMA (PLDMA_CAP_REMOTE with a link: node_id != 0) */
 	u32 node_id;
 	u32 mtu;
-	struct mutex key_mutex;		/* KEY_* registers, key ownership */
+	/*
+	 * The staging registers of the global page (KEY_*, QP_*), key and
+	 * QP ownership
+	 */
+	struct mutex key_mutex;
 	struct pldma_key keys[PLDMA_NUM_KEYS];
+	/* queue pairs (PLDMA_CAP_QP with a link, else num_qps = 0) */
+	u32 num_qps;
+	u32 ip;
+	u8 mac[6];
+	struct pldma_qp qps[PLDMA_MAX_QPS];
 
 	struct dentry *dbg;
 	struct pldma_counters st;
@@ -326,6 +350,7 @@ struct pldma_ctx {
 
 	u32 hw_last[PLDMA_CNT_NUM];
 	unsigned int nmrs;		/* keys held, under pd->key_mutex */
+	struct pldma_qp *qp;		/* the file's QP, under pd->key_mutex */
 	struct pldma_counters st;
 };
 
@@ -420,6 +445,15 @@ void __pldma_key_answer(struct pldma_key *k, u32 rkey, bool resolved);
 void pldma_key_answer(struct pldma_key *k, u32 rkey, bool resolved);
 void pldma_keys_resync(struct pldma_dev *pd);
 void pldma_key_fault_work(struct work_struct *work);
+
+/* qp.c */
+void pldma_qp_init(struct pldma_dev *pd);
+long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg);
+long pldma_ioc_qp_modify(struct pldma_ctx *ctx, void __user *arg);
+long pldma_ioc_qp_query(struct pldma_ctx *ctx, void __user *arg);
+long pldma_ioc_qp_destroy(struct pldma_ctx *ctx, void __user *arg);
+void pldma_qp_release(struct pldma_ctx *ctx);
+const char *pldma_qp_state_name(u32 state);
 
 /* debugfs.c */
 void pldma_debugfs_init(void);

@@ -3,7 +3,8 @@
  * PLDMA driver tracepoints: the life of a device fault in the driver
  * (received, pages made present, forwarded to user space, restarted or
  * cancelled), pinning, the binding of a channel to a PASID, and remote
- * DMA: windows registered and revoked, responder faults and their answer.
+ * DMA: windows registered and revoked, responder faults and their answer,
+ * queue pairs created, modified and destroyed.
  *
  *   echo 1 > /sys/kernel/tracing/events/pldma/enable
  *
@@ -351,6 +352,82 @@ TRACE_EVENT(pldma_remote_resolved,
 		      __entry->dev, __entry->pasid, __entry->rkey, __entry->va,
 		      __entry->done, __entry->want,
 		      __entry->done > 0 ? "resolved" : "failed", __entry->us)
+);
+
+#define pldma_show_qp_state(s)					\
+	__print_symbolic(s,					\
+			 { PLDMA_QPS_RESET, "RESET" },		\
+			 { PLDMA_QPS_INIT, "INIT" },		\
+			 { PLDMA_QPS_RTR, "RTR" },		\
+			 { PLDMA_QPS_RTS, "RTS" },		\
+			 { PLDMA_QPS_ERR, "ERR" })
+
+/* A QP created on a file: its channel is the SQ, its PASID the PD. */
+DECLARE_EVENT_CLASS(pldma_qp_owner,
+		    TP_PROTO(int dev, u32 qpn, u32 ch, u32 pasid, pid_t pid),
+		    TP_ARGS(dev, qpn, ch, pasid, pid),
+		    TP_STRUCT__entry(__field(int, dev)
+				     __field(u32, qpn)
+				     __field(u32, ch)
+				     __field(u32, pasid)
+				     __field(pid_t, pid)
+				     ),
+		    TP_fast_assign(__entry->dev = dev;
+				   __entry->qpn = qpn;
+				   __entry->ch = ch;
+				   __entry->pasid = pasid;
+				   __entry->pid = pid;
+				   ),
+		    TP_printk("pldma%d qpn %#x sq ch%u pasid %u pid %d",
+			      __entry->dev, __entry->qpn, __entry->ch,
+			      __entry->pasid, __entry->pid)
+);
+
+DEFINE_EVENT(pldma_qp_owner, pldma_qp_create,
+	     TP_PROTO(int dev, u32 qpn, u32 ch, u32 pasid, pid_t pid),
+	     TP_ARGS(dev, qpn, ch, pasid, pid));
+
+/* Freed (QP_DESTROY, release(), removal), after its modify to RESET */
+DEFINE_EVENT(pldma_qp_owner, pldma_qp_destroy,
+	     TP_PROTO(int dev, u32 qpn, u32 ch, u32 pasid, pid_t pid),
+	     TP_ARGS(dev, qpn, ch, pasid, pid));
+
+/* A QP_CMD_MODIFY and the device's answer (PLDMA_QP_ST_*) */
+TRACE_EVENT(pldma_qp_modify,
+	    TP_PROTO(int dev, u32 qpn, u32 ch, u32 pasid, pid_t pid, u32 mask,
+		     u32 cur, u32 next, u32 dest_qpn, u32 dest_ip, u32 status),
+	    TP_ARGS(dev, qpn, ch, pasid, pid, mask, cur, next, dest_qpn,
+		    dest_ip, status),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, qpn)
+			     __field(u32, ch)
+			     __field(u32, pasid)
+			     __field(pid_t, pid)
+			     __field(u32, mask)
+			     __field(u32, cur)
+			     __field(u32, next)
+			     __field(u32, dest_qpn)
+			     __field(u32, dest_ip)
+			     __field(u32, status)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->qpn = qpn;
+			   __entry->ch = ch;
+			   __entry->pasid = pasid;
+			   __entry->pid = pid;
+			   __entry->mask = mask;
+			   __entry->cur = cur;
+			   __entry->next = next;
+			   __entry->dest_qpn = dest_qpn;
+			   __entry->dest_ip = dest_ip;
+			   __entry->status = status;
+			   ),
+	    TP_printk("pldma%d qpn %#x sq ch%u pasid %u pid %d mask %#x %s -> %s dest qpn %#x ip %pI4h status %u",
+		      __entry->dev, __entry->qpn, __entry->ch, __entry->pasid,
+		      __entry->pid, __entry->mask,
+		      pldma_show_qp_state(__entry->cur),
+		      pldma_show_qp_state(__entry->next), __entry->dest_qpn,
+		      &__entry->dest_ip, __entry->status)
 );
 
 #endif /* _PLDMA_TRACE_H */

@@ -59,7 +59,14 @@ struct pldma_info {
 	__u32 node_id;		/* remote DMA: this node, 0 = no link */
 	__u32 mtu;		/* remote DMA: payload bytes a segment */
 	__u32 max_mrs;		/* remote windows an open file may hold */
-	__u32 rsvd[5];
+	/* queue pairs (PLDMA_CAP_QP with a link), else all 0 */
+	__u32 ip;		/* this NIC's IPv4 address, a.b.c.d as
+				 * a << 24 | b << 16 | c << 8 | d
+				 */
+	__u8  mac[6];		/* this NIC's MAC */
+	__u16 rsvd0;
+	__u32 num_qps;		/* QPs of the device */
+	__u32 rsvd1;
 };
 
 /*
@@ -207,6 +214,50 @@ struct pldma_net_stats {
 	__u32 cnt[PLDMA_NET_COUNTERS];
 };
 
+/*
+ * Queue pairs (PLDMA_CAP_QP): RoCEv2 Reliable Connection endpoints, as
+ * verbs model them.  PLDMA_IOC_QP_CREATE makes one QP on the file: the
+ * file's channel becomes its send queue (RDMA WRITE and READ descriptors
+ * of that channel go to the QP's peer, with PLDMA_DESC_NODE 0) and its
+ * protection domain is the file's PASID (incoming requests may only use
+ * keys of this process).  A file holds at most one QP.  The QP starts in
+ * RESET; PLDMA_IOC_QP_MODIFY moves it through INIT, RTR and RTS with the
+ * attributes attr_mask names (PLDMA_QPA_* of pldma-regs.h: the bit values
+ * of verbs' enum ibv_qp_attr_mask; PLDMA_QPA_PD and _SQ are the driver's
+ * own and refused).  A QP that enters RESET gets a new QPN (returned in
+ * qpn).  PLDMA_IOC_QP_DESTROY, and the release of the file, move the QP to
+ * RESET and free it.  Only the file that created a QP can modify, query or
+ * destroy it: any other QPN is ENOENT.
+ */
+struct pldma_qp_create {
+	__u32 qpn;		/* out */
+	__u32 rsvd[3];
+};
+
+struct pldma_qp_attr {
+	__u32 qpn;		/* in: the file's QP; out: its QPN now */
+	__u32 attr_mask;	/* PLDMA_QPA_*: which fields below count */
+	__u32 qp_state;		/* PLDMA_QPS_*; QUERY: the current state */
+	__u32 access;		/* PLDMA_MR_ACCESS_*: remote requests allowed */
+	__u32 dest_qpn;		/* 24 bits, not 0 or 1 */
+	__u32 dest_ip;		/* IPv4 as pldma_info.ip (GID ::ffff:ip) */
+	__u8  dest_mac[6];	/* unicast */
+	__u16 rsvd0;
+	__u32 sq_psn;		/* 24 bits */
+	__u32 rq_psn;		/* 24 bits */
+	__u32 path_mtu;		/* PLDMA_MTU_* (as enum ibv_mtu) */
+	__u8  timeout;		/* 0..31: 4.096 us << timeout */
+	__u8  retry_cnt;	/* 0..7 */
+	__u8  rnr_retry;	/* 0..7, 7 = infinite */
+	__u8  min_rnr_timer;	/* 0..31, IB code */
+	__u32 rsvd[4];
+};
+
+struct pldma_qp_destroy {
+	__u32 qpn;
+	__u32 rsvd;
+};
+
 #define PLDMA_IOC_MAGIC		0xb7
 
 #define PLDMA_IOC_VERSION	_IOR(PLDMA_IOC_MAGIC, 0x00, struct pldma_version)
@@ -221,5 +272,9 @@ struct pldma_net_stats {
 #define PLDMA_IOC_REG_MR	_IOWR(PLDMA_IOC_MAGIC, 0x09, struct pldma_reg_mr)
 #define PLDMA_IOC_DEREG_MR	_IOW(PLDMA_IOC_MAGIC, 0x0a, struct pldma_dereg_mr)
 #define PLDMA_IOC_NET_STATS	_IOR(PLDMA_IOC_MAGIC, 0x0b, struct pldma_net_stats)
+#define PLDMA_IOC_QP_CREATE	_IOWR(PLDMA_IOC_MAGIC, 0x0c, struct pldma_qp_create)
+#define PLDMA_IOC_QP_MODIFY	_IOWR(PLDMA_IOC_MAGIC, 0x0d, struct pldma_qp_attr)
+#define PLDMA_IOC_QP_QUERY	_IOWR(PLDMA_IOC_MAGIC, 0x0e, struct pldma_qp_attr)
+#define PLDMA_IOC_QP_DESTROY	_IOW(PLDMA_IOC_MAGIC, 0x0f, struct pldma_qp_destroy)
 
 #endif /* _UAPI_PLDMA_H */

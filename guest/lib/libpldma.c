@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +35,8 @@ struct pldma_chan {
 	unsigned int tail;
 	int strategy;			/* last strategy told to the driver */
 	unsigned int touch;
+	uint32_t qpn;			/* the channel's QP, 0: none */
+	int qp_rts;			/* connected: RDMA goes to its peer */
 
 	pthread_t fthread;
 	int fthread_on;
@@ -353,8 +356,11 @@ int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
 	put64(d + PLDMA_DESC_DST, (uintptr_t)x->dst);
 	if (rdma) {
 		/* REMOTE_VA shares its offset with PATTERN */
-		d[PLDMA_DESC_NODE] = x->node & 0xff;
-		d[PLDMA_DESC_NODE + 1] = x->node >> 8;
+		/* a QP's send queue: node 0, the QP's peer */
+		uint16_t node = ch->qp_rts ? 0 : x->node;
+
+		d[PLDMA_DESC_NODE] = node & 0xff;
+		d[PLDMA_DESC_NODE + 1] = node >> 8;
 		put64(d + PLDMA_DESC_REMOTE_VA, x->remote_va);
 		put32(d + PLDMA_DESC_RKEY, x->rkey);
 	} else {
@@ -565,6 +571,134 @@ int pldma_rdma_read(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
 	struct pldma_result r;
 
 	return pldma_run(ch, &x, 20000, res ? res : &r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Queue pairs                                                        */
+/* ------------------------------------------------------------------ */
+
+static uint32_t random_psn(void)
+{
+	uint32_t v = 0;
+
+	/*
+	 * as rdma-core's applications (lrand48) and the kernel's CM
+	 * (get_random_u32) do: a connection never starts where an old one
+	 * of the same QPNs may have left its peer
+	 */
+	while (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		if (errno != EINTR && errno != EAGAIN)
+			break;
+	return v & 0xffffff;
+}
+
+int pldma_qp_create(struct pldma_chan *ch, struct pldma_qp_info *local)
+{
+	struct pldma_qp_create c = { 0 };
+
+	if (!ch->info.num_qps)
+		return -EOPNOTSUPP;
+	if (ioctl(ch->fd, PLDMA_IOC_QP_CREATE, &c))
+		return -errno;
+	ch->qpn = c.qpn;
+	ch->qp_rts = 0;
+	memset(local, 0, sizeof(*local));
+	local->qpn = c.qpn;
+	local->psn = random_psn();
+	local->ip = ch->info.ip;
+	memcpy(local->mac, ch->info.mac, sizeof(local->mac));
+	local->mtu = ch->info.mtu;
+	return 0;
+}
+
+int pldma_qp_modify(struct pldma_chan *ch, struct pldma_qp_attr *a)
+{
+	a->qpn = ch->qpn;
+	if (ioctl(ch->fd, PLDMA_IOC_QP_MODIFY, a))
+		return -errno;
+	ch->qpn = a->qpn;	/* new after a RESET */
+	return 0;
+}
+
+int pldma_qp_query(struct pldma_chan *ch, struct pldma_qp_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->qpn = ch->qpn;
+	return ioctl(ch->fd, PLDMA_IOC_QP_QUERY, a) ? -errno : 0;
+}
+
+uint32_t pldma_qp_num(const struct pldma_chan *ch)
+{
+	return ch->qpn;
+}
+
+static uint32_t mtu_code(uint32_t bytes)
+{
+	uint32_t c = PLDMA_MTU_4096;
+
+	while (c > PLDMA_MTU_256 && PLDMA_MTU_BYTES(c) > bytes)
+		c--;
+	return c;
+}
+
+int pldma_qp_connect(struct pldma_chan *ch, const struct pldma_qp_info *local,
+		     const struct pldma_qp_info *remote)
+{
+	struct pldma_qp_attr a = {
+		.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS,
+		.qp_state = PLDMA_QPS_INIT,
+		.access = PLDMA_MR_ACCESS_WRITE | PLDMA_MR_ACCESS_READ,
+	};
+	int ret;
+
+	if (!ch->qpn || local->qpn != ch->qpn)
+		return -ENOENT;
+	ret = pldma_qp_modify(ch, &a);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_AV | PLDMA_QPA_PATH_MTU |
+		      PLDMA_QPA_DEST_QPN | PLDMA_QPA_RQ_PSN |
+		      PLDMA_QPA_MIN_RNR_TIMER;
+	a.qp_state = PLDMA_QPS_RTR;
+	a.dest_ip = remote->ip;
+	memcpy(a.dest_mac, remote->mac, sizeof(a.dest_mac));
+	a.path_mtu = mtu_code(remote->mtu && remote->mtu < ch->info.mtu ?
+			      remote->mtu : ch->info.mtu);
+	a.dest_qpn = remote->qpn;
+	a.rq_psn = remote->psn;
+	a.min_rnr_timer = PLDMA_QP_MIN_RNR_TIMER;
+	a.timeout = PLDMA_QP_TIMEOUT;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	ret = pldma_qp_modify(ch, &a);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_SQ_PSN | PLDMA_QPA_TIMEOUT |
+		      PLDMA_QPA_RETRY_CNT | PLDMA_QPA_RNR_RETRY;
+	a.qp_state = PLDMA_QPS_RTS;
+	a.sq_psn = local->psn;
+	a.min_rnr_timer = PLDMA_QP_MIN_RNR_TIMER;
+	a.timeout = PLDMA_QP_TIMEOUT;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;	/* infinite, as perftest: faults RNR */
+	ret = pldma_qp_modify(ch, &a);
+	if (ret)
+		return ret;
+	ch->qp_rts = 1;
+	return 0;
+}
+
+int pldma_qp_destroy(struct pldma_chan *ch)
+{
+	struct pldma_qp_destroy d = { .qpn = ch->qpn };
+
+	if (!ch->qpn)
+		return -ENOENT;
+	ch->qp_rts = 0;
+	ch->qpn = 0;
+	return ioctl(ch->fd, PLDMA_IOC_QP_DESTROY, &d) ? -errno : 0;
 }
 
 int pldma_net_stats(struct pldma_chan *ch, struct pldma_net_stats *st)

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pldma.h"
@@ -30,15 +31,12 @@
 
 static struct pldma_chan *chans[PLDMA_NET_MAX_NODES];
 
-struct pldma_chan *pp_chan_node(unsigned int node)
+/* A new channel on the device of node @node */
+static struct pldma_chan *open_node(unsigned int node)
 {
 	char path[32];
 	int i;
 
-	if (!node || node >= PLDMA_NET_MAX_NODES)
-		return NULL;
-	if (chans[node])
-		return chans[node];
 	for (i = 0; i < 16; i++) {
 		struct pldma_chan *ch;
 
@@ -48,14 +46,21 @@ struct pldma_chan *pp_chan_node(unsigned int node)
 		ch = pldma_open(path);
 		if (!ch)
 			continue;
-		if (pldma_info(ch)->node_id == node) {
-			chans[node] = ch;
+		if (pldma_info(ch)->node_id == node)
 			return ch;
-		}
 		pldma_close(ch);
 	}
 	fprintf(stderr, "pldma: no device with node-id %u\n", node);
 	return NULL;
+}
+
+struct pldma_chan *pp_chan_node(unsigned int node)
+{
+	if (!node || node >= PLDMA_NET_MAX_NODES)
+		return NULL;
+	if (!chans[node])
+		chans[node] = open_node(node);
+	return chans[node];
 }
 
 void pp_chan_forget(unsigned int node)
@@ -152,6 +157,32 @@ int pp_connect(const char *host, int port)
 	return -1;
 }
 
+/* "QPN PSN IP MAC MTU" of a QP, as the QP request and its reply carry it */
+static void qp_fmt(char *buf, size_t len, const struct pldma_qp_info *q)
+{
+	snprintf(buf, len, "%u %u %u %02x:%02x:%02x:%02x:%02x:%02x %u",
+		 q->qpn, q->psn, q->ip, q->mac[0], q->mac[1], q->mac[2],
+		 q->mac[3], q->mac[4], q->mac[5], q->mtu);
+}
+
+/* MTU optional (0: unknown, the local device's is taken) */
+static int qp_parse(const char *s, struct pldma_qp_info *q)
+{
+	unsigned int m[6], i;
+
+	memset(q, 0, sizeof(*q));
+	if (sscanf(s, "%u %u %u %x:%x:%x:%x:%x:%x %u", &q->qpn, &q->psn,
+		   &q->ip, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
+		   &q->mtu) < 9)
+		return -1;
+	for (i = 0; i < 6; i++) {
+		if (m[i] > 0xff)
+			return -1;
+		q->mac[i] = m[i];
+	}
+	return 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Server                                                             */
 /* ------------------------------------------------------------------ */
@@ -180,6 +211,82 @@ static void win_free(struct window *w)
 {
 	pu_free(w->addr, w->len);
 	memset(w, 0, sizeof(*w));
+}
+
+/*
+ * The QPs of the current side-channel connection, one a node: each on its
+ * own channel of the node's device (its PD is this process's PASID, so the
+ * windows of pp_chan_node() are its windows; CLOSE of that file leaves the
+ * QP), for as long as the client stays connected.
+ */
+static struct pldma_chan *qp_chans[PLDMA_NET_MAX_NODES];
+
+static void qp_close_all(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < PLDMA_NET_MAX_NODES; i++) {
+		pldma_close(qp_chans[i]);
+		qp_chans[i] = NULL;
+	}
+}
+
+static void serve_qp(int fd, unsigned int node, const char *peer)
+{
+	struct pldma_qp_info remote, local;
+	char buf[96];
+	int ret;
+
+	if (qp_parse(peer, &remote) || !node || node >= PLDMA_NET_MAX_NODES) {
+		sendf(fd, "ERR %d", EINVAL);
+		return;
+	}
+	pldma_close(qp_chans[node]);
+	qp_chans[node] = open_node(node);
+	if (!qp_chans[node]) {
+		sendf(fd, "ERR %d", ENODEV);
+		return;
+	}
+	ret = pldma_qp_create(qp_chans[node], &local);
+	if (!ret)
+		ret = pldma_qp_connect(qp_chans[node], &local, &remote);
+	if (ret) {
+		pldma_close(qp_chans[node]);
+		qp_chans[node] = NULL;
+		sendf(fd, "ERR %d", -ret);
+		return;
+	}
+	qp_fmt(buf, sizeof(buf), &local);
+	sendf(fd, "OK %s", buf);
+}
+
+/*
+ * RELOAD: every file of this server closed (its windows and QP gone), then
+ * pldma.ko removed and inserted again: the device is reset as at a reboot.
+ * Other processes may still hold the module for a while: retried for 60 s.
+ */
+static void serve_reload(int fd)
+{
+	int i, st = -1;
+
+	qp_close_all();
+	for (i = 0; i < MAX_MRS; i++)
+		if (wins[i].addr)
+			win_free(&wins[i]);
+	for (i = 0; i < PLDMA_NET_MAX_NODES; i++)
+		pp_chan_forget(i);
+	for (i = 0; i < 300; i++) {
+		st = system("rmmod pldma 2>/dev/null");
+		if (st == 0)
+			break;
+		usleep(200000);
+	}
+	if (st == 0)
+		st = system("insmod /lib/modules/pldma.ko");
+	if (st == 0)
+		sendf(fd, "OK");
+	else
+		sendf(fd, "ERR %d", EBUSY);
 }
 
 static void serve_mr(int fd, unsigned int node, size_t len,
@@ -315,6 +422,7 @@ int pp_serve(int port, int nquit)
 			unsigned long long x, y, z;
 			unsigned int node;
 			struct window *w;
+			int n = 0;
 
 			if (sscanf(line, "MR %u %llu %31s %llu %31s", &node,
 				   &x, a1, &y, a2) == 5) {
@@ -341,6 +449,11 @@ int pp_serve(int port, int nquit)
 
 				win_free(w);
 				sendf(fd, ret ? "ERR %d" : "OK", -ret);
+			} else if (sscanf(line, "QP %u %n", &node, &n) == 1 &&
+				   n > 0) {
+				serve_qp(fd, node, line + n);
+			} else if (!strcmp(line, "RELOAD")) {
+				serve_reload(fd);
 			} else if (sscanf(line, "STATS %u", &node) == 1) {
 				serve_stats(fd, node);
 			} else if (sscanf(line, "CLOSE %u", &node) == 1 &&
@@ -356,6 +469,8 @@ int pp_serve(int port, int nquit)
 				sendf(fd, "ERR %d", EINVAL);
 			}
 		}
+		/* the connection's QPs go with it */
+		qp_close_all();
 		close(fd);
 	}
 	close(ls);
@@ -390,4 +505,33 @@ int pp_reg_remote(int fd, unsigned int node, size_t len, const char *access,
 	}
 	*rva = va;
 	return 0;
+}
+
+int pp_qp_connect(int fd, struct pldma_chan *ch, unsigned int rnode)
+{
+	struct pldma_qp_info local, remote;
+	char buf[96], *r;
+	int ret;
+
+	if (pldma_qp_num(ch))
+		pldma_qp_destroy(ch);
+	ret = pldma_qp_create(ch, &local);
+	if (ret) {
+		printf("# QP create: %s\n", strerror(-ret));
+		return ret;
+	}
+	qp_fmt(buf, sizeof(buf), &local);
+	r = pp_rpc(fd, "QP %u %s", rnode, buf);
+	if (!r || strncmp(r, "OK ", 3) || qp_parse(r + 3, &remote)) {
+		printf("# QP on node %u: %s\n", rnode, r ? r : "(no reply)");
+		pldma_qp_destroy(ch);
+		return -EIO;
+	}
+	ret = pldma_qp_connect(ch, &local, &remote);
+	if (ret) {
+		printf("# QP connect to qpn %#x: %s\n", remote.qpn,
+		       strerror(-ret));
+		pldma_qp_destroy(ch);
+	}
+	return ret;
 }

@@ -20,6 +20,16 @@
  *   FREE RKEY                 revoke the key and free the memory
  *   STATS NODE                OK dev_faults driver_faults pages failed rnr_tx
  *   CLOSE NODE                close the node's file (every key revoked)
+ *   QP NODE QPN PSN IP MAC [MTU]  a QP on a new channel of node NODE's
+ *        device (this process's PD: the windows above), connected RC-style
+ *        to the client's QP (QPN, start PSN, IPv4 as pldma_info.ip, MAC
+ *        aa:bb:.., the device's MTU in bytes; the path MTU is the smaller);
+ *        reply: OK and the same of the server's QP, whose start PSN is
+ *        random too.  The QP lives as long as the connection
+ *        (a new QP request for the node replaces it)
+ *   RELOAD                    close every file of the server (windows and
+ *                             QP gone), rmmod and insmod pldma.ko (the
+ *                             devices reset, as at a reboot)
  *   QUIT                      the server ends after NQUIT of these
  */
 #ifndef PLDMA_PEER_H
@@ -47,6 +57,13 @@ int pp_ok(const char *reply);
 int pp_reg_remote(int fd, unsigned int node, size_t len, const char *access,
 		  uint32_t seed, const char *strat, uint32_t *rkey,
 		  uint64_t *rva);
+
+/*
+ * An RC connection from @ch (a new QP on it, replacing its old one) to a
+ * new QP on the server's node @rnode; the channel's RDMA then goes to it.
+ * 0 or -errno (printed).
+ */
+int pp_qp_connect(int fd, struct pldma_chan *ch, unsigned int rnode);
 
 struct pp_stats {
 	unsigned long long dev_faults;	/* RX_FAULTS of the responder device */

@@ -140,4 +140,37 @@ int pldma_rdma_read(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
 int pldma_net_stats(struct pldma_chan *ch, struct pldma_net_stats *st);
 const char *pldma_net_counter_name(unsigned int i);
 
+
+/*
+ * Queue pairs (pldma_info()->num_qps != 0): RC connections as verbs make
+ * them.  pldma_qp_create() makes the channel's QP (the channel is its send
+ * queue, the process's PASID its PD) and fills @local with what the peer
+ * needs: QPN, a random 24-bit start PSN (getrandom), the NIC's IP and MAC.
+ * After exchanging the infos (pldma-peer.h), pldma_qp_connect() moves the
+ * QP through INIT (remote WRITE and READ allowed), RTR (the peer's QPN, PSN,
+ * IP, MAC; the path MTU both devices take) and RTS (@local's PSN).  From then on
+ * the channel's RDMA WRITE and READ go to the QP's peer (the node of
+ * struct pldma_xfer and of pldma_rdma_*() is not used).  Destroying the QP
+ * (or closing the channel) moves it to RESET.  0 or -errno.
+ */
+#define PLDMA_QP_MIN_RNR_TIMER	14	/* IB code: 1.28 ms */
+#define PLDMA_QP_TIMEOUT	14	/* 4.096 us << 14: 67 ms */
+
+struct pldma_qp_info {
+	uint32_t qpn;
+	uint32_t psn;
+	uint32_t ip;		/* as pldma_info.ip */
+	uint8_t mac[6];
+	uint32_t mtu;		/* the device's, bytes (0: unknown) */
+};
+
+int pldma_qp_create(struct pldma_chan *ch, struct pldma_qp_info *local);
+int pldma_qp_connect(struct pldma_chan *ch, const struct pldma_qp_info *local,
+		     const struct pldma_qp_info *remote);
+int pldma_qp_destroy(struct pldma_chan *ch);
+/* The channel's QPN (0: none), raw modify (qpn filled in) and query */
+uint32_t pldma_qp_num(const struct pldma_chan *ch);
+int pldma_qp_modify(struct pldma_chan *ch, struct pldma_qp_attr *a);
+int pldma_qp_query(struct pldma_chan *ch, struct pldma_qp_attr *a);
+
 #endif

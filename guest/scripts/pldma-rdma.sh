@@ -25,6 +25,7 @@ res $? "side channel: eth0 $me"
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 echo 1 >/sys/kernel/tracing/events/pldma/pldma_mr_reg/enable
 echo 1 >/sys/kernel/tracing/events/pldma/pldma_remote_resolved/enable
+echo 1 >/sys/kernel/tracing/events/pldma/pldma_qp_modify/enable
 
 pldma-rdma serve 5000 &
 server=$!
@@ -62,10 +63,14 @@ for d in /sys/kernel/debug/pldma/pldma*; do
 	[ -f "$d/net" ] || continue
 	echo "# $d/net:"; grep -v ': 0$' "$d/net" | sed 's/^/#   /'
 	grep -E '^remote_' "$d/stats" | sed 's/^/#   /'
+	[ -f "$d/qps" ] && { echo "# $d/qps:"; sed 's/^/#   /' "$d/qps"; }
 done
 echo "# trace (first and last windows registered, responder faults served):"
 grep -m 2 -E 'pldma_(mr_reg|remote_resolved)' /sys/kernel/tracing/trace | sed 's/^/#   /'
 grep -E 'pldma_(mr_reg|remote_resolved)' /sys/kernel/tracing/trace | tail -n 2 | sed 's/^/#   /'
+echo "# trace (QP transitions the device refused, then a connection):"
+grep -m 2 -E 'pldma_qp_modify.* status [1-9]' /sys/kernel/tracing/trace | sed 's/^/#   /'
+grep -m 2 -E 'pldma_qp_modify.*(INIT -> RTR|RTR -> RTS).* status 0' /sys/kernel/tracing/trace | sed 's/^/#   /'
 rmmod pldma; res $? "rmmod pldma"
 kernel_reports
 [ "$fails" = 0 ]

@@ -558,6 +558,46 @@ static int cmd_mmapflags(void)
 	return fails ? 1 : 0;
 }
 
+/*
+ * Queue pairs on a device without a link: no QP to create, nothing to
+ * touch, and a bad pointer is EFAULT, not a crash.
+ */
+static int cmd_noqp(void)
+{
+	struct pldma_chan *ch = pldma_open(NULL);
+	struct pldma_qp_create c = { 0 };
+	struct pldma_qp_attr a = { .qpn = 0x1234, .attr_mask = PLDMA_QPA_STATE,
+				   .qp_state = PLDMA_QPS_ERR };
+	struct pldma_qp_destroy d = { .qpn = 0x1234 };
+	struct pldma_qp_info l;
+	int fd;
+
+	if (!ch)
+		return SKIP;
+	fd = pldma_fd(ch);
+	CHECK(pldma_info(ch)->num_qps == 0 && pldma_info(ch)->ip == 0,
+	      "INFO reports QPs without a link");
+	CHECK(ioctl(fd, PLDMA_IOC_QP_CREATE, &c) && errno == EOPNOTSUPP,
+	      "QP_CREATE without a link is not EOPNOTSUPP");
+	CHECK(pldma_qp_create(ch, &l) == -EOPNOTSUPP,
+	      "pldma_qp_create() without a link is not EOPNOTSUPP");
+	CHECK(ioctl(fd, PLDMA_IOC_QP_MODIFY, &a) && errno == ENOENT,
+	      "QP_MODIFY of a made-up QPN is not ENOENT");
+	CHECK(ioctl(fd, PLDMA_IOC_QP_QUERY, &a) && errno == ENOENT,
+	      "QP_QUERY of a made-up QPN is not ENOENT");
+	CHECK(ioctl(fd, PLDMA_IOC_QP_DESTROY, &d) && errno == ENOENT,
+	      "QP_DESTROY of a made-up QPN is not ENOENT");
+	CHECK(ioctl(fd, PLDMA_IOC_QP_MODIFY, (void *)16) && errno == EFAULT,
+	      "QP_MODIFY of a bad pointer is not EFAULT");
+	CHECK(ioctl(fd, PLDMA_IOC_QP_CREATE, (void *)16) && errno == EFAULT,
+	      "QP_CREATE of a bad pointer is not EFAULT");
+	a.attr_mask = PLDMA_QPA_PD;
+	CHECK(ioctl(fd, PLDMA_IOC_QP_MODIFY, &a) && errno == EINVAL,
+	      "QP_MODIFY with the PD in the mask is not EINVAL");
+	pldma_close(ch);
+	return fails ? 1 : 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Fault tokens after an overflow of the fault queue                   */
 /* ------------------------------------------------------------------ */
@@ -960,6 +1000,8 @@ int main(int argc, char **argv)
 		ret = cmd_touchclamp();
 	else if (!strcmp(argv[1], "mmapflags"))
 		ret = cmd_mmapflags();
+	else if (!strcmp(argv[1], "noqp"))
+		ret = cmd_noqp();
 	else if (!strcmp(argv[1], "tokens"))
 		ret = cmd_tokens();
 	else if (!strcmp(argv[1], "slowuser"))

@@ -16,6 +16,7 @@ t "an unprivileged user gets at most 2 of 4 channels" pldma-hostile userlimit /d
 chmod 0660 /dev/pldma0
 t "touch-ahead stays inside the transfer" pldma-hostile touchclamp
 t "channel page: MAP_SHARED only, I/O VMA flags" pldma-hostile mmapflags
+t "queue pairs without a link: EOPNOTSUPP, ENOENT, EFAULT, EINVAL" pldma-hostile noqp
 t "libpldma's fault thread does not spin on persistent errors" pldma-hostile fthread
 # Page migration must not fail valid transfers: compaction in a loop, then
 # with MADV_DONTNEED of the source and MADV_COLLAPSE of the destination.

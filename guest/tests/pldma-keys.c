@@ -12,6 +12,11 @@
  *	a responder fault forwarded to the owner (strategy user) and not
  *	answered; the owner revokes the key: the requester's write fails
  *	and the next window's fault is forwarded (the slot was released).
+ *   pldma-keys qp-pd
+ *	an RC QP pair from node 1 to a QP of this process on node 2: its PD
+ *	is this process's PASID, so a key another process registered on
+ *	node 2 is refused (REMOTE_ACCESS, that memory untouched) and this
+ *	process's own key works.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -230,16 +235,109 @@ static int cmd_revoke_fault(void)
 	return fails ? 1 : 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* A QP's protection domain                                            */
+/* ------------------------------------------------------------------ */
+
+static int cmd_qp_pd(void)
+{
+	struct pldma_chan *req = pldma_open("/dev/pldma0");
+	struct pldma_chan *resp = pldma_open("/dev/pldma1");
+	struct pldma_qp_info lq, rq;
+	struct pldma_result res;
+	int p1[2], p2[2], ret, st;
+	uint32_t rk_other = 0, rk_mine;
+	uint8_t *src, *mine, *theirs;
+	pid_t child;
+	char c = 0;
+
+	if (!req || !resp || !pldma_info(req)->num_qps ||
+	    !pldma_info(resp)->num_qps) {
+		printf("# no pair of linked devices with queue pairs\n");
+		return 77;
+	}
+	src = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	mine = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	/* shared with the child: this process sees what lands there */
+	theirs = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (src == MAP_FAILED || mine == MAP_FAILED || theirs == MAP_FAILED ||
+	    pipe(p1) || pipe(p2))
+		return 2;
+	memset(src, 0x5a, PG);
+	memset(theirs, 0x11, PG);
+	child = fork();
+	if (!child) {
+		/* another process (another PASID): a window on node 2 */
+		struct pldma_chan *ch = pldma_open("/dev/pldma1");
+		uint32_t rk = 0;
+
+		if (ch)
+			pldma_reg_mr(ch, theirs, PG, PLDMA_MR_ACCESS_WRITE, -1, 0,
+				     &rk);
+		if (write(p1[1], &rk, sizeof(rk)) != sizeof(rk) ||
+		    read(p2[0], &c, 1) != 1)
+			_exit(2);
+		_exit(0);
+	}
+	if (child < 0 || read(p1[0], &rk_other, sizeof(rk_other)) !=
+	    sizeof(rk_other))
+		rk_other = 0;
+	CHECK(rk_other, "the other process's window");
+	ret = pldma_reg_mr(resp, mine, PG, PLDMA_MR_ACCESS_WRITE, -1, 0,
+			   &rk_mine);
+	CHECK(!ret, "REG_MR: %s", strerror(-ret));
+	ret = ret ? ret : pldma_qp_create(req, &lq);
+	ret = ret ? ret : pldma_qp_create(resp, &rq);
+	ret = ret ? ret : pldma_qp_connect(req, &lq, &rq);
+	ret = ret ? ret : pldma_qp_connect(resp, &rq, &lq);
+	CHECK(!ret, "QP pair node 1 qpn %#x <-> node 2 qpn %#x: %s", lq.qpn,
+	      rq.qpn, strerror(-ret));
+	if (!ret && rk_other) {
+		ret = pldma_rdma_write(req, 0, rk_other, (uintptr_t)theirs,
+				       src, PG, PLDMA_STRAT_PREFAULT, 0, &res);
+		printf("# WRITE with another PD's key: ret %d status %u\n", ret,
+		       res.status);
+		CHECK(!ret && res.status == PLDMA_ST_REMOTE_ACCESS &&
+		      theirs[0] == 0x11 && theirs[PG - 1] == 0x11,
+		      "a key of another process was taken on this QP (status %u, byte %#x)",
+		      res.status, theirs[0]);
+		/* a remote access error ends the connection, as on IB */
+		if (pldma_qp_destroy(req) || pldma_qp_destroy(resp) ||
+		    pldma_qp_create(req, &lq) || pldma_qp_create(resp, &rq) ||
+		    pldma_qp_connect(req, &lq, &rq) ||
+		    pldma_qp_connect(resp, &rq, &lq))
+			CHECK(0, "a new QP pair");
+		ret = pldma_rdma_write(req, 0, rk_mine, (uintptr_t)mine, src,
+				       PG, PLDMA_STRAT_PREFAULT, 0, &res);
+		CHECK(!ret && res.status == PLDMA_ST_SUCCESS &&
+		      mine[0] == 0x5a && mine[PG - 1] == 0x5a,
+		      "WRITE with the QP's own PD's key: ret %d status %u",
+		      ret, res.status);
+	}
+	if (child > 0) {
+		(void)!write(p2[1], &c, 1);
+		waitpid(child, &st, 0);
+	}
+	pldma_close(req);
+	pldma_close(resp);
+	return fails ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: pldma-keys userkeys|revoke-fault ...\n");
+		fprintf(stderr, "usage: pldma-keys userkeys|revoke-fault|qp-pd ...\n");
 		return 2;
 	}
 	if (!strcmp(argv[1], "userkeys"))
 		return cmd_userkeys(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "revoke-fault"))
 		return cmd_revoke_fault();
+	if (!strcmp(argv[1], "qp-pd"))
+		return cmd_qp_pd();
 	return 2;
 }

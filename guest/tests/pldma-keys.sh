@@ -8,6 +8,7 @@ chmod 0666 /dev/pldma1
 t "uid 1000 gets 32 of 64 keys, uid 1001 still gets one" pldma-keys userkeys /dev/pldma1 32
 chmod 0660 /dev/pldma1
 t "revoking a key frees the file's forwarded-fault slot" pldma-keys revoke-fault
+t "a QP takes only keys of its PD (the creating process's PASID)" pldma-keys qp-pd
 check "rmmod pldma" rmmod pldma
 check "no warning or oops" sh -c '! dmesg | grep -q "WARNING:\|Oops\|BUG:"'
 done_testing

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * pldma-rdma: RDMA WRITE and READ between two guests (tests/rdma/run).
- * Keys and addresses are exchanged over a small TCP side channel on the
- * guests' virtio-net link; the data goes over the PLDMA link.
+ * Keys, addresses and the QPs' connection data (QPN, random start PSN, IP,
+ * MAC) are exchanged over a small TCP side channel on the guests' virtio-net
+ * link; the data goes over the PLDMA link, on an RC QP pair made for each
+ * run (pair, keys) between the requester's channel and a QP of the server.
  *
  *   serve PORT [NQUIT]    responder: registers windows on request, checks
  *                         what was written, reports its counters; ends
@@ -19,10 +21,14 @@
  *   keys HOST PORT LNODE RNODE
  *                         revoked, read-only, out-of-range and closed-file
  *                         keys: the requester gets REMOTE_ACCESS and the
- *                         responder's memory is untouched
+ *                         responder's memory is untouched; then the
+ *                         responder reloads pldma.ko: the old connection
+ *                         fails, a new QP pair carries a 1 MiB WRITE whole
  *   quit HOST PORT        end the server
- *   selftest NODE         REG_MR/DEREG_MR argument checking (hostile
- *                         user space), quotas, INFO and NET_STATS
+ *   selftest NODE         REG_MR/DEREG_MR and QP_* argument checking
+ *                         (hostile user space), quotas, INFO and
+ *                         NET_STATS, QPs of other files and processes
+ *                         refused, destroy and close put the QP in RESET
  *
  * Results are TAP lines without numbers ("ok - ..."); tests/rdma/run
  * numbers the lines of both guests.  Strategies: stall, one, touchN,
@@ -41,6 +47,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "pldma.h"
@@ -116,6 +123,21 @@ static int parse_strat(const char *s, int *strategy, unsigned int *touch)
 /* ------------------------------------------------------------------ */
 
 /*
+ * A failed message (a timeout, a flushed SQ) leaves the QP in ERR, where
+ * it fails every later request, as an RC QP does: connect a new pair, as
+ * a verbs application would, so that one failure is reported once.
+ */
+static void requeue(int fd, struct pldma_chan *ch, unsigned int rnode)
+{
+	struct pldma_qp_attr qa;
+
+	if (pldma_qp_query(ch, &qa) || qa.qp_state == PLDMA_QPS_RTS)
+		return;
+	note("QP %#x in state %u: a new QP pair (%s)", qa.qpn, qa.qp_state,
+	     pp_qp_connect(fd, ch, rnode) ? "failed" : "connected");
+}
+
+/*
  * One WRITE and one READ of @len bytes, at offset @off of fresh windows.
  * The requester's own buffers are untouched too (memfd source, anonymous
  * destination): local faults on the requester, responder faults on the
@@ -147,8 +169,10 @@ static int xfer_pair(int fd, struct pldma_chan *ch, unsigned int rnode,
 	       "WRITE %zu bytes at +%zu: ret %d status %u bytes %llu, %.1f ms, local faults %llu, responder data verified",
 	       len, off, ret, res.status, (unsigned long long)res.bytes,
 	       res.time_ns / 1e6, (unsigned long long)res.faults);
-	if (ret || res.status != PLDMA_ST_SUCCESS)
+	if (ret || res.status != PLDMA_ST_SUCCESS) {
 		dump_chan(ch);
+		requeue(fd, ch, rnode);
+	}
 	/* revoke the key and free the window: the server keeps 64 */
 	pp_rpc(fd, "FREE %u", rkey);
 	pu_free(src, len);
@@ -171,8 +195,10 @@ static int xfer_pair(int fd, struct pldma_chan *ch, unsigned int rnode,
 	       "READ %zu bytes: ret %d status %u bytes %llu, %.1f ms, local faults %llu, data verified (first bad byte %ld)",
 	       len, ret, res.status, (unsigned long long)res.bytes,
 	       res.time_ns / 1e6, (unsigned long long)res.faults, bad);
-	if (ret || res.status != PLDMA_ST_SUCCESS)
+	if (ret || res.status != PLDMA_ST_SUCCESS) {
 		dump_chan(ch);
+		requeue(fd, ch, rnode);
+	}
 	pp_rpc(fd, "FREE %u", rkey);
 	pu_free(dst, len);
 	return ret;
@@ -213,6 +239,12 @@ static int pair(const char *host, int port, unsigned int lnode,
 	fd = pp_connect(host, port);
 	if (fd < 0) {
 		result(0, "side channel to %s:%d", host, port);
+		return 1;
+	}
+	/* an RC connection: the channel's RDMA goes to the peer's QP */
+	if (pp_qp_connect(fd, ch, rnode)) {
+		result(0, "QP connected to node %u", rnode);
+		close(fd);
 		return 1;
 	}
 	if (pldma_net_stats(ch, &n0) || pp_stats(fd, rnode, &r0)) {
@@ -268,6 +300,75 @@ static int pair(const char *host, int port, unsigned int lnode,
 	return 0;
 }
 
+/*
+ * The responder's driver reloaded (its device reset, as at a reboot): the
+ * old connection is gone, a WRITE on it does not succeed; a new QP pair
+ * with new random PSNs carries the next WRITE whole, into an untouched
+ * window, and a READ.  (Before QPs, such a WRITE completed SUCCESS with
+ * nothing written: the peer dropped it all as duplicates.)
+ */
+static void reload(int fd, struct pldma_chan *ch, unsigned int rnode)
+{
+	const size_t len = 1 << 20;
+	struct pldma_qp_attr qa;
+	struct pldma_result res;
+	uint32_t rkey, old = pldma_qp_num(ch);
+	uint8_t *src, *dst;
+	uint64_t rva;
+	long bad;
+	char *r;
+	int ret;
+
+	r = pp_rpc(fd, "RELOAD");
+	result(pp_ok(r), "the responder reloads pldma.ko (%s)", r ? r : "no reply");
+	if (!pp_ok(r))
+		return;
+	src = pu_src_alloc(len, 0x77);
+	dst = pu_dst_alloc(len, 0);
+	if (!src || !dst ||
+	    pp_reg_remote(fd, rnode, len, "W", 0, "default", &rkey, &rva)) {
+		result(0, "reload: setup");
+		goto out;
+	}
+	/* the old QP's peer is gone: never SUCCESS */
+	ret = pldma_rdma_write(ch, rnode, rkey, rva, src, 4096,
+			       PLDMA_STRAT_PREFAULT, 0, &res);
+	result(ret || res.status != PLDMA_ST_SUCCESS,
+	       "WRITE on the connection of before the reload fails (ret %d status %u)",
+	       ret, res.status);
+	ret = pldma_qp_query(ch, &qa);
+	note("the old QP %#x is now %s (ret %d)", old,
+	     !ret && qa.qp_state == PLDMA_QPS_ERR ? "ERR" :
+	     !ret && qa.qp_state == PLDMA_QPS_RTS ? "RTS" : "other", ret);
+	ret = pp_qp_connect(fd, ch, rnode);
+	result(!ret && pldma_qp_num(ch) != old,
+	       "a new QP pair after the reload (qpn %#x, was %#x)",
+	       pldma_qp_num(ch), old);
+	ret = pldma_rdma_write(ch, rnode, rkey, rva, src, len,
+			       PLDMA_STRAT_PREFAULT, 0, &res);
+	result(!ret && res.status == PLDMA_ST_SUCCESS && res.bytes == len &&
+	       pp_ok(pp_rpc(fd, "CHECK %u 0 %zu %u", rkey, len, 0x77)),
+	       "WRITE of %zu bytes after the peer's reload lands whole (ret %d status %u bytes %llu)",
+	       len, ret, res.status, (unsigned long long)res.bytes);
+	if (ret || res.status != PLDMA_ST_SUCCESS)
+		dump_chan(ch);
+	pp_rpc(fd, "FREE %u", rkey);
+	if (pp_reg_remote(fd, rnode, len, "R", 0x78, "default", &rkey, &rva)) {
+		result(0, "reload: READ window");
+		goto out;
+	}
+	ret = pldma_rdma_read(ch, rnode, rkey, rva, dst, len,
+			      PLDMA_STRAT_PREFAULT, 0, &res);
+	bad = ret ? 0 : pu_verify(dst, len, 0x78);
+	result(!ret && res.status == PLDMA_ST_SUCCESS && bad < 0,
+	       "READ of %zu bytes after the reload (ret %d status %u, first bad byte %ld)",
+	       len, ret, res.status, bad);
+	pp_rpc(fd, "FREE %u", rkey);
+out:
+	pu_free(src, len);
+	pu_free(dst, len);
+}
+
 /* Refused keys: REMOTE_ACCESS, and nothing written on the responder */
 static int keys(const char *host, int port, unsigned int lnode,
 		unsigned int rnode)
@@ -287,7 +388,7 @@ static int keys(const char *host, int port, unsigned int lnode,
 	ch = pp_chan_node(lnode);
 	fd = pp_connect(host, port);
 	src = pu_src_alloc(len, 7);
-	if (!ch || fd < 0 || !src) {
+	if (!ch || fd < 0 || !src || pp_qp_connect(fd, ch, rnode)) {
 		result(0, "setup");
 		return 1;
 	}
@@ -329,8 +430,9 @@ static int keys(const char *host, int port, unsigned int lnode,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS,
 	       "made-up key: REMOTE_ACCESS (status %u)", res.status);
-	close(fd);
 	pu_free(src, len);
+	reload(fd, ch, rnode);
+	close(fd);
 	return 0;
 }
 
@@ -349,6 +451,8 @@ static int reg_raw(struct pldma_chan *ch, struct pldma_reg_mr *r)
 {
 	return ioctl(pldma_fd(ch), PLDMA_IOC_REG_MR, r) ? -errno : 0;
 }
+
+static void qp_selftest(struct pldma_chan *ch, unsigned int node);
 
 static int selftest(unsigned int node)
 {
@@ -452,7 +556,282 @@ static int selftest(unsigned int node)
 	       "a key is revoked only by the file that registered it");
 	pldma_close(other);
 	pu_free(buf, 16 * PG);
+	qp_selftest(ch, node);
 	return 0;
+}
+
+/* Another channel on the device of @node (a new file) */
+static struct pldma_chan *open_other(unsigned int node)
+{
+	struct pldma_chan *other;
+	char path[32];
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), "/dev/pldma%d", i);
+		if (access(path, F_OK))
+			continue;
+		other = pldma_open(path);
+		if (other && pldma_info(other)->node_id == node)
+			return other;
+		pldma_close(other);
+	}
+	return NULL;
+}
+
+/* The device's state of QP index @idx in debugfs: "RESET" when not listed */
+static const char *qp_dbg_state(unsigned int node, unsigned int idx,
+				char *buf, size_t len)
+{
+	char path[96], line[256], want[32];
+	const char *st = "no-debugfs";
+	unsigned int n;
+	FILE *f;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/debug/pldma/pldma%d/net", i);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		n = 0;
+		if (fscanf(f, "node: %u", &n) != 1)
+			n = 0;
+		fclose(f);
+		if (n != node)
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/debug/pldma/pldma%d/qps", i);
+		f = fopen(path, "r");
+		if (!f)
+			break;
+		st = "RESET";
+		snprintf(want, sizeof(want), "  qp %u ", idx);
+		while (fgets(line, sizeof(line), f)) {
+			if (strncmp(line, want, strlen(want)))
+				continue;
+			/* "  qp I qpn Q STATE ..." */
+			if (sscanf(line, "  qp %*u qpn %*x %31s", buf) == 1 &&
+			    len >= 32)
+				st = buf;
+		}
+		fclose(f);
+		break;
+	}
+	return st;
+}
+
+static int qp_modify_raw(struct pldma_chan *ch, struct pldma_qp_attr *a)
+{
+	return ioctl(pldma_fd(ch), PLDMA_IOC_QP_MODIFY, a) ? -errno : 0;
+}
+
+/* QP ioctls of a hostile user: every bad attribute refused, nothing moves */
+static void qp_selftest(struct pldma_chan *ch, unsigned int node)
+{
+	const struct pldma_info *in = pldma_info(ch);
+	struct pldma_qp_info l;
+	struct pldma_qp_attr qa;
+	struct pldma_qp_create c = { 0 };
+	struct pldma_qp_destroy d = { 0 };
+	struct pldma_chan *other;
+	char sbuf[32];
+	int ret, p1[2], p2[2], st;
+	uint32_t qpn, cqpn = 0;
+	pid_t pid;
+
+	result(in->num_qps > 0 && in->ip && (in->mac[0] | in->mac[5]) &&
+	       !(in->mac[0] & 1) && (in->cap & PLDMA_CAP_QP),
+	       "INFO: %u QPs, IP %u.%u.%u.%u, MAC %02x:%02x:%02x:%02x:%02x:%02x, CAP.QP",
+	       in->num_qps, in->ip >> 24, (in->ip >> 16) & 0xff,
+	       (in->ip >> 8) & 0xff, in->ip & 0xff, in->mac[0], in->mac[1],
+	       in->mac[2], in->mac[3], in->mac[4], in->mac[5]);
+	if (!in->num_qps)
+		return;
+	if (pldma_qp_num(ch))
+		pldma_qp_destroy(ch);
+	ret = pldma_qp_create(ch, &l);
+	qpn = l.qpn;
+	result(!ret && qpn > 1 && qpn <= 0xffffff && l.psn <= 0xffffff,
+	       "QP_CREATE: qpn %#x (ret %d)", qpn, ret);
+	if (ret)
+		return;
+	result(ioctl(pldma_fd(ch), PLDMA_IOC_QP_CREATE, &c) && errno == EBUSY,
+	       "a second QP on the same channel: EBUSY");
+	c.rsvd[1] = 1;
+	other = open_other(node);
+	result(other && ioctl(pldma_fd(other), PLDMA_IOC_QP_CREATE, &c) &&
+	       errno == EINVAL, "QP_CREATE reserved field: EINVAL");
+
+#define BADQP(err, desc, ...) do {					\
+		struct pldma_qp_attr a = { .qpn = qpn,			\
+			.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS, \
+			.qp_state = PLDMA_QPS_INIT,			\
+			.access = PLDMA_MR_ACCESS_WRITE };		\
+		__VA_ARGS__;						\
+		ret = qp_modify_raw(ch, &a);				\
+		result(ret == -(err), "QP_MODIFY %s: %s (got %s)", desc,	\
+		       strerror(err), strerror(-ret));			\
+	} while (0)
+	BADQP(EINVAL, "mask 0", a.attr_mask = 0);
+	BADQP(EINVAL, "PD in the mask (the driver's)",
+	      a.attr_mask |= PLDMA_QPA_PD);
+	BADQP(EINVAL, "SQ in the mask (the driver's)",
+	      a.attr_mask |= PLDMA_QPA_SQ);
+	BADQP(EINVAL, "unknown mask bit", a.attr_mask |= 1U << 1);
+	BADQP(EINVAL, "state 4 (SQD)", a.qp_state = 4);
+	BADQP(EINVAL, "state 99", a.qp_state = 99);
+	BADQP(EINVAL, "access bit 4", a.access = 4);
+	BADQP(EINVAL, "reserved field", a.rsvd[3] = 1);
+	BADQP(EINVAL, "reserved after the MAC", a.rsvd0 = 1);
+	BADQP(EINVAL, "dest QPN 0", a.attr_mask |= PLDMA_QPA_DEST_QPN;
+	      a.dest_qpn = 0);
+	BADQP(EINVAL, "dest QPN 1", a.attr_mask |= PLDMA_QPA_DEST_QPN;
+	      a.dest_qpn = 1);
+	BADQP(EINVAL, "dest QPN beyond 24 bits",
+	      a.attr_mask |= PLDMA_QPA_DEST_QPN; a.dest_qpn = 1 << 24);
+	BADQP(EINVAL, "dest IP 0", a.attr_mask |= PLDMA_QPA_AV;
+	      a.dest_mac[0] = 2);
+	BADQP(EINVAL, "multicast dest IP", a.attr_mask |= PLDMA_QPA_AV;
+	      a.dest_ip = 0xe0000001; a.dest_mac[0] = 2);
+	BADQP(EINVAL, "broadcast dest IP", a.attr_mask |= PLDMA_QPA_AV;
+	      a.dest_ip = 0xffffffff; a.dest_mac[0] = 2);
+	BADQP(EINVAL, "multicast dest MAC", a.attr_mask |= PLDMA_QPA_AV;
+	      a.dest_ip = 0x0a000002; a.dest_mac[0] = 1);
+	BADQP(EINVAL, "dest MAC 0", a.attr_mask |= PLDMA_QPA_AV;
+	      a.dest_ip = 0x0a000002);
+	BADQP(EINVAL, "SQ PSN beyond 24 bits", a.attr_mask |= PLDMA_QPA_SQ_PSN;
+	      a.sq_psn = 1 << 24);
+	BADQP(EINVAL, "RQ PSN beyond 24 bits", a.attr_mask |= PLDMA_QPA_RQ_PSN;
+	      a.rq_psn = ~0U);
+	BADQP(EINVAL, "path MTU 0", a.attr_mask |= PLDMA_QPA_PATH_MTU);
+	BADQP(EINVAL, "path MTU 6", a.attr_mask |= PLDMA_QPA_PATH_MTU;
+	      a.path_mtu = 6);
+	BADQP(EINVAL, "timeout 32", a.attr_mask |= PLDMA_QPA_TIMEOUT;
+	      a.timeout = 32);
+	BADQP(EINVAL, "retry count 8", a.attr_mask |= PLDMA_QPA_RETRY_CNT;
+	      a.retry_cnt = 8);
+	BADQP(EINVAL, "RNR retry 8", a.attr_mask |= PLDMA_QPA_RNR_RETRY;
+	      a.rnr_retry = 8);
+	BADQP(EINVAL, "min RNR timer 32",
+	      a.attr_mask |= PLDMA_QPA_MIN_RNR_TIMER; a.min_rnr_timer = 32);
+	/* well-formed, but not a transition IBA allows (the device says so) */
+	BADQP(EINVAL, "RESET -> RTS", a.qp_state = PLDMA_QPS_RTS;
+	      a.attr_mask = PLDMA_QPA_REQ_RTS & ~(PLDMA_QPA_PD | PLDMA_QPA_SQ);
+	      a.sq_psn = 5; a.timeout = 14; a.retry_cnt = 7; a.rnr_retry = 7);
+	BADQP(EINVAL, "RESET -> INIT without access flags",
+	      a.attr_mask = PLDMA_QPA_STATE);
+	BADQP(ENOENT, "made-up QPN", a.qpn = qpn ^ 0x100);
+#undef BADQP
+	ret = pldma_qp_query(ch, &qa);
+	result(!ret && qa.qp_state == PLDMA_QPS_RESET && qa.qpn == qpn,
+	       "after all that the QP is still %#x in RESET (ret %d state %u)",
+	       qa.qpn, ret, qa.qp_state);
+	memset(&qa, 0, sizeof(qa));
+	qa.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS;
+	qa.qp_state = PLDMA_QPS_INIT;
+	qa.access = PLDMA_MR_ACCESS_WRITE | PLDMA_MR_ACCESS_READ;
+	ret = pldma_qp_modify(ch, &qa);
+	result(!ret && !pldma_qp_query(ch, &qa) &&
+	       qa.qp_state == PLDMA_QPS_INIT &&
+	       qa.access == (PLDMA_MR_ACCESS_WRITE | PLDMA_MR_ACCESS_READ),
+	       "RESET -> INIT (ret %d), query says INIT, access WR", ret);
+	result(!strcmp(qp_dbg_state(node, qpn & 0xff, sbuf, sizeof(sbuf)), "INIT"),
+	       "debugfs qps: qp %u INIT", qpn & 0xff);
+
+	/* another file, of this process and of another one: no access */
+	d.qpn = qpn;
+	memset(&qa, 0, sizeof(qa));
+	qa.qpn = qpn;
+	qa.attr_mask = PLDMA_QPA_STATE;
+	qa.qp_state = PLDMA_QPS_ERR;
+	result(other && qp_modify_raw(other, &qa) == -ENOENT &&
+	       ioctl(pldma_fd(other), PLDMA_IOC_QP_QUERY, &qa) && errno == ENOENT &&
+	       ioctl(pldma_fd(other), PLDMA_IOC_QP_DESTROY, &d) && errno == ENOENT,
+	       "another file cannot modify, query or destroy the QP: ENOENT");
+	/*
+	 * one channel less while the child holds one: the peer's server
+	 * (windows, QP) shares the device's four
+	 */
+	pldma_close(other);
+	other = NULL;
+	if (pipe(p1) || pipe(p2)) {
+		result(0, "pipes");
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (!pid) {
+		/* the other process: its own QP in INIT, reported to the parent */
+		struct pldma_chan *cc = open_other(node);
+		struct pldma_qp_info cl;
+		struct pldma_qp_attr ca = {
+			.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS,
+			.qp_state = PLDMA_QPS_INIT,
+			.access = PLDMA_MR_ACCESS_WRITE,
+		};
+		uint32_t q = 0;
+		char b;
+
+		if (cc && !pldma_qp_create(cc, &cl) && !pldma_qp_modify(cc, &ca))
+			q = pldma_qp_num(cc);
+		if (write(p1[1], &q, sizeof(q)) != sizeof(q) ||
+		    read(p2[0], &b, 1) != 1)
+			_exit(2);
+		/* untouched by the parent's attempts */
+		_exit(q && !pldma_qp_query(cc, &ca) && ca.qp_state == PLDMA_QPS_INIT &&
+		      ca.qpn == q ? 0 : 1);
+	}
+	if (pid < 0 || read(p1[0], &cqpn, sizeof(cqpn)) != sizeof(cqpn))
+		cqpn = 0;
+	memset(&qa, 0, sizeof(qa));
+	qa.qpn = cqpn;
+	qa.attr_mask = PLDMA_QPA_STATE;
+	qa.qp_state = PLDMA_QPS_RESET;
+	d.qpn = cqpn;
+	ret = qp_modify_raw(ch, &qa);
+	result(cqpn && ret == -ENOENT &&
+	       ioctl(pldma_fd(ch), PLDMA_IOC_QP_DESTROY, &d) && errno == ENOENT,
+	       "the QP %#x of another process: MODIFY %s, DESTROY refused",
+	       cqpn, strerror(-ret));
+	st = -1;
+	if (pid > 0) {
+		(void)!write(p2[1], "x", 1);
+		waitpid(pid, &st, 0);
+	}
+	result(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	       "... and that process's QP is still INIT (exit %d)",
+	       WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	close(p1[0]);
+	close(p1[1]);
+	close(p2[0]);
+	close(p2[1]);
+
+	/* destroy, and close with a QP: the device's QP to RESET */
+	ret = pldma_qp_destroy(ch);
+	result(!ret && !strcmp(qp_dbg_state(node, qpn & 0xff, sbuf, sizeof(sbuf)),
+			       "RESET"),
+	       "QP_DESTROY: the device's QP %u in %s", qpn & 0xff,
+	       qp_dbg_state(node, qpn & 0xff, sbuf, sizeof(sbuf)));
+	memset(&qa, 0, sizeof(qa));
+	qa.attr_mask = PLDMA_QPA_STATE;
+	qa.qp_state = PLDMA_QPS_RESET;
+	qa.qpn = qpn;
+	result(qp_modify_raw(ch, &qa) == -ENOENT,
+	       "the destroyed QPN: ENOENT");
+	qpn = 0;
+	other = open_other(node);
+	if (other && !pldma_qp_create(other, &l)) {
+		memset(&qa, 0, sizeof(qa));
+		qa.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS;
+		qa.qp_state = PLDMA_QPS_INIT;
+		if (!pldma_qp_modify(other, &qa))
+			qpn = pldma_qp_num(other);
+	}
+	pldma_close(other);
+	result(qpn && !strcmp(qp_dbg_state(node, qpn & 0xff, sbuf, sizeof(sbuf)),
+			      "RESET"),
+	       "close of a file with a QP in INIT: the device's QP %u in %s",
+	       qpn & 0xff, qpn ? qp_dbg_state(node, qpn & 0xff, sbuf, sizeof(sbuf)) : "-");
 }
 
 int main(int argc, char **argv)

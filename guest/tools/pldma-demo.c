@@ -78,6 +78,12 @@ static int remote_demo(const char *spec, size_t size)
 		printf("no window server at %s:%d\n", host, port);
 		return 2;
 	}
+	/* an RC connection: the channel's RDMA goes to the peer's QP */
+	if (pp_qp_connect(fd, ch, rnode)) {
+		printf("no QP connection to node %u\n", rnode);
+		close(fd);
+		return 2;
+	}
 	printf("PLDMA remote demo: node %u -> node %u (%s), %zu KiB, MTU %u\n"
 	       "never-touched windows on the responder, resident buffers on the requester\n",
 	       lnode, rnode, host, size >> 10, pldma_info(ch)->mtu);

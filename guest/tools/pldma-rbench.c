@@ -269,6 +269,12 @@ static int remote_bench(const char *hostport, const char *pair,
 			hostport);
 		return 2;
 	}
+	/* RC connections: each local channel's RDMA goes to its peer's QP */
+	if (pp_qp_connect(fd, pp_chan_node(ln), rn) ||
+	    (tln && pp_qp_connect(fd, pp_chan_node(tln), trn))) {
+		fprintf(stderr, "pldma-bench: no QP connection\n");
+		return 2;
+	}
 	printf("strategy,size,time_us,faults,pages\n");
 	/* size by size, so that a slow large case comes last */
 	for (k = 0; k < nsizes; k++) {

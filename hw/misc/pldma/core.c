@@ -777,7 +777,7 @@ static uint32_t pldma_cap(PLDMACore *s)
         cap |= PLDMA_CAP_PASID | PLDMA_FSET(s->pasid_bits, 20, 16);
     }
     if (s->nic) {
-        cap |= PLDMA_CAP_REMOTE;
+        cap |= PLDMA_CAP_REMOTE | PLDMA_CAP_QP;
     }
     return cap;
 }
@@ -1581,6 +1581,10 @@ const VMStateDescription vmstate_pldma_core = {
         VMSTATE_STRUCT_ARRAY(ch, PLDMACore, PLDMA_MAX_CHANNELS, 1,
                              vmstate_pldma_channel, PLDMAChannel),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pldma_qps,
+        NULL
     }
 };
 
@@ -1604,6 +1608,8 @@ void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset)
         "stalled accesses a channel may have at once (stall mode), 1..64");
     object_class_property_set_description(klass, "node-id",
         "node number on the RDMA link, 1..63 (required with netdev=)");
+    object_class_property_set_description(klass, "num-qps",
+        "number of RC queue pairs with a link, 1..64");
     object_class_property_set_description(klass, "mtu",
         "RDMA payload bytes per segment, power of 2, 256..4096, "
         "the same on every node");

@@ -39,6 +39,7 @@
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"
 #include "qemu/cutils.h"
+#include "qemu/guest-random.h"
 #include "qapi/error.h"
 #include "net/net.h"
 #include "net/checksum.h"
@@ -120,8 +121,14 @@ typedef struct PLDMAPkt {
     uint32_t msn;
     const uint8_t *payload;
     uint32_t plen;
-    uint16_t node;          /* the sender (rx) or destination (tx) */
+    uint16_t node;          /* node-id path: the sender (rx) or dest (tx) */
+    uint8_t qp;             /* QP path: 1 + index of our QP, 0: node path */
+    uint32_t src_ip;        /* rx: the IPv4 source */
+    const uint8_t *smac;    /* rx: the Ethernet source */
 } PLDMAPkt;
+
+/* Responder connections: the node-id path's, then one per QP */
+#define NET_CONNS(s)        (PLDMA_NET_CONNS + (s)->num_qps)
 
 static int32_t psn_diff(uint32_t a, uint32_t b)
 {
@@ -150,9 +157,60 @@ static bool op_has_payload(uint8_t op)
            (op >= OP_READ_RESP_FIRST && op <= OP_READ_RESP_ONLY);
 }
 
-static uint32_t nsegs_of(PLDMACore *s, uint32_t len)
+static uint32_t nsegs_of(uint32_t mtu, uint32_t len)
 {
-    return len ? DIV_ROUND_UP(len, s->mtu) : 1;
+    return len ? DIV_ROUND_UP(len, mtu) : 1;
+}
+
+static PLDMAQP *conn_qp(PLDMACore *s, const PLDMANetConn *c)
+{
+    return c->qp ? &s->qps[c->qp - 1] : NULL;
+}
+
+/* Payload bytes per segment of a connection: its QP's path MTU */
+static uint32_t conn_mtu(PLDMACore *s, const PLDMANetConn *c)
+{
+    return c->qp ? PLDMA_MTU_BYTES(s->qps[c->qp - 1].path_mtu) : s->mtu;
+}
+
+/* The RNR timer code the responder sends: its QP's minimum RNR timer */
+static uint32_t conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c)
+{
+    return c->qp ? PLDMA_QPT_MIN_RNR_TIMER(s->qps[c->qp - 1].timers)
+                 : s->rnr_timer;
+}
+
+/* For traces: the node (0 on a QP) and the channel or QP index */
+static uint16_t conn_node(PLDMACore *s, const PLDMANetConn *c)
+{
+    uint32_t i = c - s->conns;
+
+    return i < PLDMA_NET_CONNS ? i / PLDMA_MAX_CHANNELS : 0;
+}
+
+static uint32_t conn_ch(PLDMACore *s, const PLDMANetConn *c)
+{
+    uint32_t i = c - s->conns;
+
+    return i < PLDMA_NET_CONNS ? i % PLDMA_MAX_CHANNELS : i - PLDMA_NET_CONNS;
+}
+
+/* A frame for a QP that the QP does not take: no state moves */
+static void qp_drop(PLDMACore *s, const PLDMAPkt *p, const char *why)
+{
+    cnt(s, PLDMA_NCNT_RX_DROPPED);
+    cnt(s, PLDMA_NCNT_QP_DROPPED);
+    trace_pldma_qp_dropped(p->qpn, p->src_ip, p->opcode, p->psn, why);
+}
+
+/* Dropped as not about the message in flight (both paths) */
+static void rx_drop(PLDMACore *s, const PLDMAPkt *p)
+{
+    if (p->qp) {
+        qp_drop(s, p, "outside the send queue's window");
+    } else {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
+    }
 }
 
 /* ---- frames ---- */
@@ -272,7 +330,12 @@ static void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
 
     assert(p->plen <= s->mtu && p->node < PLDMA_NET_MAX_NODES);
     /* Ethernet: to the MAC the peer last sent from, else broadcast */
-    if (s->peer_mac_known[p->node]) {
+    if (p->qp) {
+        const PLDMAQP *qp = &s->qps[p->qp - 1];
+
+        stl_le_p(f, qp->dest_mac_lo);
+        stw_le_p(f + 4, qp->dest_mac_hi);
+    } else if (s->peer_mac_known[p->node]) {
         memcpy(f, s->peer_mac[p->node], 6);
     } else {
         memset(f, 0xff, 6);
@@ -306,7 +369,7 @@ static void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     q += pad;
     l4 = q + ICRC_LEN - udp;
 
-    /* IPv4, 10.0.0.<node> */
+    /* IPv4: the QP's addresses, or 10.0.0.<node> */
     ip[0] = 0x45;
     ip[1] = 0;
     stw_be_p(ip + 2, IP_HDR + l4);
@@ -315,8 +378,13 @@ static void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     ip[8] = 64;
     ip[9] = 17;
     stw_be_p(ip + 10, 0);
-    stl_be_p(ip + 12, 0x0a000000U | s->node_id);
-    stl_be_p(ip + 16, 0x0a000000U | p->node);
+    if (p->qp) {
+        stl_be_p(ip + 12, s->net_ip);
+        stl_be_p(ip + 16, s->qps[p->qp - 1].dest_ip);
+    } else {
+        stl_be_p(ip + 12, 0x0a000000U | s->node_id);
+        stl_be_p(ip + 16, 0x0a000000U | p->node);
+    }
     stw_be_p(ip + 10, net_checksum_finish(net_checksum_add(IP_HDR, ip)));
     /* UDP, source port fixed per node (no ECMP entropy needed here) */
     stw_be_p(udp, 0xc000 | s->node_id);
@@ -349,14 +417,14 @@ static bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
     }
     src = ldl_be_p(ip + 12);
     dst = ldl_be_p(ip + 16);
-    if ((src & 0xffffff00U) != 0x0a000000U ||
-        dst != (0x0a000000U | s->node_id)) {
+    if (dst != s->net_ip && dst != (0x0a000000U | s->node_id)) {
         return false;
     }
-    p->node = src & 0xff;
-    if (p->node == 0 || p->node >= PLDMA_NET_MAX_NODES ||
-        p->node == s->node_id) {
-        return false;
+    /* a node-id path sender is 10.0.0.<node> (checked on dispatch) */
+    p->src_ip = src;
+    p->node = (src & 0xffffff00U) == 0x0a000000U ? src & 0xff : 0;
+    if (p->node >= PLDMA_NET_MAX_NODES || p->node == s->node_id) {
+        p->node = 0;
     }
     l4 = lduw_be_p(udp + 4);
     if (lduw_be_p(udp + 2) != ROCE_UDP_PORT || l4 != iplen - IP_HDR) {
@@ -406,9 +474,7 @@ static bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
     if ((p->plen && !op_has_payload(p->opcode)) || p->plen > s->mtu) {
         return false;
     }
-    /* the sender's MAC, to answer it (and reach it through a switch) */
-    memcpy(s->peer_mac[p->node], f + 6, 6);
-    s->peer_mac_known[p->node] = true;
+    p->smac = f + 6;
     return true;
 }
 
@@ -426,12 +492,31 @@ void pldma_net_ch_end(PLDMAChannel *ch)
     PLDMACore *s = ch->s;
     PLDMANetReq *r = &ch->net;
 
-    if (!s->nic || !pldma_op_remote(ch->op) || !r->node) {
+    if (!s->nic || !pldma_op_remote(ch->op) || (!r->node && !r->qp)) {
         return;
     }
     timer_del(ch->net_timer);
-    s->psn_next[ch->idx * PLDMA_NET_MAX_NODES + r->node] =
-        (r->psn + r->nsegs) & PSN_MASK;
+    if (r->qp) {
+        PLDMAQP *qp = &s->qps[r->qp - 1];
+
+        /*
+         * The QP's next message starts where the responder expects it:
+         * after this one, or at it if the responder refused its first
+         * request (a NAK does not move its expected PSN).  A message that
+         * ended otherwise (timeout, RNR retries, cancelled, reset) leaves
+         * the responder's PSN unknown: the QP goes to ERR, as on IB.
+         */
+        if (qp->gen == r->qp_gen && qp->state == PLDMA_QPS_RTS) {
+            trace_pldma_qp_msg_end(r->qp - 1, r->psn, r->end_psn, r->ok);
+            qp->sq_psn = r->end_psn;
+            if (!r->ok) {
+                pldma_qp_to_err(s, r->qp - 1);
+            }
+        }
+    } else {
+        s->psn_next[ch->idx * PLDMA_NET_MAX_NODES + r->node] =
+            (r->psn + r->nsegs) & PSN_MASK;
+    }
     trace_pldma_net_msg_end(ch->idx, r->node, r->psn, r->nsegs, ch->done);
     memset(r, 0, sizeof(*r));
 }
@@ -441,6 +526,7 @@ static void pldma_net_finish(PLDMAChannel *ch, uint32_t status)
     if (status == PLDMA_ST_SUCCESS) {
         /* (a Go-back-N may have rewound what was sent, not what arrived) */
         ch->done = ch->len;
+        ch->net.ok = true;
     } else if (ch->op == PLDMA_OP_RDMA_WRITE) {
         /* what is known to have arrived, not what was sent */
         ch->done = ch->net.acked;
@@ -467,32 +553,78 @@ static void pldma_net_rewind(PLDMAChannel *ch, uint64_t off)
     }
 }
 
+/* IB local ACK timeout: 4.096 us << code; 0 (infinite) takes the device's */
+static uint32_t qp_rto_us(PLDMACore *s, uint32_t code)
+{
+    return code ? MIN((4096ULL << code) / 1000, 10ULL * 1000 * 1000)
+                : s->rto_us;
+}
+
+/* A descriptor on the send queue of @qp: its path, PSN and timers */
+static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp,
+                                    uint16_t node)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+    uint32_t t = qp->timers;
+
+    if (node != 0 || qp->state != PLDMA_QPS_RTS) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: node %u on "
+                      "the send queue of a QP in state %u\n", ch->idx,
+                      ch->head, node, qp->state);
+        return PLDMA_ST_BAD_NODE;
+    }
+    r->qp = qp - s->qps + 1;
+    r->qp_gen = qp->gen;
+    r->psn = qp->sq_psn;
+    r->mtu = PLDMA_MTU_BYTES(qp->path_mtu);
+    r->rto_us = qp_rto_us(s, PLDMA_QPT_TIMEOUT(t));
+    r->retry_count = PLDMA_QPT_RETRY_CNT(t);
+    r->rnr_retry = PLDMA_QPT_RNR_RETRY(t) == 7 ? UINT32_MAX
+                                                : PLDMA_QPT_RNR_RETRY(t);
+    return 0;
+}
+
 uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
 {
     PLDMACore *s = ch->s;
     PLDMANetReq *r = &ch->net;
     uint16_t node = lduw_le_p(d + PLDMA_DESC_NODE);
+    PLDMAQP *qp = pldma_qp_of_sq(s, ch->idx);
+    uint32_t st;
 
     memset(r, 0, sizeof(*r));
-    if (!s->nic || node == 0 || node >= PLDMA_NET_MAX_NODES ||
-        node == s->node_id) {
+    if (qp) {
+        st = pldma_net_decode_qp(ch, qp, node);
+        if (st) {
+            memset(r, 0, sizeof(*r));
+            return st;
+        }
+    } else if (!s->nic || node == 0 || node >= PLDMA_NET_MAX_NODES ||
+               node == s->node_id) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: no node %u "
                       "to reach\n", ch->idx, ch->head, node);
         return PLDMA_ST_BAD_NODE;
     }
-    if (ch->len == 0 || ch->len > s->max_transfer) {
-        return PLDMA_ST_BAD_LENGTH;
-    }
     r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
-    if (r->rva + ch->len < r->rva ||
+    if (ch->len == 0 || ch->len > s->max_transfer ||
+        r->rva + ch->len < r->rva ||
         (ch->op == PLDMA_OP_RDMA_WRITE && ch->src + ch->len < ch->src) ||
         (ch->op == PLDMA_OP_RDMA_READ && ch->dst + ch->len < ch->dst)) {
+        memset(r, 0, sizeof(*r));   /* nothing sent: the QP's PSN stays */
         return PLDMA_ST_BAD_LENGTH;
     }
-    r->node = node;
+    if (!qp) {
+        r->node = node;
+        r->psn = s->psn_next[ch->idx * PLDMA_NET_MAX_NODES + node];
+        r->mtu = s->mtu;
+        r->rto_us = s->rto_us;
+        r->retry_count = s->retry_count;
+        r->rnr_retry = s->rnr_retry;
+    }
     r->rkey = ldl_le_p(d + PLDMA_DESC_RKEY);
-    r->psn = s->psn_next[ch->idx * PLDMA_NET_MAX_NODES + node];
-    r->nsegs = nsegs_of(s, ch->len);
+    r->nsegs = nsegs_of(r->mtu, ch->len);
+    r->end_psn = (r->psn + r->nsegs) & PSN_MASK;
     return 0;
 }
 
@@ -500,10 +632,12 @@ static void pldma_net_send_read_req(PLDMAChannel *ch)
 {
     PLDMACore *s = ch->s;
     PLDMANetReq *r = &ch->net;
-    uint32_t seg = ch->done / s->mtu;
+    uint32_t seg = ch->done / r->mtu;
     PLDMAPkt p = {
-        .opcode = OP_READ_REQ, .ackreq = true, .qpn = QPN_REQ(ch->idx),
+        .opcode = OP_READ_REQ, .ackreq = true,
+        .qpn = r->qp ? s->qps[r->qp - 1].dest_qpn : QPN_REQ(ch->idx),
         .psn = (r->psn + seg) & PSN_MASK, .node = r->node, .rkey = r->rkey,
+        .qp = r->qp,
     };
 
     /*
@@ -514,17 +648,30 @@ static void pldma_net_send_read_req(PLDMAChannel *ch)
      * the link (and the peer's queue) with responses, and a request asked
      * again after a loss stays close to the responder's expected PSN.
      */
-    ch->done = (uint64_t)seg * s->mtu;
+    ch->done = (uint64_t)seg * r->mtu;
     p.va = r->rva + ch->done;
-    p.dmalen = MIN(ch->len - ch->done, (uint64_t)PLDMA_NET_WINDOW * s->mtu);
-    r->rd_end = ch->done + p.dmalen;
+    if (r->qp && ch->done < r->rd_end) {
+        /*
+         * Asked again inside the window (a loss, an RNR, a local fault):
+         * a QP's responder answers a repeated READ only when it is the
+         * original or a subset (IBA 9.7.5.1.2; rxe drops the rest), and
+         * its expected PSN is already past the window.  Ask for what is
+         * missing of the original, so that the next window's request
+         * carries the PSN the responder expects.
+         */
+        p.dmalen = r->rd_end - ch->done;
+    } else {
+        p.dmalen = MIN(ch->len - ch->done,
+                       (uint64_t)PLDMA_NET_WINDOW * r->mtu);
+        r->rd_end = ch->done + p.dmalen;
+    }
     if (ch->done < r->sent_hw) {
         cnt(s, PLDMA_NCNT_RETX_SEGS);
     }
     r->sent_hw = MAX(r->sent_hw, ch->done + 1);
     pldma_net_tx(s, &p);
     r->wait = true;
-    pldma_net_arm(ch, s->rto_us);
+    pldma_net_arm(ch, r->rto_us);
 }
 
 /* The link takes no frame now: wait for pldma_net_sent() (or the timer) */
@@ -533,7 +680,7 @@ static void pldma_net_tx_wait(PLDMAChannel *ch)
     ch->net.txq = true;
     ch->net.wait = true;
     if (!timer_pending(ch->net_timer)) {
-        pldma_net_arm(ch, ch->s->rto_us);
+        pldma_net_arm(ch, ch->net.rto_us);
     }
 }
 
@@ -548,6 +695,12 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
     PLDMANetReq *r = &ch->net;
     uint8_t buf[PLDMA_NET_MAX_MTU];
 
+    if (r->qp && (s->qps[r->qp - 1].gen != r->qp_gen ||
+                  s->qps[r->qp - 1].state != PLDMA_QPS_RTS)) {
+        /* the QP left RTS (modified to ERR or RESET): flushed */
+        pldma_net_finish(ch, PLDMA_ST_REMOTE_ERROR);
+        return true;
+    }
     if (r->wait || r->rnr) {
         /*
          * Waiting for the network.  A timer that expired while the channel
@@ -555,7 +708,7 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
          * it again, or nothing would ever wake the channel.
          */
         if (!timer_pending(ch->net_timer)) {
-            pldma_net_arm(ch, r->rnr ? r->rnr_us : s->rto_us);
+            pldma_net_arm(ch, r->rnr ? r->rnr_us : r->rto_us);
         }
         return false;
     }
@@ -572,18 +725,19 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         return false;
     }
     while (ch->done < ch->len) {
-        uint32_t seg = ch->done / s->mtu;
-        uint32_t n = MIN(s->mtu, ch->len - ch->done);
+        uint32_t seg = ch->done / r->mtu;
+        uint32_t n = MIN(r->mtu, ch->len - ch->done);
         bool first = seg == 0, last = ch->done + n == ch->len;
         uint64_t fva;
         PLDMAAccess a;
         PLDMAPkt p = {
-            .qpn = QPN_REQ(ch->idx), .psn = (r->psn + seg) & PSN_MASK,
-            .payload = buf, .plen = n, .node = r->node,
+            .qpn = r->qp ? s->qps[r->qp - 1].dest_qpn : QPN_REQ(ch->idx),
+            .psn = (r->psn + seg) & PSN_MASK,
+            .payload = buf, .plen = n, .node = r->node, .qp = r->qp,
         };
 
         if (ch->done >= r->acked &&
-            ch->done - r->acked >= (uint64_t)PLDMA_NET_WINDOW * s->mtu) {
+            ch->done - r->acked >= (uint64_t)PLDMA_NET_WINDOW * r->mtu) {
             r->wait = true;
             return false;
         }
@@ -614,7 +768,7 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         }
         pldma_net_tx(s, &p);
         if (!timer_pending(ch->net_timer)) {
-            pldma_net_arm(ch, s->rto_us);
+            pldma_net_arm(ch, r->rto_us);
         }
         ch->done += n;
         r->sent_hw = MAX(r->sent_hw, ch->done);
@@ -640,7 +794,7 @@ static void pldma_net_timer(void *opaque)
         return;
     }
     cnt(s, PLDMA_NCNT_TIMEOUTS);
-    if (++r->retries > s->retry_count) {
+    if (++r->retries > r->retry_count) {
         trace_pldma_net_gave_up(ch->idx, r->node, r->retries);
         pldma_net_finish(ch, PLDMA_ST_REMOTE_TIMEOUT);
         return;
@@ -654,13 +808,19 @@ static PLDMAChannel *pldma_net_req_ch(PLDMACore *s, const PLDMAPkt *p)
 {
     PLDMAChannel *ch;
 
-    if ((p->qpn & ~0xffU) != QPN_RESP(0) ||
-        QPN_CH(p->qpn) >= s->num_channels) {
+    if (p->qp) {
+        /* (the QP is in RTS and the frame from its peer: dispatch) */
+        ch = &s->ch[s->qps[p->qp - 1].sq];
+    } else if ((p->qpn & ~0xffU) != QPN_RESP(0) ||
+               QPN_CH(p->qpn) >= s->num_channels) {
         return NULL;
+    } else {
+        ch = &s->ch[QPN_CH(p->qpn)];
     }
-    ch = &s->ch[QPN_CH(p->qpn)];
     if (ch->state == PLDMA_STATE_DISABLED || ch->phase != PLDMA_PHASE_XFER ||
-        !pldma_op_remote(ch->op) || ch->net.node != p->node) {
+        !pldma_op_remote(ch->op) || ch->net.node != p->node ||
+        ch->net.qp != p->qp ||
+        (p->qp && ch->net.qp_gen != s->qps[p->qp - 1].gen)) {
         return NULL;
     }
     return ch;
@@ -699,13 +859,15 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
 {
     PLDMAChannel *ch = pldma_net_req_ch(s, p);
     PLDMANetReq *r;
+    uint32_t mtu;
     int32_t seg;
 
     if (!ch) {
-        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        rx_drop(s, p);
         return;
     }
     r = &ch->net;
+    mtu = r->mtu;
     seg = psn_diff(p->psn, r->psn);     /* segment the answer is about */
     /*
      * An ACK may name the PSN just before the message (a resume, or the
@@ -715,13 +877,20 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
      */
     if (seg < (AETH_KIND(p->syndrome) ? 0 : -1) ||
         seg >= (int32_t)r->nsegs) {
-        cnt(s, PLDMA_NCNT_RX_DROPPED);  /* not about this message */
+        rx_drop(s, p);                  /* not about this message */
         return;
     }
     switch (AETH_KIND(p->syndrome)) {
     case 0:
         cnt(s, PLDMA_NCNT_ACK_RX);
-        if (p->msn == PLDMA_NET_RESUME_MSN) {
+        /*
+         * "Resolved, resend now": on the node-id path an ACK with MSN
+         * PLDMA_NET_RESUME_MSN; on a QP any ACK while an RNR NAK holds
+         * the message (the responder ACKs the PSN before the one that
+         * faulted, with its true MSN: a standard requester, rxe among
+         * them, takes it for a duplicate ACK and waits out its RNR timer).
+         */
+        if (p->qp ? r->rnr : p->msn == PLDMA_NET_RESUME_MSN) {
             cnt(s, PLDMA_NCNT_RESUME_RX);
             if (r->rnr) {
                 trace_pldma_net_resume(ch->idx, p->node, p->psn);
@@ -733,15 +902,15 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
         if (ch->op != PLDMA_OP_RDMA_WRITE || seg < 0) {
             return;
         }
-        if ((uint64_t)(seg + 1) * s->mtu > r->acked) {
-            pldma_net_acked(ch, (uint64_t)(seg + 1) * s->mtu);
+        if ((uint64_t)(seg + 1) * mtu > r->acked) {
+            pldma_net_acked(ch, (uint64_t)(seg + 1) * mtu);
             r->retries = 0;
             r->rnr_retries = 0;
             if (r->acked == ch->len) {
                 pldma_net_finish(ch, PLDMA_ST_SUCCESS);
                 return;
             }
-            pldma_net_arm(ch, s->rto_us);
+            pldma_net_arm(ch, r->rto_us);
             if (r->wait && !r->rnr && ch->done < ch->len) {
                 r->wait = false;
                 qemu_bh_schedule(s->bh);
@@ -749,11 +918,11 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
         }
         return;
     case 1: {
-        uint64_t off = (uint64_t)MAX(seg, 0) * s->mtu;
+        uint64_t off = (uint64_t)MAX(seg, 0) * mtu;
 
         cnt(s, PLDMA_NCNT_NAK_RX_RNR);
         cnt(s, PLDMA_NCNT_RNR_WAITS);
-        if (++r->rnr_retries > s->rnr_retry) {
+        if (++r->rnr_retries > r->rnr_retry) {
             pldma_net_finish(ch, PLDMA_ST_REMOTE_RNR);
             return;
         }
@@ -778,7 +947,7 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
             cnt(s, PLDMA_NCNT_NAK_RX_SEQ);
             /* the responder expects segment seg: go back to it */
             if (ch->op == PLDMA_OP_RDMA_WRITE && seg >= 0 && !r->rnr) {
-                pldma_net_acked(ch, (uint64_t)seg * s->mtu);
+                pldma_net_acked(ch, (uint64_t)seg * mtu);
                 trace_pldma_net_go_back(ch->idx, p->node, p->psn, r->acked);
                 pldma_net_rewind(ch, r->acked);
             }
@@ -788,7 +957,13 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
                p->syndrome == AETH_NAK_INVALID ? PLDMA_NCNT_NAK_RX_INVALID :
                PLDMA_NCNT_NAK_RX_OPERR);
         trace_pldma_net_nak(ch->idx, p->node, p->psn, p->syndrome);
+        /*
+         * A QP's responder expects the PSN it refused next
+         * (pldma_net_nak()): the next message starts there
+         */
+        r->end_psn = p->psn;
         pldma_net_finish(ch, nak_status(p->syndrome));
+        r->ok = true;       /* the QP goes on: its peer knows where */
         return;
     default:
         cnt(s, PLDMA_NCNT_RX_DROPPED);
@@ -807,24 +982,29 @@ static void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
     bool last;
 
     if (!ch || ch->op != PLDMA_OP_RDMA_READ) {
-        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        rx_drop(s, p);
         return;
     }
     r = &ch->net;
     if (p->has_aeth && AETH_KIND(p->syndrome) != 0) {
-        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        rx_drop(s, p);
         return;
     }
     seg = psn_diff(p->psn, r->psn);
     if (seg < 0 || seg >= (int32_t)r->nsegs) {
-        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        rx_drop(s, p);
         return;
     }
-    if ((uint64_t)seg * s->mtu < ch->done) {
+    if ((uint64_t)seg * r->mtu < ch->done) {
         cnt(s, PLDMA_NCNT_DUPS);
         return;
     }
-    if ((uint64_t)seg * s->mtu > ch->done || r->rnr ||
+    if (p->qp && (uint64_t)seg * r->mtu >= r->rd_end) {
+        /* not asked for yet: outside the outstanding window */
+        rx_drop(s, p);
+        return;
+    }
+    if ((uint64_t)seg * r->mtu > ch->done || r->rnr ||
         ch->state != PLDMA_STATE_RUNNING) {
         cnt(s, PLDMA_NCNT_OOO);
         /* a response went missing: ask again from it, once per gap */
@@ -836,9 +1016,9 @@ static void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
         return;
     }
     last = ch->done + p->plen == ch->len;
-    if ((!last && p->plen != s->mtu) || ch->done + p->plen > ch->len ||
+    if ((!last && p->plen != r->mtu) || ch->done + p->plen > ch->len ||
         p->plen == 0) {
-        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        rx_drop(s, p);
         return;
     }
     s->busy = true;
@@ -864,19 +1044,38 @@ static void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
     } else if (ch->done >= r->rd_end) {
         pldma_net_send_read_req(ch);        /* the next window */
     } else {
-        pldma_net_arm(ch, s->rto_us);
+        pldma_net_arm(ch, r->rto_us);
     }
 }
 
 /* ---- responder ---- */
 
-static void pldma_net_answer(PLDMACore *s, uint16_t node, uint32_t ch,
-                             uint32_t psn, uint8_t syndrome, uint32_t msn)
+/* Fill in where an answer of connection @c goes: its QP's peer, or node */
+static void conn_dest(PLDMACore *s, const PLDMANetConn *c, PLDMAPkt *p)
+{
+    if (c->qp) {
+        p->qp = c->qp;
+        p->qpn = s->qps[c->qp - 1].dest_qpn;
+    } else {
+        p->node = conn_node(s, c);
+        p->qpn = QPN_RESP(conn_ch(s, c));
+    }
+}
+
+/*
+ * An ACK or NAK of connection @c.  On a QP the AETH MSN is the count of
+ * messages the responder completed (IBA C9-147/148); the node-id path
+ * sends 0, or @msn for its "resolved, resend now".
+ */
+static void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                             uint8_t syndrome, uint32_t msn)
 {
     PLDMAPkt p = {
-        .opcode = OP_ACK, .qpn = QPN_RESP(ch), .psn = psn & PSN_MASK,
-        .syndrome = syndrome, .msn = msn, .node = node,
+        .opcode = OP_ACK, .psn = psn & PSN_MASK,
+        .syndrome = syndrome, .msn = c->qp ? c->msn : msn,
     };
+
+    conn_dest(s, c, &p);
 
     switch (syndrome) {
     case AETH_NAK_SEQ:
@@ -899,11 +1098,57 @@ static void pldma_net_answer(PLDMACore *s, uint16_t node, uint32_t ch,
     pldma_net_tx(s, &p);
 }
 
-/* Check an access to [va, va + len) with @rkey; 0 or a NAK syndrome */
-static uint8_t pldma_net_check_key(PLDMACore *s, uint32_t rkey, uint64_t va,
+/*
+ * A NAK that ends a request (remote access, invalid request, remote
+ * operational error).  On a QP the responder then expects the PSN it
+ * refused, where the requester starts its next message (pldma_net_rx_ack):
+ * a refused request (WRITE First, READ) moves nothing, one refused in the
+ * middle ends its message there.  Both ends agree on the PSN after any
+ * NAK, so no later message can be taken for a duplicate.
+ */
+static void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                          uint8_t syndrome)
+{
+    if (c->qp) {
+        c->epsn = psn & PSN_MASK;
+        c->msg_valid = false;
+        c->msg_nak = 0;
+        c->rd_active = false;
+        /*
+         * The NAK names the PSN expected: the segments of the refused
+         * message that follow get no sequence NAK on top of it (a lost
+         * NAK comes again when the requester resends that PSN)
+         */
+        c->nak_seq = true;
+    }
+    pldma_net_answer(s, c, psn, syndrome, 0);
+}
+
+/*
+ * A WRITE refused after its First was taken: the node-id path skips the
+ * rest of the message (and replays the NAK to its duplicates)
+ */
+static void pldma_net_msg_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                              uint8_t syndrome)
+{
+    if (!c->qp) {
+        c->msg_nak = syndrome;
+        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
+    }
+    pldma_net_nak(s, c, psn, syndrome);
+}
+
+/*
+ * Check an access of connection @c to [va, va + len) with @rkey; 0 or a
+ * NAK syndrome.  Through a QP the key must be of the QP's PD and the QP's
+ * access flags must allow the access too.
+ */
+static uint8_t pldma_net_check_key(PLDMACore *s, PLDMANetConn *c,
+                                   uint32_t rkey, uint64_t va,
                                    uint64_t len, uint32_t access)
 {
     uint32_t idx = PLDMA_RKEY_INDEX(rkey);
+    PLDMAQP *qp = conn_qp(s, c);
     PLDMAKey *k;
 
     if (idx >= PLDMA_NUM_KEYS) {
@@ -913,6 +1158,9 @@ static uint8_t pldma_net_check_key(PLDMACore *s, uint32_t rkey, uint64_t va,
     if (!k->valid || (k->gen & 0xffffff) != PLDMA_RKEY_GEN(rkey) ||
         !(k->access & access) || va < k->va || len > k->len ||
         va - k->va > k->len - len) {
+        return AETH_NAK_ACCESS;
+    }
+    if (qp && (k->pasid_reg != qp->pd || !(qp->access & access))) {
         return AETH_NAK_ACCESS;
     }
     return 0;
@@ -969,6 +1217,7 @@ static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
 static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
                                const PLDMAPkt *p, uint32_t rch)
 {
+    uint32_t mtu = conn_mtu(s, c);
     uint8_t op = p->opcode;
     bool first = op == OP_WRITE_FIRST || op == OP_WRITE_ONLY;
     bool last = op == OP_WRITE_LAST || op == OP_WRITE_ONLY;
@@ -989,16 +1238,21 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         }
         if (c->msg_valid && c->msg_nak &&
             psn_diff(p->psn, c->msg_psn) >= 0) {
-            pldma_net_answer(s, p->node, rch, c->msg_psn, c->msg_nak, 0);
+            pldma_net_answer(s, c, c->msg_psn, c->msg_nak, 0);
         } else {
-            pldma_net_answer(s, p->node, rch, c->epsn - 1, AETH_ACK, 0);
+            pldma_net_answer(s, c, c->epsn - 1, AETH_ACK, 0);
         }
         return;
     }
     /*
      * Far ahead: garbage, unless it starts a new message, which may follow
-     * a long message the requester abandoned (any PSN ahead of ours)
+     * a long message the requester abandoned (any PSN ahead of ours).  A
+     * QP takes only the expected PSN: its requester never skips one.
      */
+    if (c->qp && d > PLDMA_NET_PSN_AHEAD) {
+        qp_drop(s, p, "PSN outside the window");
+        return;
+    }
     if (d > PLDMA_NET_PSN_AHEAD && !first) {
         cnt(s, PLDMA_NCNT_RX_DROPPED);
         return;
@@ -1007,27 +1261,27 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         /* not ready yet: the same answer as the first time */
         cnt(s, PLDMA_NCNT_OOO);
         if (d == 0) {
-            pldma_net_answer(s, p->node, rch, c->epsn,
-                             AETH_RNR(s->rnr_timer), 0);
+            pldma_net_answer(s, c, c->epsn,
+                             AETH_RNR(conn_rnr_timer(s, c)), 0);
         }
         return;
     }
     /* a new message may start ahead: its requester gave up on the last */
-    if (d > 0 && !(first && (!c->msg_valid ||
-                             psn_diff(p->psn, c->msg_psn) >=
-                             (int32_t)c->msg_nsegs))) {
+    if (d > 0 && (c->qp || !(first && (!c->msg_valid ||
+                                       psn_diff(p->psn, c->msg_psn) >=
+                                       (int32_t)c->msg_nsegs)))) {
         cnt(s, PLDMA_NCNT_OOO);
         if (!c->nak_seq) {
             c->nak_seq = true;
-            pldma_net_answer(s, p->node, rch, c->epsn, AETH_NAK_SEQ, 0);
+            pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ, 0);
         }
         return;
     }
     if (first) {
         nak = p->dmalen == 0 || p->dmalen > s->max_transfer ||
-              (op == OP_WRITE_ONLY) != (p->dmalen <= s->mtu)
+              (op == OP_WRITE_ONLY) != (p->dmalen <= mtu)
               ? AETH_NAK_INVALID
-              : pldma_net_check_key(s, p->rkey, p->va, p->dmalen,
+              : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
                                     PLDMA_KEY_ACC_WRITE);
         if (nak) {
             /*
@@ -1039,7 +1293,7 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
              */
             trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
                                     p->dmalen, nak);
-            pldma_net_answer(s, p->node, rch, p->psn, nak, 0);
+            pldma_net_nak(s, c, p->psn, nak);
             return;
         }
         c->msg_valid = true;
@@ -1047,7 +1301,7 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         c->msg_va = p->va;
         c->msg_len = p->dmalen;
         c->msg_rkey = p->rkey;
-        c->msg_nsegs = nsegs_of(s, p->dmalen);
+        c->msg_nsegs = nsegs_of(mtu, p->dmalen);
         c->msg_nak = 0;
         c->epsn = p->psn;
         if (!c->synced) {
@@ -1064,43 +1318,41 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
          */
         trace_pldma_net_refused(p->node, rch, p->psn, 0, 0, p->plen,
                                 AETH_NAK_INVALID);
-        pldma_net_answer(s, p->node, rch, p->psn, AETH_NAK_INVALID, 0);
+        pldma_net_nak(s, c, p->psn, AETH_NAK_INVALID);
         return;
     }
-    off = (uint64_t)psn_diff(p->psn, c->msg_psn) * s->mtu;
-    if (off + p->plen > c->msg_len || (!last && p->plen != s->mtu) ||
+    off = (uint64_t)psn_diff(p->psn, c->msg_psn) * mtu;
+    if (off + p->plen > c->msg_len || (!last && p->plen != mtu) ||
         (last && off + p->plen != c->msg_len)) {
-        c->msg_nak = AETH_NAK_INVALID;
-        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
-        pldma_net_answer(s, p->node, rch, p->psn, AETH_NAK_INVALID, 0);
+        pldma_net_msg_nak(s, c, p->psn, AETH_NAK_INVALID);
         return;
     }
     /* the key, again: it may have been revoked since the first segment */
-    nak = pldma_net_check_key(s, c->msg_rkey, c->msg_va + off, p->plen,
+    nak = pldma_net_check_key(s, c, c->msg_rkey, c->msg_va + off, p->plen,
                               PLDMA_KEY_ACC_WRITE);
     if (nak) {
-        c->msg_nak = nak;
-        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
-        pldma_net_answer(s, p->node, rch, p->psn, nak, 0);
+        pldma_net_msg_nak(s, c, p->psn, nak);
         return;
     }
     a = pldma_net_resp_rw(s, c, c->msg_rkey, c->msg_va + off,
                           (void *)p->payload, p->plen, true, off, c->msg_len);
     if (a == PLDMA_ACC_BUSERR) {
-        c->msg_nak = AETH_NAK_OPERR;
-        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
-        pldma_net_answer(s, p->node, rch, p->psn, AETH_NAK_OPERR, 0);
+        pldma_net_msg_nak(s, c, p->psn, AETH_NAK_OPERR);
         return;
     }
     if (a != PLDMA_ACC_OK) {
         /* drop it; the requester resends from this segment */
-        pldma_net_answer(s, p->node, rch, p->psn, AETH_RNR(s->rnr_timer), 0);
+        c->fault_psn = p->psn;
+        pldma_net_answer(s, c, p->psn, AETH_RNR(conn_rnr_timer(s, c)), 0);
         return;
     }
     c->epsn = (p->psn + 1) & PSN_MASK;
     c->nak_seq = false;
+    if (last) {
+        c->msn = (c->msn + 1) & PSN_MASK;
+    }
     if (p->ackreq || last) {
-        pldma_net_answer(s, p->node, rch, p->psn, AETH_ACK, 0);
+        pldma_net_answer(s, c, p->psn, AETH_ACK, 0);
     }
 }
 
@@ -1117,24 +1369,39 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
         cnt(s, PLDMA_NCNT_RX_DROPPED);  /* an old duplicate */
         return;
     }
-    if (c->fault) {
+    if (c->fault && !(c->qp && d > 0)) {
         cnt(s, PLDMA_NCNT_OOO);
-        pldma_net_answer(s, p->node, rch, p->psn, AETH_RNR(s->rnr_timer), 0);
+        pldma_net_answer(s, c, p->psn, AETH_RNR(conn_rnr_timer(s, c)), 0);
         return;
     }
     if (d < 0) {
         cnt(s, PLDMA_NCNT_DUPS);    /* answered again: reads are idempotent */
+    } else if (d > PLDMA_NET_PSN_AHEAD && c->qp) {
+        qp_drop(s, p, "PSN outside the window");
+        return;
+    } else if (d > 0 && c->qp) {
+        /* a QP takes the expected PSN only: a sequence NAK, nothing moves */
+        cnt(s, PLDMA_NCNT_OOO);
+        if (!c->nak_seq) {
+            c->nak_seq = true;
+            pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ, 0);
+        }
+        return;
     } else if (d > 0) {
         cnt(s, PLDMA_NCNT_OOO);     /* a new message, the last abandoned */
     }
     nak = p->dmalen == 0 || p->dmalen > s->max_transfer ? AETH_NAK_INVALID
-          : pldma_net_check_key(s, p->rkey, p->va, p->dmalen,
+          : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
                                 PLDMA_KEY_ACC_READ);
     if (nak) {
         trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
                                 p->dmalen, nak);
         /* refused: nothing moves, neither epsn nor a READ being served */
-        pldma_net_answer(s, p->node, rch, p->psn, nak, 0);
+        if (c->qp) {
+            pldma_net_nak(s, c, p->psn, nak);
+        } else {
+            pldma_net_answer(s, c, p->psn, nak, 0);
+        }
         return;
     }
     if (!c->synced) {
@@ -1153,13 +1420,15 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
      * one frame must not make us send a gigabyte.  A requester that asks
      * for more gets the first window and asks again for the rest.
      */
-    c->rd_stop = MIN(p->dmalen, (uint64_t)PLDMA_NET_WINDOW * s->mtu);
+    c->rd_stop = MIN(p->dmalen, (uint64_t)PLDMA_NET_WINDOW * conn_mtu(s, c));
     if (c->rd_stop < c->rd_len) {
         trace_pldma_net_read_window(p->node, rch, p->psn, p->dmalen,
                                     c->rd_stop);
     }
     if (d >= 0) {
-        c->epsn = (p->psn + nsegs_of(s, p->dmalen)) & PSN_MASK;
+        c->epsn = (p->psn + nsegs_of(conn_mtu(s, c), p->dmalen)) & PSN_MASK;
+        c->nak_seq = false;
+        c->msn = (c->msn + 1) & PSN_MASK;
     }
     qemu_bh_schedule(s->bh);
 }
@@ -1174,38 +1443,38 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
     if (!s->nic) {
         return false;
     }
-    for (i = 0; i < PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS; i++) {
+    for (i = 0; i < NET_CONNS(s); i++) {
         PLDMANetConn *c = &s->conns[i];
-        uint16_t node = i / PLDMA_MAX_CHANNELS;
-        uint32_t rch = i % PLDMA_MAX_CHANNELS;
 
         while (c->rd_active && !c->fault && *budget && !s->tx_blocked) {
-            uint32_t n = MIN(s->mtu, c->rd_len - c->rd_off);
+            uint32_t n = MIN(conn_mtu(s, c), c->rd_len - c->rd_off);
             bool first = c->rd_off == 0, last = c->rd_off + n == c->rd_len;
             PLDMAPkt p = {
-                .qpn = QPN_RESP(rch), .psn = c->rd_psn, .payload = buf,
-                .plen = n, .node = node, .syndrome = AETH_ACK,
+                .psn = c->rd_psn, .payload = buf, .plen = n,
+                .syndrome = AETH_ACK, .msn = c->qp ? c->msn : 0,
             };
             PLDMAAccess a;
 
-            if (pldma_net_check_key(s, c->rd_rkey, c->rd_va + c->rd_off, n,
+            conn_dest(s, c, &p);
+            if (pldma_net_check_key(s, c, c->rd_rkey, c->rd_va + c->rd_off, n,
                                     PLDMA_KEY_ACC_READ)) {
                 c->rd_active = false;           /* revoked meanwhile */
-                pldma_net_answer(s, node, rch, c->rd_psn, AETH_NAK_ACCESS, 0);
+                pldma_net_nak(s, c, c->rd_psn, AETH_NAK_ACCESS);
                 break;
             }
             a = pldma_net_resp_rw(s, c, c->rd_rkey, c->rd_va + c->rd_off,
                                   buf, n, false, c->rd_off, c->rd_len);
             if (a == PLDMA_ACC_BUSERR) {
                 c->rd_active = false;
-                pldma_net_answer(s, node, rch, c->rd_psn, AETH_NAK_OPERR, 0);
+                pldma_net_nak(s, c, c->rd_psn, AETH_NAK_OPERR);
                 break;
             }
             if (a != PLDMA_ACC_OK) {
                 /* the requester asks again from this response's offset */
                 c->rd_active = false;
-                pldma_net_answer(s, node, rch, c->rd_psn,
-                                 AETH_RNR(s->rnr_timer), 0);
+                c->fault_psn = c->rd_psn;
+                pldma_net_answer(s, c, c->rd_psn,
+                                 AETH_RNR(conn_rnr_timer(s, c)), 0);
                 break;
             }
             p.opcode = first ? (last ? OP_READ_RESP_ONLY : OP_READ_RESP_FIRST)
@@ -1227,23 +1496,23 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
 /* The fault of connection @c is resolved: let its requester go on */
 static void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
 {
-    uint32_t i = c - s->conns;
-    uint16_t node = i / PLDMA_MAX_CHANNELS;
-    uint32_t rch = i % PLDMA_MAX_CHANNELS;
-
-    trace_pldma_net_resolved(node, rch, c->epsn, ok);
+    trace_pldma_net_resolved(conn_node(s, c), conn_ch(s, c), c->epsn, ok);
     c->fault = false;
     c->stalled = false;
     if (!ok) {
         /* the OS could not make the page present: end the message */
+        if (c->qp) {
+            pldma_net_nak(s, c, c->fault_psn, AETH_NAK_OPERR);
+            return;
+        }
         c->msg_nak = AETH_NAK_OPERR;
         c->rd_active = false;
-        pldma_net_answer(s, node, rch, c->epsn, AETH_NAK_OPERR, 0);
+        pldma_net_answer(s, c, c->epsn, AETH_NAK_OPERR, 0);
         return;
     }
     if (s->rnr_resume) {
         cnt(s, PLDMA_NCNT_RESUME_TX);
-        pldma_net_answer(s, node, rch, c->epsn - 1, AETH_ACK,
+        pldma_net_answer(s, c, c->epsn - 1, AETH_ACK,
                          PLDMA_NET_RESUME_MSN);
     }
 }
@@ -1255,7 +1524,7 @@ bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp)
     if (!s->nic) {
         return false;
     }
-    for (i = 0; i < PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS; i++) {
+    for (i = 0; i < NET_CONNS(s); i++) {
         PLDMANetConn *c = &s->conns[i];
 
         if (c->fault && c->stalled && c->stag == stag) {
@@ -1264,6 +1533,48 @@ bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp)
         }
     }
     return false;
+}
+
+/*
+ * A frame for a QP (its BTH destination QPN is not one of the node-id
+ * path's): taken only by the QP it names, index and generation, in a
+ * state that receives it (RTR or RTS for requests, RTS for responses),
+ * from the QP's peer (IPv4 source = its destination IP).  Then the PSN
+ * window decides, as on the node-id path, except that a request must
+ * have the expected PSN.  Anything else is dropped and counted, nothing
+ * moves.
+ */
+static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
+{
+    uint32_t idx = p->qpn & 0xff;
+    bool resp = p->opcode >= OP_READ_RESP_FIRST;
+    PLDMAQP *qp;
+
+    if (idx >= s->num_qps || s->qps[idx].gen != p->qpn >> 8) {
+        qp_drop(s, p, "no such QP");
+        return;
+    }
+    qp = &s->qps[idx];
+    if (qp->state != PLDMA_QPS_RTS &&
+        (resp || qp->state != PLDMA_QPS_RTR)) {
+        qp_drop(s, p, "QP not in a receiving state");
+        return;
+    }
+    if (p->src_ip != qp->dest_ip) {
+        qp_drop(s, p, "not from the QP's peer");
+        return;
+    }
+    p->qp = idx + 1;
+    p->node = 0;
+    if (p->opcode == OP_ACK) {
+        pldma_net_rx_ack(s, p);
+    } else if (resp) {
+        pldma_net_rx_read_resp(s, p);
+    } else if (p->opcode == OP_READ_REQ) {
+        pldma_net_rx_read_req(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
+    } else {
+        pldma_net_rx_write(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
+    }
 }
 
 static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
@@ -1289,22 +1600,32 @@ static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
     trace_pldma_net_rx(p.node, p.opcode, p.qpn, p.psn, p.ackreq, p.syndrome,
                        p.plen);
     s->in_rx = true;
-    if (p.opcode == OP_ACK) {
-        pldma_net_rx_ack(s, &p);
-    } else if (p.opcode >= OP_READ_RESP_FIRST) {
-        pldma_net_rx_read_resp(s, &p);
-    } else if ((p.qpn & ~0xffU) == QPN_REQ(0) &&
-               QPN_CH(p.qpn) < PLDMA_MAX_CHANNELS) {
-        uint32_t rch = QPN_CH(p.qpn);
-        PLDMANetConn *c = &s->conns[p.node * PLDMA_MAX_CHANNELS + rch];
-
-        if (p.opcode == OP_READ_REQ) {
-            pldma_net_rx_read_req(s, c, &p, rch);
-        } else {
-            pldma_net_rx_write(s, c, &p, rch);
-        }
+    if ((p.qpn >> 8) != (QPN_REQ(0) >> 8) &&
+        (p.qpn >> 8) != (QPN_RESP(0) >> 8)) {
+        pldma_net_rx_qp(s, &p);
+    } else if (p.node == 0) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);      /* not from a node */
     } else {
-        cnt(s, PLDMA_NCNT_RX_DROPPED);
+        /* the sender's MAC, to answer it (and reach it through a switch) */
+        memcpy(s->peer_mac[p.node], p.smac, 6);
+        s->peer_mac_known[p.node] = true;
+        if (p.opcode == OP_ACK) {
+            pldma_net_rx_ack(s, &p);
+        } else if (p.opcode >= OP_READ_RESP_FIRST) {
+            pldma_net_rx_read_resp(s, &p);
+        } else if ((p.qpn & ~0xffU) == QPN_REQ(0) &&
+                   QPN_CH(p.qpn) < PLDMA_MAX_CHANNELS) {
+            uint32_t rch = QPN_CH(p.qpn);
+            PLDMANetConn *c = &s->conns[p.node * PLDMA_MAX_CHANNELS + rch];
+
+            if (p.opcode == OP_READ_REQ) {
+                pldma_net_rx_read_req(s, c, &p, rch);
+            } else {
+                pldma_net_rx_write(s, c, &p, rch);
+            }
+        } else {
+            cnt(s, PLDMA_NCNT_RX_DROPPED);
+        }
     }
     s->in_rx = false;
     pldma_update_irq(s);
@@ -1327,6 +1648,62 @@ void pldma_net_flush(PLDMACore *s)
 
 /* ---- registers ---- */
 
+/*
+ * The generation of a newly registered key: 24 random bits, nonzero and
+ * never the one the index had, so an rkey cannot be guessed from the
+ * last one nor reused after a revoke.
+ */
+static uint32_t pldma_net_key_gen(uint32_t old)
+{
+    uint32_t g;
+
+    qemu_guest_getrandom_nofail(&g, sizeof(g));
+    g &= 0xffffff;
+    if (g == 0 || g == (old & 0xffffff)) {
+        g = ((old & 0xffffff) % 0xffffff) + 1;  /* bounded, no loop */
+    }
+    return g;
+}
+
+/* QP @idx enters RTR: its responder expects RQ_PSN, nothing else */
+void pldma_net_qp_connect(PLDMACore *s, uint32_t idx)
+{
+    PLDMANetConn *c = &s->conns[PLDMA_NET_CONNS + idx];
+
+    pldma_net_qp_clear(s, idx);
+    c->qp = idx + 1;
+    c->synced = true;
+    c->epsn = s->qps[idx].rq_psn & PSN_MASK;
+    trace_pldma_net_conn_sync(0, idx, c->epsn);
+}
+
+/*
+ * QP @idx leaves RTR/RTS (to ERR or RESET): its responder forgets the
+ * message and READ in progress.  A fault being resolved stays marked
+ * until its resolution arrives (a stall the SMMU holds); it answers
+ * nothing then, since the QP no longer sends.
+ */
+void pldma_net_qp_clear(PLDMACore *s, uint32_t idx)
+{
+    PLDMANetConn *c;
+
+    if (!s->conns) {
+        return;
+    }
+    c = &s->conns[PLDMA_NET_CONNS + idx];
+    if (c->fault && c->stalled) {
+        bool st = c->stalled;
+        uint16_t stag = c->stag;
+
+        memset(c, 0, sizeof(*c));
+        c->fault = true;
+        c->stalled = st;
+        c->stag = stag;
+    } else {
+        memset(c, 0, sizeof(*c));
+    }
+}
+
 static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
 {
     PLDMAKey *k, *st = &s->key_stage;
@@ -1347,7 +1724,7 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
         } else if (!st->access || (st->access & ~PLDMA_KEY_ACC_MASK)) {
             s->key_status = PLDMA_KEY_ST_BAD_ACCESS;
         } else {
-            k->gen++;
+            k->gen = pldma_net_key_gen(k->gen);
             k->valid = true;
             k->pasid_reg = st->pasid_reg;
             k->va = st->va;
@@ -1356,10 +1733,10 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
         }
         break;
     case PLDMA_KEY_CMD_REVOKE:
-        k->gen++;
+        /* (the generation stays: the next REGISTER takes another one) */
         k->valid = false;
         /* a fault being resolved for it ends: nothing more is written */
-        for (i = 0; i < PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS; i++) {
+        for (i = 0; i < NET_CONNS(s); i++) {
             PLDMANetConn *c = &s->conns[i];
 
             if (c->fault && !c->stalled && c->fault_key == s->key_sel) {
@@ -1369,7 +1746,7 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
         break;
     case PLDMA_KEY_CMD_RESOLVED:
     case PLDMA_KEY_CMD_FAILED:
-        for (i = 0; i < PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS; i++) {
+        for (i = 0; i < NET_CONNS(s); i++) {
             PLDMANetConn *c = &s->conns[i];
 
             if (c->fault && !c->stalled && c->fault_key == s->key_sel) {
@@ -1391,6 +1768,9 @@ bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 {
     PLDMAKey *k;
 
+    if (pldma_qp_read(s, addr, val)) {
+        return true;
+    }
     if (addr >= PLDMA_NET_CNT(0) && addr < PLDMA_NET_CNT(PLDMA_NCNT_NUM)) {
         *val = s->net_cnt[(addr - PLDMA_NET_CNT(0)) / 4];
         return true;
@@ -1437,6 +1817,9 @@ bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 
 bool pldma_net_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
+    if (pldma_qp_write(s, addr, val)) {
+        return true;
+    }
     switch (addr) {
     case PLDMA_KEY_SEL:
         s->key_sel = val;
@@ -1483,9 +1866,11 @@ void pldma_net_reset(PLDMACore *s)
             timer_del(s->ch[i].net_timer);
         }
     }
-    /* keys keep their generation: an old rkey stays stale after a reset */
+    /*
+     * Keys keep their generation: the next REGISTER of an index takes
+     * another one, so an old rkey stays stale after a reset
+     */
     for (i = 0; i < PLDMA_NUM_KEYS; i++) {
-        s->keys[i].gen++;
         s->keys[i].valid = false;
     }
     memset(&s->key_stage, 0, sizeof(s->key_stage));
@@ -1503,9 +1888,11 @@ void pldma_net_reset(PLDMACore *s)
      * messages, never for duplicates of the old ones.
      */
     if (s->conns) {
-        memset(s->conns, 0, sizeof(PLDMANetConn) * PLDMA_NET_MAX_NODES *
-               PLDMA_MAX_CHANNELS);
+        memset(s->conns, 0, sizeof(PLDMANetConn) *
+               (PLDMA_NET_CONNS + PLDMA_MAX_QPS));
     }
+    /* every QP to RESET, with a new QPN: its old frames never match */
+    pldma_qp_reset(s);
     s->x_rng = s->node_id;
     s->resp.s = s;
     s->resp.idx = PLDMA_FR_CH_REMOTE;
@@ -1540,6 +1927,11 @@ bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp)
     DeviceState *dev = s->dev;
     uint32_t i;
 
+    if (s->num_qps < 1 || s->num_qps > PLDMA_MAX_QPS) {
+        error_setg(errp, "num-qps must be between 1 and %d", PLDMA_MAX_QPS);
+        return false;
+    }
+    pldma_qp_realize(s);
     if (!conf || !conf->peers.ncs[0]) {
         return true;            /* no netdev: a local engine */
     }
@@ -1581,7 +1973,7 @@ bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp)
         conf->macaddr.a[5] = s->node_id;
     }
     s->conf = conf;
-    s->conns = g_new0(PLDMANetConn, PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS);
+    s->conns = g_new0(PLDMANetConn, PLDMA_NET_CONNS + PLDMA_MAX_QPS);
     s->psn_next = g_new0(uint32_t, PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS);
     s->nic = qemu_new_nic(&pldma_net_info, conf,
                           object_get_typename(OBJECT(dev)), dev->id,

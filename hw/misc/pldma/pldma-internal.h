@@ -29,6 +29,8 @@
                        PLDMA_DEFAULT_CHUNK_SIZE), \
     DEFINE_PROP_UINT32("max-outstanding", _state, _core.max_outstanding, 1), \
     DEFINE_PROP_UINT32("node-id", _state, _core.node_id, 0), \
+    DEFINE_PROP_UINT32("num-qps", _state, _core.num_qps, \
+                       PLDMA_DEFAULT_QPS), \
     DEFINE_PROP_UINT32("mtu", _state, _core.mtu, PLDMA_DEFAULT_MTU), \
     DEFINE_PROP_UINT32("retransmit-timeout", _state, _core.rto_us, \
                        PLDMA_DEFAULT_RTO_US), \
@@ -81,6 +83,20 @@ bool pldma_net_write(PLDMACore *s, hwaddr addr, uint32_t val);
 bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp);
 void pldma_net_reset(PLDMACore *s);
 void pldma_net_flush(PLDMACore *s);
+
+/* qp.c: queue pairs (registers, state machine) */
+bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val);
+bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val);
+void pldma_qp_reset(PLDMACore *s);
+void pldma_qp_realize(PLDMACore *s);
+void pldma_qp_to_err(PLDMACore *s, uint32_t idx);
+PLDMAQP *pldma_qp_of_sq(PLDMACore *s, uint32_t ch);
+uint32_t pldma_qp_qpn(PLDMACore *s, uint32_t idx);
+extern const VMStateDescription vmstate_pldma_qps;
+
+/* net.c, for qp.c */
+void pldma_net_qp_connect(PLDMACore *s, uint32_t idx);
+void pldma_net_qp_clear(PLDMACore *s, uint32_t idx);
 
 static inline bool pldma_op_remote(uint8_t op)
 {

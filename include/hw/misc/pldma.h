@@ -62,6 +62,15 @@ typedef struct PLDMANetReq {
     bool txq;               /* waits for the link to take frames again */
     uint32_t rnr_us;        /* the RNR timer of the last RNR NAK */
     uint64_t rd_end;        /* READ: end of the window last requested */
+    /* the path: a QP's (qp != 0) or the node-id path (node != 0) */
+    uint8_t qp;             /* 1 + index of the QP whose SQ this is */
+    uint32_t qp_gen;        /* ... and its generation when it started */
+    uint32_t mtu;           /* payload bytes per segment */
+    uint32_t rto_us;        /* retransmit timeout */
+    uint32_t retry_count;
+    uint32_t rnr_retry;
+    uint32_t end_psn;       /* QP: PSN of the next message once it ends */
+    bool ok;                /* QP: the message completed SUCCESS */
 } PLDMANetReq;
 
 typedef struct PLDMAChannel {
@@ -165,7 +174,7 @@ typedef struct PLDMACoreOps {
 
 /* A remote key: a range of a PASID's address space, remote access bits */
 typedef struct PLDMAKey {
-    uint32_t gen;           /* bumped on register and revoke */
+    uint32_t gen;           /* random 24 bits, new at each register */
     bool valid;
     uint32_t pasid_reg;     /* PLDMA_CHB_PASID format */
     uint64_t va;
@@ -185,6 +194,7 @@ typedef struct PLDMANetConn {
     bool stalled;           /* ... as a stall in the SMMU (stag) */
     uint16_t stag;
     uint8_t fault_key;      /* key index of the fault */
+    uint32_t fault_psn;     /* PSN of the segment or response that faulted */
     /* current WRITE message, from its First/Only segment */
     bool msg_valid;
     uint32_t msg_psn;
@@ -202,7 +212,33 @@ typedef struct PLDMANetConn {
     uint32_t rd_off;
     uint32_t rd_stop;       /* the request's window ends here */
     uint32_t rd_rkey;
+    uint8_t qp;             /* 1 + index of the QP it belongs to, 0: node */
+    uint32_t msn;           /* QP: messages completed (AETH MSN) */
 } PLDMANetConn;
+
+/*
+ * An RC queue pair (hw/misc/pldma/qp.c): attributes as the QP_* staging
+ * registers hold them.  Its responder state is s->conns[PLDMA_NET_CONNS +
+ * index]; its send queue is channel sq (from INIT on).
+ */
+typedef struct PLDMAQP {
+    uint32_t state;         /* PLDMA_QPS_* */
+    uint32_t gen;           /* QPN[23:8]: new at every entry into RESET */
+    uint32_t sq;
+    uint32_t pd;            /* PASID register (CHB_PASID format) */
+    uint32_t access;        /* PLDMA_KEY_ACC_* */
+    uint32_t dest_qpn;
+    uint32_t dest_ip;
+    uint32_t dest_mac_lo;
+    uint32_t dest_mac_hi;
+    uint32_t sq_psn;        /* PSN of the next message sent */
+    uint32_t rq_psn;
+    uint32_t path_mtu;      /* PLDMA_MTU_* */
+    uint32_t timers;        /* PLDMA_QPT_* */
+} PLDMAQP;
+
+/* Node-id path responder connections; the QPs' come after them */
+#define PLDMA_NET_CONNS     (PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS)
 
 struct PLDMACore {
     DeviceState *dev;       /* the front-end device (re-entrancy guard) */
@@ -242,7 +278,14 @@ struct PLDMACore {
     PLDMAKey key_stage;
     uint32_t key_sel;
     uint32_t key_status;
-    PLDMANetConn *conns;    /* [node * PLDMA_MAX_CHANNELS + channel] */
+    /* responders: [node * PLDMA_MAX_CHANNELS + channel], then one per QP */
+    PLDMANetConn *conns;
+    uint32_t net_ip;        /* NET_IP */
+    PLDMAQP qps[PLDMA_MAX_QPS];
+    PLDMAQP qp_stage;       /* QP_* staging registers (state: NEW_STATE) */
+    uint32_t qp_mask;       /* QP_ATTR_MASK */
+    uint32_t qp_sel;
+    uint32_t qp_status;
     uint32_t *psn_next;     /* [channel * PLDMA_NET_MAX_NODES + node] */
     uint8_t peer_mac[PLDMA_NET_MAX_NODES][6];
     bool peer_mac_known[PLDMA_NET_MAX_NODES];
@@ -267,6 +310,7 @@ struct PLDMACore {
     uint32_t chunk_size;
     uint32_t max_outstanding;
     uint32_t node_id;       /* 1..63 with a netdev */
+    uint32_t num_qps;
     uint32_t mtu;
     uint32_t rto_us;        /* retransmit timeout */
     uint32_t retry_count;
@@ -332,6 +376,7 @@ void pldma_net_unrealize(PLDMACore *s);
 #define PLDMA_DEFAULT_RETRY         7
 #define PLDMA_DEFAULT_RNR_RETRY     1000    /* ~1 s at the default timer */
 #define PLDMA_DEFAULT_RNR_TIMER     14  /* 1.28 ms */
+#define PLDMA_DEFAULT_QPS           16
 
 /* hw/misc/pldma/fault.c: the stall master side, for the front-ends */
 bool pldma_core_can_stall(PLDMACore *s, uint32_t sid);

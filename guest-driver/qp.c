@@ -1,0 +1,391 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * PLDMA: RC queue pairs (PLDMA_CAP_QP), the guest side.  An open file
+ * creates at most one QP: the file's channel becomes the QP's send queue
+ * and the file's PASID its protection domain, both set by the driver at
+ * RESET->INIT and never chosen by the user.  The owner moves the QP
+ * through INIT, RTR and RTS with verbs' attributes and mask; the driver
+ * checks every value, stages it in the QP_* registers of the global page
+ * under pd->key_mutex (as the keys are staged) and says what the device
+ * answered.  Only the creating file can modify, query or destroy its QP;
+ * destroy and release() move it to RESET, which ends its connection (the
+ * device gives it a new QPN, so frames of the old one never match).
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ */
+
+#include <linux/uaccess.h>
+
+#include "pldma_drv.h"
+#include "pldma_trace.h"
+
+/* What the owner may set: PD and SQ are the driver's */
+#define PLDMA_QPA_USER	(PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS |	\
+			 PLDMA_QPA_AV | PLDMA_QPA_PATH_MTU |		\
+			 PLDMA_QPA_TIMEOUT | PLDMA_QPA_RETRY_CNT |	\
+			 PLDMA_QPA_RNR_RETRY | PLDMA_QPA_RQ_PSN |	\
+			 PLDMA_QPA_MIN_RNR_TIMER | PLDMA_QPA_SQ_PSN |	\
+			 PLDMA_QPA_DEST_QPN)
+#define PLDMA_PSN_MASK	0xffffffU
+
+const char *pldma_qp_state_name(u32 state)
+{
+	switch (state) {
+	case PLDMA_QPS_RESET:
+		return "RESET";
+	case PLDMA_QPS_INIT:
+		return "INIT";
+	case PLDMA_QPS_RTR:
+		return "RTR";
+	case PLDMA_QPS_RTS:
+		return "RTS";
+	case PLDMA_QPS_ERR:
+		return "ERR";
+	default:
+		return "?";
+	}
+}
+
+static u32 pldma_mac_lo(const u8 *mac)
+{
+	return mac[0] | mac[1] << 8 | mac[2] << 16 | (u32)mac[3] << 24;
+}
+
+static u32 pldma_mac_hi(const u8 *mac)
+{
+	return mac[4] | mac[5] << 8;
+}
+
+static void pldma_mac_set(u8 *mac, u32 lo, u32 hi)
+{
+	mac[0] = lo;
+	mac[1] = lo >> 8;
+	mac[2] = lo >> 16;
+	mac[3] = lo >> 24;
+	mac[4] = hi;
+	mac[5] = hi >> 8;
+}
+
+/* At probe, after the device's reset (every QP in RESET) */
+void pldma_qp_init(struct pldma_dev *pd)
+{
+	unsigned int i;
+
+	for (i = 0; i < PLDMA_MAX_QPS; i++)
+		pd->qps[i].idx = i;
+	pd->num_qps = 0;
+	if (!(pd->cap & PLDMA_CAP_QP) || !pd->node_id)
+		return;
+	pd->num_qps = min_t(u32, pldma_rd(pd, PLDMA_QP_NUM), PLDMA_MAX_QPS);
+	pd->ip = pldma_rd(pd, PLDMA_NET_IP);
+	pldma_mac_set(pd->mac, pldma_rd(pd, PLDMA_NET_MAC_LO),
+		      pldma_rd(pd, PLDMA_NET_MAC_HI));
+	dev_info(pd->dev, "%u queue pairs, IP %pI4h, MAC %pM\n", pd->num_qps,
+		 &pd->ip, pd->mac);
+}
+
+/* The file's QP by @qpn, pd->key_mutex held; NULL: not the file's */
+static struct pldma_qp *pldma_qp_find(struct pldma_ctx *ctx, u32 qpn)
+{
+	struct pldma_qp *qp = ctx->qp;
+
+	lockdep_assert_held(&ctx->pd->key_mutex);
+	return qp && qp->ctx == ctx && qp->qpn == qpn ? qp : NULL;
+}
+
+static int pldma_qp_status_errno(u32 st)
+{
+	switch (st) {
+	case PLDMA_QP_ST_OK:
+		return 0;
+	case PLDMA_QP_ST_BAD_STATE:
+	case PLDMA_QP_ST_BAD_ATTR:
+		return -EINVAL;
+	case PLDMA_QP_ST_BUSY:
+		return -EBUSY;
+	default:
+		return -EIO;
+	}
+}
+
+/*
+ * Stage the attributes of @a that @mask names and MODIFY, pd->key_mutex
+ * held and the device present.  @mask was checked (pldma_qp_check).
+ */
+static int pldma_qp_modify_hw(struct pldma_ctx *ctx, struct pldma_qp *qp,
+			      u32 mask, const struct pldma_qp_attr *a)
+{
+	struct pldma_dev *pd = ctx->pd;
+	u32 cur, st;
+
+	lockdep_assert_held(&pd->key_mutex);
+	pldma_wr(pd, PLDMA_QP_SEL, qp->idx);
+	cur = pldma_rd(pd, PLDMA_QP_STATE);
+	/* the SQ and the PD are set by the driver, when the QP leaves RESET */
+	if (cur == PLDMA_QPS_RESET && mask & PLDMA_QPA_STATE &&
+	    a->qp_state == PLDMA_QPS_INIT) {
+		mask |= PLDMA_QPA_PD | PLDMA_QPA_SQ;
+		pldma_wr(pd, PLDMA_QP_SQ, ctx->ch);
+		pldma_wr(pd, PLDMA_QP_PD, ctx->pasid | PLDMA_CHB_PASID_EN);
+	}
+	pldma_wr(pd, PLDMA_QP_ATTR_MASK, mask);
+	if (mask & PLDMA_QPA_STATE)
+		pldma_wr(pd, PLDMA_QP_NEW_STATE, a->qp_state);
+	if (mask & PLDMA_QPA_ACCESS_FLAGS)
+		pldma_wr(pd, PLDMA_QP_ACCESS,
+			 (a->access & PLDMA_MR_ACCESS_WRITE ?
+			  PLDMA_KEY_ACC_WRITE : 0) |
+			 (a->access & PLDMA_MR_ACCESS_READ ?
+			  PLDMA_KEY_ACC_READ : 0));
+	if (mask & PLDMA_QPA_DEST_QPN)
+		pldma_wr(pd, PLDMA_QP_DEST_QPN, a->dest_qpn);
+	if (mask & PLDMA_QPA_AV) {
+		pldma_wr(pd, PLDMA_QP_DEST_IP, a->dest_ip);
+		pldma_wr(pd, PLDMA_QP_DEST_MAC_LO, pldma_mac_lo(a->dest_mac));
+		pldma_wr(pd, PLDMA_QP_DEST_MAC_HI, pldma_mac_hi(a->dest_mac));
+	}
+	if (mask & PLDMA_QPA_SQ_PSN)
+		pldma_wr(pd, PLDMA_QP_SQ_PSN, a->sq_psn);
+	if (mask & PLDMA_QPA_RQ_PSN)
+		pldma_wr(pd, PLDMA_QP_RQ_PSN, a->rq_psn);
+	if (mask & PLDMA_QPA_PATH_MTU)
+		pldma_wr(pd, PLDMA_QP_PATH_MTU, a->path_mtu);
+	if (mask & (PLDMA_QPA_TIMEOUT | PLDMA_QPA_RETRY_CNT |
+		    PLDMA_QPA_RNR_RETRY | PLDMA_QPA_MIN_RNR_TIMER))
+		pldma_wr(pd, PLDMA_QP_TIMERS,
+			 PLDMA_QPT_MAKE(a->retry_cnt, a->rnr_retry,
+					a->min_rnr_timer, a->timeout));
+	pldma_wr(pd, PLDMA_QP_CMD, PLDMA_QP_CMD_MODIFY);
+	st = pldma_rd(pd, PLDMA_QP_STATUS);
+	/* a QP that entered RESET has a new QPN */
+	qp->qpn = pldma_rd(pd, PLDMA_QP_QPN);
+	if (!st) {
+		if (mask & PLDMA_QPA_DEST_QPN)
+			qp->dest_qpn = a->dest_qpn;
+		if (mask & PLDMA_QPA_AV)
+			qp->dest_ip = a->dest_ip;
+	}
+	trace_pldma_qp_modify(pd->id, qp->qpn, ctx->ch, ctx->pasid, ctx->tgid,
+			      mask, cur, mask & PLDMA_QPA_STATE ? a->qp_state :
+			      cur, a->dest_qpn, a->dest_ip, st);
+	return pldma_qp_status_errno(st);
+}
+
+/* Every user value, before any register is touched */
+static int pldma_qp_check(const struct pldma_qp_attr *a)
+{
+	u32 m = a->attr_mask;
+
+	if (a->rsvd0 || a->rsvd[0] || a->rsvd[1] || a->rsvd[2] || a->rsvd[3])
+		return -EINVAL;
+	if (!m || m & ~PLDMA_QPA_USER)
+		return -EINVAL;
+	if (m & PLDMA_QPA_STATE && a->qp_state != PLDMA_QPS_RESET &&
+	    a->qp_state != PLDMA_QPS_INIT && a->qp_state != PLDMA_QPS_RTR &&
+	    a->qp_state != PLDMA_QPS_RTS && a->qp_state != PLDMA_QPS_ERR)
+		return -EINVAL;
+	if (m & PLDMA_QPA_ACCESS_FLAGS &&
+	    a->access & ~(PLDMA_MR_ACCESS_WRITE | PLDMA_MR_ACCESS_READ))
+		return -EINVAL;
+	if (m & PLDMA_QPA_DEST_QPN &&
+	    (a->dest_qpn > PLDMA_PSN_MASK || a->dest_qpn < 2))
+		return -EINVAL;
+	/* a unicast IPv4 address and MAC: not 0, broadcast or multicast */
+	if (m & PLDMA_QPA_AV &&
+	    (!a->dest_ip || a->dest_ip == U32_MAX ||
+	     (a->dest_ip >> 28) == 0xe || a->dest_mac[0] & 1 ||
+	     !(pldma_mac_lo(a->dest_mac) | pldma_mac_hi(a->dest_mac))))
+		return -EINVAL;
+	if ((m & PLDMA_QPA_SQ_PSN && a->sq_psn > PLDMA_PSN_MASK) ||
+	    (m & PLDMA_QPA_RQ_PSN && a->rq_psn > PLDMA_PSN_MASK))
+		return -EINVAL;
+	if (m & PLDMA_QPA_PATH_MTU &&
+	    (a->path_mtu < PLDMA_MTU_256 || a->path_mtu > PLDMA_MTU_4096))
+		return -EINVAL;
+	/* the timer fields share one register: all or none */
+	if (m & (PLDMA_QPA_TIMEOUT | PLDMA_QPA_RETRY_CNT |
+		 PLDMA_QPA_RNR_RETRY | PLDMA_QPA_MIN_RNR_TIMER)) {
+		if (a->timeout > 31 || a->retry_cnt > 7 || a->rnr_retry > 7 ||
+		    a->min_rnr_timer > 31)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Called with the device known present (pd->gone_sem held). */
+long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_qp_create c;
+	struct pldma_qp *qp = NULL;
+	unsigned int i;
+	int ret;
+
+	if (copy_from_user(&c, arg, sizeof(c)))
+		return -EFAULT;
+	if (c.qpn || c.rsvd[0] || c.rsvd[1] || c.rsvd[2])
+		return -EINVAL;
+	if (!pd->num_qps)
+		return -EOPNOTSUPP;
+	mutex_lock(&pd->key_mutex);
+	ret = -EBUSY;		/* the file's channel is one QP's SQ */
+	if (ctx->qp)
+		goto out;
+	for (i = 0; i < pd->num_qps; i++) {
+		if (!pd->qps[i].ctx) {
+			qp = &pd->qps[i];
+			break;
+		}
+	}
+	ret = -ENOSPC;
+	if (!qp)
+		goto out;
+	pldma_wr(pd, PLDMA_QP_SEL, qp->idx);
+	ret = -EIO;
+	if (pldma_rd(pd, PLDMA_QP_STATE) != PLDMA_QPS_RESET)
+		goto out;
+	qp->qpn = pldma_rd(pd, PLDMA_QP_QPN);
+	qp->dest_qpn = 0;
+	qp->dest_ip = 0;
+	qp->ctx = ctx;
+	ctx->qp = qp;
+	c.qpn = qp->qpn;
+	trace_pldma_qp_create(pd->id, qp->qpn, ctx->ch, ctx->pasid, ctx->tgid);
+	ret = 0;
+out:
+	mutex_unlock(&pd->key_mutex);
+	if (!ret && copy_to_user(arg, &c, sizeof(c))) {
+		/* nobody learnt the QPN: the QP goes again */
+		pldma_qp_release(ctx);
+		ret = -EFAULT;
+	}
+	return ret;
+}
+
+long pldma_ioc_qp_modify(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_qp_attr a;
+	struct pldma_qp *qp;
+	int ret;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	ret = pldma_qp_check(&a);
+	if (ret)
+		return ret;
+	mutex_lock(&pd->key_mutex);
+	qp = pldma_qp_find(ctx, a.qpn);
+	if (qp) {
+		ret = pldma_qp_modify_hw(ctx, qp, a.attr_mask, &a);
+		a.qpn = qp->qpn;
+	} else {
+		ret = -ENOENT;
+	}
+	mutex_unlock(&pd->key_mutex);
+	if (ret)
+		return ret;
+	/* the QPN, new if the QP entered RESET */
+	return put_user(a.qpn, (u32 __user *)arg) ? -EFAULT : 0;
+}
+
+long pldma_ioc_qp_query(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_qp_attr a;
+	struct pldma_qp *qp;
+	u32 st, t;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	mutex_lock(&pd->key_mutex);
+	qp = pldma_qp_find(ctx, a.qpn);
+	if (!qp) {
+		mutex_unlock(&pd->key_mutex);
+		return -ENOENT;
+	}
+	memset(&a, 0, sizeof(a));
+	pldma_wr(pd, PLDMA_QP_SEL, qp->idx);
+	pldma_wr(pd, PLDMA_QP_CMD, PLDMA_QP_CMD_QUERY);
+	st = pldma_rd(pd, PLDMA_QP_STATUS);
+	if (st) {
+		mutex_unlock(&pd->key_mutex);
+		return pldma_qp_status_errno(st);
+	}
+	a.qpn = pldma_rd(pd, PLDMA_QP_QPN);
+	a.attr_mask = PLDMA_QPA_USER;
+	a.qp_state = pldma_rd(pd, PLDMA_QP_STATE);
+	t = pldma_rd(pd, PLDMA_QP_ACCESS);
+	a.access = (t & PLDMA_KEY_ACC_WRITE ? PLDMA_MR_ACCESS_WRITE : 0) |
+		   (t & PLDMA_KEY_ACC_READ ? PLDMA_MR_ACCESS_READ : 0);
+	a.dest_qpn = pldma_rd(pd, PLDMA_QP_DEST_QPN);
+	a.dest_ip = pldma_rd(pd, PLDMA_QP_DEST_IP);
+	pldma_mac_set(a.dest_mac, pldma_rd(pd, PLDMA_QP_DEST_MAC_LO),
+		      pldma_rd(pd, PLDMA_QP_DEST_MAC_HI));
+	a.sq_psn = pldma_rd(pd, PLDMA_QP_SQ_PSN) & PLDMA_PSN_MASK;
+	a.rq_psn = pldma_rd(pd, PLDMA_QP_RQ_PSN) & PLDMA_PSN_MASK;
+	a.path_mtu = pldma_rd(pd, PLDMA_QP_PATH_MTU);
+	t = pldma_rd(pd, PLDMA_QP_TIMERS);
+	a.timeout = PLDMA_QPT_TIMEOUT(t);
+	a.retry_cnt = PLDMA_QPT_RETRY_CNT(t);
+	a.rnr_retry = PLDMA_QPT_RNR_RETRY(t);
+	a.min_rnr_timer = PLDMA_QPT_MIN_RNR_TIMER(t);
+	mutex_unlock(&pd->key_mutex);
+	return copy_to_user(arg, &a, sizeof(a)) ? -EFAULT : 0;
+}
+
+/* To RESET and free, pd->key_mutex held */
+static void pldma_qp_free(struct pldma_ctx *ctx, struct pldma_qp *qp)
+{
+	struct pldma_qp_attr a = {
+		.attr_mask = PLDMA_QPA_STATE,
+		.qp_state = PLDMA_QPS_RESET,
+	};
+	struct pldma_dev *pd = ctx->pd;
+	int ret = 0;
+
+	lockdep_assert_held(&pd->key_mutex);
+	if (!pd->gone)
+		ret = pldma_qp_modify_hw(ctx, qp, PLDMA_QPA_STATE, &a);
+	if (ret)
+		dev_warn(pd->dev, "QP %u: not reset (%d)\n", qp->idx, ret);
+	trace_pldma_qp_destroy(pd->id, qp->qpn, ctx->ch, ctx->pasid, ctx->tgid);
+	qp->ctx = NULL;
+	ctx->qp = NULL;
+}
+
+long pldma_ioc_qp_destroy(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_qp_destroy d;
+	struct pldma_qp *qp;
+	int ret = -ENOENT;
+
+	if (copy_from_user(&d, arg, sizeof(d)))
+		return -EFAULT;
+	if (d.rsvd)
+		return -EINVAL;
+	mutex_lock(&pd->key_mutex);
+	qp = pldma_qp_find(ctx, d.qpn);
+	if (qp) {
+		pldma_qp_free(ctx, qp);
+		ret = 0;
+	}
+	mutex_unlock(&pd->key_mutex);
+	return ret;
+}
+
+/*
+ * release() and the device's removal, before the channel stops and the
+ * PASID goes: the QP to RESET, so that no request of its peer is served
+ * any more.
+ */
+void pldma_qp_release(struct pldma_ctx *ctx)
+{
+	struct pldma_dev *pd = ctx->pd;
+
+	mutex_lock(&pd->key_mutex);
+	if (ctx->qp)
+		pldma_qp_free(ctx, ctx->qp);
+	mutex_unlock(&pd->key_mutex);
+}

@@ -1,0 +1,573 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine, queue pairs
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * RoCEv2 Reliable Connection queue pairs as verbs model them: the QP_*
+ * registers of include/hw/misc/pldma-regs.h, the IB state machine (RESET,
+ * INIT, RTR, RTS, ERR) with the attributes each transition requires and
+ * allows (IBA table 91, ib_modify_qp_is_ok()), and the QPNs.  What a QP
+ * does on the wire (requester on its SQ channel, responder, receive
+ * dispatch) is in net.c.  See docs/specs/pldma.rst, "Queue pairs".
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/guest-random.h"
+#include "migration/vmstate.h"
+#include "pldma-internal.h"
+#include "trace.h"
+
+/*
+ * Generations the node-id path's fixed QPNs use (QPN_REQ(ch) = 0x0100xx,
+ * QPN_RESP(ch) = 0x0001xx in net.c): a QP never takes them, so the BTH
+ * destination QPN alone says which path a frame is for.  Generation 0
+ * would make QPNs 0 and 1.
+ */
+static bool qp_gen_ok(uint32_t gen)
+{
+    return gen != 0 && gen != 0x0001 && gen != 0x0100 && gen <= 0xffff;
+}
+
+static void qp_new_gen(PLDMAQP *qp)
+{
+    uint16_t g;
+
+    qemu_guest_getrandom_nofail(&g, sizeof(g));
+    if (!qp_gen_ok(g) || g == qp->gen) {
+        /* (a bounded fallback, no loop on the generator) */
+        g = qp->gen + 0x0203;
+        if (!qp_gen_ok(g)) {
+            g = 0x0202;
+        }
+    }
+    qp->gen = g;
+}
+
+uint32_t pldma_qp_qpn(PLDMACore *s, uint32_t idx)
+{
+    return (s->qps[idx].gen << 8) | idx;
+}
+
+static const char *qp_state_name(uint32_t st)
+{
+    switch (st) {
+    case PLDMA_QPS_RESET:
+        return "RESET";
+    case PLDMA_QPS_INIT:
+        return "INIT";
+    case PLDMA_QPS_RTR:
+        return "RTR";
+    case PLDMA_QPS_RTS:
+        return "RTS";
+    case PLDMA_QPS_ERR:
+        return "ERR";
+    default:
+        return "?";
+    }
+}
+
+static void qp_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
+{
+    PLDMAQP *qp = &s->qps[idx];
+    uint32_t old = qp->state;
+
+    if (st == PLDMA_QPS_RESET) {
+        /* everything goes, and the QPN changes: old frames never match */
+        uint32_t gen = qp->gen;
+
+        memset(qp, 0, sizeof(*qp));
+        qp->gen = gen;
+        qp_new_gen(qp);
+        pldma_net_qp_clear(s, idx);
+    } else if (st == PLDMA_QPS_ERR) {
+        pldma_net_qp_clear(s, idx);
+    } else if (st == PLDMA_QPS_RTR && old != PLDMA_QPS_RTR) {
+        qp->state = st;
+        pldma_net_qp_connect(s, idx);
+    }
+    qp->state = st;
+    trace_pldma_qp_state(idx, pldma_qp_qpn(s, idx), qp_state_name(old),
+                         qp_state_name(st));
+}
+
+/* The QP whose send queue channel @ch is (a QP out of RESET), or NULL */
+PLDMAQP *pldma_qp_of_sq(PLDMACore *s, uint32_t ch)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->num_qps && s->nic; i++) {
+        if (s->qps[i].state != PLDMA_QPS_RESET && s->qps[i].sq == ch) {
+            return &s->qps[i];
+        }
+    }
+    return NULL;
+}
+
+/* A message on the QP failed in a way that leaves the peer unknown */
+void pldma_qp_to_err(PLDMACore *s, uint32_t idx)
+{
+    if (idx < s->num_qps && s->qps[idx].state != PLDMA_QPS_RESET &&
+        s->qps[idx].state != PLDMA_QPS_ERR) {
+        qp_set_state(s, idx, PLDMA_QPS_ERR);
+    }
+}
+
+/*
+ * The attributes a transition requires and those it may also take, as
+ * IBA table 91 has them for RC (only the attributes this device has);
+ * false if the transition does not exist.
+ */
+static bool qp_transition(uint32_t cur, uint32_t next, uint32_t *req,
+                          uint32_t *opt)
+{
+    *req = PLDMA_QPA_STATE;
+    *opt = 0;
+    if (next == PLDMA_QPS_RESET || next == PLDMA_QPS_ERR) {
+        return true;            /* from any state */
+    }
+    switch (cur) {
+    case PLDMA_QPS_RESET:
+        if (next == PLDMA_QPS_INIT) {
+            *req = PLDMA_QPA_REQ_INIT;
+            return true;
+        }
+        return false;
+    case PLDMA_QPS_INIT:
+        if (next == PLDMA_QPS_INIT) {
+            *opt = PLDMA_QPA_ACCESS_FLAGS;
+            return true;
+        }
+        if (next == PLDMA_QPS_RTR) {
+            *req = PLDMA_QPA_REQ_RTR;
+            *opt = PLDMA_QPA_ACCESS_FLAGS;
+            return true;
+        }
+        return false;
+    case PLDMA_QPS_RTR:
+        if (next == PLDMA_QPS_RTS) {
+            *req = PLDMA_QPA_REQ_RTS;
+            *opt = PLDMA_QPA_ACCESS_FLAGS | PLDMA_QPA_MIN_RNR_TIMER;
+            return true;
+        }
+        return false;
+    case PLDMA_QPS_RTS:
+        if (next == PLDMA_QPS_RTS) {
+            *opt = PLDMA_QPA_ACCESS_FLAGS | PLDMA_QPA_MIN_RNR_TIMER;
+            return true;
+        }
+        return false;
+    default:
+        return false;
+    }
+}
+
+/* Check the staged values of the attributes in @mask; a PLDMA_QP_ST_* */
+static uint32_t qp_check_attrs(PLDMACore *s, uint32_t idx, uint32_t mask)
+{
+    const PLDMAQP *st = &s->qp_stage;
+    uint32_t i;
+
+    if ((mask & PLDMA_QPA_PD) && !pldma_pasid_reg_valid(s, st->pd)) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
+    if ((mask & PLDMA_QPA_ACCESS_FLAGS) &&
+        (st->access & ~PLDMA_KEY_ACC_MASK)) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
+    if ((mask & PLDMA_QPA_AV) &&
+        (st->dest_ip == 0 || st->dest_ip == 0xffffffffU ||
+         (st->dest_mac_lo & 1) || (st->dest_mac_hi & ~0xffffU) ||
+         (st->dest_mac_lo == 0 && st->dest_mac_hi == 0))) {
+        return PLDMA_QP_ST_BAD_ATTR;    /* no unicast peer */
+    }
+    if ((mask & PLDMA_QPA_PATH_MTU) &&
+        (st->path_mtu < PLDMA_MTU_256 || st->path_mtu > PLDMA_MTU_4096 ||
+         PLDMA_MTU_BYTES(st->path_mtu) > s->mtu)) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
+    if ((mask & PLDMA_QPA_DEST_QPN) &&
+        (st->dest_qpn & ~0xffffffU || st->dest_qpn < 2)) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
+    if (((mask & PLDMA_QPA_SQ_PSN) && (st->sq_psn & ~0xffffffU)) ||
+        ((mask & PLDMA_QPA_RQ_PSN) && (st->rq_psn & ~0xffffffU))) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
+    if ((mask & (PLDMA_QPA_TIMEOUT | PLDMA_QPA_RETRY_CNT |
+                 PLDMA_QPA_RNR_RETRY | PLDMA_QPA_MIN_RNR_TIMER)) &&
+        (st->timers & ~PLDMA_QPT_MAKE(7, 7, 31, 31))) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
+    if (mask & PLDMA_QPA_SQ) {
+        if (st->sq >= s->num_channels) {
+            return PLDMA_QP_ST_BAD_ATTR;
+        }
+        for (i = 0; i < s->num_qps; i++) {
+            if (i != idx && s->qps[i].state != PLDMA_QPS_RESET &&
+                s->qps[i].sq == st->sq) {
+                return PLDMA_QP_ST_BUSY;
+            }
+        }
+    }
+    return PLDMA_QP_ST_OK;
+}
+
+static void qp_set_timer(uint32_t *t, uint32_t v, unsigned lo, unsigned len)
+{
+    *t = deposit32(*t, lo, len, extract32(v, lo, len));
+}
+
+static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
+{
+    PLDMAQP *qp = &s->qps[idx];
+    const PLDMAQP *st = &s->qp_stage;
+    uint32_t mask = s->qp_mask;
+    uint32_t next = (mask & PLDMA_QPA_STATE) ? st->state : qp->state;
+    uint32_t req, opt, r;
+
+    if (next != PLDMA_QPS_RESET && next != PLDMA_QPS_INIT &&
+        next != PLDMA_QPS_RTR && next != PLDMA_QPS_RTS &&
+        next != PLDMA_QPS_ERR) {
+        return PLDMA_QP_ST_BAD_STATE;
+    }
+    if (!qp_transition(qp->state, next, &req, &opt)) {
+        return PLDMA_QP_ST_BAD_STATE;
+    }
+    /* without STATE, a modify in the current state (RTS->RTS...) */
+    req &= mask & PLDMA_QPA_STATE ? ~0U : ~PLDMA_QPA_STATE;
+    if ((mask & req) != req || (mask & ~(req | opt | PLDMA_QPA_STATE))) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
+    r = qp_check_attrs(s, idx, mask);
+    if (r != PLDMA_QP_ST_OK) {
+        return r;
+    }
+    if (mask & PLDMA_QPA_PD) {
+        qp->pd = st->pd;
+    }
+    if (mask & PLDMA_QPA_SQ) {
+        qp->sq = st->sq;
+    }
+    if (mask & PLDMA_QPA_ACCESS_FLAGS) {
+        qp->access = st->access;
+    }
+    if (mask & PLDMA_QPA_AV) {
+        qp->dest_ip = st->dest_ip;
+        qp->dest_mac_lo = st->dest_mac_lo;
+        qp->dest_mac_hi = st->dest_mac_hi;
+    }
+    if (mask & PLDMA_QPA_PATH_MTU) {
+        qp->path_mtu = st->path_mtu;
+    }
+    if (mask & PLDMA_QPA_DEST_QPN) {
+        qp->dest_qpn = st->dest_qpn;
+    }
+    if (mask & PLDMA_QPA_RQ_PSN) {
+        qp->rq_psn = st->rq_psn;
+    }
+    if (mask & PLDMA_QPA_SQ_PSN) {
+        qp->sq_psn = st->sq_psn;
+    }
+    if (mask & PLDMA_QPA_RETRY_CNT) {
+        qp_set_timer(&qp->timers, st->timers, 0, 3);
+    }
+    if (mask & PLDMA_QPA_RNR_RETRY) {
+        qp_set_timer(&qp->timers, st->timers, 4, 3);
+    }
+    if (mask & PLDMA_QPA_MIN_RNR_TIMER) {
+        qp_set_timer(&qp->timers, st->timers, 8, 5);
+    }
+    if (mask & PLDMA_QPA_TIMEOUT) {
+        qp_set_timer(&qp->timers, st->timers, 16, 5);
+    }
+    if (next != qp->state || next == PLDMA_QPS_RESET) {
+        qp_set_state(s, idx, next);
+    }
+    /* a QP that left RTS ends its SQ's message: let the channel see it */
+    qemu_bh_schedule(s->bh);
+    return PLDMA_QP_ST_OK;
+}
+
+static void qp_query(PLDMACore *s, uint32_t idx)
+{
+    const PLDMAQP *qp = &s->qps[idx];
+    const PLDMANetConn *c = &s->conns[PLDMA_NET_CONNS + idx];
+
+    s->qp_stage = *qp;
+    if (qp->state == PLDMA_QPS_RTR || qp->state == PLDMA_QPS_RTS) {
+        s->qp_stage.rq_psn = c->epsn;   /* as verbs: the expected PSN */
+    }
+}
+
+static void qp_cmd(PLDMACore *s, uint32_t cmd)
+{
+    uint32_t idx = s->qp_sel;
+
+    if (!s->nic) {
+        s->qp_status = PLDMA_QP_ST_BAD_CMD;
+    } else if (idx >= s->num_qps) {
+        s->qp_status = PLDMA_QP_ST_BAD_INDEX;
+    } else if (cmd == PLDMA_QP_CMD_MODIFY) {
+        s->qp_status = qp_modify(s, idx);
+    } else if (cmd == PLDMA_QP_CMD_QUERY) {
+        qp_query(s, idx);
+        s->qp_status = PLDMA_QP_ST_OK;
+    } else {
+        s->qp_status = PLDMA_QP_ST_BAD_CMD;
+    }
+    trace_pldma_qp_cmd(idx, cmd, s->qp_mask, s->qp_stage.state,
+                       s->qp_status);
+}
+
+bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
+{
+    const PLDMAQP *st = &s->qp_stage;
+    bool sel_ok = s->nic && s->qp_sel < s->num_qps;
+    const uint8_t *mac = s->conf ? s->conf->macaddr.a : NULL;
+
+    switch (addr) {
+    case PLDMA_NET_IP:
+        *val = s->nic ? s->net_ip : 0;
+        return true;
+    case PLDMA_NET_MAC_LO:
+        *val = mac && s->nic ? ldl_le_p(mac) : 0;
+        return true;
+    case PLDMA_NET_MAC_HI:
+        *val = mac && s->nic ? lduw_le_p(mac + 4) : 0;
+        return true;
+    case PLDMA_QP_NUM:
+        *val = s->nic ? s->num_qps : 0;
+        return true;
+    case PLDMA_QP_SEL:
+        *val = s->qp_sel;
+        return true;
+    case PLDMA_QP_QPN:
+        *val = sel_ok ? pldma_qp_qpn(s, s->qp_sel) : 0;
+        return true;
+    case PLDMA_QP_STATE:
+        *val = sel_ok ? s->qps[s->qp_sel].state : 0;
+        return true;
+    case PLDMA_QP_ATTR_MASK:
+        *val = s->qp_mask;
+        return true;
+    case PLDMA_QP_NEW_STATE:
+        *val = st->state;
+        return true;
+    case PLDMA_QP_SQ:
+        *val = st->sq;
+        return true;
+    case PLDMA_QP_PD:
+        *val = st->pd;
+        return true;
+    case PLDMA_QP_ACCESS:
+        *val = st->access;
+        return true;
+    case PLDMA_QP_DEST_QPN:
+        *val = st->dest_qpn;
+        return true;
+    case PLDMA_QP_DEST_IP:
+        *val = st->dest_ip;
+        return true;
+    case PLDMA_QP_DEST_MAC_LO:
+        *val = st->dest_mac_lo;
+        return true;
+    case PLDMA_QP_DEST_MAC_HI:
+        *val = st->dest_mac_hi;
+        return true;
+    case PLDMA_QP_SQ_PSN:
+        *val = st->sq_psn;
+        return true;
+    case PLDMA_QP_RQ_PSN:
+        *val = st->rq_psn;
+        return true;
+    case PLDMA_QP_PATH_MTU:
+        *val = st->path_mtu;
+        return true;
+    case PLDMA_QP_TIMERS:
+        *val = st->timers;
+        return true;
+    case PLDMA_QP_CMD:
+        *val = 0;
+        return true;
+    case PLDMA_QP_STATUS:
+        *val = s->qp_status;
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
+{
+    PLDMAQP *st = &s->qp_stage;
+
+    switch (addr) {
+    case PLDMA_NET_IP:
+        if (s->nic) {
+            trace_pldma_qp_net_ip(s->net_ip, val);
+            s->net_ip = val;
+        }
+        return true;
+    case PLDMA_NET_MAC_LO:
+    case PLDMA_NET_MAC_HI:
+    case PLDMA_QP_NUM:
+    case PLDMA_QP_QPN:
+    case PLDMA_QP_STATE:
+    case PLDMA_QP_STATUS:
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: write to read-only QP "
+                      "register 0x%" HWADDR_PRIx "\n", addr);
+        return true;
+    case PLDMA_QP_SEL:
+        s->qp_sel = val;
+        return true;
+    case PLDMA_QP_ATTR_MASK:
+        s->qp_mask = val;
+        return true;
+    case PLDMA_QP_NEW_STATE:
+        st->state = val;
+        return true;
+    case PLDMA_QP_SQ:
+        st->sq = val;
+        return true;
+    case PLDMA_QP_PD:
+        st->pd = val;
+        return true;
+    case PLDMA_QP_ACCESS:
+        st->access = val;
+        return true;
+    case PLDMA_QP_DEST_QPN:
+        st->dest_qpn = val;
+        return true;
+    case PLDMA_QP_DEST_IP:
+        st->dest_ip = val;
+        return true;
+    case PLDMA_QP_DEST_MAC_LO:
+        st->dest_mac_lo = val;
+        return true;
+    case PLDMA_QP_DEST_MAC_HI:
+        st->dest_mac_hi = val;
+        return true;
+    case PLDMA_QP_SQ_PSN:
+        st->sq_psn = val;
+        return true;
+    case PLDMA_QP_RQ_PSN:
+        st->rq_psn = val;
+        return true;
+    case PLDMA_QP_PATH_MTU:
+        st->path_mtu = val;
+        return true;
+    case PLDMA_QP_TIMERS:
+        st->timers = val;
+        return true;
+    case PLDMA_QP_CMD:
+        qp_cmd(s, val);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A reset: every QP to RESET (a new QPN each), the staging cleared */
+void pldma_qp_reset(PLDMACore *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_QPS; i++) {
+        if (i < s->num_qps && s->nic) {
+            qp_set_state(s, i, PLDMA_QPS_RESET);
+        }
+    }
+    memset(&s->qp_stage, 0, sizeof(s->qp_stage));
+    s->qp_mask = 0;
+    s->qp_sel = 0;
+    s->qp_status = 0;
+    s->net_ip = 0x0a000000U | s->node_id;
+}
+
+void pldma_qp_realize(PLDMACore *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_QPS; i++) {
+        qp_new_gen(&s->qps[i]);
+    }
+}
+
+static const VMStateDescription vmstate_pldma_qp = {
+    .name = "pldma-qp",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(state, PLDMAQP),
+        VMSTATE_UINT32(gen, PLDMAQP),
+        VMSTATE_UINT32(sq, PLDMAQP),
+        VMSTATE_UINT32(pd, PLDMAQP),
+        VMSTATE_UINT32(access, PLDMAQP),
+        VMSTATE_UINT32(dest_qpn, PLDMAQP),
+        VMSTATE_UINT32(dest_ip, PLDMAQP),
+        VMSTATE_UINT32(dest_mac_lo, PLDMAQP),
+        VMSTATE_UINT32(dest_mac_hi, PLDMAQP),
+        VMSTATE_UINT32(sq_psn, PLDMAQP),
+        VMSTATE_UINT32(rq_psn, PLDMAQP),
+        VMSTATE_UINT32(path_mtu, PLDMAQP),
+        VMSTATE_UINT32(timers, PLDMAQP),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+/*
+ * Only a device with a link has QPs, and a link blocks migration today
+ * (docs/specs/pldma.rst): the table is sent when a QP is in use, so that
+ * the stream format is there when the responder state joins it.
+ */
+static bool pldma_qps_needed(void *opaque)
+{
+    PLDMACore *s = opaque;
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_QPS; i++) {
+        if (s->qps[i].state != PLDMA_QPS_RESET) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool pldma_qps_post_load(void *opaque, int version_id, Error **errp)
+{
+    PLDMACore *s = opaque;
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_QPS; i++) {
+        PLDMAQP *qp = &s->qps[i];
+
+        if ((i >= s->num_qps && qp->state != PLDMA_QPS_RESET) ||
+            !qp_gen_ok(qp->gen) || qp->sq >= PLDMA_MAX_CHANNELS ||
+            qp->path_mtu > PLDMA_MTU_4096) {
+            error_setg(errp, "pldma: QP %u is out of range", i);
+            return false;
+        }
+    }
+    return true;
+}
+
+const VMStateDescription vmstate_pldma_qps = {
+    .name = "pldma-core/qps",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_qps_needed,
+    .post_load_errp = pldma_qps_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(net_ip, PLDMACore),
+        VMSTATE_UINT32(qp_sel, PLDMACore),
+        VMSTATE_UINT32(qp_mask, PLDMACore),
+        VMSTATE_UINT32(qp_status, PLDMACore),
+        VMSTATE_STRUCT(qp_stage, PLDMACore, 1, vmstate_pldma_qp, PLDMAQP),
+        VMSTATE_STRUCT_ARRAY(qps, PLDMACore, PLDMA_MAX_QPS, 1,
+                             vmstate_pldma_qp, PLDMAQP),
+        VMSTATE_END_OF_LIST()
+    }
+};

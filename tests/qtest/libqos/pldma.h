@@ -1,0 +1,85 @@
+/*
+ * libqos driver for the PLDMA engine (docs/specs/pldma.rst): register
+ * access, rings and descriptors, remote keys, queue pairs
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef LIBQOS_PLDMA_H
+#define LIBQOS_PLDMA_H
+
+#include "../libqtest.h"
+#include "hw/misc/pldma-regs.h"
+
+/* One PLDMA, at @base of @qts's address space */
+typedef struct QPldma {
+    QTestState *qts;
+    uint64_t base;
+} QPldma;
+
+void qpldma_init(QPldma *d, QTestState *qts, uint64_t base);
+uint32_t qpldma_rd(QPldma *d, uint32_t off);
+void qpldma_wr(QPldma *d, uint32_t off, uint32_t val);
+uint32_t qpldma_ch_rd(QPldma *d, int ch, uint32_t off);
+void qpldma_ch_wr(QPldma *d, int ch, uint32_t off, uint32_t val);
+uint32_t qpldma_ncnt(QPldma *d, int i);
+
+/* A descriptor ring of channel @ch, at guest physical @pa */
+typedef struct QPldmaRing {
+    int ch;
+    uint64_t pa;
+    uint32_t size;
+    uint32_t tail;
+} QPldmaRing;
+
+/* Reset, bind (@pasid_reg, CHB_PASID format) and enable a ring */
+void qpldma_ring_init(QPldma *d, QPldmaRing *r, int ch, uint64_t pa,
+                      uint32_t size, uint32_t pasid_reg);
+/* Copy one descriptor to the ring and move TAIL */
+void qpldma_ring_post(QPldma *d, QPldmaRing *r, const uint8_t *desc);
+/* Fill @desc (PLDMA_DESC_SIZE bytes) with an RDMA WRITE or READ */
+void qpldma_desc_rdma(uint8_t *desc, uint8_t op, uint16_t node, uint32_t len,
+                      uint64_t local, uint64_t rva, uint32_t rkey,
+                      uint64_t compl);
+/*
+ * Poll the completion record at @compl until its status is set, calling
+ * @step (may be NULL) between polls, at most @tries times; returns the
+ * status (PLDMA_ST_PENDING when it never came) and the bytes in @bytes.
+ */
+uint32_t qpldma_wait_compl(QPldma *d, uint64_t compl, void (*step)(void *),
+                           void *opaque, int tries, uint64_t *bytes);
+
+/* Register key @idx; returns KEY_STATUS, the rkey in @rkey */
+uint32_t qpldma_key_register(QPldma *d, uint32_t idx, uint32_t pasid_reg,
+                             uint64_t va, uint64_t len, uint32_t access,
+                             uint32_t *rkey);
+void qpldma_key_cmd(QPldma *d, uint32_t idx, uint32_t cmd);
+
+/* Queue pair attributes, as the QP_* staging registers hold them */
+typedef struct QPldmaQPAttr {
+    uint32_t state;
+    uint32_t sq;
+    uint32_t pd;
+    uint32_t access;
+    uint32_t dest_qpn;
+    uint32_t dest_ip;
+    uint8_t dest_mac[6];
+    uint32_t sq_psn;
+    uint32_t rq_psn;
+    uint32_t path_mtu;
+    uint32_t timers;
+} QPldmaQPAttr;
+
+/* Stage the attributes of @mask and MODIFY QP @idx; returns QP_STATUS */
+uint32_t qpldma_qp_modify(QPldma *d, uint32_t idx, uint32_t mask,
+                          const QPldmaQPAttr *a);
+/* QUERY QP @idx into @a */
+void qpldma_qp_query(QPldma *d, uint32_t idx, QPldmaQPAttr *a);
+uint32_t qpldma_qp_state(QPldma *d, uint32_t idx);
+uint32_t qpldma_qpn(QPldma *d, uint32_t idx);
+/* The NIC's MAC (NET_MAC_LO/HI) */
+void qpldma_mac(QPldma *d, uint8_t *mac);
+
+#endif

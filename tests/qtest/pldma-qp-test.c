@@ -1,0 +1,1346 @@
+/*
+ * QTest for the PLDMA's RC queue pairs (docs/specs/pldma.rst, "Queue
+ * pairs"): the state machine and its attributes, two QEMU processes
+ * connected QP to QP over -netdev stream, and the test itself as a
+ * hostile peer that injects frames
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qemu/bswap.h"
+#include <sys/socket.h>
+#include <sys/un.h>
+#include "libqtest.h"
+#include "libqos/pldma.h"
+#include "libqos/smmuv3.h"
+
+#define PLDMA_BASE      0x0c000000ULL
+#define RAM_BASE        0x40000000ULL
+#define ALLOC_BASE      (RAM_BASE + 0x01000000ULL)
+#define PAGE            0x1000ULL
+#define STEP_NS         (500 * 1000)
+#define WAIT_STEPS      40000
+#define IP_A            0x0a000001U
+#define IP_B            0x0a000002U
+#define IP_OTHER        0x0a000003U
+/* B's SMMU, for responder faults (report mode) */
+#define SMMU_MEM        (RAM_BASE + 0x00100000ULL)
+#define SMMU_MEM_SIZE   (15 * MiB)
+#define SID             0x10000
+#define CD_LOG2         4
+#define PASID           3
+#define VA_BASE         0x4000000000ULL
+/* IB timeout code 16: 4.096 us << 16 = 268 ms */
+#define TIMERS          PLDMA_QPT_MAKE(7, 7, 1, 16)
+
+typedef struct Node {
+    QTestState *qts;
+    QPldma d;
+    uint64_t next;
+    QSMMU s;                /* with smmu: report mode, PASID's tables */
+    uint64_t pt_root, fq;
+} Node;
+
+typedef struct Pair {
+    Node a, b;
+    bool timers;            /* step the virtual clocks while waiting */
+    char *dir, *sock;
+} Pair;
+
+static uint64_t alloc_pa(Node *n, uint64_t size)
+{
+    uint64_t pa = QEMU_ALIGN_UP(n->next, PAGE);
+
+    n->next = pa + QEMU_ALIGN_UP(size, PAGE);
+    qtest_memset(n->qts, pa, 0, QEMU_ALIGN_UP(size, PAGE));
+    return pa;
+}
+
+static void node_start(Node *n, const char *args)
+{
+    n->qts = qtest_init(args);
+    n->next = ALLOC_BASE;
+    qpldma_init(&n->d, n->qts, PLDMA_BASE);
+}
+
+static uint32_t ncnt(Node *n, int i)
+{
+    return qpldma_ncnt(&n->d, i);
+}
+
+/* Wait until the stream netdev is connected (frames before are lost) */
+static void link_wait(Node *n)
+{
+    int i;
+
+    for (i = 0; i < 10000; i++) {
+        g_autofree char *info = qtest_hmp(n->qts, "info network");
+
+        if (!strstr(info, "listening") && !strstr(info, "connecting") &&
+            !strstr(info, "initializing") && !strstr(info, "error")) {
+            return;
+        }
+        g_usleep(1000);
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * B's SMMU in front of its PLDMA (report mode): PASID's stage-1 tables,
+ * a fault queue of 64 records
+ */
+static void smmu_setup(Node *n)
+{
+    uint64_t cd;
+
+    qsmmu_init(&n->s, n->qts, QSMMU_VIRT_BASE, SMMU_MEM, SMMU_MEM_SIZE);
+    qsmmu_enable(&n->s);
+    cd = qsmmu_cd_table(&n->s, CD_LOG2);
+    qsmmu_set_ste_s1(&n->s, SID, cd, CD_LOG2, QSMMU_S1DSS_BYPASS, true);
+    n->pt_root = qsmmu_pgtable_new(&n->s);
+    qsmmu_write_cd(&n->s, cd, PASID, PASID, n->pt_root, false);
+    qsmmu_cfgi_cd(&n->s, SID, PASID);
+    n->fq = alloc_pa(n, 64 * PLDMA_FR_SIZE);
+    qpldma_wr(&n->d, PLDMA_FQ_BASE_LO, (uint32_t)n->fq);
+    qpldma_wr(&n->d, PLDMA_FQ_BASE_HI, n->fq >> 32);
+    qpldma_wr(&n->d, PLDMA_FQ_SIZE, 64);
+    qpldma_wr(&n->d, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+}
+
+/* B (node 2) listens, A (node 1) connects; B may have an SMMU */
+static Pair *pair_start_smmu(bool b_smmu)
+{
+    Pair *p = g_new0(Pair, 1);
+    g_autofree char *a = NULL, *b = NULL;
+
+    p->dir = g_dir_make_tmp("pldma-qp-XXXXXX", NULL);
+    g_assert(p->dir);
+    p->sock = g_strdup_printf("%s/link", p->dir);
+    b = g_strdup_printf("-M virt%s -m 512M -nodefaults "
+                        "-device pldma,id=dma0,netdev=n0,node-id=2%s "
+                        "-netdev stream,id=n0,server=on,addr.type=unix,"
+                        "addr.path=%s", b_smmu ? ",iommu=smmuv3" : "",
+                        b_smmu ? ",fault-mode=report" : "", p->sock);
+    a = g_strdup_printf("-M virt -m 512M -nodefaults "
+                        "-device pldma,id=dma0,netdev=n0,node-id=1 "
+                        "-netdev stream,id=n0,server=off,reconnect-ms=20,"
+                        "addr.type=unix,addr.path=%s", p->sock);
+    node_start(&p->b, b);
+    node_start(&p->a, a);
+    if (b_smmu) {
+        smmu_setup(&p->b);
+    }
+    link_wait(&p->a);
+    link_wait(&p->b);
+    return p;
+}
+
+static Pair *pair_start(void)
+{
+    return pair_start_smmu(false);
+}
+
+static void pair_stop(Pair *p)
+{
+    qtest_quit(p->a.qts);
+    qtest_quit(p->b.qts);
+    unlink(p->sock);
+    rmdir(p->dir);
+    g_free(p->sock);
+    g_free(p->dir);
+    g_free(p);
+}
+
+static void step(void *opaque)
+{
+    Pair *p = opaque;
+
+    g_usleep(200);
+    if (p->timers) {
+        qtest_clock_step(p->a.qts, STEP_NS);
+        qtest_clock_step(p->b.qts, STEP_NS);
+    }
+}
+
+static uint8_t *random_fill(Node *n, uint64_t pa, size_t len)
+{
+    uint8_t *b = g_malloc(len);
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        b[i] = g_test_rand_int();
+    }
+    qtest_memwrite(n->qts, pa, b, len);
+    return b;
+}
+
+static void check_mem(Node *n, uint64_t pa, const uint8_t *want, size_t len)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+
+    qtest_memread(n->qts, pa, b, len);
+    g_assert_true(memcmp(b, want, len) == 0);
+}
+
+static bool all_zero(Node *n, uint64_t pa, size_t len)
+{
+    g_autofree uint8_t *b = g_malloc0(len);
+    g_autofree uint8_t *z = g_malloc0(len);
+
+    qtest_memread(n->qts, pa, b, len);
+    return memcmp(b, z, len) == 0;
+}
+
+static uint32_t rand_psn(void)
+{
+    return g_test_rand_int() & 0xffffff;
+}
+
+/* QP attributes of a connection to a peer */
+static void attr_to(QPldmaQPAttr *at, const uint8_t *mac, uint32_t ip,
+                    uint32_t qpn, uint32_t sq_psn, uint32_t rq_psn, int sq)
+{
+    memset(at, 0, sizeof(*at));
+    at->sq = sq;
+    at->pd = 0;
+    at->access = PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ;
+    at->dest_qpn = qpn;
+    at->dest_ip = ip;
+    memcpy(at->dest_mac, mac, 6);
+    at->sq_psn = sq_psn;
+    at->rq_psn = rq_psn;
+    at->path_mtu = PLDMA_MTU_1024;
+    at->timers = TIMERS;
+}
+
+/* RESET -> INIT -> RTR -> RTS with @at, each step checked */
+static void qp_connect(Node *n, uint32_t idx, QPldmaQPAttr *at)
+{
+    at->state = PLDMA_QPS_INIT;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_INIT, at),
+                     ==, PLDMA_QP_ST_OK);
+    at->state = PLDMA_QPS_RTR;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTR, at),
+                     ==, PLDMA_QP_ST_OK);
+    at->state = PLDMA_QPS_RTS;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTS, at),
+                     ==, PLDMA_QP_ST_OK);
+    g_assert_cmpuint(qpldma_qp_state(&n->d, idx), ==, PLDMA_QPS_RTS);
+}
+
+static void qp_reset(Node *n, uint32_t idx)
+{
+    QPldmaQPAttr at = { .state = PLDMA_QPS_RESET };
+
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
+}
+
+/*
+ * A's QP 0 (SQ channel 0) to B's QP 0 (SQ channel 0, PD @b_pd), random
+ * PSNs
+ */
+static void pair_connect_pd(Pair *p, uint32_t *a_psn, uint32_t *b_psn,
+                            uint32_t b_pd)
+{
+    uint8_t mac_a[6], mac_b[6];
+    QPldmaQPAttr at;
+
+    *a_psn = rand_psn();
+    *b_psn = rand_psn();
+    qpldma_mac(&p->a.d, mac_a);
+    qpldma_mac(&p->b.d, mac_b);
+    attr_to(&at, mac_a, IP_A, qpldma_qpn(&p->a.d, 0), *b_psn, *a_psn, 0);
+    at.pd = b_pd;
+    qp_connect(&p->b, 0, &at);
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 0), *a_psn, *b_psn, 0);
+    qp_connect(&p->a, 0, &at);
+}
+
+static void pair_connect(Pair *p, uint32_t *a_psn, uint32_t *b_psn)
+{
+    pair_connect_pd(p, a_psn, b_psn, 0);
+}
+
+/* Post an RDMA op with DESC_NODE @node on @r; returns the record's PA */
+static uint64_t post(Node *n, QPldmaRing *r, uint8_t op, uint16_t node,
+                     uint32_t len, uint64_t local, uint64_t rva,
+                     uint32_t rkey)
+{
+    uint8_t d[PLDMA_DESC_SIZE];
+    uint64_t compl = alloc_pa(n, PLDMA_COMPL_SIZE);
+
+    qpldma_desc_rdma(d, op, node, len, local, rva, rkey, compl);
+    qpldma_ring_post(&n->d, r, d);
+    return compl;
+}
+
+static uint32_t wait_compl(Pair *p, uint64_t compl, uint64_t *bytes)
+{
+    return qpldma_wait_compl(&p->a.d, compl, step, p, WAIT_STEPS, bytes);
+}
+
+static void ring_init(Node *n, QPldmaRing *r, int ch)
+{
+    qpldma_ring_init(&n->d, r, ch, alloc_pa(n, 16 * PLDMA_DESC_SIZE), 16, 0);
+}
+
+static uint32_t key_register(Node *n, uint32_t idx, uint32_t pasid_reg,
+                             uint64_t va, uint64_t len, uint32_t access)
+{
+    uint32_t rkey;
+
+    g_assert_cmpuint(qpldma_key_register(&n->d, idx, pasid_reg, va, len,
+                                         access, &rkey), ==,
+                     PLDMA_KEY_ST_OK);
+    return rkey;
+}
+
+/* ---- the state machine, on one node ---- */
+
+/* The staged attributes and the state of QP @idx, to compare */
+static void snapshot(Node *n, uint32_t idx, QPldmaQPAttr *at, uint32_t *qpn)
+{
+    qpldma_qp_query(&n->d, idx, at);
+    *qpn = qpldma_qpn(&n->d, idx);
+}
+
+/* A modify that must be refused with @status, leaving QP @idx as it was */
+static void refused(Node *n, uint32_t idx, uint32_t mask,
+                    const QPldmaQPAttr *at, uint32_t status)
+{
+    QPldmaQPAttr before, after;
+    uint32_t qpn0, qpn1;
+
+    snapshot(n, idx, &before, &qpn0);
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, mask, at), ==, status);
+    snapshot(n, idx, &after, &qpn1);
+    g_assert_cmpuint(qpn0, ==, qpn1);
+    g_assert_true(memcmp(&before, &after, sizeof(before)) == 0);
+}
+
+static void test_state_machine(void)
+{
+    static const uint8_t mac1[6] = { 0x52, 0x54, 0x00, 0x4c, 0x44, 0x01 };
+    static const uint8_t peer[6] = { 0x52, 0x54, 0x00, 0x4c, 0x44, 0x02 };
+    Node n;
+    QPldmaQPAttr at, q;
+    uint32_t qpn, qpn2, i, seen_gen = 0;
+    uint8_t mac[6];
+
+    node_start(&n, "-M virt -m 512M -nodefaults "
+               "-device pldma,id=dma0,netdev=n0,node-id=1 "
+               "-netdev hubport,id=n0,hubid=0");
+    g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_CAP) & PLDMA_CAP_QP, !=, 0);
+    g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_QP_NUM), ==, 16);
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_NET_IP), ==, IP_A);
+    qpldma_mac(&n.d, mac);
+    g_assert_true(memcmp(mac, mac1, 6) == 0);
+    qpldma_wr(&n.d, PLDMA_NET_IP, 0xc0a80001);
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_NET_IP), ==, 0xc0a80001);
+
+    /* QPNs: the index in bits 7:0, a generation above, never 0 or 1 */
+    for (i = 0; i < 16; i++) {
+        qpn = qpldma_qpn(&n.d, i);
+        g_assert_cmphex(qpn & 0xff, ==, i);
+        g_assert_cmphex(qpn >> 24, ==, 0);
+        g_assert_cmphex(qpn >> 8, !=, 0);
+        g_assert_cmpuint(qpldma_qp_state(&n.d, i), ==, PLDMA_QPS_RESET);
+        seen_gen |= qpn >> 8;
+    }
+    g_assert_cmphex(seen_gen, !=, 0);
+
+    attr_to(&at, peer, IP_B, 0x123456, 0xabcdef, 0x654321, 0);
+
+    /* RESET: only INIT (and RESET, ERR) */
+    at.state = PLDMA_QPS_RTR;
+    refused(&n, 0, PLDMA_QPA_REQ_RTR, &at, PLDMA_QP_ST_BAD_STATE);
+    at.state = PLDMA_QPS_RTS;
+    refused(&n, 0, PLDMA_QPA_REQ_RTS, &at, PLDMA_QP_ST_BAD_STATE);
+    at.state = 4;               /* SQD: not a state of this device */
+    refused(&n, 0, PLDMA_QPA_STATE, &at, PLDMA_QP_ST_BAD_STATE);
+    at.state = PLDMA_QPS_INIT;
+    refused(&n, 0, PLDMA_QPA_REQ_INIT & ~PLDMA_QPA_SQ, &at,
+            PLDMA_QP_ST_BAD_ATTR);
+    refused(&n, 0, PLDMA_QPA_REQ_INIT & ~PLDMA_QPA_PD, &at,
+            PLDMA_QP_ST_BAD_ATTR);
+    refused(&n, 0, PLDMA_QPA_REQ_INIT | PLDMA_QPA_SQ_PSN, &at,
+            PLDMA_QP_ST_BAD_ATTR);      /* not allowed at this step */
+    at.sq = 4;                  /* num-channels is 4 */
+    refused(&n, 0, PLDMA_QPA_REQ_INIT, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.sq = 0;
+    at.pd = 1U << 30;           /* not a PASID register value */
+    refused(&n, 0, PLDMA_QPA_REQ_INIT, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.pd = 0;
+    at.access = 4;
+    refused(&n, 0, PLDMA_QPA_REQ_INIT, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.access = PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_REQ_INIT, &at), ==,
+                     PLDMA_QP_ST_OK);
+    g_assert_cmpuint(qpldma_qp_state(&n.d, 0), ==, PLDMA_QPS_INIT);
+
+    /* channel 0 is QP 0's send queue: no other QP may take it */
+    refused(&n, 1, PLDMA_QPA_REQ_INIT, &at, PLDMA_QP_ST_BUSY);
+
+    /* INIT -> INIT with access flags; INIT -> RTS is no transition */
+    at.access = PLDMA_KEY_ACC_WRITE;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_STATE |
+                                      PLDMA_QPA_ACCESS_FLAGS, &at), ==,
+                     PLDMA_QP_ST_OK);
+    qpldma_qp_query(&n.d, 0, &q);
+    g_assert_cmpuint(q.access, ==, PLDMA_KEY_ACC_WRITE);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_INIT);
+    at.state = PLDMA_QPS_RTS;
+    refused(&n, 0, PLDMA_QPA_REQ_RTS, &at, PLDMA_QP_ST_BAD_STATE);
+
+    /* INIT -> RTR: every required attribute, each value checked */
+    at.state = PLDMA_QPS_RTR;
+    refused(&n, 0, PLDMA_QPA_REQ_RTR & ~PLDMA_QPA_RQ_PSN, &at,
+            PLDMA_QP_ST_BAD_ATTR);
+    refused(&n, 0, PLDMA_QPA_REQ_RTR & ~PLDMA_QPA_AV, &at,
+            PLDMA_QP_ST_BAD_ATTR);
+    refused(&n, 0, PLDMA_QPA_REQ_RTR & ~PLDMA_QPA_DEST_QPN, &at,
+            PLDMA_QP_ST_BAD_ATTR);
+    at.rq_psn = 0x1000000;
+    refused(&n, 0, PLDMA_QPA_REQ_RTR, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.rq_psn = 0x654321;
+    at.path_mtu = 0;
+    refused(&n, 0, PLDMA_QPA_REQ_RTR, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.path_mtu = 6;
+    refused(&n, 0, PLDMA_QPA_REQ_RTR, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.path_mtu = PLDMA_MTU_2048;   /* above the device's mtu (1024) */
+    refused(&n, 0, PLDMA_QPA_REQ_RTR, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.path_mtu = PLDMA_MTU_1024;
+    at.dest_qpn = 0x1000000;
+    refused(&n, 0, PLDMA_QPA_REQ_RTR, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.dest_qpn = 0x123456;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_REQ_RTR, &at), ==,
+                     PLDMA_QP_ST_OK);
+    qpldma_qp_query(&n.d, 0, &q);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTR);
+    g_assert_cmphex(q.rq_psn, ==, 0x654321);
+    g_assert_cmphex(q.dest_qpn, ==, 0x123456);
+    g_assert_cmphex(q.dest_ip, ==, IP_B);
+    g_assert_true(memcmp(q.dest_mac, peer, 6) == 0);
+
+    /* RTR: no way back to INIT, RTS needs its attributes */
+    at.state = PLDMA_QPS_INIT;
+    refused(&n, 0, PLDMA_QPA_STATE, &at, PLDMA_QP_ST_BAD_STATE);
+    at.state = PLDMA_QPS_RTS;
+    refused(&n, 0, PLDMA_QPA_REQ_RTS & ~PLDMA_QPA_SQ_PSN, &at,
+            PLDMA_QP_ST_BAD_ATTR);
+    at.sq_psn = 0x1000000;
+    refused(&n, 0, PLDMA_QPA_REQ_RTS, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.sq_psn = 0xabcdef;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_REQ_RTS, &at), ==,
+                     PLDMA_QP_ST_OK);
+    qpldma_qp_query(&n.d, 0, &q);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+    g_assert_cmphex(q.sq_psn, ==, 0xabcdef);
+    g_assert_cmphex(q.timers, ==, TIMERS);
+
+    /* RTS -> RTS with an optional attribute; RTS -> RTR refused */
+    at.access = PLDMA_KEY_ACC_READ;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_STATE |
+                                      PLDMA_QPA_ACCESS_FLAGS, &at), ==,
+                     PLDMA_QP_ST_OK);
+    refused(&n, 0, PLDMA_QPA_STATE | PLDMA_QPA_PATH_MTU, &at,
+            PLDMA_QP_ST_BAD_ATTR);
+    at.state = PLDMA_QPS_RTR;
+    refused(&n, 0, PLDMA_QPA_STATE, &at, PLDMA_QP_ST_BAD_STATE);
+
+    /* to ERR; ERR goes only to RESET (or ERR) */
+    at.state = PLDMA_QPS_ERR;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
+    g_assert_cmpuint(qpldma_qp_state(&n.d, 0), ==, PLDMA_QPS_ERR);
+    at.state = PLDMA_QPS_RTS;
+    refused(&n, 0, PLDMA_QPA_REQ_RTS, &at, PLDMA_QP_ST_BAD_STATE);
+    at.state = PLDMA_QPS_INIT;
+    refused(&n, 0, PLDMA_QPA_REQ_INIT, &at, PLDMA_QP_ST_BAD_STATE);
+
+    /* ERR -> RESET: everything cleared, a new QPN of the same index */
+    qpn = qpldma_qpn(&n.d, 0);
+    qp_reset(&n, 0);
+    qpldma_qp_query(&n.d, 0, &q);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RESET);
+    g_assert_cmphex(q.dest_qpn, ==, 0);
+    g_assert_cmphex(q.sq_psn, ==, 0);
+    qpn2 = qpldma_qpn(&n.d, 0);
+    g_assert_cmphex(qpn2, !=, qpn);
+    g_assert_cmphex(qpn2 & 0xff, ==, 0);
+
+    /* INIT -> ERR -> RESET, and RESET -> RESET changes the QPN too */
+    at.state = PLDMA_QPS_INIT;
+    at.access = PLDMA_KEY_ACC_WRITE;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 3, PLDMA_QPA_REQ_INIT, &at), ==,
+                     PLDMA_QP_ST_OK);
+    at.state = PLDMA_QPS_ERR;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 3, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
+    qpn = qpldma_qpn(&n.d, 5);
+    qp_reset(&n, 5);
+    g_assert_cmphex(qpldma_qpn(&n.d, 5), !=, qpn);
+
+    /* bad index and command */
+    qpldma_wr(&n.d, PLDMA_QP_SEL, 16);
+    qpldma_wr(&n.d, PLDMA_QP_CMD, PLDMA_QP_CMD_MODIFY);
+    g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_QP_STATUS), ==,
+                     PLDMA_QP_ST_BAD_INDEX);
+    g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_QP_QPN), ==, 0);
+    qpldma_wr(&n.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&n.d, PLDMA_QP_CMD, 7);
+    g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_QP_STATUS), ==,
+                     PLDMA_QP_ST_BAD_CMD);
+
+    /* CTRL_RESET: every QP in RESET with a new QPN, NET_IP as at start */
+    qpn = qpldma_qpn(&n.d, 3);
+    qpldma_wr(&n.d, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    g_assert_cmpuint(qpldma_qp_state(&n.d, 3), ==, PLDMA_QPS_RESET);
+    g_assert_cmphex(qpldma_qpn(&n.d, 3), !=, qpn);
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_NET_IP), ==, IP_A);
+    qtest_quit(n.qts);
+
+    /* no link: no QPs */
+    node_start(&n, "-M virt -m 512M -nodefaults -device pldma,id=dma0");
+    g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_CAP) & PLDMA_CAP_QP, ==, 0);
+    g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_QP_NUM), ==, 0);
+    qtest_quit(n.qts);
+
+    /* num-qps */
+    node_start(&n, "-M virt -m 512M -nodefaults "
+               "-device pldma,id=dma0,netdev=n0,node-id=1,num-qps=3 "
+               "-netdev hubport,id=n0,hubid=0");
+    g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_QP_NUM), ==, 3);
+    qpldma_wr(&n.d, PLDMA_QP_SEL, 3);
+    qpldma_wr(&n.d, PLDMA_QP_CMD, PLDMA_QP_CMD_QUERY);
+    g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_QP_STATUS), ==,
+                     PLDMA_QP_ST_BAD_INDEX);
+    qtest_quit(n.qts);
+}
+
+/*
+ * rkeys: a REGISTER gives a random nonzero 24-bit generation, never the
+ * index's last one (after a revoke too), not a counter
+ */
+static void test_rkey_random(void)
+{
+    uint32_t rkey, prev = 0, steps = 0, i;
+    Node n;
+
+    node_start(&n, "-M virt -m 512M -nodefaults "
+               "-device pldma,id=dma0,netdev=n0,node-id=1 "
+               "-netdev hubport,id=n0,hubid=0");
+    for (i = 0; i < 32; i++) {
+        if (i & 1) {
+            qpldma_key_cmd(&n.d, 5, PLDMA_KEY_CMD_REVOKE);
+            g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_KEY_RKEY), ==, 0);
+        }
+        rkey = key_register(&n, 5, 0, ALLOC_BASE, PAGE, PLDMA_KEY_ACC_WRITE);
+        g_assert_cmphex(PLDMA_RKEY_INDEX(rkey), ==, 5);
+        g_assert_cmphex(PLDMA_RKEY_GEN(rkey), !=, 0);
+        g_assert_cmphex(rkey, !=, prev);
+        if (i && PLDMA_RKEY_GEN(rkey) == ((PLDMA_RKEY_GEN(prev) + 1) &
+                                           0xffffff)) {
+            steps++;
+        }
+        prev = rkey;
+    }
+    g_assert_cmpuint(steps, <, 4);  /* not a counter */
+    qtest_quit(n.qts);
+}
+
+/* ---- two QEMUs, QP to QP ---- */
+
+/* WRITE A -> B then READ it back elsewhere, on A's QP 0; bytes compared */
+static void write_read(Pair *p, QPldmaRing *r, uint32_t len, uint32_t key)
+{
+    uint64_t a_src, a_dst, b_pa, compl, bytes;
+    g_autofree uint8_t *data = NULL;
+    uint32_t rkey;
+
+    a_src = alloc_pa(&p->a, len);
+    a_dst = alloc_pa(&p->a, len);
+    b_pa = alloc_pa(&p->b, len);
+    data = random_fill(&p->a, a_src, len);
+    rkey = key_register(&p->b, key, 0, b_pa, len,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+
+    compl = post(&p->a, r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(&p->b, b_pa, data, len);
+
+    compl = post(&p->a, r, PLDMA_OP_RDMA_READ, 0, len, a_dst, b_pa, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(&p->a, a_dst, data, len);
+}
+
+static void test_write_read(void)
+{
+    Pair *p = pair_start();
+    uint32_t a_psn, b_psn, nsegs, rkey;
+    uint64_t compl, src;
+    QPldmaQPAttr q;
+    QPldmaRing r;
+
+    pair_connect(p, &a_psn, &b_psn);
+    ring_init(&p->a, &r, 0);
+    write_read(p, &r, 64 * KiB + 123, 0);
+
+    /*
+     * Refused by the responder (a bad rkey): NAK remote access, the QP
+     * stays in RTS, neither end moves its PSN, the next messages land
+     */
+    src = alloc_pa(&p->a, 8 * KiB);
+    rkey = key_register(&p->b, 3, 0, alloc_pa(&p->b, 8 * KiB), 8 * KiB,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, 8 * KiB, src, 0,
+                 rkey ^ 0x100);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
+                     PLDMA_ST_REMOTE_ACCESS);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_READ, 0, 4 * KiB, src, 0,
+                 rkey ^ 0x100);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
+                     PLDMA_ST_REMOTE_ACCESS);
+    qpldma_qp_query(&p->a.d, 0, &q);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+    g_assert_cmphex(q.sq_psn, ==, (a_psn + 130) & 0xffffff);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 2);
+
+    write_read(p, &r, 1 * MiB, 1);
+    /* the PSNs went on from the random ones: 65 + 65 + 1024 + 1024 */
+    nsegs = 65 + 65 + 1024 + 1024;
+    qpldma_qp_query(&p->a.d, 0, &q);
+    g_assert_cmphex(q.sq_psn, ==, (a_psn + nsegs) & 0xffffff);
+    qpldma_qp_query(&p->b.d, 0, &q);
+    g_assert_cmphex(q.rq_psn, ==, (a_psn + nsegs) & 0xffffff);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_SEQ), ==, 0);
+
+    /* a node on a QP's send queue is an error, nothing is sent */
+    src = alloc_pa(&p->a, PAGE);
+    rkey = key_register(&p->b, 2, 0, alloc_pa(&p->b, PAGE), PAGE,
+                        PLDMA_KEY_ACC_WRITE);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, PAGE, src, 0, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_NODE);
+    qpldma_qp_query(&p->a.d, 0, &q);
+    g_assert_cmphex(q.sq_psn, ==, (a_psn + nsegs) & 0xffffff);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+    pair_stop(p);
+}
+
+/*
+ * Traffic for a QP in RESET, then INIT, is dropped and counted, nothing
+ * lands; once the QP is connected, A's retransmission lands whole.
+ */
+static void test_not_ready(void)
+{
+    Pair *p = pair_start();
+    const uint32_t len = 8 * KiB;
+    uint8_t mac_a[6], mac_b[6];
+    uint32_t a_psn = rand_psn(), b_psn = rand_psn(), rkey, d0;
+    g_autofree uint8_t *data = NULL;
+    uint64_t a_src, b_pa, compl, bytes;
+    QPldmaQPAttr at;
+    QPldmaRing r;
+    int i;
+
+    qpldma_mac(&p->a.d, mac_a);
+    qpldma_mac(&p->b.d, mac_b);
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 0), a_psn, b_psn, 0);
+    qp_connect(&p->a, 0, &at);
+    ring_init(&p->a, &r, 0);
+    a_src = alloc_pa(&p->a, len);
+    b_pa = alloc_pa(&p->b, len);
+    data = random_fill(&p->a, a_src, len);
+    rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
+
+    /* B's QP 0 in RESET */
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
+    for (i = 0; i < WAIT_STEPS && ncnt(&p->b, PLDMA_NCNT_QP_DROPPED) < 8;
+         i++) {
+        step(p);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), ==, 8);
+    g_assert_true(all_zero(&p->b, b_pa, len));
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_ACK_TX), ==, 0);
+
+    /* INIT: still not receiving; A's timer resends */
+    attr_to(&at, mac_a, IP_A, qpldma_qpn(&p->a.d, 0), b_psn, a_psn, 0);
+    at.state = PLDMA_QPS_INIT;
+    g_assert_cmpuint(qpldma_qp_modify(&p->b.d, 0, PLDMA_QPA_REQ_INIT, &at),
+                     ==, PLDMA_QP_ST_OK);
+    d0 = ncnt(&p->b, PLDMA_NCNT_QP_DROPPED);
+    p->timers = true;
+    for (i = 0; i < WAIT_STEPS && ncnt(&p->b, PLDMA_NCNT_QP_DROPPED) == d0;
+         i++) {
+        step(p);
+    }
+    p->timers = false;
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), >, d0);
+    g_assert_true(all_zero(&p->b, b_pa, len));
+    g_assert_cmpuint(qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+
+    /* RTR: the next resend lands */
+    at.state = PLDMA_QPS_RTR;
+    g_assert_cmpuint(qpldma_qp_modify(&p->b.d, 0, PLDMA_QPA_REQ_RTR, &at),
+                     ==, PLDMA_QP_ST_OK);
+    p->timers = true;
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(&p->b, b_pa, data, len);
+    pair_stop(p);
+}
+
+/* Pop B's next fault record: a responder fault at @va, offset @off */
+static void pop_remote_fault(Pair *p, uint32_t rkey, uint64_t va,
+                             uint32_t off, bool is_write)
+{
+    Node *b = &p->b;
+    uint32_t head = qpldma_rd(&b->d, PLDMA_FQ_HEAD);
+    uint8_t rec[PLDMA_FR_SIZE];
+    int i;
+
+    for (i = 0; i < WAIT_STEPS && qpldma_rd(&b->d, PLDMA_FQ_TAIL) == head;
+         i++) {
+        step(p);
+    }
+    g_assert_cmpuint(qpldma_rd(&b->d, PLDMA_FQ_TAIL), !=, head);
+    qtest_memread(b->qts, b->fq + head * PLDMA_FR_SIZE, rec, sizeof(rec));
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_CHANNEL), ==, PLDMA_FR_CH_REMOTE);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | (is_write ? PLDMA_FR_F_WRITE : 0));
+    g_assert_cmphex((uint32_t)ldl_le_p(rec + PLDMA_FR_DESC), ==, rkey);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==, va);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, off);
+    qpldma_wr(&b->d, PLDMA_FQ_HEAD, (head + 1) % 64);
+}
+
+/*
+ * A responder fault on a QP (report mode on B): RNR NAK, the driver
+ * resolves it, B's "resolved, resend now" ACK (the PSN before the fault,
+ * the true MSN) makes A resend at once, from the faulting segment, with
+ * no clock stepped (so not by the RNR timer)
+ */
+static void test_responder_fault(void)
+{
+    const uint32_t len = 64 * KiB, hole = 9;
+    Pair *p = pair_start_smmu(true);
+    uint64_t a_src, a_dst, b_pa, b_va, compl, bytes, off, hole_va;
+    uint32_t a_psn, b_psn, rkey, op, retx0;
+    g_autofree uint8_t *data = NULL;
+    QPldmaRing r;
+
+    pair_connect_pd(p, &a_psn, &b_psn, PASID | PLDMA_CHB_PASID_EN);
+    ring_init(&p->a, &r, 0);
+    a_src = alloc_pa(&p->a, len);
+    a_dst = alloc_pa(&p->a, len);
+    data = random_fill(&p->a, a_src, len);
+    for (op = PLDMA_OP_RDMA_WRITE; op <= PLDMA_OP_RDMA_READ; op++) {
+        retx0 = ncnt(&p->a, PLDMA_NCNT_RETX_BYTES);
+        b_pa = alloc_pa(&p->b, len);
+        b_va = VA_BASE + (b_pa - ALLOC_BASE);
+        for (off = 0; off < len; off += PAGE) {
+            if (off != hole * PAGE) {
+                qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off,
+                          true);
+            }
+        }
+        hole_va = b_va + hole * PAGE;
+        if (op == PLDMA_OP_RDMA_READ) {
+            qtest_memwrite(p->b.qts, b_pa, data, len);
+        }
+        rkey = key_register(&p->b, op, PASID | PLDMA_CHB_PASID_EN, b_va,
+                            len, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+        compl = post(&p->a, &r, op, 0, len,
+                     op == PLDMA_OP_RDMA_WRITE ? a_src : a_dst, b_va, rkey);
+        pop_remote_fault(p, rkey, hole_va, hole * PAGE,
+                         op == PLDMA_OP_RDMA_WRITE);
+        qsmmu_map(&p->b.s, p->b.pt_root, hole_va, b_pa + hole * PAGE, true);
+        qpldma_key_cmd(&p->b.d, op, PLDMA_KEY_CMD_RESOLVED);
+        g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+        g_assert_cmpuint(bytes, ==, len);
+        if (op == PLDMA_OP_RDMA_WRITE) {
+            check_mem(&p->b, b_pa, data, len);
+        } else {
+            check_mem(&p->a, a_dst, data, len);
+        }
+        g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_BYTES) - retx0, <=,
+                         len - hole * PAGE);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR), >=, 2);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RESUME_TX), >=, 2);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RESUME_RX), >=, 2);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    pair_stop(p);
+}
+
+/*
+ * A message without an answer within the QP's retries completes
+ * REMOTE_TIMEOUT and moves the QP to ERR; a QP moved to ERR while its
+ * message is in flight completes it REMOTE_ERROR.  Later descriptors on
+ * its SQ are refused until it is connected again.
+ */
+static void test_timeout_err(void)
+{
+    Pair *p = pair_start();
+    uint8_t mac_b[6];
+    uint64_t src, compl;
+    QPldmaQPAttr at;
+    QPldmaRing r0, r1;
+
+    qpldma_mac(&p->b.d, mac_b);
+    src = alloc_pa(&p->a, 4 * KiB);
+    /* A's QP 1 to B's QP 1, which stays in RESET: 1 retry of 1 ms */
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 1), rand_psn(),
+            rand_psn(), 1);
+    at.timers = PLDMA_QPT_MAKE(1, 1, 1, 8);
+    qp_connect(&p->a, 1, &at);
+    ring_init(&p->a, &r1, 1);
+    compl = post(&p->a, &r1, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    p->timers = true;
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
+                     PLDMA_ST_REMOTE_TIMEOUT);
+    p->timers = false;
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 1), ==, PLDMA_QPS_ERR);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), >=, 8);
+    compl = post(&p->a, &r1, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_NODE);
+
+    /* A's QP 0 to B's QP 0 in RESET (drops), then A's QP to ERR */
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 0), rand_psn(),
+            rand_psn(), 0);
+    qp_connect(&p->a, 0, &at);
+    ring_init(&p->a, &r0, 0);
+    compl = post(&p->a, &r0, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    g_assert_cmpuint(qpldma_wait_compl(&p->a.d, compl, step, p, 50, NULL),
+                     ==, PLDMA_ST_PENDING);
+    at.state = PLDMA_QPS_ERR;
+    g_assert_cmpuint(qpldma_qp_modify(&p->a.d, 0, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ERROR);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
+    pair_stop(p);
+}
+
+/*
+ * After CTRL_RESET of A, both ends reconnect with new PSNs: a WRITE lands
+ * whole (the node-id path's old defect: the reset requester's PSNs went
+ * back to 0 and the responder took its new data for duplicates).
+ */
+static void test_reset_reconnect(void)
+{
+    Pair *p = pair_start();
+    const uint32_t len = 16 * KiB;
+    uint32_t a_psn, b_psn, rkey, qpn, dups;
+    g_autofree uint8_t *d1 = NULL;
+    g_autofree uint8_t *d2 = NULL;
+    uint64_t a_src, b_pa, compl, bytes;
+    QPldmaRing r;
+
+    pair_connect(p, &a_psn, &b_psn);
+    ring_init(&p->a, &r, 0);
+    a_src = alloc_pa(&p->a, len);
+    b_pa = alloc_pa(&p->b, len);
+    rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
+    d1 = random_fill(&p->a, a_src, len);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    check_mem(&p->b, b_pa, d1, len);
+
+    qpn = qpldma_qpn(&p->a.d, 0);
+    qpldma_wr(&p->a.d, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_RESET);
+    g_assert_cmphex(qpldma_qpn(&p->a.d, 0), !=, qpn);
+
+    /* B's QP goes through RESET too (a new QPN), then both reconnect */
+    qp_reset(&p->b, 0);
+    dups = ncnt(&p->b, PLDMA_NCNT_DUPS);
+    pair_connect(p, &a_psn, &b_psn);
+    ring_init(&p->a, &r, 0);
+    d2 = random_fill(&p->a, a_src, len);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(&p->b, b_pa, d2, len);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_DUPS), ==, dups);
+    pair_stop(p);
+}
+
+/* ---- a hostile peer: the test itself on the other end of the link ---- */
+
+static uint32_t crc32_le(uint32_t crc, const uint8_t *b, size_t n)
+{
+    size_t i;
+    int k;
+
+    crc = ~crc;
+    for (i = 0; i < n; i++) {
+        crc ^= b[i];
+        for (k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320U & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+typedef struct Peer {
+    Node n;                 /* node 1, the device under test */
+    int fd;
+    char *dir, *sock;
+    uint8_t mac[6];         /* the device's */
+    uint32_t qpn;           /* its QP 0 */
+    uint32_t my_qpn;        /* ours */
+    uint32_t epsn;          /* what the device's QP expects of us */
+    uint32_t sq_psn;        /* what the device's QP sends first */
+} Peer;
+
+#define PEER_MAC    "\x52\x54\x00\x00\x00\x02"
+
+static void peer_send(Peer *pe, const uint8_t *f, uint32_t len)
+{
+    uint8_t hdr[4];
+
+    stl_be_p(hdr, len);
+    g_assert_cmpint(write(pe->fd, hdr, 4), ==, 4);
+    g_assert_cmpint(write(pe->fd, f, len), ==, len);
+}
+
+/* Receive one frame, or 0 if none comes in about a second */
+static uint32_t peer_recv(Peer *pe, uint8_t *f, uint32_t max)
+{
+    uint8_t hdr[4];
+    uint32_t len, got = 0;
+    int i;
+
+    for (i = 0; i < 5000; i++) {
+        ssize_t r = recv(pe->fd, hdr + got, 4 - got, MSG_DONTWAIT);
+
+        if (r > 0) {
+            got += r;
+            if (got == 4) {
+                break;
+            }
+        }
+        g_usleep(200);
+    }
+    if (got < 4) {
+        return 0;
+    }
+    len = ldl_be_p(hdr);
+    g_assert_cmpuint(len, <=, max);
+    for (got = 0; got < len; ) {
+        ssize_t r = read(pe->fd, f + got, len - got);
+
+        g_assert_cmpint(r, >, 0);
+        got += r;
+    }
+    return len;
+}
+
+/* A RoCEv2 frame from @src to the device; returns its length */
+static uint32_t roce_frame(uint8_t *f, uint32_t src, uint8_t op, uint32_t qpn,
+                           uint32_t psn, bool reth, uint64_t va, uint32_t rkey,
+                           uint32_t dmalen, int aeth_syn, uint32_t msn,
+                           const uint8_t *pl, uint32_t plen)
+{
+    uint8_t *ip = f + 14, *udp = ip + 20, *q = udp + 8, m[40];
+    uint32_t pad = (4 - (plen & 3)) & 3, crc, l4;
+    static const uint8_t ones[8] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+    };
+
+    memcpy(f, "\x52\x54\x00\x4c\x44\x01", 6);
+    memcpy(f + 6, PEER_MAC, 6);
+    stw_be_p(f + 12, 0x0800);
+    memset(q, 0, 12);
+    q[0] = op;
+    q[1] = pad << 4;
+    stw_be_p(q + 2, 0xffff);
+    stl_be_p(q + 4, qpn);
+    stl_be_p(q + 8, 0x80000000U | psn);     /* AckReq */
+    q += 12;
+    if (reth) {
+        stq_be_p(q, va);
+        stl_be_p(q + 8, rkey);
+        stl_be_p(q + 12, dmalen);
+        q += 16;
+    }
+    if (aeth_syn >= 0) {
+        stl_be_p(q, ((uint32_t)aeth_syn << 24) | msn);
+        q += 4;
+    }
+    if (plen) {
+        memcpy(q, pl, plen);
+    }
+    memset(q + plen, 0, pad);
+    q += plen + pad;
+    l4 = q + 4 - udp;
+    memset(ip, 0, 20);
+    ip[0] = 0x45;
+    stw_be_p(ip + 2, 20 + l4);
+    ip[8] = 64;
+    ip[9] = 17;
+    stl_be_p(ip + 12, src);
+    stl_be_p(ip + 16, IP_A);
+    stw_be_p(udp, 0xc002);
+    stw_be_p(udp + 2, 4791);
+    stw_be_p(udp + 4, l4);
+    stw_be_p(udp + 6, 0);
+    memcpy(m, ip, 40);
+    m[1] = m[8] = m[10] = m[11] = 0xff;
+    m[26] = m[27] = 0xff;
+    m[32] = 0xff;
+    crc = crc32_le(0, ones, 8);
+    crc = crc32_le(crc, m, 40);
+    crc = crc32_le(crc, ip + 40, q - ip - 40);
+    stl_le_p(q, crc);
+    return q + 4 - f;
+}
+
+/* Send a frame and wait until the device has taken it */
+static void peer_inject(Peer *pe, const uint8_t *f, uint32_t len)
+{
+    uint32_t rx = ncnt(&pe->n, PLDMA_NCNT_RX_FRAMES);
+    int i;
+
+    peer_send(pe, f, len);
+    for (i = 0; i < 10000 && ncnt(&pe->n, PLDMA_NCNT_RX_FRAMES) == rx; i++) {
+        g_usleep(100);
+    }
+    g_assert_cmpuint(ncnt(&pe->n, PLDMA_NCNT_RX_FRAMES), ==, rx + 1);
+}
+
+/* Parsed frame from the device */
+typedef struct Rx {
+    uint32_t dst_ip, src_ip, qpn, psn;
+    uint8_t op;
+    int syn;
+    uint32_t msn;
+    uint64_t va;
+    uint32_t rkey, dmalen;
+} Rx;
+
+/* The next frame the device sends us; false if none comes */
+static bool peer_rx(Peer *pe, Rx *rx)
+{
+    uint8_t f[8192];
+    uint32_t len = peer_recv(pe, f, sizeof(f));
+    const uint8_t *q = f + 14 + 28;
+
+    if (!len) {
+        return false;
+    }
+    g_assert_cmpuint(len, >=, 14 + 20 + 8 + 12 + 4);
+    g_assert_true(memcmp(f, PEER_MAC, 6) == 0);
+    rx->src_ip = ldl_be_p(f + 14 + 12);
+    rx->dst_ip = ldl_be_p(f + 14 + 16);
+    rx->op = q[0];
+    rx->qpn = ldl_be_p(q + 4) & 0xffffff;
+    rx->psn = ldl_be_p(q + 8) & 0xffffff;
+    rx->syn = -1;
+    if (rx->op == 0x11 || (rx->op >= 0x0d && rx->op <= 0x10 &&
+                           rx->op != 0x0e)) {
+        rx->syn = q[12];
+        rx->msn = ldl_be_p(q + 12) & 0xffffff;
+    }
+    if (rx->op == 0x06 || rx->op == 0x0a || rx->op == 0x0c) {
+        rx->va = ldq_be_p(q + 12);
+        rx->rkey = ldl_be_p(q + 20);
+        rx->dmalen = ldl_be_p(q + 24);
+    }
+    return true;
+}
+
+/* The device's answer: syndrome and PSN of an Acknowledge, checked */
+static int peer_answer(Peer *pe, uint32_t *psn, uint32_t *msn)
+{
+    Rx rx;
+
+    if (!peer_rx(pe, &rx)) {
+        return -1;
+    }
+    g_assert_cmpuint(rx.op, ==, 0x11);
+    g_assert_cmphex(rx.qpn, ==, pe->my_qpn);
+    g_assert_cmphex(rx.dst_ip, ==, IP_B);
+    g_assert_cmphex(rx.src_ip, ==, IP_A);
+    *psn = rx.psn;
+    if (msn) {
+        *msn = rx.msn;
+    }
+    return rx.syn;
+}
+
+/* Node 1 with QP 0 connected to us (QPN my_qpn at 10.0.0.2) */
+static void peer_open(Peer *pe, uint32_t access)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    g_autofree char *args = NULL;
+    QPldmaQPAttr at;
+    uint32_t i;
+
+    memset(pe, 0, sizeof(*pe));
+    pe->dir = g_dir_make_tmp("pldma-qpeer-XXXXXX", NULL);
+    g_assert(pe->dir);
+    pe->sock = g_strdup_printf("%s/link", pe->dir);
+    args = g_strdup_printf("-M virt -m 512M -nodefaults "
+                           "-device pldma,id=dma0,netdev=n0,node-id=1 "
+                           "-netdev stream,id=n0,server=on,addr.type=unix,"
+                           "addr.path=%s", pe->sock);
+    node_start(&pe->n, args);
+    pe->fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    g_assert_cmpint(pe->fd, >=, 0);
+    g_strlcpy(sa.sun_path, pe->sock, sizeof(sa.sun_path));
+    for (i = 0; connect(pe->fd, (struct sockaddr *)&sa, sizeof(sa)); i++) {
+        g_assert_cmpuint(i, <, 5000);
+        g_usleep(1000);
+    }
+    link_wait(&pe->n);
+    pe->my_qpn = 0x4a5b00 | (g_test_rand_int() & 0xff);
+    pe->epsn = rand_psn();
+    pe->sq_psn = rand_psn();
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe->my_qpn, pe->sq_psn,
+            pe->epsn, 0);
+    at.access = access;
+    qp_connect(&pe->n, 0, &at);
+    pe->qpn = qpldma_qpn(&pe->n.d, 0);
+}
+
+static void peer_close(Peer *pe)
+{
+    close(pe->fd);
+    qtest_quit(pe->n.qts);
+    unlink(pe->sock);
+    rmdir(pe->dir);
+    g_free(pe->sock);
+    g_free(pe->dir);
+}
+
+/* A WRITE Only of @len bytes (<= 1024) from @src */
+static uint32_t write_only(uint8_t *f, Peer *pe, uint32_t src, uint32_t qpn,
+                           uint32_t psn, uint64_t va, uint32_t rkey,
+                           const uint8_t *pl, uint32_t len)
+{
+    return roce_frame(f, src, 0x0a, qpn, psn, true, va, rkey, len, -1, 0,
+                      pl, len);
+}
+
+/*
+ * The responder of a QP: wrong source, wrong generation, PSNs out of the
+ * window, a bad rkey (NAK, ePSN unmoved), a key of another PD, access
+ * flags of the QP; MSN counts completed messages
+ */
+static void test_hostile_responder(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[512];
+    uint32_t rkey, rkey_pd, psn, msn, d0, len;
+    uint64_t pa, pa2;
+    int i;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 7 + 1;
+    }
+    pa = alloc_pa(&pe.n, PAGE);
+    pa2 = alloc_pa(&pe.n, PAGE);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    /* a key of another PD (PASID 5): the QP's PD is "no PASID" */
+    rkey_pd = key_register(&pe.n, 1, 5 | PLDMA_CHB_PASID_EN, pa2, PAGE,
+                           PLDMA_KEY_ACC_WRITE);
+
+    /* from another IP: dropped, counted, no answer */
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = write_only(f, &pe, IP_OTHER, pe.qpn, pe.epsn, pa, rkey, pl, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 1);
+    /* to the QP's index with another generation: dropped */
+    len = write_only(f, &pe, IP_B, pe.qpn ^ 0x100, pe.epsn, pa, rkey, pl,
+                     512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 2);
+    /* to a QP index that is in RESET: dropped */
+    len = write_only(f, &pe, IP_B, qpldma_qpn(&pe.n.d, 1), pe.epsn, pa, rkey,
+                     pl, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 3);
+    /* far outside the PSN window: dropped */
+    len = write_only(f, &pe, IP_B, pe.qpn, (pe.epsn + 0x7fffff) & 0xffffff,
+                     pa, rkey, pl, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 4);
+    g_assert_true(all_zero(&pe.n, pa, PAGE));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_ACK_TX), ==, 0);
+
+    /* ahead of the expected PSN: a sequence NAK naming it, nothing moves */
+    len = write_only(f, &pe, IP_B, pe.qpn, (pe.epsn + 5) & 0xffffff, pa,
+                     rkey, pl, 512);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x60);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_true(all_zero(&pe.n, pa, PAGE));
+
+    /* a bad rkey: NAK remote access, the expected PSN stays */
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey ^ 0x100, pl,
+                     512);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    /* a key of another PD: the same */
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa2, rkey_pd, pl, 512);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_true(all_zero(&pe.n, pa2, PAGE));
+    /* a READ: the key allows it, the QP's access flags do not */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey, 512,
+                     -1, 0, NULL, 0);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_true(all_zero(&pe.n, pa, PAGE));
+
+    /* the good WRITE at the same PSN lands; MSN 1 */
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl, 512);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmpuint(msn, ==, 1);
+    check_mem(&pe.n, pa, pl, 512);
+    /* again (a duplicate): ACKed again, nothing counted twice */
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmpuint(msn, ==, 1);
+    /* the next message: MSN 2 */
+    len = write_only(f, &pe, IP_B, pe.qpn, (pe.epsn + 1) & 0xffffff,
+                     pa + 512, rkey, pl, 256);
+    peer_send(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
+    g_assert_cmpuint(msn, ==, 2);
+    check_mem(&pe.n, pa + 512, pl, 256);
+    peer_close(&pe);
+}
+
+/*
+ * The requester of a QP: a spoofed ACK or READ response from another IP,
+ * or outside the send queue's window, does nothing; the real ones
+ * complete the messages
+ */
+static void test_hostile_requester(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[1024], d[PLDMA_DESC_SIZE];
+    uint64_t src, dst, compl, bytes;
+    QPldmaRing r;
+    QPldmaQPAttr q;
+    uint32_t d0, len, i;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 13 + 5;
+    }
+    ring_init(&pe.n, &r, 0);
+    src = alloc_pa(&pe.n, PAGE);
+    dst = alloc_pa(&pe.n, PAGE);
+    qtest_memwrite(pe.n.qts, src, pl, 1024);
+
+    /* a WRITE of 1 KiB: one WRITE Only to our QPN, at the QP's SQ PSN */
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, 0, 1024, src, 0x1000, 0x4242,
+                     compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmpuint(rx.op, ==, 0x0a);
+    g_assert_cmphex(rx.qpn, ==, pe.my_qpn);
+    g_assert_cmphex(rx.psn, ==, pe.sq_psn);
+    g_assert_cmphex(rx.src_ip, ==, IP_A);
+    g_assert_cmphex(rx.dst_ip, ==, IP_B);
+    g_assert_cmphex(rx.rkey, ==, 0x4242);
+
+    /* spoofed ACKs: another IP, another QPN generation, a later PSN */
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = roce_frame(f, IP_OTHER, 0x11, pe.qpn, pe.sq_psn, false, 0, 0, 0,
+                     0x1f, 1, NULL, 0);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x11, pe.qpn ^ 0x100, pe.sq_psn, false, 0, 0,
+                     0, 0x1f, 1, NULL, 0);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, (pe.sq_psn + 1) & 0xffffff,
+                     false, 0, 0, 0, 0x1f, 1, NULL, 0);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 3);
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    /* the real one */
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, pe.sq_psn, false, 0, 0, 0, 0x1f,
+                     1, NULL, 0);
+    peer_send(&pe, f, len);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, 1024);
+
+    /* a READ of 1 KiB: the request at the next PSN */
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, 0, 1024, dst, 0x2000, 0x4343,
+                     compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmpuint(rx.op, ==, 0x0c);
+    g_assert_cmphex(rx.psn, ==, (pe.sq_psn + 1) & 0xffffff);
+    g_assert_cmpuint(rx.dmalen, ==, 1024);
+    /* a spoofed response from another IP: nothing lands */
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    memset(pl, 0xee, sizeof(pl));
+    len = roce_frame(f, IP_OTHER, 0x10, pe.qpn, rx.psn, false, 0, 0, 0, 0x1f,
+                     2, pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 1);
+    g_assert_true(all_zero(&pe.n, dst, 1024));
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    /* the real one */
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 3 + 11;
+    }
+    len = roce_frame(f, IP_B, 0x10, pe.qpn, rx.psn, false, 0, 0, 0, 0x1f, 2,
+                     pl, 1024);
+    peer_send(&pe, f, len);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    check_mem(&pe.n, dst, pl, 1024);
+    qpldma_qp_query(&pe.n.d, 0, &q);
+    g_assert_cmphex(q.sq_psn, ==, (pe.sq_psn + 2) & 0xffffff);
+    peer_close(&pe);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    if (!qtest_has_device("pldma")) {
+        return g_test_run();
+    }
+    qtest_add_func("/pldma-qp/state-machine", test_state_machine);
+    qtest_add_func("/pldma-qp/rkey-random", test_rkey_random);
+    qtest_add_func("/pldma-qp/write-read", test_write_read);
+    qtest_add_func("/pldma-qp/not-ready", test_not_ready);
+    qtest_add_func("/pldma-qp/timeout-err", test_timeout_err);
+    qtest_add_func("/pldma-qp/responder-fault", test_responder_fault);
+    qtest_add_func("/pldma-qp/reset-reconnect", test_reset_reconnect);
+    qtest_add_func("/pldma-qp/hostile-responder", test_hostile_responder);
+    qtest_add_func("/pldma-qp/hostile-requester", test_hostile_requester);
+    return g_test_run();
+}

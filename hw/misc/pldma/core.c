@@ -611,7 +611,7 @@ void pldma_run_now(PLDMAChannel *ch)
     MemReentrancyGuard *guard = &s->dev->mem_reentrancy_guard;
     bool engaged = guard->engaged_in_io;
 
-    if (ch->state != PLDMA_STATE_RUNNING) {
+    if (ch->state != PLDMA_STATE_RUNNING || pldma_timing_resume(ch)) {
         return;
     }
     if (s->busy || !s->vm_running || !s->inline_runs || !s->inline_bytes ||

@@ -112,6 +112,7 @@ void pldma_timing_unrealize(PLDMACore *s);
 void pldma_timing_reset(PLDMACore *s);
 void pldma_timing_start(PLDMAChannel *ch);
 bool pldma_timing_gate(PLDMAChannel *ch);
+bool pldma_timing_resume(PLDMAChannel *ch);
 bool pldma_timing_waiting(PLDMAChannel *ch);
 void pldma_timing_desc(PLDMAChannel *ch);
 void pldma_timing_bytes(PLDMAChannel *ch, uint64_t n);

@@ -164,6 +164,28 @@ bool pldma_timing_gate(PLDMAChannel *ch)
     return false;
 }
 
+/*
+ * @ch goes on after a fault, from the guest's access that resolved it
+ * (CMD_RESUME in the SMMU's queue, RESTART): with the model on, its next
+ * step is timed from this instant, from its timer, and never from the
+ * bottom half whose run time depends on the host.  Returns true if the
+ * model took the channel over (pldma_run_now() then does nothing).
+ */
+bool pldma_timing_resume(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+
+    if (!s->tm.on) {
+        return false;
+    }
+    if (!pldma_timing_gate(ch)) {
+        return true;            /* the timer is set */
+    }
+    /* already due: an expired timer runs it before the vCPU goes on */
+    timer_mod(s->tm.timer[ch->idx], ch->tm_ready);
+    return true;
+}
+
 /* Is @ch waiting for its timer (not work for the bottom half)? */
 bool pldma_timing_waiting(PLDMAChannel *ch)
 {

@@ -382,6 +382,10 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
         if (want == 0) {
             return false;
         }
+        /* each page's access at its modeled time, so are its faults */
+        if (!pldma_timing_gate(ch)) {
+            return false;
+        }
         if (ch->op == PLDMA_OP_COPY) {
             uint64_t sva = ch->src + ch->done;
 

@@ -320,7 +320,7 @@ int main(int argc, char **argv)
 			if (warm) {
 				struct pldma_result r;
 
-				strcpy(c->name, "warm");
+				snprintf(c->name, sizeof(c->name), "warm");
 				if (pldma_copy(ch, dst, src, size, strategy,
 					       touch, &r) ||
 				    r.status != PLDMA_ST_SUCCESS) {

@@ -1477,6 +1477,83 @@ static void test_timing(const void *opaque)
     stop(t);
 }
 
+
+/*
+ * The fault round trip, with the model on: a COPY of 4 pages whose third
+ * destination page is missing stalls exactly when the pages before it
+ * have taken their time, and goes on fault-latency-ns after the
+ * CMD_RESUME, at whatever time the test resolves it.  Pages cost
+ * 1000 ns of data (4096 B at 4096 MB/s) and 100 ns per ATC miss.
+ */
+static void test_timing_stall(void)
+{
+    T *t = start("stall", true, ",timing=on,dma-bandwidth=4096,"
+                 "desc-latency-ns=1000,xlat-latency-ns=0,"
+                 "walk-latency-ns=100,fault-latency-ns=2000");
+    const uint32_t pasid = 5, len = 4 * PAGE;
+    uint64_t vs = 0x10000000, vd = 0x20000000, vc = 0x30000000;
+    uint64_t src, dst, cpa, bytes;
+    g_autofree uint8_t *data = NULL;
+    int64_t t0, now;
+    uint16_t stag;
+    Ring r;
+
+    smmu_add_pasid(t, pasid);
+    ring_init(t, &r, 0, pasid, 0x40000000, 4);
+    src = buf(t, pasid, vs, len, true);
+    dst = buf(t, pasid, vd, len, true);
+    cpa = buf(t, pasid, vc, PAGE, true);
+    fill_random(t, src, len, &data);
+    unmap_page(t, pasid, vd + 2 * PAGE);     /* third destination page */
+
+    desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
+    t0 = qtest_clock_step(t->qts, 1);
+    ring_kick(t, &r);
+    /*
+     * ring page miss 100 + descriptor 1000; pages 0 and 1: 2 misses +
+     * 1000 each; page 2's source translates (a miss), its destination
+     * faults at the start of its interval
+     */
+    now = qtest_clock_step(t->qts, 1100 + 2 * 1200 - 1);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
+                     ==, 2 * PAGE);
+    now = qtest_clock_step(t->qts, 1);
+    g_assert_cmpint(now - t0, ==, 3500);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_STALLED);
+    stag = smmu_wait_stall(t, pasid, vd + 2 * PAGE);
+    map_page(t, pasid, vd + 2 * PAGE, dst + 2 * PAGE);
+
+    /* the guest takes its time; the resume is at t0 + 13500 */
+    now = qtest_clock_step(t->qts, 10000);
+    g_assert_cmpint(now - t0, ==, 13500);
+    smmu_resume(t, stag, QSMMU_RESUME_RETRY);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
+    /*
+     * 2000 round trip; page 2 again: its source hits the ATC, its
+     * destination misses: 1100; page 3: 1200.  A page is written at the
+     * start of its interval, the record at the end of the last one.
+     */
+    now = qtest_clock_step(t->qts, 2000 + 1100 - 1);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
+                     ==, 3 * PAGE);
+    now = qtest_clock_step(t->qts, 1);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
+                     ==, 4 * PAGE);
+    now = qtest_clock_step(t->qts, 1200 - 1);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + PLDMA_COMPL_STATUS), ==, 0);
+    now = qtest_clock_step(t->qts, 1);
+    g_assert_cmpint(now - t0, ==, 13500 + 4300);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    check_mem(t, dst, data, len);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
+                     1);
+    stop(t);
+}
+
 int main(int argc, char **argv)
 {
     size_t i;
@@ -1507,5 +1584,6 @@ int main(int argc, char **argv)
 
         qtest_add_data_func(path, &timing_cases[i], test_timing);
     }
+    qtest_add_func("/pldma/timing/stall-retry", test_timing_stall);
     return g_test_run();
 }

@@ -1554,6 +1554,50 @@ static void test_timing_stall(void)
     stop(t);
 }
 
+
+/*
+ * The model's state migrates: a COPY migrated half way through its
+ * modeled time completes on the target at the same virtual time as it
+ * would have on the source (the qtest clock of a new QEMU starts again
+ * from 0, below the channel's time, so the deadline is still ahead).
+ * 30000 MB/s leaves a remainder (4 MiB take 139810.13 ns) to carry.
+ */
+static void test_timing_migrate(void)
+{
+    const uint64_t len = 4 * MiB, expect = 700 + 139810;
+    T *t = start("stall", false, ",timing=on,dma-bandwidth=30000,"
+                 "desc-latency-ns=700,chunk-size=65536");
+    uint64_t src, dst, cpa;
+    g_autofree uint8_t *data = NULL;
+    int64_t t0, now;
+    Ring r;
+
+    ring_init(t, &r, 0, 0, 0x40000000, 16);
+    src = alloc_pa(t, len);
+    dst = alloc_pa(t, len);
+    cpa = alloc_pa(t, PAGE);
+    fill_random(t, src, len, &data);
+    desc_put(t, &r, PLDMA_OP_COPY, len, src, dst, 0, cpa, 7);
+    t0 = qtest_clock_step(t->qts, 1);
+    ring_kick(t, &r);
+    now = qtest_clock_step(t->qts, expect / 2);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + PLDMA_COMPL_STATUS), ==, 0);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
+
+    g_assert_true(migrate(t));
+    now = qtest_clock_step(t->qts, 1);
+    g_assert_cmpint(now, <, t0 + expect / 2);
+    now = qtest_clock_step(t->qts, t0 + expect - 1 - now);
+    g_assert_cmpint(now, ==, t0 + expect - 1);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + PLDMA_COMPL_STATUS), ==, 0);
+    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
+    qtest_clock_step(t->qts, 1);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_SUCCESS);
+    check_mem(t, dst, data, len);
+    stop(t);
+}
+
 int main(int argc, char **argv)
 {
     size_t i;
@@ -1585,5 +1629,6 @@ int main(int argc, char **argv)
         qtest_add_data_func(path, &timing_cases[i], test_timing);
     }
     qtest_add_func("/pldma/timing/stall-retry", test_timing_stall);
+    qtest_add_func("/pldma/timing/migrate", test_timing_migrate);
     return g_test_run();
 }

@@ -128,6 +128,7 @@ void pldma_timing_start(PLDMAChannel *ch)
     }
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     ch->tm_ready = MAX(ch->tm_ready, now);
+    ch->tm_fault = false;   /* e.g. a fault that ended in ERROR, then CANCEL */
     trace_pldma_timing_start(ch->idx, ch->tm_ready);
     /*
      * The first step runs from the timer too, not from the bottom half:
@@ -262,12 +263,21 @@ static bool pldma_timing_ch_needed(void *opaque)
     return ch->tm_ready || ch->tm_rem || ch->tm_fault;
 }
 
+static int pldma_timing_ch_post_load(void *opaque, int version_id)
+{
+    PLDMAChannel *ch = opaque;
+
+    /* the remainder of a division by this device's dma-bandwidth */
+    return ch->tm_rem < ch->s->tm.dma_mbs && ch->tm_ready >= 0 ? 0 : -EINVAL;
+}
+
 /* Timers are not migrated: post_load's bottom half sets them again */
 const VMStateDescription vmstate_pldma_channel_timing = {
     .name = "pldma/channel/timing",
     .version_id = 1,
     .minimum_version_id = 1,
     .needed = pldma_timing_ch_needed,
+    .post_load = pldma_timing_ch_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_INT64(tm_ready, PLDMAChannel),
         VMSTATE_UINT64(tm_rem, PLDMAChannel),

@@ -31,10 +31,12 @@ check-series: deps
 	scripts/check-series
 
 # BENCH=local (device and fault strategies), remote (RDMA between two
-# guests) or all (the default)
+# guests) or all (the default).  MODEL=1: in modeled time (-icount and the
+# device's timing model; local only), docs/performance.md "Modeled time"
 BENCH ?= all
+MODEL ?= 0
 bench: deps
-	BENCH=$(BENCH) scripts/bench
+	BENCH=$(BENCH) MODEL=$(MODEL) scripts/bench
 
 # The fault-strategy study: CSVs and plots in build/study, the report in
 # docs/study.md.  QUICK=1: the short version (under 10 min on 2 cores).

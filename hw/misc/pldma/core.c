@@ -149,6 +149,7 @@ static PLDMAAccess pldma_map(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
         if (e.perm == IOMMU_NONE || !e.target_as) {
             return PLDMA_ACC_FAULT;
         }
+        pldma_timing_xlat(s, ch, va, e.addr_mask, attrs.pid);
         as = e.target_as;
         pa = (e.translated_addr & ~e.addr_mask) | (va & e.addr_mask);
         l = MIN(l, e.addr_mask - (va & e.addr_mask) + 1);
@@ -344,6 +345,7 @@ static bool pldma_fetch(PLDMAChannel *ch)
         pldma_access_failed(ch, r, fva, false);
         return false;
     }
+    pldma_timing_desc(ch);
     st = pldma_decode(ch, d);
     if (st || ch->op == PLDMA_OP_NOP) {
         ch->cstatus = st ? st : PLDMA_ST_SUCCESS;
@@ -378,6 +380,10 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
         hwaddr n;
 
         if (want == 0) {
+            return false;
+        }
+        /* each page's access at its modeled time, so are its faults */
+        if (!pldma_timing_gate(ch)) {
             return false;
         }
         if (ch->op == PLDMA_OP_COPY) {
@@ -419,6 +425,7 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
         pldma_unmap(&md, n);
         ch->done += n;
         ch->cnt_bytes += n;
+        pldma_timing_bytes(ch, n);
         *budget -= n;
     }
     ch->cstatus = PLDMA_ST_SUCCESS;
@@ -493,17 +500,17 @@ static void pldma_ch_run(PLDMAChannel *ch, uint64_t *budget, uint32_t *descs)
             if (*descs == 0 || *budget == 0) {
                 return;
             }
-            if (!pldma_fetch(ch)) {
+            if (!pldma_timing_gate(ch) || !pldma_fetch(ch)) {
                 return;
             }
             break;
         case PLDMA_PHASE_XFER:
-            if (!pldma_xfer(ch, budget)) {
+            if (!pldma_timing_gate(ch) || !pldma_xfer(ch, budget)) {
                 return;
             }
             break;
         case PLDMA_PHASE_COMPL:
-            if (!pldma_complete(ch)) {
+            if (!pldma_timing_gate(ch) || !pldma_complete(ch)) {
                 return;
             }
             (*descs)--;
@@ -524,7 +531,7 @@ static void pldma_ch_run(PLDMAChannel *ch, uint64_t *budget, uint32_t *descs)
  * invocation per chunk cost a main loop iteration per 256 KiB, which made
  * a 64 MiB COPY 1.5-2.5x slower than memcpy (docs/performance.md).
  */
-static void pldma_bh(void *opaque)
+void pldma_bh(void *opaque)
 {
     PLDMACore *s = opaque;
     uint64_t total = PLDMA_BH_BYTES;
@@ -549,10 +556,14 @@ static void pldma_bh(void *opaque)
                 pldma_ch_run(ch, &budget, &descs);
                 total -= MIN(s->chunk_size, total) - budget;
                 total_descs -= MIN(PLDMA_DESCS_PER_TURN, total_descs) - descs;
-                /* a remote op waiting for the network is not work */
+                /*
+                 * a remote op waiting for the network is not work, nor a
+                 * channel waiting for its modeled time (timing.c)
+                 */
                 again |= ch->state == PLDMA_STATE_RUNNING &&
                          !(ch->phase == PLDMA_PHASE_XFER &&
-                           pldma_op_remote(ch->op) && ch->net.wait);
+                           pldma_op_remote(ch->op) && ch->net.wait) &&
+                         !pldma_timing_waiting(ch);
             }
         }
         /* READ responses of the responder side */
@@ -604,7 +615,7 @@ void pldma_run_now(PLDMAChannel *ch)
     MemReentrancyGuard *guard = &s->dev->mem_reentrancy_guard;
     bool engaged = guard->engaged_in_io;
 
-    if (ch->state != PLDMA_STATE_RUNNING) {
+    if (ch->state != PLDMA_STATE_RUNNING || pldma_timing_resume(ch)) {
         return;
     }
     if (s->busy || !s->vm_running || !s->inline_runs || !s->inline_bytes ||
@@ -625,10 +636,29 @@ void pldma_run_now(PLDMAChannel *ch)
     pldma_net_flush(s);
 }
 
+/*
+ * The timing model's steps (timing.c), from a virtual-clock timer: as the
+ * bottom half, with the device's re-entrancy guard engaged
+ */
+void pldma_run_timed(PLDMACore *s)
+{
+    MemReentrancyGuard *guard = &s->dev->mem_reentrancy_guard;
+    bool engaged = guard->engaged_in_io;
+
+    if (s->busy) {
+        qemu_bh_schedule(s->bh);
+        return;
+    }
+    guard->engaged_in_io = true;
+    pldma_bh(s);
+    guard->engaged_in_io = engaged;
+}
+
 static void pldma_kick(PLDMAChannel *ch)
 {
     if (ch->state == PLDMA_STATE_IDLE && ch->head != ch->tail) {
         pldma_set_state(ch, PLDMA_STATE_RUNNING);
+        pldma_timing_start(ch);
     }
     if (ch->state == PLDMA_STATE_RUNNING) {
         qemu_bh_schedule(ch->s->bh);
@@ -880,6 +910,7 @@ static void pldma_reset_engine(PLDMACore *s)
     s->inline_bytes = PLDMA_INLINE_BUDGET;
     s->inline_descs = PLDMA_INLINE_DESCS;
     s->inline_runs = PLDMA_INLINE_RUNS;
+    pldma_timing_reset(s);
     pldma_net_reset(s);
 }
 
@@ -1235,6 +1266,9 @@ bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
         return false;
     }
 
+    if (!pldma_timing_realize(s, errp)) {
+        return false;
+    }
     s->dev = dev;
     s->ops = ops;
     memory_region_init_io(&s->iomem, OBJECT(dev), &pldma_ops, s, "pldma",
@@ -1253,6 +1287,7 @@ bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
 void pldma_core_unrealize(PLDMACore *s)
 {
     pldma_net_unrealize(s);
+    pldma_timing_unrealize(s);
     qemu_del_vm_change_state_handler(s->vmsh);
     s->vmsh = NULL;
     qemu_bh_delete(s->bh);
@@ -1557,6 +1592,7 @@ static const VMStateDescription vmstate_pldma_channel = {
         &vmstate_pldma_probes,
         &vmstate_pldma_ahead,
         &vmstate_pldma_orphans,
+        &vmstate_pldma_channel_timing,
         NULL
     }
 };
@@ -1584,6 +1620,7 @@ const VMStateDescription vmstate_pldma_core = {
     },
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_qps,
+        &vmstate_pldma_timing,
         NULL
     }
 };
@@ -1628,6 +1665,7 @@ void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset)
     object_class_property_set_description(klass, "rnr-resume",
         "responder tells the requester to resend as soon as a fault "
         "is resolved (on/off)");
+    pldma_timing_class_init(klass);
     object_class_property_set_description(klass, "x-drop-every",
         "test knob: drop 1 sent frame in N at random (0: never)");
     object_class_property_set_description(klass, "x-dup-every",

@@ -317,6 +317,7 @@ void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
     } else if (ch->phase == PLDMA_PHASE_COMPL) {
         info |= PLDMA_FR_F_COMPL;
     }
+    pldma_timing_fault(ch);
     ch->fault_va = va;
     ch->fault_desc = ch->head;
     ch->fault_done = ch->done;

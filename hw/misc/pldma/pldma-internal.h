@@ -43,7 +43,37 @@
     DEFINE_PROP_BOOL("rnr-resume", _state, _core.rnr_resume, true), \
     DEFINE_PROP_UINT32("x-drop-every", _state, _core.x_drop_every, 0), \
     DEFINE_PROP_UINT32("x-dup-every", _state, _core.x_dup_every, 0), \
-    DEFINE_PROP_UINT32("x-reorder-every", _state, _core.x_reorder_every, 0)
+    DEFINE_PROP_UINT32("x-reorder-every", _state, _core.x_reorder_every, 0), \
+    DEFINE_PROP_BOOL("timing", _state, _core.tm.on, false), \
+    DEFINE_PROP_UINT32("dma-bandwidth", _state, _core.tm.dma_mbs, \
+                       PLDMA_TM_DMA_MBS), \
+    DEFINE_PROP_UINT32("desc-latency-ns", _state, _core.tm.desc_ns, \
+                       PLDMA_TM_DESC_NS), \
+    DEFINE_PROP_UINT32("xlat-latency-ns", _state, _core.tm.xlat_ns, \
+                       PLDMA_TM_XLAT_NS), \
+    DEFINE_PROP_UINT32("walk-latency-ns", _state, _core.tm.walk_ns, \
+                       PLDMA_TM_WALK_NS), \
+    DEFINE_PROP_UINT32("atc-entries", _state, _core.tm.atc_entries, \
+                       PLDMA_TM_ATC_ENTRIES), \
+    DEFINE_PROP_UINT32("fault-latency-ns", _state, _core.tm.fault_ns, \
+                       PLDMA_TM_FAULT_NS), \
+    DEFINE_PROP_UINT32("link-bandwidth", _state, _core.tm.link_mbits, \
+                       PLDMA_TM_LINK_MBITS), \
+    DEFINE_PROP_UINT32("link-latency-ns", _state, _core.tm.link_ns, \
+                       PLDMA_TM_LINK_NS)
+
+/*
+ * Defaults of the timing model (timing.c, docs/specs/pldma.rst "Timing
+ * model"): a DMA engine behind a PCIe Gen4 x16 link, a 100 Gb/s RoCE link
+ */
+#define PLDMA_TM_DMA_MBS        25000   /* MB/s: PCIe Gen4 x16, see timing.c */
+#define PLDMA_TM_DESC_NS        1000    /* a PCIe read round trip and more */
+#define PLDMA_TM_XLAT_NS        10      /* a device ATC lookup */
+#define PLDMA_TM_WALK_NS        500     /* ATS request and SMMU walk */
+#define PLDMA_TM_ATC_ENTRIES    64
+#define PLDMA_TM_FAULT_NS       1000    /* event, MSI, CMD_RESUME, retry */
+#define PLDMA_TM_LINK_MBITS     100000  /* 100 Gb/s */
+#define PLDMA_TM_LINK_NS        1000    /* NIC to NIC through one switch */
 
 /* Outcome of one DMA access of a channel */
 typedef enum PLDMAAccess {
@@ -72,6 +102,26 @@ void pldma_probes_clear(PLDMAChannel *ch);
 void pldma_stalls_forget(PLDMAChannel *ch);
 void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
                          bool is_write);
+
+void pldma_bh(void *opaque);
+void pldma_run_timed(PLDMACore *s);
+
+/* timing.c: the timing model (off unless timing=on) */
+extern const VMStateDescription vmstate_pldma_channel_timing;
+extern const VMStateDescription vmstate_pldma_timing;
+void pldma_timing_class_init(ObjectClass *klass);
+bool pldma_timing_realize(PLDMACore *s, Error **errp);
+void pldma_timing_unrealize(PLDMACore *s);
+void pldma_timing_reset(PLDMACore *s);
+void pldma_timing_start(PLDMAChannel *ch);
+bool pldma_timing_gate(PLDMAChannel *ch);
+bool pldma_timing_resume(PLDMAChannel *ch);
+bool pldma_timing_waiting(PLDMAChannel *ch);
+void pldma_timing_desc(PLDMAChannel *ch);
+void pldma_timing_bytes(PLDMAChannel *ch, uint64_t n);
+void pldma_timing_fault(PLDMAChannel *ch);
+void pldma_timing_xlat(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
+                       uint64_t addr_mask, uint32_t pid);
 
 /* net.c: remote operations, the requester and the responder */
 uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d);

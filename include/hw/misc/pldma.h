@@ -140,6 +140,11 @@ typedef struct PLDMAChannel {
     PLDMANetReq net;
     QEMUTimer *net_timer;
 
+    /* timing model (hw/misc/pldma/timing.c): where the channel's time is */
+    int64_t tm_ready;       /* QEMU_CLOCK_VIRTUAL ns its work so far ends */
+    uint64_t tm_rem;        /* remainder of the bytes' cost (ns x MB/s) */
+    bool tm_fault;          /* a fault round trip is still to be charged */
+
     /* counters */
     uint64_t cnt_bytes;
     uint32_t cnt_descs;
@@ -239,6 +244,29 @@ typedef struct PLDMAQP {
 
 /* Node-id path responder connections; the QPs' come after them */
 #define PLDMA_NET_CONNS     (PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS)
+ * The engine's timing model (hw/misc/pldma/timing.c, docs/specs/pldma.rst
+ * "Timing model"): its properties, one virtual-clock timer per channel,
+ * and the device's translation cache (ATC) that decides hits and misses.
+ */
+#define PLDMA_ATC_MAX_ENTRIES       256
+
+typedef struct PLDMATiming {
+    bool on;
+    uint32_t dma_mbs;       /* DMA bandwidth, MB/s (bytes per microsecond) */
+    uint32_t desc_ns;       /* per descriptor */
+    uint32_t xlat_ns;       /* per translation */
+    uint32_t walk_ns;       /* more on an ATC miss */
+    uint32_t atc_entries;
+    uint32_t fault_ns;      /* stall/fault round trip inside the SMMU */
+    uint32_t link_mbits;    /* remote DMA, Mbit/s (not applied yet) */
+    uint32_t link_ns;       /* remote DMA one-way latency (not applied yet) */
+
+    QEMUTimer *timer[PLDMA_MAX_CHANNELS];
+    uint64_t atc_tag[PLDMA_ATC_MAX_ENTRIES];    /* page | PASID valid */
+    uint32_t atc_pasid[PLDMA_ATC_MAX_ENTRIES];  /* MemTxAttrs.pid */
+    uint64_t atc_used[PLDMA_ATC_MAX_ENTRIES];   /* LRU stamp, 0: empty */
+    uint64_t atc_clock;
+} PLDMATiming;
 
 struct PLDMACore {
     DeviceState *dev;       /* the front-end device (re-entrancy guard) */
@@ -320,6 +348,8 @@ struct PLDMACore {
     uint32_t x_drop_every;  /* test knobs: every Nth frame sent is... */
     uint32_t x_dup_every;   /* ...dropped, sent twice, or held back */
     uint32_t x_reorder_every;
+
+    PLDMATiming tm;         /* timing model, properties and state */
 };
 
 /* The platform device */

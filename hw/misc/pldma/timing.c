@@ -1,0 +1,352 @@
+/*
+ * PLDMA: the engine's timing model
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * Off by default (property timing=off): the engine then moves data at host
+ * memmove() speed and a descriptor completes as soon as the bottom half
+ * gets to it.  With timing=on, every channel keeps the QEMU_CLOCK_VIRTUAL
+ * time at which the work it has done so far ends (tm_ready), and does its
+ * next step (fetch, a chunk of data, the completion record) only when that
+ * time has come, from a timer of its own.  So a descriptor's completion
+ * record and interrupt appear when its modeled time has passed, and a
+ * guest on -icount sees the modeled time on its own clock.
+ *
+ * What a step costs (docs/specs/pldma.rst, "Timing model"):
+ *  - a descriptor: desc-latency-ns (its fetch, the completion record's
+ *    write, the interrupt: PCIe round trips, not bandwidth);
+ *  - data: bytes / dma-bandwidth, exact over any chunking (the remainder
+ *    is carried in tm_rem);
+ *  - a translation (one per page of a translated engine, and per ring or
+ *    record access): xlat-latency-ns, plus walk-latency-ns when the page
+ *    misses the device's translation cache (an LRU of atc-entries pages,
+ *    keyed by PASID and page, filled by successful translations);
+ *  - a fault: fault-latency-ns, the stall/event round trip inside the SMMU
+ *    (event record, MSI; and the retried access after CMD_RESUME or
+ *    RESTART), charged when the channel goes on.  The guest's own fault
+ *    handling costs what its instructions cost on -icount.
+ *
+ * A channel's time is rebased to "now" only when the guest starts it (a
+ * doorbell on an idle channel) and when it goes on after a fault; both
+ * happen in a vCPU's MMIO access, at an exact instruction count under
+ * -icount.  Every other step happens at a timer deadline the model
+ * computed, so that the modeled times do not depend on when the host ran
+ * the bottom half.
+ *
+ * Defaults: a DMA engine behind a PCIe Gen4 x16 link (PCI Express Base
+ * Specification 4.0: 16 GT/s per lane, 128b/130b, 31.5 GB/s per direction
+ * before TLP overhead; 256-byte payloads with 4-DW headers leave ~28.6
+ * GB/s, and 25 GB/s allows for DLLPs and read-completion splitting), with
+ * PCIe read round trips and IOTLB misses of the order measured by
+ * pcie-bench (Neugebauer et al., "Understanding PCIe performance for end
+ * host networking", SIGCOMM 2018): see docs/specs/pldma.rst.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/timer.h"
+#include "qapi/error.h"
+#include "migration/vmstate.h"
+#include "pldma-internal.h"
+#include "trace.h"
+
+static bool pldma_timing_is_ch(PLDMACore *s, PLDMAChannel *ch)
+{
+    return ch >= s->ch && ch < s->ch + PLDMA_MAX_CHANNELS;
+}
+
+static void pldma_timing_expired(void *opaque)
+{
+    PLDMAChannel *ch = opaque;
+
+    trace_pldma_timing_expired(ch->idx, ch->tm_ready);
+    pldma_run_timed(ch->s);
+}
+
+bool pldma_timing_realize(PLDMACore *s, Error **errp)
+{
+    PLDMATiming *tm = &s->tm;
+    uint32_t i;
+
+    if (tm->dma_mbs == 0 || tm->link_mbits == 0) {
+        error_setg(errp, "dma-bandwidth and link-bandwidth must not be 0");
+        return false;
+    }
+    if (tm->atc_entries < 1 || tm->atc_entries > PLDMA_ATC_MAX_ENTRIES) {
+        error_setg(errp, "atc-entries must be between 1 and %d",
+                   PLDMA_ATC_MAX_ENTRIES);
+        return false;
+    }
+    if (!tm->on) {
+        return true;
+    }
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        tm->timer[i] = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_timing_expired,
+                                    &s->ch[i]);
+    }
+    return true;
+}
+
+void pldma_timing_unrealize(PLDMACore *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        if (s->tm.timer[i]) {
+            timer_free(s->tm.timer[i]);
+            s->tm.timer[i] = NULL;
+        }
+    }
+}
+
+/* Engine reset: no step is pending, the translation cache is empty */
+void pldma_timing_reset(PLDMACore *s)
+{
+    PLDMATiming *tm = &s->tm;
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        if (tm->timer[i]) {
+            timer_del(tm->timer[i]);
+        }
+    }
+    memset(tm->atc_tag, 0, sizeof(tm->atc_tag));
+    memset(tm->atc_pasid, 0, sizeof(tm->atc_pasid));
+    memset(tm->atc_used, 0, sizeof(tm->atc_used));
+    tm->atc_clock = 0;
+}
+
+/* The guest started @ch (doorbell on an idle channel): its time is now */
+void pldma_timing_start(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+    int64_t now;
+
+    if (!s->tm.on) {
+        return;
+    }
+    now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    ch->tm_ready = MAX(ch->tm_ready, now);
+    ch->tm_fault = false;   /* e.g. a fault that ended in ERROR, then CANCEL */
+    trace_pldma_timing_start(ch->idx, ch->tm_ready);
+    /*
+     * The first step runs from the timer too, not from the bottom half:
+     * an expired virtual-clock timer holds an -icount vCPU until it has
+     * run, so the fetch happens at the doorbell's instant.
+     */
+    timer_mod(s->tm.timer[ch->idx], ch->tm_ready);
+}
+
+/*
+ * May @ch take its next step now?  If not, its timer is set for the time
+ * its work so far ends, and the caller stops the channel's turn.
+ */
+bool pldma_timing_gate(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+    int64_t now;
+
+    if (!s->tm.on) {
+        return true;
+    }
+    now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    if (ch->tm_fault) {
+        /* the channel goes on after a fault: the SMMU's round trip */
+        ch->tm_fault = false;
+        ch->tm_ready = MAX(ch->tm_ready, now) + s->tm.fault_ns;
+        trace_pldma_timing_fault(ch->idx, ch->tm_ready);
+    }
+    if (ch->tm_ready <= now) {
+        return true;
+    }
+    trace_pldma_timing_wait(ch->idx, now, ch->tm_ready);
+    timer_mod(s->tm.timer[ch->idx], ch->tm_ready);
+    return false;
+}
+
+/*
+ * @ch goes on after a fault, from the guest's access that resolved it
+ * (CMD_RESUME in the SMMU's queue, RESTART): with the model on, its next
+ * step is timed from this instant, from its timer, and never from the
+ * bottom half whose run time depends on the host.  Returns true if the
+ * model took the channel over (pldma_run_now() then does nothing).
+ */
+bool pldma_timing_resume(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+
+    if (!s->tm.on) {
+        return false;
+    }
+    if (!pldma_timing_gate(ch)) {
+        return true;            /* the timer is set */
+    }
+    /* already due: an expired timer runs it before the vCPU goes on */
+    timer_mod(s->tm.timer[ch->idx], ch->tm_ready);
+    return true;
+}
+
+/* Is @ch waiting for its timer (not work for the bottom half)? */
+bool pldma_timing_waiting(PLDMAChannel *ch)
+{
+    QEMUTimer *t = ch->s->tm.timer[ch->idx];
+
+    return ch->s->tm.on && t && timer_pending(t);
+}
+
+void pldma_timing_desc(PLDMAChannel *ch)
+{
+    if (ch->s->tm.on) {
+        ch->tm_ready += ch->s->tm.desc_ns;
+    }
+}
+
+void pldma_timing_bytes(PLDMAChannel *ch, uint64_t n)
+{
+    PLDMATiming *tm = &ch->s->tm;
+    uint64_t q;
+
+    if (!tm->on) {
+        return;
+    }
+    /* n bytes at dma_mbs bytes/us take n * 1000 / dma_mbs ns */
+    q = n * 1000 + ch->tm_rem;
+    ch->tm_ready += q / tm->dma_mbs;
+    ch->tm_rem = q % tm->dma_mbs;
+}
+
+void pldma_timing_fault(PLDMAChannel *ch)
+{
+    if (ch->s->tm.on && pldma_timing_is_ch(ch->s, ch)) {
+        ch->tm_fault = true;
+    }
+}
+
+/*
+ * @ch translated the page of @va (@addr_mask: its size - 1) for PASID
+ * @pid: a lookup in the device's translation cache, a walk on a miss.
+ */
+void pldma_timing_xlat(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
+                       uint64_t addr_mask, uint32_t pid)
+{
+    PLDMATiming *tm = &s->tm;
+    uint64_t tag = (va & ~addr_mask) | 1;
+    uint32_t i, victim = 0;
+    bool hit = false;
+
+    if (!tm->on || !ch || !pldma_timing_is_ch(s, ch)) {
+        return;
+    }
+    tm->atc_clock++;
+    for (i = 0; i < tm->atc_entries; i++) {
+        if (tm->atc_tag[i] == tag && tm->atc_pasid[i] == pid) {
+            hit = true;
+            victim = i;
+            break;
+        }
+        if (tm->atc_used[i] < tm->atc_used[victim]) {
+            victim = i;
+        }
+    }
+    tm->atc_tag[victim] = tag;
+    tm->atc_pasid[victim] = pid;
+    tm->atc_used[victim] = tm->atc_clock;
+    ch->tm_ready += tm->xlat_ns + (hit ? 0 : tm->walk_ns);
+    trace_pldma_timing_xlat(ch->idx, va, pid, hit);
+}
+
+static bool pldma_timing_ch_needed(void *opaque)
+{
+    PLDMAChannel *ch = opaque;
+
+    return ch->tm_ready || ch->tm_rem || ch->tm_fault;
+}
+
+static int pldma_timing_ch_post_load(void *opaque, int version_id)
+{
+    PLDMAChannel *ch = opaque;
+
+    /* the remainder of a division by this device's dma-bandwidth */
+    return ch->tm_rem < ch->s->tm.dma_mbs && ch->tm_ready >= 0 ? 0 : -EINVAL;
+}
+
+/* Timers are not migrated: post_load's bottom half sets them again */
+const VMStateDescription vmstate_pldma_channel_timing = {
+    .name = "pldma/channel/timing",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_timing_ch_needed,
+    .post_load = pldma_timing_ch_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_INT64(tm_ready, PLDMAChannel),
+        VMSTATE_UINT64(tm_rem, PLDMAChannel),
+        VMSTATE_BOOL(tm_fault, PLDMAChannel),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static bool pldma_timing_atc_needed(void *opaque)
+{
+    PLDMACore *s = opaque;
+
+    return s->tm.on;
+}
+
+static int pldma_timing_atc_post_load(void *opaque, int version_id)
+{
+    PLDMACore *s = opaque;
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_ATC_MAX_ENTRIES; i++) {
+        if (s->tm.atc_used[i] > s->tm.atc_clock) {
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+/* The translation cache, so that hits and misses go on as they would */
+const VMStateDescription vmstate_pldma_timing = {
+    .name = "pldma-core/timing",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_timing_atc_needed,
+    .post_load = pldma_timing_atc_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64_ARRAY(tm.atc_tag, PLDMACore, PLDMA_ATC_MAX_ENTRIES),
+        VMSTATE_UINT32_ARRAY(tm.atc_pasid, PLDMACore, PLDMA_ATC_MAX_ENTRIES),
+        VMSTATE_UINT64_ARRAY(tm.atc_used, PLDMACore, PLDMA_ATC_MAX_ENTRIES),
+        VMSTATE_UINT64(tm.atc_clock, PLDMACore),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+void pldma_timing_class_init(ObjectClass *klass)
+{
+    object_class_property_set_description(klass, "timing",
+        "timing model: descriptors complete after their modeled time on "
+        "the virtual clock (on/off, default off)");
+    object_class_property_set_description(klass, "dma-bandwidth",
+        "timing model: DMA bandwidth in MB/s (10^6 bytes per second)");
+    object_class_property_set_description(klass, "desc-latency-ns",
+        "timing model: cost of each descriptor in ns (fetch, completion "
+        "record, interrupt)");
+    object_class_property_set_description(klass, "xlat-latency-ns",
+        "timing model: cost of each translation (page) in ns");
+    object_class_property_set_description(klass, "walk-latency-ns",
+        "timing model: added cost in ns of a translation that misses the "
+        "device's translation cache (ATS request and SMMU table walk)");
+    object_class_property_set_description(klass, "atc-entries",
+        "timing model: pages in the device's translation cache (LRU), "
+        "1..256");
+    object_class_property_set_description(klass, "fault-latency-ns",
+        "timing model: stall/fault round trip inside the SMMU in ns, "
+        "charged when a channel goes on after a fault");
+    object_class_property_set_description(klass, "link-bandwidth",
+        "timing model, remote DMA: link bandwidth in Mbit/s (not applied "
+        "yet: remote operations are not paced)");
+    object_class_property_set_description(klass, "link-latency-ns",
+        "timing model, remote DMA: one-way link latency in ns (not applied "
+        "yet: remote operations are not paced)");
+}

@@ -244,6 +244,8 @@ typedef struct PLDMAQP {
 
 /* Node-id path responder connections; the QPs' come after them */
 #define PLDMA_NET_CONNS     (PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS)
+
+/*
  * The engine's timing model (hw/misc/pldma/timing.c, docs/specs/pldma.rst
  * "Timing model"): its properties, one virtual-clock timer per channel,
  * and the device's translation cache (ATC) that decides hits and misses.

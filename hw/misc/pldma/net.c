@@ -501,10 +501,10 @@ void pldma_net_ch_end(PLDMAChannel *ch)
 
         /*
          * The QP's next message starts where the responder expects it:
-         * after this one, or at it if the responder refused its first
-         * request (a NAK does not move its expected PSN).  A message that
-         * ended otherwise (timeout, RNR retries, cancelled, reset) leaves
-         * the responder's PSN unknown: the QP goes to ERR, as on IB.
+         * after this one, or at the PSN it refused with a NAK
+         * (pldma_net_nak()).  A message that ended otherwise (timeout,
+         * RNR retries, cancelled, reset) leaves the responder's PSN
+         * unknown: the QP goes to ERR, as on IB.
          */
         if (qp->gen == r->qp_gen && qp->state == PLDMA_QPS_RTS) {
             trace_pldma_qp_msg_end(r->qp - 1, r->psn, r->end_psn, r->ok);

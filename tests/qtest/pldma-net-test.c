@@ -215,40 +215,6 @@ static uint32_t wait_compl(Pair *p, uint64_t compl, uint64_t *bytes)
     return qpldma_wait_compl(&p->a.d, compl, step, p, WAIT_STEPS, bytes);
 }
 
-static uint8_t *random_fill(Node *n, uint64_t pa, size_t len)
-{
-    uint8_t *b = g_malloc(len);
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        b[i] = g_test_rand_int();
-    }
-    qtest_memwrite(n->qts, pa, b, len);
-    return b;
-}
-
-static void check_mem(Node *n, uint64_t pa, const uint8_t *want, size_t len)
-{
-    g_autofree uint8_t *b = g_malloc(len);
-
-    qtest_memread(n->qts, pa, b, len);
-    g_assert_true(memcmp(b, want, len) == 0);
-}
-
-static bool all_zero(Node *n, uint64_t pa, size_t len)
-{
-    g_autofree uint8_t *b = g_malloc(len);
-    size_t i;
-
-    qtest_memread(n->qts, pa, b, len);
-    for (i = 0; i < len; i++) {
-        if (b[i]) {
-            return false;
-        }
-    }
-    return true;
-}
-
 /* WRITE A -> B, then READ it back B -> A elsewhere; bytes compared */
 static void write_read(Pair *p, QPldmaRing *r, uint32_t len, uint32_t rkey_idx)
 {
@@ -259,19 +225,19 @@ static void write_read(Pair *p, QPldmaRing *r, uint32_t len, uint32_t rkey_idx)
     a_src = alloc_pa(&p->a, len);
     a_dst = alloc_pa(&p->a, len);
     b_va = buffer(&p->b, len, &b_pa, -1);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
     rkey = key_register(&p->b, rkey_idx, b_va, len,
                         PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
 
     compl = post(&p->a, r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, b_pa, data, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
 
     compl = post(&p->a, r, PLDMA_OP_RDMA_READ, 2, len, a_dst, b_va, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->a, a_dst, data, len);
+    qpldma_mem_check(p->a.qts, a_dst, data, len);
 }
 
 static void test_write_read_sizes(void)
@@ -380,7 +346,7 @@ static void responder_fault(const char *mode, bool resume)
     ring_init(&p->a, &r);
     a_src = alloc_pa(&p->a, len);
     a_dst = alloc_pa(&p->a, len);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
 
     for (op = PLDMA_OP_RDMA_WRITE; op <= PLDMA_OP_RDMA_READ; op++) {
         uint32_t retx0 = qpldma_ncnt(&p->a.d, PLDMA_NCNT_RETX_BYTES);
@@ -419,9 +385,9 @@ static void responder_fault(const char *mode, bool resume)
         g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
         g_assert_cmpuint(bytes, ==, len);
         if (op == PLDMA_OP_RDMA_WRITE) {
-            check_mem(&p->b, b_pa, data, len);
+            qpldma_mem_check(p->b.qts, b_pa, data, len);
         } else {
-            check_mem(&p->a, a_dst, data, len);
+            qpldma_mem_check(p->a.qts, a_dst, data, len);
         }
         g_assert_cmpuint(qpldma_ncnt(&p->a.d, PLDMA_NCNT_NAK_RX_RNR), >, rnr0);
         /* resent: at most what follows the faulting page */
@@ -487,7 +453,7 @@ static void test_fault_both_sides(void)
     ring_va = buffer(&p->a, PAGE, &ring_pa, -1);
     cpl_va = buffer(&p->a, PAGE, &cpl_pa, -1);
     src_va = buffer(&p->a, len, &src_pa, a_hole / 4);
-    data = random_fill(&p->a, src_pa, len);
+    data = qpldma_mem_random(p->a.qts, src_pa, len);
     b_va = buffer(&p->b, len, &b_pa, b_hole);
     rkey = key_register(&p->b, 0, b_va, len, PLDMA_KEY_ACC_WRITE);
 
@@ -544,7 +510,7 @@ static void test_fault_both_sides(void)
 
     st = qpldma_wait_compl(&p->a.d, cpl_pa, step, p, WAIT_STEPS, NULL);
     g_assert_cmpuint(st, ==, PLDMA_ST_SUCCESS);
-    check_mem(&p->b, b_pa, data, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
     pair_stop(p);
 }
 
@@ -576,7 +542,7 @@ static void test_bad_keys(void)
 
     ring_init(&p->a, &r);
     a_src = alloc_pa(&p->a, len);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
     b_va = buffer(&p->b, 2 * len, &b_pa, -1);
     rkey = key_register(&p->b, 5, b_va, len, PLDMA_KEY_ACC_WRITE);
     ro = key_register(&p->b, 6, b_va, len, PLDMA_KEY_ACC_READ);
@@ -609,7 +575,7 @@ static void test_bad_keys(void)
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_va, rkey);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_NODE);
 
-    g_assert_true(all_zero(&p->b, b_pa, 2 * len));
+    g_assert_true(qpldma_mem_zero(p->b.qts, b_pa, 2 * len));
     /* one per refused message, and again for its last segment */
     g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_NAK_TX_ACCESS), >=, 6);
     g_assert_cmpuint(qpldma_ncnt(&p->a.d, PLDMA_NCNT_NAK_RX_ACCESS), >=, 6);
@@ -753,20 +719,20 @@ static void test_write_after_reset(void)
     a_src = alloc_pa(&p->a, len);
     b_va = buffer(&p->b, 2 * len, &b_pa, -1);
     rkey = key_register(&p->b, 0, b_va, 2 * len, PLDMA_KEY_ACC_WRITE);
-    d1 = random_fill(&p->a, a_src, len);
+    d1 = qpldma_mem_random(p->a.qts, a_src, len);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
-    check_mem(&p->b, b_pa, d1, len);
+    qpldma_mem_check(p->b.qts, b_pa, d1, len);
 
     qpldma_wr(&p->a.d, PLDMA_CTRL, PLDMA_CTRL_RESET);
     ring_init(&p->a, &r);
-    d2 = random_fill(&p->a, a_src, len);
+    d2 = qpldma_mem_random(p->a.qts, a_src, len);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va + len,
                  rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, b_pa + len, d2, len);
-    check_mem(&p->b, b_pa, d1, len);
+    qpldma_mem_check(p->b.qts, b_pa + len, d2, len);
+    qpldma_mem_check(p->b.qts, b_pa, d1, len);
     g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_DUPS), ==, 0);
     pair_stop(p);
 }
@@ -790,7 +756,7 @@ static void test_write_after_cancel(void)
 
     ring_init(&p->a, &r);
     a_src = alloc_pa(&p->a, len);
-    d1 = random_fill(&p->a, a_src, len);
+    d1 = qpldma_mem_random(p->a.qts, a_src, len);
     x_va = buffer(&p->b, len, &x_pa, hole);
     y_va = buffer(&p->b, len, &y_pa, -1);
     kx = key_register(&p->b, 0, x_va, len, PLDMA_KEY_ACC_WRITE);
@@ -817,13 +783,14 @@ static void test_write_after_cancel(void)
     qpldma_wr(&p->b.d, PLDMA_KEY_SEL, 0);
     qpldma_wr(&p->b.d, PLDMA_KEY_CMD, PLDMA_KEY_CMD_RESOLVED);
 
-    d2 = random_fill(&p->a, a_src, len);
+    d2 = qpldma_mem_random(p->a.qts, a_src, len);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, y_va, ky);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, y_pa, d2, len);
-    check_mem(&p->b, x_pa, d1, hole * PAGE);
-    g_assert_true(all_zero(&p->b, x_pa + hole * PAGE, len - hole * PAGE));
+    qpldma_mem_check(p->b.qts, y_pa, d2, len);
+    qpldma_mem_check(p->b.qts, x_pa, d1, hole * PAGE);
+    g_assert_true(qpldma_mem_zero(p->b.qts, x_pa + hole * PAGE,
+                                  len - hole * PAGE));
     pair_stop(p);
 }
 
@@ -868,7 +835,7 @@ static void test_stopped_peer(void)
 
     ring_init(&p->b, &r);
     b_src = alloc_pa(&p->b, len);
-    data = random_fill(&p->b, b_src, len);
+    data = qpldma_mem_random(p->b.qts, b_src, len);
     a_va = buffer(&p->a, len, &a_pa, -1);
     key = key_register(&p->a, 0, a_va, len, PLDMA_KEY_ACC_WRITE);
     qtest_qmp_assert_success(p->a.qts, "{ 'execute': 'stop' }");
@@ -901,7 +868,7 @@ static void test_stopped_peer(void)
     st = qpldma_wait_compl(&p->b.d, compl, step_b, p, WAIT_STEPS, &bytes);
     g_assert_cmpuint(st, ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->a, a_pa, data, len);
+    qpldma_mem_check(p->a.qts, a_pa, data, len);
     pair_stop(p);
 }
 
@@ -958,7 +925,7 @@ static void test_three_nodes_vde(void)
     ring_init(&n[0], &r1);
     ring_init(&n[2], &r3);
     src = alloc_pa(&n[0], len);
-    data = random_fill(&n[0], src, len);
+    data = qpldma_mem_random(n[0].qts, src, len);
     va2 = buffer(&n[1], len, &pa2, -1);
     va3 = buffer(&n[2], len, &pa3, -1);
     k2 = key_register(&n[1], 0, va2, len, PLDMA_KEY_ACC_WRITE |
@@ -970,12 +937,12 @@ static void test_three_nodes_vde(void)
     g_assert_cmpuint(node_wait(n, 0, compl), ==, PLDMA_ST_SUCCESS);
     compl = post(&n[0], &r1, PLDMA_OP_RDMA_WRITE, 3, len, src, va3, k3);
     g_assert_cmpuint(node_wait(n, 0, compl), ==, PLDMA_ST_SUCCESS);
-    check_mem(&n[1], pa2, data, len);
-    check_mem(&n[2], pa3, data, len);
+    qpldma_mem_check(n[1].qts, pa2, data, len);
+    qpldma_mem_check(n[2].qts, pa3, data, len);
     dst = alloc_pa(&n[2], len);
     compl = post(&n[2], &r3, PLDMA_OP_RDMA_READ, 2, len, dst, va2, k2);
     g_assert_cmpuint(node_wait(n, 2, compl), ==, PLDMA_ST_SUCCESS);
-    check_mem(&n[2], dst, data, len);
+    qpldma_mem_check(n[2].qts, dst, data, len);
     /* beyond the range of the key: refused */
     compl = post(&n[2], &r3, PLDMA_OP_RDMA_WRITE, 2, len, dst, va2 + 4096,
                  k2);
@@ -1272,9 +1239,9 @@ static void test_hostile_peer(void)
     }
 
     /* nothing was written outside the window */
-    g_assert_true(all_zero(&n, pa, 16));
-    g_assert_true(all_zero(&n, pa + 16 + 256, PAGE - 16 - 256));
-    g_assert_true(all_zero(&n, big, PAGE));
+    g_assert_true(qpldma_mem_zero(n.qts, pa, 16));
+    g_assert_true(qpldma_mem_zero(n.qts, pa + 16 + 256, PAGE - 16 - 256));
+    g_assert_true(qpldma_mem_zero(n.qts, big, PAGE));
     peer_close(&n, &pe);
 }
 
@@ -1306,7 +1273,7 @@ static void test_empty_frame(void)
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
     g_assert_cmpuint(psn, ==, 0);
-    check_mem(&n, pa, pl, sizeof(pl));
+    qpldma_mem_check(n.qts, pa, pl, sizeof(pl));
     g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED) - drops, ==, 2);
 
     /* an empty frame after a reset: the link still delivers */
@@ -1319,7 +1286,7 @@ static void test_empty_frame(void)
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
     g_assert_cmpuint(psn, ==, 1);
-    check_mem(&n, pa + 512, pl, sizeof(pl));
+    qpldma_mem_check(n.qts, pa + 512, pl, sizeof(pl));
     g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED), ==, 1);
     peer_close(&n, &pe);
 }
@@ -1361,7 +1328,7 @@ static void test_refused_keep_epsn(void)
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x62);
     g_assert_cmpuint(psn, ==, 1);
-    g_assert_true(all_zero(&n, pa + 256, 4 * PAGE - 256));
+    g_assert_true(qpldma_mem_zero(n.qts, pa + 256, 4 * PAGE - 256));
 
     /* PSN 1 is still the one expected: a good WRITE there lands */
     len = roce_frame(f, 0x0a, 0x010000, 1, true, pa + 512, rkey, 256, -1,
@@ -1369,7 +1336,7 @@ static void test_refused_keep_epsn(void)
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
     g_assert_cmpuint(psn, ==, 1);
-    check_mem(&n, pa + 512, pl, 256);
+    qpldma_mem_check(n.qts, pa + 512, pl, 256);
     peer_close(&n, &pe);
 }
 
@@ -1400,7 +1367,7 @@ static void test_psn_wrap(void)
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
     g_assert_cmpuint(psn, ==, 2);
-    check_mem(&n, va, pl, 1024);
+    qpldma_mem_check(n.qts, va, pl, 1024);
 
     rx = pcnt(&pe, PLDMA_NCNT_RX_FRAMES);
     for (e = 3, left = 0xfffffe, i = 0; left; i++) {
@@ -1419,9 +1386,9 @@ static void test_psn_wrap(void)
         g_usleep(200);
     }
     g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_FRAMES) - rx, ==, 17);
-    g_assert_true(all_zero(&n, pa, 2 * PAGE));
-    check_mem(&n, va, pl, 1024);
-    g_assert_true(all_zero(&n, va + 1024, PAGE - 1024));
+    g_assert_true(qpldma_mem_zero(n.qts, pa, 2 * PAGE));
+    qpldma_mem_check(n.qts, va, pl, 1024);
+    g_assert_true(qpldma_mem_zero(n.qts, va + 1024, PAGE - 1024));
     peer_close(&n, &pe);
 }
 
@@ -1442,7 +1409,7 @@ static void test_read_window(void)
 
     peer_open(&n, &pe, NULL);
     pa = alloc_pa(&n, len);
-    data = random_fill(&n, pa, len);
+    data = qpldma_mem_random(n.qts, pa, len);
     rkey = key_register(&n, 2, pa, len, PLDMA_KEY_ACC_READ);
     flen = roce_frame(f, 0x0c, 0x010000, 0, true, pa, rkey, len, -1, none, 0);
     qpldma_stream_send(pe.fd, f, flen);

@@ -142,35 +142,6 @@ static void step(void *opaque)
     }
 }
 
-static uint8_t *random_fill(Node *n, uint64_t pa, size_t len)
-{
-    uint8_t *b = g_malloc(len);
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        b[i] = g_test_rand_int();
-    }
-    qtest_memwrite(n->qts, pa, b, len);
-    return b;
-}
-
-static void check_mem(Node *n, uint64_t pa, const uint8_t *want, size_t len)
-{
-    g_autofree uint8_t *b = g_malloc(len);
-
-    qtest_memread(n->qts, pa, b, len);
-    g_assert_true(memcmp(b, want, len) == 0);
-}
-
-static bool all_zero(Node *n, uint64_t pa, size_t len)
-{
-    g_autofree uint8_t *b = g_malloc0(len);
-    g_autofree uint8_t *z = g_malloc0(len);
-
-    qtest_memread(n->qts, pa, b, len);
-    return memcmp(b, z, len) == 0;
-}
-
 static uint32_t rand_psn(void)
 {
     return g_test_rand_int() & 0xffffff;
@@ -542,19 +513,19 @@ static void write_read(Pair *p, QPldmaRing *r, uint32_t len, uint32_t key)
     a_src = alloc_pa(&p->a, len);
     a_dst = alloc_pa(&p->a, len);
     b_pa = alloc_pa(&p->b, len);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
     rkey = key_register(&p->b, key, 0, b_pa, len,
                         PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
 
     compl = post(&p->a, r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, b_pa, data, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
 
     compl = post(&p->a, r, PLDMA_OP_RDMA_READ, 0, len, a_dst, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->a, a_dst, data, len);
+    qpldma_mem_check(p->a.qts, a_dst, data, len);
 }
 
 static void test_write_read(void)
@@ -636,7 +607,7 @@ static void test_not_ready(void)
     ring_init(&p->a, &r, 0);
     a_src = alloc_pa(&p->a, len);
     b_pa = alloc_pa(&p->b, len);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
     rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
 
     /* B's QP 0 in RESET */
@@ -646,7 +617,7 @@ static void test_not_ready(void)
         step(p);
     }
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), ==, 8);
-    g_assert_true(all_zero(&p->b, b_pa, len));
+    g_assert_true(qpldma_mem_zero(p->b.qts, b_pa, len));
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_ACK_TX), ==, 0);
 
     /* INIT: still not receiving; A's timer resends */
@@ -662,7 +633,7 @@ static void test_not_ready(void)
     }
     p->timers = false;
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), >, d0);
-    g_assert_true(all_zero(&p->b, b_pa, len));
+    g_assert_true(qpldma_mem_zero(p->b.qts, b_pa, len));
     g_assert_cmpuint(qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS), ==,
                      PLDMA_ST_PENDING);
 
@@ -673,7 +644,7 @@ static void test_not_ready(void)
     p->timers = true;
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, b_pa, data, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
     pair_stop(p);
 }
 
@@ -720,7 +691,7 @@ static void test_responder_fault(void)
     ring_init(&p->a, &r, 0);
     a_src = alloc_pa(&p->a, len);
     a_dst = alloc_pa(&p->a, len);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
     for (op = PLDMA_OP_RDMA_WRITE; op <= PLDMA_OP_RDMA_READ; op++) {
         retx0 = ncnt(&p->a, PLDMA_NCNT_RETX_BYTES);
         b_pa = alloc_pa(&p->b, len);
@@ -746,9 +717,9 @@ static void test_responder_fault(void)
         g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
         g_assert_cmpuint(bytes, ==, len);
         if (op == PLDMA_OP_RDMA_WRITE) {
-            check_mem(&p->b, b_pa, data, len);
+            qpldma_mem_check(p->b.qts, b_pa, data, len);
         } else {
-            check_mem(&p->a, a_dst, data, len);
+            qpldma_mem_check(p->a.qts, a_dst, data, len);
         }
         g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_BYTES) - retx0, <=,
                          len - hole * PAGE);
@@ -828,10 +799,10 @@ static void test_reset_reconnect(void)
     a_src = alloc_pa(&p->a, len);
     b_pa = alloc_pa(&p->b, len);
     rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
-    d1 = random_fill(&p->a, a_src, len);
+    d1 = qpldma_mem_random(p->a.qts, a_src, len);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
-    check_mem(&p->b, b_pa, d1, len);
+    qpldma_mem_check(p->b.qts, b_pa, d1, len);
 
     qpn = qpldma_qpn(&p->a.d, 0);
     qpldma_wr(&p->a.d, PLDMA_CTRL, PLDMA_CTRL_RESET);
@@ -843,11 +814,11 @@ static void test_reset_reconnect(void)
     dups = ncnt(&p->b, PLDMA_NCNT_DUPS);
     pair_connect(p, &a_psn, &b_psn);
     ring_init(&p->a, &r, 0);
-    d2 = random_fill(&p->a, a_src, len);
+    d2 = qpldma_mem_random(p->a.qts, a_src, len);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, b_pa, d2, len);
+    qpldma_mem_check(p->b.qts, b_pa, d2, len);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_DUPS), ==, dups);
     pair_stop(p);
 }
@@ -1043,7 +1014,7 @@ static void test_hostile_responder(void)
                      pa, rkey, pl, 512);
     peer_inject(&pe, f, len);
     g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 4);
-    g_assert_true(all_zero(&pe.n, pa, PAGE));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
     g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_ACK_TX), ==, 0);
 
     /* ahead of the expected PSN: a sequence NAK naming it, nothing moves */
@@ -1052,7 +1023,7 @@ static void test_hostile_responder(void)
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x60);
     g_assert_cmphex(psn, ==, pe.epsn);
-    g_assert_true(all_zero(&pe.n, pa, PAGE));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
 
     /* a bad rkey: NAK remote access, the expected PSN stays */
     len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey ^ 0x100, pl,
@@ -1065,14 +1036,14 @@ static void test_hostile_responder(void)
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
     g_assert_cmphex(psn, ==, pe.epsn);
-    g_assert_true(all_zero(&pe.n, pa2, PAGE));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa2, PAGE));
     /* a READ: the key allows it, the QP's access flags do not */
     len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey, 512,
                      -1, 0, NULL, 0);
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
     g_assert_cmphex(psn, ==, pe.epsn);
-    g_assert_true(all_zero(&pe.n, pa, PAGE));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
 
     /* the good WRITE at the same PSN lands; MSN 1 */
     len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl, 512);
@@ -1080,7 +1051,7 @@ static void test_hostile_responder(void)
     g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
     g_assert_cmphex(psn, ==, pe.epsn);
     g_assert_cmpuint(msn, ==, 1);
-    check_mem(&pe.n, pa, pl, 512);
+    qpldma_mem_check(pe.n.qts, pa, pl, 512);
     /* again (a duplicate): ACKed again, nothing counted twice */
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
@@ -1092,7 +1063,7 @@ static void test_hostile_responder(void)
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
     g_assert_cmpuint(msn, ==, 2);
-    check_mem(&pe.n, pa + 512, pl, 256);
+    qpldma_mem_check(pe.n.qts, pa + 512, pl, 256);
     peer_close(&pe);
 }
 
@@ -1172,7 +1143,7 @@ static void test_hostile_requester(void)
                      2, pl, 1024);
     peer_inject(&pe, f, len);
     g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 1);
-    g_assert_true(all_zero(&pe.n, dst, 1024));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, dst, 1024));
     g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
                      PLDMA_ST_PENDING);
     /* the real one */
@@ -1185,7 +1156,7 @@ static void test_hostile_requester(void)
     g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
                                        WAIT_STEPS, &bytes), ==,
                      PLDMA_ST_SUCCESS);
-    check_mem(&pe.n, dst, pl, 1024);
+    qpldma_mem_check(pe.n.qts, dst, pl, 1024);
     qpldma_qp_query(&pe.n.d, 0, &q);
     g_assert_cmphex(q.sq_psn, ==, (pe.sq_psn + 2) & 0xffffff);
     peer_close(&pe);

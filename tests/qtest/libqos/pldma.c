@@ -359,3 +359,33 @@ uint32_t qpldma_roce_frame(uint8_t *f, const QPldmaRoce *r)
     stl_le_p(q, crc);
     return q + 4 - f;
 }
+
+uint8_t *qpldma_mem_random(QTestState *qts, uint64_t pa, size_t len)
+{
+    uint8_t *b = g_malloc(len);
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        b[i] = g_test_rand_int();
+    }
+    qtest_memwrite(qts, pa, b, len);
+    return b;
+}
+
+void qpldma_mem_check(QTestState *qts, uint64_t pa, const uint8_t *want,
+                      size_t len)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+
+    qtest_memread(qts, pa, b, len);
+    g_assert_true(memcmp(b, want, len) == 0);
+}
+
+bool qpldma_mem_zero(QTestState *qts, uint64_t pa, size_t len)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+    g_autofree uint8_t *z = g_malloc0(len);
+
+    qtest_memread(qts, pa, b, len);
+    return memcmp(b, z, len) == 0;
+}

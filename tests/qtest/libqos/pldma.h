@@ -122,6 +122,14 @@ typedef struct QPldmaRoce {
     uint32_t plen;
 } QPldmaRoce;
 
+/* Fill guest memory [pa, pa + len) with random bytes; returns a copy */
+uint8_t *qpldma_mem_random(QTestState *qts, uint64_t pa, size_t len);
+/* Assert that guest memory [pa, pa + len) holds @want */
+void qpldma_mem_check(QTestState *qts, uint64_t pa, const uint8_t *want,
+                      size_t len);
+/* Whether guest memory [pa, pa + len) is all zero */
+bool qpldma_mem_zero(QTestState *qts, uint64_t pa, size_t len);
+
 /* Build @r into @f (room for 14 + 20 + 8 + 32 + plen + 8); returns length */
 uint32_t qpldma_roce_frame(uint8_t *f, const QPldmaRoce *r);
 

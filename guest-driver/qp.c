@@ -26,24 +26,19 @@
 			 PLDMA_QPA_RNR_RETRY | PLDMA_QPA_RQ_PSN |	\
 			 PLDMA_QPA_MIN_RNR_TIMER | PLDMA_QPA_SQ_PSN |	\
 			 PLDMA_QPA_DEST_QPN)
-#define PLDMA_PSN_MASK	0xffffffU
+#define PLDMA_QPS_NAME(st, name) \
+	[st] = name,
+static const char * const pldma_qps_names[] = {
+	PLDMA_QPS_NAMES(PLDMA_QPS_NAME)
+};
+
+#undef PLDMA_QPS_NAME
 
 const char *pldma_qp_state_name(u32 state)
 {
-	switch (state) {
-	case PLDMA_QPS_RESET:
-		return "RESET";
-	case PLDMA_QPS_INIT:
-		return "INIT";
-	case PLDMA_QPS_RTR:
-		return "RTR";
-	case PLDMA_QPS_RTS:
-		return "RTS";
-	case PLDMA_QPS_ERR:
-		return "ERR";
-	default:
+	if (state >= ARRAY_SIZE(pldma_qps_names) || !pldma_qps_names[state])
 		return "?";
-	}
+	return pldma_qps_names[state];
 }
 
 static u32 pldma_mac_lo(const u8 *mac)

@@ -16,11 +16,9 @@
 #include "qemu/osdep.h"
 #include "qemu/units.h"
 #include "qemu/bswap.h"
-#include <sys/socket.h>
-#include <sys/un.h>
 #include "libqtest.h"
+#include "libqos/pldma.h"
 #include "libqos/smmuv3.h"
-#include "hw/misc/pldma-regs.h"
 
 #define PLDMA_BASE      0x0c000000ULL
 #define RAM_BASE        0x40000000ULL
@@ -37,6 +35,7 @@
 
 typedef struct Node {
     QTestState *qts;
+    QPldma d;
     bool smmu;
     uint64_t next;
     QSMMU s;
@@ -46,33 +45,9 @@ typedef struct Node {
 typedef struct Pair {
     Node a, b;
     bool timers;            /* step the virtual clocks while waiting */
-    char *dir, *sock, *pcap;
+    QPldmaLink link;
+    char *pcap;             /* A's capture, in the link's directory */
 } Pair;
-
-static void g_wr(Node *n, uint32_t off, uint32_t v)
-{
-    qtest_writel(n->qts, PLDMA_BASE + off, v);
-}
-
-static uint32_t g_rd(Node *n, uint32_t off)
-{
-    return qtest_readl(n->qts, PLDMA_BASE + off);
-}
-
-static void c_wr(Node *n, int ch, uint32_t off, uint32_t v)
-{
-    qtest_writel(n->qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(ch) + off, v);
-}
-
-static uint32_t c_rd(Node *n, int ch, uint32_t off)
-{
-    return qtest_readl(n->qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(ch) + off);
-}
-
-static uint32_t ncnt(Node *n, int i)
-{
-    return g_rd(n, PLDMA_NET_CNT(i));
-}
 
 static uint64_t alloc_pa(Node *n, uint64_t size)
 {
@@ -114,6 +89,7 @@ static void node_start(Node *n, const char *dev, const char *netdev,
                          "-device pldma,id=dma0,fault-mode=%s,netdev=n0,%s%s "
                          "-netdev %s", smmu ? ",iommu=smmuv3" : "", mode,
                          dev, extra ? extra : "", netdev);
+    qpldma_init(&n->d, n->qts, PLDMA_BASE);
     if (!smmu) {
         return;
     }
@@ -128,31 +104,11 @@ static void node_start(Node *n, const char *dev, const char *netdev,
     qsmmu_cfgi_cd(&n->s, SID, PASID);
     if (!strcmp(mode, "report")) {
         n->fq = alloc_pa(n, 64 * PLDMA_FR_SIZE);
-        g_wr(n, PLDMA_FQ_BASE_LO, (uint32_t)n->fq);
-        g_wr(n, PLDMA_FQ_BASE_HI, n->fq >> 32);
-        g_wr(n, PLDMA_FQ_SIZE, 64);
-        g_wr(n, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+        qpldma_wr(&n->d, PLDMA_FQ_BASE_LO, (uint32_t)n->fq);
+        qpldma_wr(&n->d, PLDMA_FQ_BASE_HI, n->fq >> 32);
+        qpldma_wr(&n->d, PLDMA_FQ_SIZE, 64);
+        qpldma_wr(&n->d, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
     }
-}
-
-/*
- * Wait until the stream netdev is connected (frames before are lost).  The
- * client retries (reconnect-ms) until the server's listening socket is up.
- */
-static void link_wait(Node *n)
-{
-    int i;
-
-    for (i = 0; i < 10000; i++) {
-        g_autofree char *info = qtest_hmp(n->qts, "info network");
-
-        if (!strstr(info, "listening") && !strstr(info, "connecting") &&
-            !strstr(info, "initializing") && !strstr(info, "error")) {
-            return;
-        }
-        g_usleep(1000);
-    }
-    g_assert_not_reached();
 }
 
 /* B listens, A connects; either may have an SMMU, extra properties */
@@ -161,26 +117,23 @@ static Pair *pair_start_a(bool a_smmu, const char *a_mode, bool b_smmu,
                           const char *b_extra, bool capture)
 {
     Pair *p = g_new0(Pair, 1);
-    g_autofree char *a_net = NULL, *b_net = NULL;
+    g_autofree char *a_link = NULL, *a_net = NULL, *b_net = NULL;
 
-    p->dir = g_dir_make_tmp("pldma-net-XXXXXX", NULL);
-    g_assert(p->dir);
-    p->sock = g_strdup_printf("%s/link", p->dir);
-    p->pcap = g_strdup_printf("%s/a.pcap", p->dir);
-    b_net = g_strdup_printf("stream,id=n0,server=on,addr.type=unix,"
-                            "addr.path=%s", p->sock);
-    a_net = g_strdup_printf("stream,id=n0,server=off,reconnect-ms=20,"
-                            "addr.type=unix,addr.path=%s%s%s", p->sock,
+    qpldma_link_init(&p->link, "pldma-net-XXXXXX");
+    p->pcap = g_strdup_printf("%s/a.pcap", p->link.dir);
+    b_net = qpldma_link_netdev(&p->link, true);
+    a_link = qpldma_link_netdev(&p->link, false);
+    a_net = g_strdup_printf("%s%s%s", a_link,
                             capture ? " -object filter-dump,id=f0,netdev=n0,"
                                       "file=" : "",
                             capture ? p->pcap : "");
     node_start(&p->b, "node-id=2", b_net, b_smmu, b_mode, b_extra);
     node_start(&p->a, "node-id=1", a_net, a_smmu, a_mode, a_extra);
-    link_wait(&p->a);
-    link_wait(&p->b);
-    g_assert_cmpuint(g_rd(&p->a, PLDMA_CAP) & PLDMA_CAP_REMOTE, !=, 0);
-    g_assert_cmpuint(g_rd(&p->a, PLDMA_NET_NODE), ==, 1);
-    g_assert_cmpuint(g_rd(&p->b, PLDMA_NET_NODE), ==, 2);
+    qpldma_link_wait(p->a.qts);
+    qpldma_link_wait(p->b.qts);
+    g_assert_cmpuint(qpldma_rd(&p->a.d, PLDMA_CAP) & PLDMA_CAP_REMOTE, !=, 0);
+    g_assert_cmpuint(qpldma_rd(&p->a.d, PLDMA_NET_NODE), ==, 1);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_NET_NODE), ==, 2);
     return p;
 }
 
@@ -199,12 +152,9 @@ static void pair_stop(Pair *p)
     if (p->b.qts) {
         qtest_quit(p->b.qts);
     }
-    unlink(p->sock);
     unlink(p->pcap);
-    rmdir(p->dir);
-    g_free(p->sock);
+    qpldma_link_cleanup(&p->link);
     g_free(p->pcap);
-    g_free(p->dir);
     g_free(p);
 }
 
@@ -212,54 +162,31 @@ static void pair_stop(Pair *p)
 static uint32_t key_register(Node *n, uint32_t idx, uint64_t va, uint64_t len,
                              uint32_t access)
 {
-    g_wr(n, PLDMA_KEY_SEL, idx);
-    g_wr(n, PLDMA_KEY_PASID, n->smmu ? (PASID | PLDMA_CHB_PASID_EN) : 0);
-    g_wr(n, PLDMA_KEY_VA_LO, (uint32_t)va);
-    g_wr(n, PLDMA_KEY_VA_HI, va >> 32);
-    g_wr(n, PLDMA_KEY_LEN_LO, (uint32_t)len);
-    g_wr(n, PLDMA_KEY_LEN_HI, len >> 32);
-    g_wr(n, PLDMA_KEY_ACCESS, access);
-    g_wr(n, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REGISTER);
-    g_assert_cmpuint(g_rd(n, PLDMA_KEY_STATUS), ==, PLDMA_KEY_ST_OK);
-    return g_rd(n, PLDMA_KEY_RKEY);
+    uint32_t rkey;
+
+    g_assert_cmpuint(qpldma_key_register(&n->d, idx,
+                                         n->smmu ? (PASID | PLDMA_CHB_PASID_EN)
+                                                 : 0,
+                                         va, len, access, &rkey), ==,
+                     PLDMA_KEY_ST_OK);
+    return rkey;
 }
 
-typedef struct Ring {
-    uint64_t pa;
-    uint32_t size, tail;
-} Ring;
-
-static void ring_init(Node *n, Ring *r)
+/* A ring of 16 descriptors on channel 0, no PASID */
+static void ring_init(Node *n, QPldmaRing *r)
 {
-    r->size = 16;
-    r->tail = 0;
-    r->pa = alloc_pa(n, r->size * PLDMA_DESC_SIZE);
-    g_wr(n, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
-    g_wr(n, PLDMA_CH_BIND(0) + PLDMA_CHB_PASID, 0);
-    g_wr(n, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
-    c_wr(n, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)r->pa);
-    c_wr(n, 0, PLDMA_CH_RING_BASE_HI, r->pa >> 32);
-    c_wr(n, 0, PLDMA_CH_RING_SIZE, r->size);
+    qpldma_ring_init(&n->d, r, 0, alloc_pa(n, 16 * PLDMA_DESC_SIZE), 16, 0);
 }
 
-/* Post one RDMA op on A's channel 0; returns the completion record's PA */
-static uint64_t post(Node *n, Ring *r, uint8_t op, uint16_t node,
+/* Post one RDMA op on @r; returns the completion record's PA */
+static uint64_t post(Node *n, QPldmaRing *r, uint8_t op, uint16_t node,
                      uint32_t len, uint64_t local, uint64_t rva, uint32_t rkey)
 {
-    uint8_t d[PLDMA_DESC_SIZE] = { 0 };
+    uint8_t d[PLDMA_DESC_SIZE];
     uint64_t compl = alloc_pa(n, PLDMA_COMPL_SIZE);
 
-    d[PLDMA_DESC_OPCODE] = op;
-    stw_le_p(d + PLDMA_DESC_NODE, node);
-    stl_le_p(d + PLDMA_DESC_LEN, len);
-    stq_le_p(d + (op == PLDMA_OP_RDMA_WRITE ? PLDMA_DESC_SRC
-                                            : PLDMA_DESC_DST), local);
-    stq_le_p(d + PLDMA_DESC_REMOTE_VA, rva);
-    stl_le_p(d + PLDMA_DESC_RKEY, rkey);
-    stq_le_p(d + PLDMA_DESC_COMPL, compl);
-    qtest_memwrite(n->qts, r->pa + r->tail * PLDMA_DESC_SIZE, d, sizeof(d));
-    r->tail = (r->tail + 1) % r->size;
-    c_wr(n, 0, PLDMA_CH_RING_TAIL, r->tail);
+    qpldma_desc_rdma(d, op, node, len, local, rva, rkey, compl);
+    qpldma_ring_post(&n->d, r, d);
     return compl;
 }
 
@@ -269,8 +196,10 @@ static uint64_t post(Node *n, Ring *r, uint8_t op, uint16_t node,
  * the nodes answer each other from their main loops, and a clock stepped
  * much faster than the real link would fire retransmit timers spuriously.
  */
-static void step(Pair *p)
+static void step(void *opaque)
 {
+    Pair *p = opaque;
+
     g_usleep(200);
     if (!p->timers) {
         return;
@@ -283,57 +212,11 @@ static void step(Pair *p)
 
 static uint32_t wait_compl(Pair *p, uint64_t compl, uint64_t *bytes)
 {
-    uint32_t st = 0;
-    int i;
-
-    for (i = 0; i < WAIT_STEPS && !st; i++) {
-        st = qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS);
-        if (!st) {
-            step(p);
-        }
-    }
-    if (bytes) {
-        *bytes = qtest_readq(p->a.qts, compl + PLDMA_COMPL_BYTES);
-    }
-    return st;
-}
-
-static uint8_t *random_fill(Node *n, uint64_t pa, size_t len)
-{
-    uint8_t *b = g_malloc(len);
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        b[i] = g_test_rand_int();
-    }
-    qtest_memwrite(n->qts, pa, b, len);
-    return b;
-}
-
-static void check_mem(Node *n, uint64_t pa, const uint8_t *want, size_t len)
-{
-    g_autofree uint8_t *b = g_malloc(len);
-
-    qtest_memread(n->qts, pa, b, len);
-    g_assert_true(memcmp(b, want, len) == 0);
-}
-
-static bool all_zero(Node *n, uint64_t pa, size_t len)
-{
-    g_autofree uint8_t *b = g_malloc(len);
-    size_t i;
-
-    qtest_memread(n->qts, pa, b, len);
-    for (i = 0; i < len; i++) {
-        if (b[i]) {
-            return false;
-        }
-    }
-    return true;
+    return qpldma_wait_compl(&p->a.d, compl, step, p, WAIT_STEPS, bytes);
 }
 
 /* WRITE A -> B, then READ it back B -> A elsewhere; bytes compared */
-static void write_read(Pair *p, Ring *r, uint32_t len, uint32_t rkey_idx)
+static void write_read(Pair *p, QPldmaRing *r, uint32_t len, uint32_t rkey_idx)
 {
     uint64_t a_src, a_dst, b_pa, b_va, compl, bytes;
     g_autofree uint8_t *data = NULL;
@@ -342,19 +225,19 @@ static void write_read(Pair *p, Ring *r, uint32_t len, uint32_t rkey_idx)
     a_src = alloc_pa(&p->a, len);
     a_dst = alloc_pa(&p->a, len);
     b_va = buffer(&p->b, len, &b_pa, -1);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
     rkey = key_register(&p->b, rkey_idx, b_va, len,
                         PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
 
     compl = post(&p->a, r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, b_pa, data, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
 
     compl = post(&p->a, r, PLDMA_OP_RDMA_READ, 2, len, a_dst, b_va, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->a, a_dst, data, len);
+    qpldma_mem_check(p->a.qts, a_dst, data, len);
 }
 
 static void test_write_read_sizes(void)
@@ -363,7 +246,7 @@ static void test_write_read_sizes(void)
         4 * KiB, 64 * KiB + 123, 1 * MiB, 16 * MiB
     };
     Pair *p = pair_start(false, "stall", NULL, NULL, false);
-    Ring r;
+    QPldmaRing r;
     size_t i;
 
     ring_init(&p->a, &r);
@@ -371,9 +254,9 @@ static void test_write_read_sizes(void)
         write_read(p, &r, sizes[i], i);
     }
     /* nothing lost on a clean link: no resends, no NAKs */
-    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), ==, 0);
-    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_SEQ), ==, 0);
-    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RX_DROPPED), ==, 0);
+    g_assert_cmpuint(qpldma_ncnt(&p->a.d, PLDMA_NCNT_RETX_SEGS), ==, 0);
+    g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_NAK_TX_SEQ), ==, 0);
+    g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_RX_DROPPED), ==, 0);
     pair_stop(p);
 }
 
@@ -382,14 +265,15 @@ static void pop_remote_fault(Pair *p, uint32_t rkey, uint64_t va,
                              uint32_t off, bool is_write)
 {
     Node *b = &p->b;
-    uint32_t head = g_rd(b, PLDMA_FQ_HEAD);
+    uint32_t head = qpldma_rd(&b->d, PLDMA_FQ_HEAD);
     uint8_t rec[PLDMA_FR_SIZE];
     int i;
 
-    for (i = 0; i < WAIT_STEPS && g_rd(b, PLDMA_FQ_TAIL) == head; i++) {
+    for (i = 0; i < WAIT_STEPS && qpldma_rd(&b->d, PLDMA_FQ_TAIL) == head;
+         i++) {
         step(p);
     }
-    g_assert_cmpuint(g_rd(b, PLDMA_FQ_TAIL), !=, head);
+    g_assert_cmpuint(qpldma_rd(&b->d, PLDMA_FQ_TAIL), !=, head);
     qtest_memread(b->qts, b->fq + head * PLDMA_FR_SIZE, rec, sizeof(rec));
     g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_CHANNEL), ==, PLDMA_FR_CH_REMOTE);
     g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
@@ -399,7 +283,7 @@ static void pop_remote_fault(Pair *p, uint32_t rkey, uint64_t va,
     g_assert_cmphex((uint32_t)ldl_le_p(rec + PLDMA_FR_DESC), ==, rkey);
     g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==, va);
     g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, off);
-    g_wr(b, PLDMA_FQ_HEAD, (head + 1) % 64);
+    qpldma_wr(&b->d, PLDMA_FQ_HEAD, (head + 1) % 64);
 }
 
 /*
@@ -456,17 +340,17 @@ static void responder_fault(const char *mode, bool resume)
     uint64_t a_src, a_dst, b_pa, b_va, compl, bytes, retx;
     g_autofree uint8_t *data = NULL;
     uint32_t rkey, op;
-    Ring r;
+    QPldmaRing r;
 
     p->timers = !resume;    /* the RNR timer */
     ring_init(&p->a, &r);
     a_src = alloc_pa(&p->a, len);
     a_dst = alloc_pa(&p->a, len);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
 
     for (op = PLDMA_OP_RDMA_WRITE; op <= PLDMA_OP_RDMA_READ; op++) {
-        uint32_t retx0 = ncnt(&p->a, PLDMA_NCNT_RETX_BYTES);
-        uint32_t rnr0 = ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR);
+        uint32_t retx0 = qpldma_ncnt(&p->a.d, PLDMA_NCNT_RETX_BYTES);
+        uint32_t rnr0 = qpldma_ncnt(&p->a.d, PLDMA_NCNT_NAK_RX_RNR);
         uint64_t hole_va;
 
         b_va = buffer(&p->b, len, &b_pa, hole);
@@ -483,8 +367,8 @@ static void responder_fault(const char *mode, bool resume)
                              op == PLDMA_OP_RDMA_WRITE);
             qsmmu_map(&p->b.s, p->b.pt_root, hole_va, b_pa + hole * PAGE,
                       true);
-            g_wr(&p->b, PLDMA_KEY_SEL, op);
-            g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_RESOLVED);
+            qpldma_wr(&p->b.d, PLDMA_KEY_SEL, op);
+            qpldma_wr(&p->b.d, PLDMA_KEY_CMD, PLDMA_KEY_CMD_RESOLVED);
         } else {
             uint64_t ev[4];
             int i;
@@ -501,22 +385,22 @@ static void responder_fault(const char *mode, bool resume)
         g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
         g_assert_cmpuint(bytes, ==, len);
         if (op == PLDMA_OP_RDMA_WRITE) {
-            check_mem(&p->b, b_pa, data, len);
+            qpldma_mem_check(p->b.qts, b_pa, data, len);
         } else {
-            check_mem(&p->a, a_dst, data, len);
+            qpldma_mem_check(p->a.qts, a_dst, data, len);
         }
-        g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR), >, rnr0);
+        g_assert_cmpuint(qpldma_ncnt(&p->a.d, PLDMA_NCNT_NAK_RX_RNR), >, rnr0);
         /* resent: at most what follows the faulting page */
-        retx = ncnt(&p->a, PLDMA_NCNT_RETX_BYTES) - retx0;
+        retx = qpldma_ncnt(&p->a.d, PLDMA_NCNT_RETX_BYTES) - retx0;
         g_assert_cmpuint(retx, <=, len - hole * PAGE);
     }
-    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RX_FAULTS), >=, 2);
-    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR), >=, 2);
+    g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_RX_FAULTS), >=, 2);
+    g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_NAK_TX_RNR), >=, 2);
     if (resume) {
-        g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RESUME_TX), >=, 2);
-        g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RESUME_RX), >=, 2);
+        g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_RESUME_TX), >=, 2);
+        g_assert_cmpuint(qpldma_ncnt(&p->a.d, PLDMA_NCNT_RESUME_RX), >=, 2);
     } else {
-        g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RESUME_TX), ==, 0);
+        g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_RESUME_TX), ==, 0);
     }
 
     if (report && resume) {
@@ -569,15 +453,17 @@ static void test_fault_both_sides(void)
     ring_va = buffer(&p->a, PAGE, &ring_pa, -1);
     cpl_va = buffer(&p->a, PAGE, &cpl_pa, -1);
     src_va = buffer(&p->a, len, &src_pa, a_hole / 4);
-    data = random_fill(&p->a, src_pa, len);
+    data = qpldma_mem_random(p->a.qts, src_pa, len);
     b_va = buffer(&p->b, len, &b_pa, b_hole);
     rkey = key_register(&p->b, 0, b_va, len, PLDMA_KEY_ACC_WRITE);
 
-    g_wr(&p->a, PLDMA_CH_BIND(0) + PLDMA_CHB_PASID, PASID | PLDMA_CHB_PASID_EN);
-    g_wr(&p->a, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
-    c_wr(&p->a, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)ring_va);
-    c_wr(&p->a, 0, PLDMA_CH_RING_BASE_HI, ring_va >> 32);
-    c_wr(&p->a, 0, PLDMA_CH_RING_SIZE, 4);
+    qpldma_wr(&p->a.d, PLDMA_CH_BIND(0) + PLDMA_CHB_PASID,
+              PASID | PLDMA_CHB_PASID_EN);
+    qpldma_wr(&p->a.d, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL,
+              PLDMA_CHB_CTRL_ENABLE);
+    qpldma_ch_wr(&p->a.d, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)ring_va);
+    qpldma_ch_wr(&p->a.d, 0, PLDMA_CH_RING_BASE_HI, ring_va >> 32);
+    qpldma_ch_wr(&p->a.d, 0, PLDMA_CH_RING_SIZE, 4);
     d[PLDMA_DESC_OPCODE] = PLDMA_OP_RDMA_WRITE;
     stw_le_p(d + PLDMA_DESC_NODE, 2);
     stl_le_p(d + PLDMA_DESC_LEN, len);
@@ -586,49 +472,45 @@ static void test_fault_both_sides(void)
     stl_le_p(d + PLDMA_DESC_RKEY, rkey);
     stq_le_p(d + PLDMA_DESC_COMPL, cpl_va);
     qtest_memwrite(p->a.qts, ring_pa, d, sizeof(d));
-    c_wr(&p->a, 0, PLDMA_CH_RING_TAIL, 1);
+    qpldma_ch_wr(&p->a.d, 0, PLDMA_CH_RING_TAIL, 1);
 
     /* A is FAULTED on its source page, B has an RNR NAK out */
     for (i = 0; i < WAIT_STEPS &&
-         c_rd(&p->a, 0, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED; i++) {
+         qpldma_ch_rd(&p->a.d, 0, PLDMA_CH_STATE) != PLDMA_STATE_FAULTED; i++) {
         step(p);
     }
-    g_assert_cmpuint(c_rd(&p->a, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_FAULTED);
+    g_assert_cmpuint(qpldma_ch_rd(&p->a.d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_FAULTED);
     for (i = 0; i < WAIT_STEPS &&
-         ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR) == 0; i++) {
+         qpldma_ncnt(&p->a.d, PLDMA_NCNT_NAK_RX_RNR) == 0; i++) {
         step(p);
     }
-    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR), >, 0);
+    g_assert_cmpuint(qpldma_ncnt(&p->a.d, PLDMA_NCNT_NAK_RX_RNR), >, 0);
     /* B's fault resolved; A's RNR timer expires while A is FAULTED */
-    head = g_rd(&p->b, PLDMA_FQ_HEAD);
-    g_assert_cmpuint(g_rd(&p->b, PLDMA_FQ_TAIL), !=, head);
-    g_wr(&p->b, PLDMA_FQ_HEAD, (head + 1) % 64);
+    head = qpldma_rd(&p->b.d, PLDMA_FQ_HEAD);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_FQ_TAIL), !=, head);
+    qpldma_wr(&p->b.d, PLDMA_FQ_HEAD, (head + 1) % 64);
     qsmmu_map(&p->b.s, p->b.pt_root, b_va + b_hole * PAGE,
               b_pa + b_hole * PAGE, true);
-    g_wr(&p->b, PLDMA_KEY_SEL, 0);
-    g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_RESOLVED);
+    qpldma_wr(&p->b.d, PLDMA_KEY_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_KEY_CMD, PLDMA_KEY_CMD_RESOLVED);
     for (i = 0; i < 100; i++) {
         step(p);
     }
     /* A's own fault: its record, the page, RESTART */
-    head = g_rd(&p->a, PLDMA_FQ_HEAD);
-    g_assert_cmpuint(g_rd(&p->a, PLDMA_FQ_TAIL), !=, head);
+    head = qpldma_rd(&p->a.d, PLDMA_FQ_HEAD);
+    g_assert_cmpuint(qpldma_rd(&p->a.d, PLDMA_FQ_TAIL), !=, head);
     qtest_memread(p->a.qts, p->a.fq + head * PLDMA_FR_SIZE, rec, sizeof(rec));
     g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==,
                     src_va + a_hole / 4 * PAGE);
-    g_wr(&p->a, PLDMA_FQ_HEAD, (head + 1) % 64);
+    qpldma_wr(&p->a.d, PLDMA_FQ_HEAD, (head + 1) % 64);
     qsmmu_map(&p->a.s, p->a.pt_root, src_va + a_hole / 4 * PAGE,
               src_pa + a_hole / 4 * PAGE, true);
-    c_wr(&p->a, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_ch_wr(&p->a.d, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
 
-    for (i = 0; i < WAIT_STEPS && !st; i++) {
-        st = qtest_readl(p->a.qts, cpl_pa);
-        if (!st) {
-            step(p);
-        }
-    }
+    st = qpldma_wait_compl(&p->a.d, cpl_pa, step, p, WAIT_STEPS, NULL);
     g_assert_cmpuint(st, ==, PLDMA_ST_SUCCESS);
-    check_mem(&p->b, b_pa, data, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
     pair_stop(p);
 }
 
@@ -656,11 +538,11 @@ static void test_bad_keys(void)
     uint64_t a_src, b_pa, b_va, compl;
     g_autofree uint8_t *data = NULL;
     uint32_t rkey, ro;
-    Ring r;
+    QPldmaRing r;
 
     ring_init(&p->a, &r);
     a_src = alloc_pa(&p->a, len);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
     b_va = buffer(&p->b, 2 * len, &b_pa, -1);
     rkey = key_register(&p->b, 5, b_va, len, PLDMA_KEY_ACC_WRITE);
     ro = key_register(&p->b, 6, b_va, len, PLDMA_KEY_ACC_READ);
@@ -679,9 +561,9 @@ static void test_bad_keys(void)
     compl = post(&p->a, &r, PLDMA_OP_RDMA_READ, 2, len, a_src, b_va, rkey);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ACCESS);
     /* revoked */
-    g_wr(&p->b, PLDMA_KEY_SEL, 5);
-    g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REVOKE);
-    g_assert_cmpuint(g_rd(&p->b, PLDMA_KEY_RKEY), ==, 0);
+    qpldma_wr(&p->b.d, PLDMA_KEY_SEL, 5);
+    qpldma_wr(&p->b.d, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REVOKE);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_KEY_RKEY), ==, 0);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ACCESS);
     /* re-registered: a new rkey, the old one still refused */
@@ -693,23 +575,23 @@ static void test_bad_keys(void)
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_va, rkey);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_NODE);
 
-    g_assert_true(all_zero(&p->b, b_pa, 2 * len));
+    g_assert_true(qpldma_mem_zero(p->b.qts, b_pa, 2 * len));
     /* one per refused message, and again for its last segment */
-    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), >=, 6);
-    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_NAK_RX_ACCESS), >=, 6);
+    g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_NAK_TX_ACCESS), >=, 6);
+    g_assert_cmpuint(qpldma_ncnt(&p->a.d, PLDMA_NCNT_NAK_RX_ACCESS), >=, 6);
 
     /* bad key registrations are refused with a reason */
-    g_wr(&p->b, PLDMA_KEY_SEL, PLDMA_NUM_KEYS);
-    g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REGISTER);
-    g_assert_cmpuint(g_rd(&p->b, PLDMA_KEY_STATUS), ==,
+    qpldma_wr(&p->b.d, PLDMA_KEY_SEL, PLDMA_NUM_KEYS);
+    qpldma_wr(&p->b.d, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REGISTER);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_KEY_STATUS), ==,
                      PLDMA_KEY_ST_BAD_INDEX);
-    g_wr(&p->b, PLDMA_KEY_SEL, 7);
-    g_wr(&p->b, PLDMA_KEY_LEN_LO, 0);
-    g_wr(&p->b, PLDMA_KEY_LEN_HI, 0);
-    g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REGISTER);
-    g_assert_cmpuint(g_rd(&p->b, PLDMA_KEY_STATUS), ==,
+    qpldma_wr(&p->b.d, PLDMA_KEY_SEL, 7);
+    qpldma_wr(&p->b.d, PLDMA_KEY_LEN_LO, 0);
+    qpldma_wr(&p->b.d, PLDMA_KEY_LEN_HI, 0);
+    qpldma_wr(&p->b.d, PLDMA_KEY_CMD, PLDMA_KEY_CMD_REGISTER);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_KEY_STATUS), ==,
                      PLDMA_KEY_ST_BAD_RANGE);
-    g_assert_cmpuint(g_rd(&p->b, PLDMA_KEY_RKEY), ==, 0);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_KEY_RKEY), ==, 0);
 
     /* the NAKs on the wire: remote access error, at the message's PSN */
     out = capture_decode(p);
@@ -727,15 +609,15 @@ static void test_lossy(void)
                          ",x-drop-every=11,x-dup-every=7,x-reorder-every=5",
                          ",x-drop-every=13,x-dup-every=5,x-reorder-every=7",
                          false);
-    Ring r;
+    QPldmaRing r;
 
     p->timers = true;
     ring_init(&p->a, &r);
     write_read(p, &r, 1 * MiB + 300, 0);
     write_read(p, &r, 3000, 1);
-    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), >, 0);
-    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_DUPS), >, 0);
-    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_OOO), >, 0);
+    g_assert_cmpuint(qpldma_ncnt(&p->a.d, PLDMA_NCNT_RETX_SEGS), >, 0);
+    g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_DUPS), >, 0);
+    g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_OOO), >, 0);
     pair_stop(p);
 }
 
@@ -749,12 +631,12 @@ static void test_lossy(void)
 static void test_read_big_lossy(void)
 {
     Pair *p = pair_start(false, "stall", NULL, ",x-drop-every=997", false);
-    Ring r;
+    QPldmaRing r;
 
     p->timers = true;
     ring_init(&p->a, &r);
     write_read(p, &r, 16 * MiB, 0);
-    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), >, 0);
+    g_assert_cmpuint(qpldma_ncnt(&p->a.d, PLDMA_NCNT_RETX_SEGS), >, 0);
     pair_stop(p);
 }
 
@@ -765,7 +647,7 @@ static void test_peer_killed(void)
     const uint32_t len = 16 * MiB;
     uint64_t a_src, b_pa, b_va, compl, bytes;
     uint32_t rkey;
-    Ring r;
+    QPldmaRing r;
 
     p->timers = true;
     ring_init(&p->a, &r);
@@ -778,8 +660,9 @@ static void test_peer_killed(void)
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==,
                      PLDMA_ST_REMOTE_TIMEOUT);
     g_assert_cmpuint(bytes, <, len);
-    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_TIMEOUTS), ==, 4);
-    g_assert_cmpuint(c_rd(&p->a, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+    g_assert_cmpuint(qpldma_ncnt(&p->a.d, PLDMA_NCNT_TIMEOUTS), ==, 4);
+    g_assert_cmpuint(qpldma_ch_rd(&p->a.d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_IDLE);
     pair_stop(p);
 }
 
@@ -794,7 +677,7 @@ static void test_reset_midway(void)
     const uint32_t len = 16 * MiB;
     uint64_t a_src, b_pa, b_va, compl;
     uint32_t rkey, st;
-    Ring r;
+    QPldmaRing r;
 
     p->timers = true;
     ring_init(&p->a, &r);
@@ -802,15 +685,15 @@ static void test_reset_midway(void)
     b_va = buffer(&p->b, len, &b_pa, -1);
     rkey = key_register(&p->b, 0, b_va, len, PLDMA_KEY_ACC_WRITE);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
-    g_wr(&p->b, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    qpldma_wr(&p->b.d, PLDMA_CTRL, PLDMA_CTRL_RESET);
     st = wait_compl(p, compl, NULL);
     /* (or it was quicker than the reset) */
     g_assert_true(st == PLDMA_ST_REMOTE_ACCESS ||
                   st == PLDMA_ST_REMOTE_TIMEOUT || st == PLDMA_ST_SUCCESS);
-    g_assert_cmpuint(g_rd(&p->b, PLDMA_KEY_RKEY), ==, 0);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_KEY_RKEY), ==, 0);
     /* the requester resets mid-message, then both go on */
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
-    g_wr(&p->a, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    qpldma_wr(&p->a.d, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
     ring_init(&p->a, &r);
     p->timers = false;
     write_read(p, &r, 256 * KiB, 1);
@@ -830,27 +713,27 @@ static void test_write_after_reset(void)
     uint64_t a_src, b_pa, b_va, compl, bytes;
     g_autofree uint8_t *d1 = NULL, *d2 = NULL;
     uint32_t rkey;
-    Ring r;
+    QPldmaRing r;
 
     ring_init(&p->a, &r);
     a_src = alloc_pa(&p->a, len);
     b_va = buffer(&p->b, 2 * len, &b_pa, -1);
     rkey = key_register(&p->b, 0, b_va, 2 * len, PLDMA_KEY_ACC_WRITE);
-    d1 = random_fill(&p->a, a_src, len);
+    d1 = qpldma_mem_random(p->a.qts, a_src, len);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
-    check_mem(&p->b, b_pa, d1, len);
+    qpldma_mem_check(p->b.qts, b_pa, d1, len);
 
-    g_wr(&p->a, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    qpldma_wr(&p->a.d, PLDMA_CTRL, PLDMA_CTRL_RESET);
     ring_init(&p->a, &r);
-    d2 = random_fill(&p->a, a_src, len);
+    d2 = qpldma_mem_random(p->a.qts, a_src, len);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va + len,
                  rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, b_pa + len, d2, len);
-    check_mem(&p->b, b_pa, d1, len);
-    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_DUPS), ==, 0);
+    qpldma_mem_check(p->b.qts, b_pa + len, d2, len);
+    qpldma_mem_check(p->b.qts, b_pa, d1, len);
+    g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_DUPS), ==, 0);
     pair_stop(p);
 }
 
@@ -869,41 +752,45 @@ static void test_write_after_cancel(void)
     uint64_t a_src, x_pa, x_va, y_pa, y_va, compl, bytes;
     g_autofree uint8_t *d1 = NULL, *d2 = NULL;
     uint32_t kx, ky, i;
-    Ring r;
+    QPldmaRing r;
 
     ring_init(&p->a, &r);
     a_src = alloc_pa(&p->a, len);
-    d1 = random_fill(&p->a, a_src, len);
+    d1 = qpldma_mem_random(p->a.qts, a_src, len);
     x_va = buffer(&p->b, len, &x_pa, hole);
     y_va = buffer(&p->b, len, &y_pa, -1);
     kx = key_register(&p->b, 0, x_va, len, PLDMA_KEY_ACC_WRITE);
     ky = key_register(&p->b, 1, y_va, len, PLDMA_KEY_ACC_WRITE);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, x_va, kx);
     pop_remote_fault(p, kx, x_va + hole * PAGE, hole * PAGE, true);
-    for (i = 0; i < WAIT_STEPS && !ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR); i++) {
+    for (i = 0; i < WAIT_STEPS &&
+         !qpldma_ncnt(&p->a.d, PLDMA_NCNT_NAK_RX_RNR); i++) {
         step(p);
     }
-    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR), >, 0);
+    g_assert_cmpuint(qpldma_ncnt(&p->a.d, PLDMA_NCNT_NAK_RX_RNR), >, 0);
 
-    c_wr(&p->a, 0, PLDMA_CH_RING_TAIL, r.size + 3);
-    g_assert_cmpuint(c_rd(&p->a, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_ERROR);
-    c_wr(&p->a, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
-    g_assert_cmpuint(c_rd(&p->a, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+    qpldma_ch_wr(&p->a.d, 0, PLDMA_CH_RING_TAIL, r.size + 3);
+    g_assert_cmpuint(qpldma_ch_rd(&p->a.d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_ERROR);
+    qpldma_ch_wr(&p->a.d, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    g_assert_cmpuint(qpldma_ch_rd(&p->a.d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_IDLE);
     g_assert_cmpuint(qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS), ==,
                      0);
     /* B's fault is resolved after the CANCEL */
     qsmmu_map(&p->b.s, p->b.pt_root, x_va + hole * PAGE, x_pa + hole * PAGE,
               true);
-    g_wr(&p->b, PLDMA_KEY_SEL, 0);
-    g_wr(&p->b, PLDMA_KEY_CMD, PLDMA_KEY_CMD_RESOLVED);
+    qpldma_wr(&p->b.d, PLDMA_KEY_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_KEY_CMD, PLDMA_KEY_CMD_RESOLVED);
 
-    d2 = random_fill(&p->a, a_src, len);
+    d2 = qpldma_mem_random(p->a.qts, a_src, len);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, y_va, ky);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, y_pa, d2, len);
-    check_mem(&p->b, x_pa, d1, hole * PAGE);
-    g_assert_true(all_zero(&p->b, x_pa + hole * PAGE, len - hole * PAGE));
+    qpldma_mem_check(p->b.qts, y_pa, d2, len);
+    qpldma_mem_check(p->b.qts, x_pa, d1, hole * PAGE);
+    g_assert_true(qpldma_mem_zero(p->b.qts, x_pa + hole * PAGE,
+                                  len - hole * PAGE));
     pair_stop(p);
 }
 
@@ -914,6 +801,15 @@ static void stopped_peer_froze(int sig)
 
     g_assert_cmpint(write(2, msg, sizeof(msg) - 1), >, 0);
     abort();
+}
+
+/* Only B's clock runs: A is stopped or just continued */
+static void step_b(void *opaque)
+{
+    Pair *p = opaque;
+
+    g_usleep(200);
+    qtest_clock_step(p->b.qts, STEP_NS);
 }
 
 /*
@@ -933,13 +829,13 @@ static void test_stopped_peer(void)
     uint64_t b_src, a_pa, a_va, compl, bytes;
     g_autofree uint8_t *data = NULL;
     struct sigaction sa = { 0 }, old_sa;
-    uint32_t key, tx, st = 0;
+    uint32_t key, tx, st;
     int i;
-    Ring r;
+    QPldmaRing r;
 
     ring_init(&p->b, &r);
     b_src = alloc_pa(&p->b, len);
-    data = random_fill(&p->b, b_src, len);
+    data = qpldma_mem_random(p->b.qts, b_src, len);
     a_va = buffer(&p->a, len, &a_pa, -1);
     key = key_register(&p->a, 0, a_va, len, PLDMA_KEY_ACC_WRITE);
     qtest_qmp_assert_success(p->a.qts, "{ 'execute': 'stop' }");
@@ -956,30 +852,23 @@ static void test_stopped_peer(void)
         qtest_clock_step(p->b.qts, 5 * 1000 * 1000);
         g_usleep(1000);
     }
-    tx = ncnt(&p->b, PLDMA_NCNT_TX_FRAMES);
+    tx = qpldma_ncnt(&p->b.d, PLDMA_NCNT_TX_FRAMES);
     g_assert_cmpuint(tx, >=, 32);
-    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_TIMEOUTS), >, 0);
+    g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_TIMEOUTS), >, 0);
     /* four more retransmit timeouts: nothing sent into the full link */
     for (i = 0; i < 40; i++) {
         qtest_clock_step(p->b.qts, 5 * 1000 * 1000);
         g_usleep(1000);
     }
-    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_TX_FRAMES), ==, tx);
+    g_assert_cmpuint(qpldma_ncnt(&p->b.d, PLDMA_NCNT_TX_FRAMES), ==, tx);
     alarm(0);
     sigaction(SIGALRM, &old_sa, NULL);
 
     qtest_qmp_assert_success(p->a.qts, "{ 'execute': 'cont' }");
-    for (i = 0; i < WAIT_STEPS && !st; i++) {
-        st = qtest_readl(p->b.qts, compl + PLDMA_COMPL_STATUS);
-        if (!st) {
-            g_usleep(200);
-            qtest_clock_step(p->b.qts, STEP_NS);
-        }
-    }
+    st = qpldma_wait_compl(&p->b.d, compl, step_b, p, WAIT_STEPS, &bytes);
     g_assert_cmpuint(st, ==, PLDMA_ST_SUCCESS);
-    bytes = qtest_readq(p->b.qts, compl + PLDMA_COMPL_BYTES);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->a, a_pa, data, len);
+    qpldma_mem_check(p->a.qts, a_pa, data, len);
     pair_stop(p);
 }
 
@@ -990,21 +879,20 @@ static void test_stopped_peer(void)
  * a vde_switch drops frames when a port's socket is full, which the
  * retransmit timers repair
  */
+static void nodes_step(void *opaque)
+{
+    Node *n = opaque;
+    int j;
+
+    g_usleep(200);
+    for (j = 0; j < 3; j++) {
+        qtest_clock_step(n[j].qts, STEP_NS);
+    }
+}
+
 static uint32_t node_wait(Node *n, int w, uint64_t compl)
 {
-    uint32_t st = 0;
-    int i, j;
-
-    for (i = 0; i < WAIT_STEPS && !st; i++) {
-        st = qtest_readl(n[w].qts, compl + PLDMA_COMPL_STATUS);
-        if (!st) {
-            g_usleep(200);
-            for (j = 0; j < 3; j++) {
-                qtest_clock_step(n[j].qts, STEP_NS);
-            }
-        }
-    }
-    return st;
+    return qpldma_wait_compl(&n[w].d, compl, nodes_step, n, WAIT_STEPS, NULL);
 }
 
 static void test_three_nodes_vde(void)
@@ -1018,7 +906,7 @@ static void test_three_nodes_vde(void)
     g_autofree uint8_t *data = NULL;
     uint32_t k2, k3, i;
     Node n[3] = { 0 };
-    Ring r1, r3;
+    QPldmaRing r1, r3;
     int status;
 
     if (!g_find_program_in_path("vde_switch")) {
@@ -1037,7 +925,7 @@ static void test_three_nodes_vde(void)
     ring_init(&n[0], &r1);
     ring_init(&n[2], &r3);
     src = alloc_pa(&n[0], len);
-    data = random_fill(&n[0], src, len);
+    data = qpldma_mem_random(n[0].qts, src, len);
     va2 = buffer(&n[1], len, &pa2, -1);
     va3 = buffer(&n[2], len, &pa3, -1);
     k2 = key_register(&n[1], 0, va2, len, PLDMA_KEY_ACC_WRITE |
@@ -1049,12 +937,12 @@ static void test_three_nodes_vde(void)
     g_assert_cmpuint(node_wait(n, 0, compl), ==, PLDMA_ST_SUCCESS);
     compl = post(&n[0], &r1, PLDMA_OP_RDMA_WRITE, 3, len, src, va3, k3);
     g_assert_cmpuint(node_wait(n, 0, compl), ==, PLDMA_ST_SUCCESS);
-    check_mem(&n[1], pa2, data, len);
-    check_mem(&n[2], pa3, data, len);
+    qpldma_mem_check(n[1].qts, pa2, data, len);
+    qpldma_mem_check(n[2].qts, pa3, data, len);
     dst = alloc_pa(&n[2], len);
     compl = post(&n[2], &r3, PLDMA_OP_RDMA_READ, 2, len, dst, va2, k2);
     g_assert_cmpuint(node_wait(n, 2, compl), ==, PLDMA_ST_SUCCESS);
-    check_mem(&n[2], dst, data, len);
+    qpldma_mem_check(n[2].qts, dst, data, len);
     /* beyond the range of the key: refused */
     compl = post(&n[2], &r3, PLDMA_OP_RDMA_WRITE, 2, len, dst, va2 + 4096,
                  k2);
@@ -1071,70 +959,11 @@ static void test_three_nodes_vde(void)
 
 /* ---- a hostile peer: the test itself on the other end of the link ---- */
 
-static uint32_t crc32_le(uint32_t crc, const uint8_t *b, size_t n)
-{
-    size_t i;
-    int k;
-
-    crc = ~crc;
-    for (i = 0; i < n; i++) {
-        crc ^= b[i];
-        for (k = 0; k < 8; k++) {
-            crc = (crc >> 1) ^ (0xedb88320U & -(crc & 1));
-        }
-    }
-    return ~crc;
-}
-
 typedef struct Peer {
     int fd;
-    QTestState *qts;
-    char *dir, *sock;
+    QPldma *d;              /* node 1's */
+    QPldmaLink link;
 } Peer;
-
-/* Send one frame in -netdev stream's framing (length, then the frame) */
-static void peer_send(Peer *pe, const uint8_t *f, uint32_t len)
-{
-    uint8_t hdr[4];
-
-    stl_be_p(hdr, len);
-    g_assert_cmpint(write(pe->fd, hdr, 4), ==, 4);
-    if (len) {
-        g_assert_cmpint(write(pe->fd, f, len), ==, len);
-    }
-}
-
-/* Receive one frame, or 0 if none comes in about a second */
-static uint32_t peer_recv(Peer *pe, uint8_t *f, uint32_t max)
-{
-    uint8_t hdr[4];
-    uint32_t len, got = 0;
-    int i;
-
-    for (i = 0; i < 5000; i++) {
-        ssize_t r = recv(pe->fd, hdr + got, 4 - got, MSG_DONTWAIT);
-
-        if (r > 0) {
-            got += r;
-            if (got == 4) {
-                break;
-            }
-        }
-        g_usleep(200);
-    }
-    if (got < 4) {
-        return 0;
-    }
-    len = ldl_be_p(hdr);
-    g_assert_cmpuint(len, <=, max);
-    for (got = 0; got < len; ) {
-        ssize_t r = read(pe->fd, f + got, len - got);
-
-        g_assert_cmpint(r, >, 0);
-        got += r;
-    }
-    return len;
-}
 
 /*
  * A RoCEv2 frame from node 2 to node 1: BTH opcode/qpn/psn/ackreq, RETH if
@@ -1145,68 +974,27 @@ static uint32_t roce_frame(uint8_t *f, uint8_t op, uint32_t qpn, uint32_t psn,
                            uint32_t dmalen, int aeth_syn,
                            const uint8_t *pl, uint32_t plen)
 {
-    uint8_t *ip = f + 14, *udp = ip + 20, *q = udp + 8, m[40];
-    uint32_t pad = (4 - (plen & 3)) & 3, crc, l4;
-    static const uint8_t ones[8] = {
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+    QPldmaRoce r = {
+        .dst_mac = (const uint8_t *)"\xff\xff\xff\xff\xff\xff",
+        .src_mac = (const uint8_t *)"\x52\x54\x00\x00\x00\x02",
+        .src_ip = 0x0a000002, .dst_ip = 0x0a000001, .op = op, .qpn = qpn,
+        .psn = psn, .reth = reth, .va = va, .rkey = rkey, .dmalen = dmalen,
+        .aeth_syn = aeth_syn, .pl = pl, .plen = plen,
     };
 
-    memset(f, 0xff, 6);
-    memcpy(f + 6, "\x52\x54\x00\x00\x00\x02", 6);
-    stw_be_p(f + 12, 0x0800);
-    memset(q, 0, 12);
-    q[0] = op;
-    q[1] = pad << 4;
-    stw_be_p(q + 2, 0xffff);
-    stl_be_p(q + 4, qpn);
-    stl_be_p(q + 8, 0x80000000U | psn);     /* AckReq */
-    q += 12;
-    if (reth) {
-        stq_be_p(q, va);
-        stl_be_p(q + 8, rkey);
-        stl_be_p(q + 12, dmalen);
-        q += 16;
-    }
-    if (aeth_syn >= 0) {
-        stl_be_p(q, (uint32_t)aeth_syn << 24);
-        q += 4;
-    }
-    memcpy(q, pl, plen);
-    memset(q + plen, 0, pad);
-    q += plen + pad;
-    l4 = q + 4 - udp;
-    memset(ip, 0, 20);
-    ip[0] = 0x45;
-    stw_be_p(ip + 2, 20 + l4);
-    ip[8] = 64;
-    ip[9] = 17;
-    stl_be_p(ip + 12, 0x0a000002);
-    stl_be_p(ip + 16, 0x0a000001);
-    stw_be_p(udp, 0xc002);
-    stw_be_p(udp + 2, 4791);
-    stw_be_p(udp + 4, l4);
-    stw_be_p(udp + 6, 0);
-    memcpy(m, ip, 40);
-    m[1] = m[8] = m[10] = m[11] = 0xff;
-    m[26] = m[27] = 0xff;
-    m[32] = 0xff;
-    crc = crc32_le(0, ones, 8);
-    crc = crc32_le(crc, m, 40);
-    crc = crc32_le(crc, ip + 40, q - ip - 40);
-    stl_le_p(q, crc);
-    return q + 4 - f;
+    return qpldma_roce_frame(f, &r);
 }
 
 static uint32_t pcnt(Peer *pe, int i)
 {
-    return qtest_readl(pe->qts, PLDMA_BASE + PLDMA_NET_CNT(i));
+    return qpldma_ncnt(pe->d, i);
 }
 
 /* The AETH syndrome and PSN of the next answer node 1 sends us */
 static int peer_answer(Peer *pe, uint32_t *psn)
 {
     uint8_t f[8192];
-    uint32_t len = peer_recv(pe, f, sizeof(f));
+    uint32_t len = qpldma_stream_recv(pe->fd, f, sizeof(f));
 
     if (!len) {
         return -1;
@@ -1223,37 +1011,26 @@ static int peer_answer(Peer *pe, uint32_t *psn)
  */
 static void peer_open(Node *n, Peer *pe, const char *extra)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    uint32_t i;
+    g_autofree char *net = NULL;
 
-    pe->dir = g_dir_make_tmp("pldma-peer-XXXXXX", NULL);
-    g_assert(pe->dir);
-    pe->sock = g_strdup_printf("%s/link", pe->dir);
+    qpldma_link_init(&pe->link, "pldma-peer-XXXXXX");
+    net = qpldma_link_netdev(&pe->link, true);
     memset(n, 0, sizeof(*n));
     n->qts = qtest_initf("-M virt -m 512M -nodefaults "
                          "-device pldma,id=dma0,netdev=n0,node-id=1%s "
-                         "-netdev stream,id=n0,server=on,addr.type=unix,"
-                         "addr.path=%s", extra ? extra : "", pe->sock);
+                         "-netdev %s", extra ? extra : "", net);
+    qpldma_init(&n->d, n->qts, PLDMA_BASE);
     n->next = ALLOC_BASE + 0x200000;
-    pe->qts = n->qts;
-    pe->fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    g_assert_cmpint(pe->fd, >=, 0);
-    g_strlcpy(sa.sun_path, pe->sock, sizeof(sa.sun_path));
-    for (i = 0; connect(pe->fd, (struct sockaddr *)&sa, sizeof(sa)); i++) {
-        g_assert_cmpuint(i, <, 5000);
-        g_usleep(1000);
-    }
-    link_wait(n);
+    pe->d = &n->d;
+    pe->fd = qpldma_link_connect(&pe->link);
+    qpldma_link_wait(n->qts);
 }
 
 static void peer_close(Node *n, Peer *pe)
 {
     close(pe->fd);
     qtest_quit(n->qts);
-    unlink(pe->sock);
-    rmdir(pe->dir);
-    g_free(pe->sock);
-    g_free(pe->dir);
+    qpldma_link_cleanup(&pe->link);
 }
 
 static void test_hostile_peer(void)
@@ -1275,35 +1052,35 @@ static void test_hostile_peer(void)
     /* garbage: truncated, oversized, not IPv4, bad ICRC */
     drops = pcnt(&pe, PLDMA_NCNT_RX_DROPPED);
     memset(f, 0xa5, sizeof(f));
-    peer_send(&pe, f, 13);
-    peer_send(&pe, f, 60);
-    peer_send(&pe, f, sizeof(f));
+    qpldma_stream_send(pe.fd, f, 13);
+    qpldma_stream_send(pe.fd, f, 60);
+    qpldma_stream_send(pe.fd, f, sizeof(f));
     len = roce_frame(f, 0x0a, 0x010000, 0, true, pa, rkey, 256, -1, pl, 256);
     f[len - 1] ^= 1;
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     /* every header length shortened in turn */
     len = roce_frame(f, 0x0a, 0x010000, 0, true, pa, rkey, 256, -1, pl, 256);
     for (i = 14 + 20 + 8; i < len; i += 7) {
-        peer_send(&pe, f, i);
+        qpldma_stream_send(pe.fd, f, i);
     }
     /* a length field larger than the frame */
     len = roce_frame(f, 0x0a, 0x010000, 0, true, pa, rkey, 256, -1, pl, 256);
     stw_be_p(f + 14 + 2, 9000);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     /* opcodes that are not RC WRITE/READ/ACK (SEND, UD, CNP) */
     len = roce_frame(f, 0x04, 0x010000, 0, false, 0, 0, 0, -1, pl, 64);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     len = roce_frame(f, 0x64, 0x010000, 0, false, 0, 0, 0, -1, pl, 64);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     len = roce_frame(f, 0x81, 0x010000, 0, false, 0, 0, 0, -1, pl, 16);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, -1);
     g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED) - drops, >=, 20);
 
     /* a valid WRITE Only lands, and is ACKed */
     len = roce_frame(f, 0x0a, 0x010000, 0, true, pa + 16, rkey, 256, -1,
                      pl, 256);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
     g_assert_cmpuint(psn, ==, 0);
     {
@@ -1316,35 +1093,35 @@ static void test_hostile_peer(void)
     /* beyond the key, wrapping, a wrong key, a huge length: NAK access */
     len = roce_frame(f, 0x0a, 0x010000, 1, true, pa + PAGE - 128, rkey, 256,
                      -1, pl, 256);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x62);
     g_assert_cmpuint(psn, ==, 1);
     len = roce_frame(f, 0x0a, 0x010000, 2, true, UINT64_MAX - 64, rkey, 256,
                      -1, pl, 256);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x62);
     len = roce_frame(f, 0x0a, 0x010000, 3, true, pa, rkey + 0x100, 256, -1,
                      pl, 256);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x62);
     len = roce_frame(f, 0x0c, 0x010000, 4, true, pa, rkey, 0xffffffff, -1,
                      pl, 0);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x61);
     /* an Only whose payload disagrees with its DMA length: invalid */
     len = roce_frame(f, 0x0a, 0x010000, 5, true, pa, rkey, 100, -1, pl, 256);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x61);
     /* a Middle without a First */
     len = roce_frame(f, 0x07, 0x010001, 0, false, 0, 0, 0, -1, pl, 1024);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x61);
 
     /* a segment far ahead is dropped without an answer */
     drops = pcnt(&pe, PLDMA_NCNT_RX_DROPPED);
     len = roce_frame(f, 0x08, 0x010000, 0x700000, false, 0, 0, 0, -1,
                      pl, 256);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, -1);
     g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED), ==, drops + 1);
 
@@ -1353,12 +1130,12 @@ static void test_hostile_peer(void)
     for (i = 0; i < 2000; i++) {
         len = roce_frame(f, 0x11, 0x000100 | (i & 0x1f), i, false, 0, 0, 0,
                          (i & 1) ? 0x60 : 0x20 | (i & 0x1f), pl, 0);
-        peer_send(&pe, f, len);
+        qpldma_stream_send(pe.fd, f, len);
     }
     len = roce_frame(f, 0x0c, 0x010002, 0, true, pa + 16, rkey, 256, -1, pl,
                      0);
-    peer_send(&pe, f, len);         /* and then a READ: still served */
-    len = peer_recv(&pe, f, sizeof(f));
+    qpldma_stream_send(pe.fd, f, len);  /* and then a READ: still served */
+    len = qpldma_stream_recv(pe.fd, f, sizeof(f));
     g_assert_cmpuint(len, >, 256);
     g_assert_cmpuint(f[14 + 28], ==, 0x10);        /* READ Response Only */
     g_assert_true(memcmp(f + 14 + 28 + 12 + 4, pl, 256) == 0);
@@ -1372,7 +1149,7 @@ static void test_hostile_peer(void)
         uint64_t src = ALLOC_BASE + 0x10000, cpl = ALLOC_BASE + 0x20000;
         uint8_t d[PLDMA_DESC_SIZE] = { 0 };
         uint32_t st = 0, mpsn;
-        Ring r;
+        QPldmaRing r;
 
         ring_init(&n, &r);
         d[PLDMA_DESC_OPCODE] = PLDMA_OP_RDMA_WRITE;
@@ -1383,19 +1160,19 @@ static void test_hostile_peer(void)
         stl_le_p(d + PLDMA_DESC_RKEY, 0x105);
         stq_le_p(d + PLDMA_DESC_COMPL, cpl);
         qtest_memwrite(n.qts, r.pa, d, sizeof(d));
-        c_wr(&n, 0, PLDMA_CH_RING_TAIL, 1);
-        len = peer_recv(&pe, f, sizeof(f));
+        qpldma_ch_wr(&n.d, 0, PLDMA_CH_RING_TAIL, 1);
+        len = qpldma_stream_recv(pe.fd, f, sizeof(f));
         g_assert_cmpuint(f[14 + 28], ==, 0x0a);        /* WRITE Only */
         mpsn = ldl_be_p(f + 14 + 28 + 8) & 0xffffff;
         len = roce_frame(f, 0x11, 0x000100, (mpsn - 1) & 0xffffff, false,
                          0, 0, 0, 0x62, pl, 0);
-        peer_send(&pe, f, len);
+        qpldma_stream_send(pe.fd, f, len);
         len = roce_frame(f, 0x11, 0x000100, (mpsn - 1) & 0xffffff, false,
                          0, 0, 0, 0x2e, pl, 0);
-        peer_send(&pe, f, len);
+        qpldma_stream_send(pe.fd, f, len);
         len = roce_frame(f, 0x11, 0x000100, mpsn, false, 0, 0, 0, 0x1f,
                          pl, 0);
-        peer_send(&pe, f, len);
+        qpldma_stream_send(pe.fd, f, len);
         for (i = 0; i < 5000 && !st; i++) {
             st = qtest_readl(n.qts, cpl);
             g_usleep(200);
@@ -1420,9 +1197,9 @@ static void test_hostile_peer(void)
         stl_le_p(d + PLDMA_DESC_RKEY, 0x105);
         stq_le_p(d + PLDMA_DESC_COMPL, cpl);
         qtest_memwrite(n.qts, r.pa + PLDMA_DESC_SIZE, d, sizeof(d));
-        c_wr(&n, 0, PLDMA_CH_RING_TAIL, 2);
+        qpldma_ch_wr(&n.d, 0, PLDMA_CH_RING_TAIL, 2);
         for (i = 0; i < 16; i++) {
-            len = peer_recv(&pe, f, sizeof(f));
+            len = qpldma_stream_recv(pe.fd, f, sizeof(f));
             g_assert_cmpuint(len, >, 1024);
             if (i == 0) {
                 g_assert_cmpuint(f[14 + 28], ==, 0x06);  /* WRITE First */
@@ -1443,16 +1220,16 @@ static void test_hostile_peer(void)
             g_assert_cmpint(write(pe.fd, two, 8 + l1 + l2), ==,
                             8 + l1 + l2);
         }
-        len = peer_recv(&pe, f, sizeof(f));
+        len = qpldma_stream_recv(pe.fd, f, sizeof(f));
         g_assert_cmpuint(len, >, 0);
         g_assert_cmpuint(ldl_be_p(f + 14 + 28 + 8) & 0xffffff, ==,
                          (mpsn + 10) & 0xffffff);
         for (i = 11; i < 16; i++) {
-            g_assert_cmpuint(peer_recv(&pe, f, sizeof(f)), >, 0);
+            g_assert_cmpuint(qpldma_stream_recv(pe.fd, f, sizeof(f)), >, 0);
         }
         len = roce_frame(f, 0x11, 0x000100, (mpsn + 15) & 0xffffff, false,
                          0, 0, 0, 0x1f, pl, 0);
-        peer_send(&pe, f, len);
+        qpldma_stream_send(pe.fd, f, len);
         for (st = 0, i = 0; i < 5000 && !st; i++) {
             st = qtest_readl(n.qts, cpl);
             g_usleep(200);
@@ -1462,9 +1239,9 @@ static void test_hostile_peer(void)
     }
 
     /* nothing was written outside the window */
-    g_assert_true(all_zero(&n, pa, 16));
-    g_assert_true(all_zero(&n, pa + 16 + 256, PAGE - 16 - 256));
-    g_assert_true(all_zero(&n, big, PAGE));
+    g_assert_true(qpldma_mem_zero(n.qts, pa, 16));
+    g_assert_true(qpldma_mem_zero(n.qts, pa + 16 + 256, PAGE - 16 - 256));
+    g_assert_true(qpldma_mem_zero(n.qts, big, PAGE));
     peer_close(&n, &pe);
 }
 
@@ -1490,26 +1267,26 @@ static void test_empty_frame(void)
     }
     drops = pcnt(&pe, PLDMA_NCNT_RX_DROPPED);
     memset(f, 0xa5, sizeof(f));
-    peer_send(&pe, f, 0);
-    peer_send(&pe, f, 1);
+    qpldma_stream_send(pe.fd, f, 0);
+    qpldma_stream_send(pe.fd, f, 1);
     len = roce_frame(f, 0x0a, 0x010000, 0, true, pa, rkey, 256, -1, pl, 256);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
     g_assert_cmpuint(psn, ==, 0);
-    check_mem(&n, pa, pl, sizeof(pl));
+    qpldma_mem_check(n.qts, pa, pl, sizeof(pl));
     g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED) - drops, ==, 2);
 
     /* an empty frame after a reset: the link still delivers */
-    g_wr(&n, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    qpldma_wr(&n.d, PLDMA_CTRL, PLDMA_CTRL_RESET);
     qtest_memset(n.qts, pa, 0, PAGE);
     rkey = key_register(&n, 1, pa, PAGE, PLDMA_KEY_ACC_WRITE);
-    peer_send(&pe, f, 0);
+    qpldma_stream_send(pe.fd, f, 0);
     len = roce_frame(f, 0x0a, 0x010000, 1, true, pa + 512, rkey, 256, -1,
                      pl, 256);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
     g_assert_cmpuint(psn, ==, 1);
-    check_mem(&n, pa + 512, pl, sizeof(pl));
+    qpldma_mem_check(n.qts, pa + 512, pl, sizeof(pl));
     g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_DROPPED), ==, 1);
     peer_close(&n, &pe);
 }
@@ -1536,30 +1313,30 @@ static void test_refused_keep_epsn(void)
         pl[i] = i * 3 + 1;
     }
     len = roce_frame(f, 0x0a, 0x010000, 0, true, pa, rkey, 256, -1, pl, 256);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
     g_assert_cmpuint(psn, ==, 0);
 
     /* PSN 1: a 4-segment WRITE First, then a 1 GiB READ, bad rkeys */
     len = roce_frame(f, 0x06, 0x010000, 1, true, pa, rkey + 0x100, 4096, -1,
                      pl, 1024);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x62);
     g_assert_cmpuint(psn, ==, 1);
     len = roce_frame(f, 0x0c, 0x010000, 1, true, pa, rkey + 0x100, 1 * GiB,
                      -1, pl, 0);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x62);
     g_assert_cmpuint(psn, ==, 1);
-    g_assert_true(all_zero(&n, pa + 256, 4 * PAGE - 256));
+    g_assert_true(qpldma_mem_zero(n.qts, pa + 256, 4 * PAGE - 256));
 
     /* PSN 1 is still the one expected: a good WRITE there lands */
     len = roce_frame(f, 0x0a, 0x010000, 1, true, pa + 512, rkey, 256, -1,
                      pl, 256);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
     g_assert_cmpuint(psn, ==, 1);
-    check_mem(&n, pa + 512, pl, 256);
+    qpldma_mem_check(n.qts, pa + 512, pl, 256);
     peer_close(&n, &pe);
 }
 
@@ -1587,10 +1364,10 @@ static void test_psn_wrap(void)
     /* PSN 2..3: a 2 KiB WRITE, of which only the First is sent */
     len = roce_frame(f, 0x06, 0x010000, 2, true, va, rkey, 2048, -1, pl,
                      1024);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
     g_assert_cmpuint(psn, ==, 2);
-    check_mem(&n, va, pl, 1024);
+    qpldma_mem_check(n.qts, va, pl, 1024);
 
     rx = pcnt(&pe, PLDMA_NCNT_RX_FRAMES);
     for (e = 3, left = 0xfffffe, i = 0; left; i++) {
@@ -1598,20 +1375,20 @@ static void test_psn_wrap(void)
 
         len = roce_frame(f, 0x0c, 0x010000, e & 0xffffff, true, pa,
                          rkey + 0x100, nsegs * 1024, -1, pl, 0);
-        peer_send(&pe, f, len);
+        qpldma_stream_send(pe.fd, f, len);
         e += nsegs;
         left -= nsegs;
     }
     g_assert_cmpuint(e & 0xffffff, ==, 1);
     len = roce_frame(f, 0x07, 0x010000, 1, false, 0, 0, 0, -1, pl, 1024);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     for (i = 0; i < 5000 && pcnt(&pe, PLDMA_NCNT_RX_FRAMES) - rx < 17; i++) {
         g_usleep(200);
     }
     g_assert_cmpuint(pcnt(&pe, PLDMA_NCNT_RX_FRAMES) - rx, ==, 17);
-    g_assert_true(all_zero(&n, pa, 2 * PAGE));
-    check_mem(&n, va, pl, 1024);
-    g_assert_true(all_zero(&n, va + 1024, PAGE - 1024));
+    g_assert_true(qpldma_mem_zero(n.qts, pa, 2 * PAGE));
+    qpldma_mem_check(n.qts, va, pl, 1024);
+    g_assert_true(qpldma_mem_zero(n.qts, va + 1024, PAGE - 1024));
     peer_close(&n, &pe);
 }
 
@@ -1632,11 +1409,11 @@ static void test_read_window(void)
 
     peer_open(&n, &pe, NULL);
     pa = alloc_pa(&n, len);
-    data = random_fill(&n, pa, len);
+    data = qpldma_mem_random(n.qts, pa, len);
     rkey = key_register(&n, 2, pa, len, PLDMA_KEY_ACC_READ);
     flen = roce_frame(f, 0x0c, 0x010000, 0, true, pa, rkey, len, -1, none, 0);
-    peer_send(&pe, f, flen);
-    while (nresp <= 64 && (flen = peer_recv(&pe, f, sizeof(f)))) {
+    qpldma_stream_send(pe.fd, f, flen);
+    while (nresp <= 64 && (flen = qpldma_stream_recv(pe.fd, f, sizeof(f)))) {
         g_assert_cmpuint(f[14 + 28], >=, 0x0d);
         g_assert_cmpuint(f[14 + 28], <=, 0x0e);   /* First, Middle */
         psn = ldl_be_p(f + 14 + 28 + 8) & 0xffffff;
@@ -1661,7 +1438,7 @@ static void test_timeout_acked(void)
     uint64_t src, cpl;
     Node n;
     Peer pe;
-    Ring r;
+    QPldmaRing r;
 
     peer_open(&n, &pe, ",retry-count=1");
     ring_init(&n, &r);
@@ -1675,14 +1452,14 @@ static void test_timeout_acked(void)
     stl_le_p(d + PLDMA_DESC_RKEY, 0x105);
     stq_le_p(d + PLDMA_DESC_COMPL, cpl);
     qtest_memwrite(n.qts, r.pa, d, sizeof(d));
-    c_wr(&n, 0, PLDMA_CH_RING_TAIL, 1);
-    len = peer_recv(&pe, f, sizeof(f));
+    qpldma_ch_wr(&n.d, 0, PLDMA_CH_RING_TAIL, 1);
+    len = qpldma_stream_recv(pe.fd, f, sizeof(f));
     g_assert_cmpuint(len, >, 1024);
     g_assert_cmpuint(f[14 + 28], ==, 0x06);        /* WRITE First */
     mpsn = ldl_be_p(f + 14 + 28 + 8) & 0xffffff;
     len = roce_frame(f, 0x11, 0x000100, (mpsn + 3) & 0xffffff, false, 0, 0,
                      0, 0x1f, none, 0);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     for (i = 0; i < WAIT_STEPS && !st; i++) {
         st = qtest_readl(n.qts, cpl + PLDMA_COMPL_STATUS);
         if (!st) {

@@ -18,9 +18,9 @@
 #include "qobject/qdict.h"
 #include "libqos/pci.h"
 #include "libqos/generic-pcihost.h"
+#include "libqos/pldma.h"
 #include "libqos/smmuv3.h"
 #include "standard-headers/linux/pci_regs.h"
-#include "hw/misc/pldma-regs.h"
 
 #define DEVFN           QPCI_DEVFN(2, 0)
 #define SID             DEVFN           /* bus 0: the requester ID */
@@ -44,6 +44,7 @@ typedef struct Fixture {
     QGenericPCIBus pcibus;
     QPCIDevice *dev;
     QPCIBar bar;
+    QPldma d;               /* the registers, in BAR 0 */
     QSMMU smmu;
     uint64_t cdtab, ttb;
     uint64_t pa_ring, pa_compl, pa_src, pa_dst, pa_fq, pa_msi;
@@ -60,26 +61,6 @@ static void ecam_writew(Fixture *f, uint32_t off, uint16_t val)
     qtest_writew(f->qts, ECAM + (DEVFN << 12) + off, val);
 }
 
-static uint32_t g_rd(Fixture *f, uint32_t off)
-{
-    return qpci_io_readl(f->dev, f->bar, off);
-}
-
-static void g_wr(Fixture *f, uint32_t off, uint32_t val)
-{
-    qpci_io_writel(f->dev, f->bar, off, val);
-}
-
-static uint32_t c_rd(Fixture *f, uint32_t off)
-{
-    return g_rd(f, PLDMA_CH_PAGE_OFFSET(0) + off);
-}
-
-static void c_wr(Fixture *f, uint32_t off, uint32_t val)
-{
-    g_wr(f, PLDMA_CH_PAGE_OFFSET(0) + off, val);
-}
-
 static void pasid_enable(Fixture *f, bool on)
 {
     ecam_writew(f, PASID_CAP + PCI_PASID_CTRL, on ? PCI_PASID_CTRL_ENABLE : 0);
@@ -93,12 +74,13 @@ static void set_ste(Fixture *f, int s1dss)
 
 static void bind_channel(Fixture *f)
 {
-    g_wr(f, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
-    g_wr(f, PLDMA_CH_BIND(0) + PLDMA_CHB_PASID, PLDMA_CHB_PASID_EN | PASID);
-    g_wr(f, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
-    c_wr(f, PLDMA_CH_RING_BASE_LO, (uint32_t)VA_RING);
-    c_wr(f, PLDMA_CH_RING_BASE_HI, VA_RING >> 32);
-    c_wr(f, PLDMA_CH_RING_SIZE, RING_SIZE);
+    qpldma_wr(&f->d, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    qpldma_wr(&f->d, PLDMA_CH_BIND(0) + PLDMA_CHB_PASID,
+              PLDMA_CHB_PASID_EN | PASID);
+    qpldma_wr(&f->d, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
+    qpldma_ch_wr(&f->d, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)VA_RING);
+    qpldma_ch_wr(&f->d, 0, PLDMA_CH_RING_BASE_HI, VA_RING >> 32);
+    qpldma_ch_wr(&f->d, 0, PLDMA_CH_RING_SIZE, RING_SIZE);
     f->tail = 0;
 }
 
@@ -115,6 +97,8 @@ static void start(Fixture *f, const char *extra)
     g_assert(f->dev);
     qpci_device_enable(f->dev);
     f->bar = qpci_iomap(f->dev, PLDMA_PCI_BAR_REGS, NULL);
+    g_assert_false(f->bar.is_io);
+    qpldma_init(&f->d, f->qts, f->bar.addr);
 
     qsmmu_init(&f->smmu, f->qts, QSMMU_VIRT_BASE, SMMU_MEM, SMMU_MEM_SIZE);
     qsmmu_enable(&f->smmu);
@@ -135,10 +119,10 @@ static void start(Fixture *f, const char *extra)
         qtest_writeb(f->qts, f->pa_src + i, (uint8_t)(i * 5 + 1));
     }
     /* the fault queue has no PASID: S1DSS = bypass, so a physical address */
-    g_wr(f, PLDMA_FQ_BASE_LO, (uint32_t)f->pa_fq);
-    g_wr(f, PLDMA_FQ_BASE_HI, f->pa_fq >> 32);
-    g_wr(f, PLDMA_FQ_SIZE, 4);
-    g_wr(f, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    qpldma_wr(&f->d, PLDMA_FQ_BASE_LO, (uint32_t)f->pa_fq);
+    qpldma_wr(&f->d, PLDMA_FQ_BASE_HI, f->pa_fq >> 32);
+    qpldma_wr(&f->d, PLDMA_FQ_SIZE, 4);
+    qpldma_wr(&f->d, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
     pasid_enable(f, true);
     bind_channel(f);
 }
@@ -164,32 +148,30 @@ static void submit_copy(Fixture *f)
     qtest_writeq(f->qts, d + PLDMA_DESC_COMPL, VA_COMPL);
     qtest_writeq(f->qts, d + PLDMA_DESC_COOKIE, 0xc0c0);
     f->tail = (f->tail + 1) % RING_SIZE;
-    c_wr(f, PLDMA_CH_RING_TAIL, f->tail);
+    qpldma_ch_wr(&f->d, 0, PLDMA_CH_RING_TAIL, f->tail);
 }
 
 static void wait_state(Fixture *f, uint32_t state)
 {
     int i;
 
-    for (i = 0; i < 10000 && c_rd(f, PLDMA_CH_STATE) != state; i++) {
+    for (i = 0; i < 10000 &&
+         qpldma_ch_rd(&f->d, 0, PLDMA_CH_STATE) != state; i++) {
         qtest_clock_step(f->qts, 1000);
     }
-    g_assert_cmpuint(c_rd(f, PLDMA_CH_STATE), ==, state);
+    g_assert_cmpuint(qpldma_ch_rd(&f->d, 0, PLDMA_CH_STATE), ==, state);
+}
+
+static void clock_step(void *opaque)
+{
+    Fixture *f = opaque;
+
+    qtest_clock_step(f->qts, 1000);
 }
 
 static uint32_t wait_completion(Fixture *f)
 {
-    uint32_t st = 0;
-    int i;
-
-    for (i = 0; i < 10000; i++) {
-        st = qtest_readl(f->qts, f->pa_compl + PLDMA_COMPL_STATUS);
-        if (st != PLDMA_ST_PENDING) {
-            break;
-        }
-        qtest_clock_step(f->qts, 1000);
-    }
-    return st;
+    return qpldma_wait_compl(&f->d, f->pa_compl, clock_step, f, 10000, NULL);
 }
 
 static void check_dst(Fixture *f, uint64_t len)
@@ -215,13 +197,13 @@ static void test_config(void)
                     PLDMA_PCI_VENDOR_ID);
     g_assert_cmphex(qpci_config_readw(f.dev, PCI_DEVICE_ID), ==,
                     PLDMA_PCI_DEVICE_ID);
-    g_assert_cmphex(g_rd(&f, PLDMA_ID), ==, PLDMA_ID_VALUE);
-    g_assert_cmpuint(PLDMA_CAP_NUM_CH(g_rd(&f, PLDMA_CAP)), ==, NCH);
-    g_assert_true(g_rd(&f, PLDMA_CAP) & PLDMA_CAP_FAULT_REPORT);
-    g_assert_true(g_rd(&f, PLDMA_CAP) & PLDMA_CAP_PASID);
-    g_assert_cmpuint(PLDMA_CAP_PASID_BITS(g_rd(&f, PLDMA_CAP)), ==, 16);
+    g_assert_cmphex(qpldma_rd(&f.d, PLDMA_ID), ==, PLDMA_ID_VALUE);
+    g_assert_cmpuint(PLDMA_CAP_NUM_CH(qpldma_rd(&f.d, PLDMA_CAP)), ==, NCH);
+    g_assert_true(qpldma_rd(&f.d, PLDMA_CAP) & PLDMA_CAP_FAULT_REPORT);
+    g_assert_true(qpldma_rd(&f.d, PLDMA_CAP) & PLDMA_CAP_PASID);
+    g_assert_cmpuint(PLDMA_CAP_PASID_BITS(qpldma_rd(&f.d, PLDMA_CAP)), ==, 16);
     /* the requester ID is the StreamID */
-    g_assert_cmphex(g_rd(&f, PLDMA_STREAM_ID), ==, SID);
+    g_assert_cmphex(qpldma_rd(&f.d, PLDMA_STREAM_ID), ==, SID);
     g_assert_cmpuint(qpci_find_capability(f.dev, PCI_CAP_ID_EXP, 0), !=, 0);
 
     /* MSI-X: NCH + 2 vectors, table in BAR 2 */
@@ -282,12 +264,12 @@ static void test_pasid_dma(void)
     pasid_enable(&f, false);
     submit_copy(&f);
     wait_state(&f, PLDMA_STATE_FAULTED);
-    g_assert_true(c_rd(&f, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_DESC);
+    g_assert_true(qpldma_ch_rd(&f.d, 0, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_DESC);
     g_assert(qsmmu_pop_event(&f.smmu, evt));
     g_assert_cmphex(QSMMU_EVT_TYPE(evt), ==, 0x06);    /* F_STREAM_DISABLED */
     g_assert_cmphex(QSMMU_EVT_SID(evt), ==, SID);
     g_assert_cmpuint(QSMMU_EVT_SSV(evt), ==, 0);
-    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    qpldma_ch_wr(&f.d, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
 
     /* Enabled again: the channel works again */
     set_ste(&f, QSMMU_S1DSS_BYPASS);
@@ -308,7 +290,7 @@ static void test_report(void)
     start(&f, NULL);
     submit_copy(&f);
     wait_state(&f, PLDMA_STATE_FAULTED);
-    g_assert_cmpuint(g_rd(&f, PLDMA_FQ_TAIL), ==, 1);
+    g_assert_cmpuint(qpldma_rd(&f.d, PLDMA_FQ_TAIL), ==, 1);
     g_assert_cmpuint(qtest_readw(f.qts, f.pa_fq + PLDMA_FR_CHANNEL), ==, 0);
     g_assert_cmphex(qtest_readq(f.qts, f.pa_fq + PLDMA_FR_VA), ==,
                     VA_DST + 0x1000);
@@ -321,8 +303,8 @@ static void test_report(void)
 
     qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
     qsmmu_tlbi_va(&f.smmu, ASID, VA_DST + 0x1000);
-    g_wr(&f, PLDMA_FQ_HEAD, 1);
-    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_wr(&f.d, PLDMA_FQ_HEAD, 1);
+    qpldma_ch_wr(&f.d, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
     g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
     check_dst(&f, XFER);
 
@@ -330,7 +312,7 @@ static void test_report(void)
     qsmmu_tlbi_va(&f.smmu, ASID, VA_DST + 0x1000);
     submit_copy(&f);
     wait_state(&f, PLDMA_STATE_FAULTED);
-    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    qpldma_ch_wr(&f.d, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
     g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_CANCELLED);
     g_assert_cmphex(qtest_readq(f.qts, f.pa_compl + PLDMA_COMPL_BYTES), ==,
                     0x1000);
@@ -370,7 +352,7 @@ static void test_msix(void)
     for (v = 0; v < PLDMA_PCI_NUM_VECS(NCH); v++) {
         msix_vector(&f, v, 0xd0 + v);
     }
-    g_wr(&f, PLDMA_IRQ_MASK, PLDMA_IRQ_CH_DONE_ALL | PLDMA_IRQ_FAULT |
+    qpldma_wr(&f.d, PLDMA_IRQ_MASK, PLDMA_IRQ_CH_DONE_ALL | PLDMA_IRQ_FAULT |
          PLDMA_IRQ_CH_ERROR | PLDMA_IRQ_CH_FAULTED);
 
     /* a fault: the fault vector, nothing else */
@@ -379,29 +361,30 @@ static void test_msix(void)
     g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_FAULT(NCH)), ==,
                     0xd0 + PLDMA_PCI_VEC_FAULT(NCH));
     g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_CH(0)), ==, 0);
-    g_wr(&f, PLDMA_IRQ_STATUS, PLDMA_IRQ_FAULT | PLDMA_IRQ_CH_FAULTED);
+    qpldma_wr(&f.d, PLDMA_IRQ_STATUS, PLDMA_IRQ_FAULT | PLDMA_IRQ_CH_FAULTED);
 
     /* its completion: channel 0's vector */
     qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
     qsmmu_tlbi_va(&f.smmu, ASID, VA_DST + 0x1000);
-    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_ch_wr(&f.d, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
     g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
     g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_CH(0)), ==,
                     0xd0 + PLDMA_PCI_VEC_CH(0));
     g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_CH(1)), ==, 0);
 
     /* a ring error: the error vector */
-    c_wr(&f, PLDMA_CH_RING_TAIL, RING_SIZE + 3);
-    g_assert_cmpuint(c_rd(&f, PLDMA_CH_STATE), ==, PLDMA_STATE_ERROR);
+    qpldma_ch_wr(&f.d, 0, PLDMA_CH_RING_TAIL, RING_SIZE + 3);
+    g_assert_cmpuint(qpldma_ch_rd(&f.d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_ERROR);
     g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_ERROR(NCH)), ==,
                     0xd0 + PLDMA_PCI_VEC_ERROR(NCH));
     /* a masked vector is left pending, not sent */
-    g_wr(&f, PLDMA_IRQ_STATUS, ~0u);
+    qpldma_wr(&f.d, PLDMA_IRQ_STATUS, ~0u);
     qtest_writel(f.qts, f.pa_msi + 4 * PLDMA_PCI_VEC_CH(0), 0);
     qpci_io_writel(f.dev, f.dev->msix_table_bar, f.dev->msix_table_off +
                    PLDMA_PCI_VEC_CH(0) * PCI_MSIX_ENTRY_SIZE +
                    PCI_MSIX_ENTRY_VECTOR_CTRL, PCI_MSIX_ENTRY_CTRL_MASKBIT);
-    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    qpldma_ch_wr(&f.d, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
     bind_channel(&f);
     submit_copy(&f);
     g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
@@ -465,11 +448,13 @@ static void test_migrate(void)
     f.qts = dst;
     f.smmu.qts = dst;
     f.pcibus.bus.qts = dst;
+    f.d.qts = dst;
 
-    g_assert_cmpuint(c_rd(&f, PLDMA_CH_STATE), ==, PLDMA_STATE_FAULTED);
-    g_assert_cmphex(g_rd(&f, PLDMA_STREAM_ID), ==, SID);
+    g_assert_cmpuint(qpldma_ch_rd(&f.d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_FAULTED);
+    g_assert_cmphex(qpldma_rd(&f.d, PLDMA_STREAM_ID), ==, SID);
     qsmmu_map(&f.smmu, f.ttb, VA_DST + 0x1000, f.pa_dst + 0x1000, true);
-    c_wr(&f, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_ch_wr(&f.d, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
     g_assert_cmpuint(wait_completion(&f), ==, PLDMA_ST_SUCCESS);
     check_dst(&f, XFER);
     stop(&f);

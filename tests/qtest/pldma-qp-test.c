@@ -12,8 +12,6 @@
 #include "qemu/osdep.h"
 #include "qemu/units.h"
 #include "qemu/bswap.h"
-#include <sys/socket.h>
-#include <sys/un.h>
 #include "libqtest.h"
 #include "libqos/pldma.h"
 #include "libqos/smmuv3.h"
@@ -48,7 +46,7 @@ typedef struct Node {
 typedef struct Pair {
     Node a, b;
     bool timers;            /* step the virtual clocks while waiting */
-    char *dir, *sock;
+    QPldmaLink link;
 } Pair;
 
 static uint64_t alloc_pa(Node *n, uint64_t size)
@@ -70,23 +68,6 @@ static void node_start(Node *n, const char *args)
 static uint32_t ncnt(Node *n, int i)
 {
     return qpldma_ncnt(&n->d, i);
-}
-
-/* Wait until the stream netdev is connected (frames before are lost) */
-static void link_wait(Node *n)
-{
-    int i;
-
-    for (i = 0; i < 10000; i++) {
-        g_autofree char *info = qtest_hmp(n->qts, "info network");
-
-        if (!strstr(info, "listening") && !strstr(info, "connecting") &&
-            !strstr(info, "initializing") && !strstr(info, "error")) {
-            return;
-        }
-        g_usleep(1000);
-    }
-    g_assert_not_reached();
 }
 
 /*
@@ -115,27 +96,25 @@ static void smmu_setup(Node *n)
 static Pair *pair_start_smmu(bool b_smmu)
 {
     Pair *p = g_new0(Pair, 1);
-    g_autofree char *a = NULL, *b = NULL;
+    g_autofree char *a = NULL, *b = NULL, *a_net = NULL, *b_net = NULL;
 
-    p->dir = g_dir_make_tmp("pldma-qp-XXXXXX", NULL);
-    g_assert(p->dir);
-    p->sock = g_strdup_printf("%s/link", p->dir);
+    qpldma_link_init(&p->link, "pldma-qp-XXXXXX");
+    b_net = qpldma_link_netdev(&p->link, true);
+    a_net = qpldma_link_netdev(&p->link, false);
     b = g_strdup_printf("-M virt%s -m 512M -nodefaults "
                         "-device pldma,id=dma0,netdev=n0,node-id=2%s "
-                        "-netdev stream,id=n0,server=on,addr.type=unix,"
-                        "addr.path=%s", b_smmu ? ",iommu=smmuv3" : "",
-                        b_smmu ? ",fault-mode=report" : "", p->sock);
+                        "-netdev %s", b_smmu ? ",iommu=smmuv3" : "",
+                        b_smmu ? ",fault-mode=report" : "", b_net);
     a = g_strdup_printf("-M virt -m 512M -nodefaults "
                         "-device pldma,id=dma0,netdev=n0,node-id=1 "
-                        "-netdev stream,id=n0,server=off,reconnect-ms=20,"
-                        "addr.type=unix,addr.path=%s", p->sock);
+                        "-netdev %s", a_net);
     node_start(&p->b, b);
     node_start(&p->a, a);
     if (b_smmu) {
         smmu_setup(&p->b);
     }
-    link_wait(&p->a);
-    link_wait(&p->b);
+    qpldma_link_wait(p->a.qts);
+    qpldma_link_wait(p->b.qts);
     return p;
 }
 
@@ -148,10 +127,7 @@ static void pair_stop(Pair *p)
 {
     qtest_quit(p->a.qts);
     qtest_quit(p->b.qts);
-    unlink(p->sock);
-    rmdir(p->dir);
-    g_free(p->sock);
-    g_free(p->dir);
+    qpldma_link_cleanup(&p->link);
     g_free(p);
 }
 
@@ -164,35 +140,6 @@ static void step(void *opaque)
         qtest_clock_step(p->a.qts, STEP_NS);
         qtest_clock_step(p->b.qts, STEP_NS);
     }
-}
-
-static uint8_t *random_fill(Node *n, uint64_t pa, size_t len)
-{
-    uint8_t *b = g_malloc(len);
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        b[i] = g_test_rand_int();
-    }
-    qtest_memwrite(n->qts, pa, b, len);
-    return b;
-}
-
-static void check_mem(Node *n, uint64_t pa, const uint8_t *want, size_t len)
-{
-    g_autofree uint8_t *b = g_malloc(len);
-
-    qtest_memread(n->qts, pa, b, len);
-    g_assert_true(memcmp(b, want, len) == 0);
-}
-
-static bool all_zero(Node *n, uint64_t pa, size_t len)
-{
-    g_autofree uint8_t *b = g_malloc0(len);
-    g_autofree uint8_t *z = g_malloc0(len);
-
-    qtest_memread(n->qts, pa, b, len);
-    return memcmp(b, z, len) == 0;
 }
 
 static uint32_t rand_psn(void)
@@ -566,19 +513,19 @@ static void write_read(Pair *p, QPldmaRing *r, uint32_t len, uint32_t key)
     a_src = alloc_pa(&p->a, len);
     a_dst = alloc_pa(&p->a, len);
     b_pa = alloc_pa(&p->b, len);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
     rkey = key_register(&p->b, key, 0, b_pa, len,
                         PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
 
     compl = post(&p->a, r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, b_pa, data, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
 
     compl = post(&p->a, r, PLDMA_OP_RDMA_READ, 0, len, a_dst, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->a, a_dst, data, len);
+    qpldma_mem_check(p->a.qts, a_dst, data, len);
 }
 
 static void test_write_read(void)
@@ -660,7 +607,7 @@ static void test_not_ready(void)
     ring_init(&p->a, &r, 0);
     a_src = alloc_pa(&p->a, len);
     b_pa = alloc_pa(&p->b, len);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
     rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
 
     /* B's QP 0 in RESET */
@@ -670,7 +617,7 @@ static void test_not_ready(void)
         step(p);
     }
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), ==, 8);
-    g_assert_true(all_zero(&p->b, b_pa, len));
+    g_assert_true(qpldma_mem_zero(p->b.qts, b_pa, len));
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_ACK_TX), ==, 0);
 
     /* INIT: still not receiving; A's timer resends */
@@ -686,7 +633,7 @@ static void test_not_ready(void)
     }
     p->timers = false;
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), >, d0);
-    g_assert_true(all_zero(&p->b, b_pa, len));
+    g_assert_true(qpldma_mem_zero(p->b.qts, b_pa, len));
     g_assert_cmpuint(qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS), ==,
                      PLDMA_ST_PENDING);
 
@@ -697,7 +644,7 @@ static void test_not_ready(void)
     p->timers = true;
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, b_pa, data, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
     pair_stop(p);
 }
 
@@ -744,7 +691,7 @@ static void test_responder_fault(void)
     ring_init(&p->a, &r, 0);
     a_src = alloc_pa(&p->a, len);
     a_dst = alloc_pa(&p->a, len);
-    data = random_fill(&p->a, a_src, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
     for (op = PLDMA_OP_RDMA_WRITE; op <= PLDMA_OP_RDMA_READ; op++) {
         retx0 = ncnt(&p->a, PLDMA_NCNT_RETX_BYTES);
         b_pa = alloc_pa(&p->b, len);
@@ -770,9 +717,9 @@ static void test_responder_fault(void)
         g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
         g_assert_cmpuint(bytes, ==, len);
         if (op == PLDMA_OP_RDMA_WRITE) {
-            check_mem(&p->b, b_pa, data, len);
+            qpldma_mem_check(p->b.qts, b_pa, data, len);
         } else {
-            check_mem(&p->a, a_dst, data, len);
+            qpldma_mem_check(p->a.qts, a_dst, data, len);
         }
         g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_BYTES) - retx0, <=,
                          len - hole * PAGE);
@@ -852,10 +799,10 @@ static void test_reset_reconnect(void)
     a_src = alloc_pa(&p->a, len);
     b_pa = alloc_pa(&p->b, len);
     rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
-    d1 = random_fill(&p->a, a_src, len);
+    d1 = qpldma_mem_random(p->a.qts, a_src, len);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
-    check_mem(&p->b, b_pa, d1, len);
+    qpldma_mem_check(p->b.qts, b_pa, d1, len);
 
     qpn = qpldma_qpn(&p->a.d, 0);
     qpldma_wr(&p->a.d, PLDMA_CTRL, PLDMA_CTRL_RESET);
@@ -867,36 +814,21 @@ static void test_reset_reconnect(void)
     dups = ncnt(&p->b, PLDMA_NCNT_DUPS);
     pair_connect(p, &a_psn, &b_psn);
     ring_init(&p->a, &r, 0);
-    d2 = random_fill(&p->a, a_src, len);
+    d2 = qpldma_mem_random(p->a.qts, a_src, len);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
-    check_mem(&p->b, b_pa, d2, len);
+    qpldma_mem_check(p->b.qts, b_pa, d2, len);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_DUPS), ==, dups);
     pair_stop(p);
 }
 
 /* ---- a hostile peer: the test itself on the other end of the link ---- */
 
-static uint32_t crc32_le(uint32_t crc, const uint8_t *b, size_t n)
-{
-    size_t i;
-    int k;
-
-    crc = ~crc;
-    for (i = 0; i < n; i++) {
-        crc ^= b[i];
-        for (k = 0; k < 8; k++) {
-            crc = (crc >> 1) ^ (0xedb88320U & -(crc & 1));
-        }
-    }
-    return ~crc;
-}
-
 typedef struct Peer {
     Node n;                 /* node 1, the device under test */
     int fd;
-    char *dir, *sock;
+    QPldmaLink link;
     uint8_t mac[6];         /* the device's */
     uint32_t qpn;           /* its QP 0 */
     uint32_t my_qpn;        /* ours */
@@ -906,105 +838,21 @@ typedef struct Peer {
 
 #define PEER_MAC    "\x52\x54\x00\x00\x00\x02"
 
-static void peer_send(Peer *pe, const uint8_t *f, uint32_t len)
-{
-    uint8_t hdr[4];
-
-    stl_be_p(hdr, len);
-    g_assert_cmpint(write(pe->fd, hdr, 4), ==, 4);
-    g_assert_cmpint(write(pe->fd, f, len), ==, len);
-}
-
-/* Receive one frame, or 0 if none comes in about a second */
-static uint32_t peer_recv(Peer *pe, uint8_t *f, uint32_t max)
-{
-    uint8_t hdr[4];
-    uint32_t len, got = 0;
-    int i;
-
-    for (i = 0; i < 5000; i++) {
-        ssize_t r = recv(pe->fd, hdr + got, 4 - got, MSG_DONTWAIT);
-
-        if (r > 0) {
-            got += r;
-            if (got == 4) {
-                break;
-            }
-        }
-        g_usleep(200);
-    }
-    if (got < 4) {
-        return 0;
-    }
-    len = ldl_be_p(hdr);
-    g_assert_cmpuint(len, <=, max);
-    for (got = 0; got < len; ) {
-        ssize_t r = read(pe->fd, f + got, len - got);
-
-        g_assert_cmpint(r, >, 0);
-        got += r;
-    }
-    return len;
-}
-
 /* A RoCEv2 frame from @src to the device; returns its length */
 static uint32_t roce_frame(uint8_t *f, uint32_t src, uint8_t op, uint32_t qpn,
                            uint32_t psn, bool reth, uint64_t va, uint32_t rkey,
                            uint32_t dmalen, int aeth_syn, uint32_t msn,
                            const uint8_t *pl, uint32_t plen)
 {
-    uint8_t *ip = f + 14, *udp = ip + 20, *q = udp + 8, m[40];
-    uint32_t pad = (4 - (plen & 3)) & 3, crc, l4;
-    static const uint8_t ones[8] = {
-        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+    QPldmaRoce r = {
+        .dst_mac = (const uint8_t *)"\x52\x54\x00\x4c\x44\x01",
+        .src_mac = (const uint8_t *)PEER_MAC,
+        .src_ip = src, .dst_ip = IP_A, .op = op, .qpn = qpn, .psn = psn,
+        .reth = reth, .va = va, .rkey = rkey, .dmalen = dmalen,
+        .aeth_syn = aeth_syn, .msn = msn, .pl = pl, .plen = plen,
     };
 
-    memcpy(f, "\x52\x54\x00\x4c\x44\x01", 6);
-    memcpy(f + 6, PEER_MAC, 6);
-    stw_be_p(f + 12, 0x0800);
-    memset(q, 0, 12);
-    q[0] = op;
-    q[1] = pad << 4;
-    stw_be_p(q + 2, 0xffff);
-    stl_be_p(q + 4, qpn);
-    stl_be_p(q + 8, 0x80000000U | psn);     /* AckReq */
-    q += 12;
-    if (reth) {
-        stq_be_p(q, va);
-        stl_be_p(q + 8, rkey);
-        stl_be_p(q + 12, dmalen);
-        q += 16;
-    }
-    if (aeth_syn >= 0) {
-        stl_be_p(q, ((uint32_t)aeth_syn << 24) | msn);
-        q += 4;
-    }
-    if (plen) {
-        memcpy(q, pl, plen);
-    }
-    memset(q + plen, 0, pad);
-    q += plen + pad;
-    l4 = q + 4 - udp;
-    memset(ip, 0, 20);
-    ip[0] = 0x45;
-    stw_be_p(ip + 2, 20 + l4);
-    ip[8] = 64;
-    ip[9] = 17;
-    stl_be_p(ip + 12, src);
-    stl_be_p(ip + 16, IP_A);
-    stw_be_p(udp, 0xc002);
-    stw_be_p(udp + 2, 4791);
-    stw_be_p(udp + 4, l4);
-    stw_be_p(udp + 6, 0);
-    memcpy(m, ip, 40);
-    m[1] = m[8] = m[10] = m[11] = 0xff;
-    m[26] = m[27] = 0xff;
-    m[32] = 0xff;
-    crc = crc32_le(0, ones, 8);
-    crc = crc32_le(crc, m, 40);
-    crc = crc32_le(crc, ip + 40, q - ip - 40);
-    stl_le_p(q, crc);
-    return q + 4 - f;
+    return qpldma_roce_frame(f, &r);
 }
 
 /* Send a frame and wait until the device has taken it */
@@ -1013,7 +861,7 @@ static void peer_inject(Peer *pe, const uint8_t *f, uint32_t len)
     uint32_t rx = ncnt(&pe->n, PLDMA_NCNT_RX_FRAMES);
     int i;
 
-    peer_send(pe, f, len);
+    qpldma_stream_send(pe->fd, f, len);
     for (i = 0; i < 10000 && ncnt(&pe->n, PLDMA_NCNT_RX_FRAMES) == rx; i++) {
         g_usleep(100);
     }
@@ -1034,7 +882,7 @@ typedef struct Rx {
 static bool peer_rx(Peer *pe, Rx *rx)
 {
     uint8_t f[8192];
-    uint32_t len = peer_recv(pe, f, sizeof(f));
+    uint32_t len = qpldma_stream_recv(pe->fd, f, sizeof(f));
     const uint8_t *q = f + 14 + 28;
 
     if (!len) {
@@ -1083,28 +931,18 @@ static int peer_answer(Peer *pe, uint32_t *psn, uint32_t *msn)
 /* Node 1 with QP 0 connected to us (QPN my_qpn at 10.0.0.2) */
 static void peer_open(Peer *pe, uint32_t access)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    g_autofree char *args = NULL;
+    g_autofree char *args = NULL, *net = NULL;
     QPldmaQPAttr at;
-    uint32_t i;
 
     memset(pe, 0, sizeof(*pe));
-    pe->dir = g_dir_make_tmp("pldma-qpeer-XXXXXX", NULL);
-    g_assert(pe->dir);
-    pe->sock = g_strdup_printf("%s/link", pe->dir);
+    qpldma_link_init(&pe->link, "pldma-qpeer-XXXXXX");
+    net = qpldma_link_netdev(&pe->link, true);
     args = g_strdup_printf("-M virt -m 512M -nodefaults "
                            "-device pldma,id=dma0,netdev=n0,node-id=1 "
-                           "-netdev stream,id=n0,server=on,addr.type=unix,"
-                           "addr.path=%s", pe->sock);
+                           "-netdev %s", net);
     node_start(&pe->n, args);
-    pe->fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    g_assert_cmpint(pe->fd, >=, 0);
-    g_strlcpy(sa.sun_path, pe->sock, sizeof(sa.sun_path));
-    for (i = 0; connect(pe->fd, (struct sockaddr *)&sa, sizeof(sa)); i++) {
-        g_assert_cmpuint(i, <, 5000);
-        g_usleep(1000);
-    }
-    link_wait(&pe->n);
+    pe->fd = qpldma_link_connect(&pe->link);
+    qpldma_link_wait(pe->n.qts);
     pe->my_qpn = 0x4a5b00 | (g_test_rand_int() & 0xff);
     pe->epsn = rand_psn();
     pe->sq_psn = rand_psn();
@@ -1119,10 +957,7 @@ static void peer_close(Peer *pe)
 {
     close(pe->fd);
     qtest_quit(pe->n.qts);
-    unlink(pe->sock);
-    rmdir(pe->dir);
-    g_free(pe->sock);
-    g_free(pe->dir);
+    qpldma_link_cleanup(&pe->link);
 }
 
 /* A WRITE Only of @len bytes (<= 1024) from @src */
@@ -1179,56 +1014,56 @@ static void test_hostile_responder(void)
                      pa, rkey, pl, 512);
     peer_inject(&pe, f, len);
     g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 4);
-    g_assert_true(all_zero(&pe.n, pa, PAGE));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
     g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_ACK_TX), ==, 0);
 
     /* ahead of the expected PSN: a sequence NAK naming it, nothing moves */
     len = write_only(f, &pe, IP_B, pe.qpn, (pe.epsn + 5) & 0xffffff, pa,
                      rkey, pl, 512);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x60);
     g_assert_cmphex(psn, ==, pe.epsn);
-    g_assert_true(all_zero(&pe.n, pa, PAGE));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
 
     /* a bad rkey: NAK remote access, the expected PSN stays */
     len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey ^ 0x100, pl,
                      512);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
     g_assert_cmphex(psn, ==, pe.epsn);
     /* a key of another PD: the same */
     len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa2, rkey_pd, pl, 512);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
     g_assert_cmphex(psn, ==, pe.epsn);
-    g_assert_true(all_zero(&pe.n, pa2, PAGE));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa2, PAGE));
     /* a READ: the key allows it, the QP's access flags do not */
     len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey, 512,
                      -1, 0, NULL, 0);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
     g_assert_cmphex(psn, ==, pe.epsn);
-    g_assert_true(all_zero(&pe.n, pa, PAGE));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
 
     /* the good WRITE at the same PSN lands; MSN 1 */
     len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl, 512);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
     g_assert_cmphex(psn, ==, pe.epsn);
     g_assert_cmpuint(msn, ==, 1);
-    check_mem(&pe.n, pa, pl, 512);
+    qpldma_mem_check(pe.n.qts, pa, pl, 512);
     /* again (a duplicate): ACKed again, nothing counted twice */
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
     g_assert_cmphex(psn, ==, pe.epsn);
     g_assert_cmpuint(msn, ==, 1);
     /* the next message: MSN 2 */
     len = write_only(f, &pe, IP_B, pe.qpn, (pe.epsn + 1) & 0xffffff,
                      pa + 512, rkey, pl, 256);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
     g_assert_cmpuint(msn, ==, 2);
-    check_mem(&pe.n, pa + 512, pl, 256);
+    qpldma_mem_check(pe.n.qts, pa + 512, pl, 256);
     peer_close(&pe);
 }
 
@@ -1286,7 +1121,7 @@ static void test_hostile_requester(void)
     /* the real one */
     len = roce_frame(f, IP_B, 0x11, pe.qpn, pe.sq_psn, false, 0, 0, 0, 0x1f,
                      1, NULL, 0);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
                                        WAIT_STEPS, &bytes), ==,
                      PLDMA_ST_SUCCESS);
@@ -1308,7 +1143,7 @@ static void test_hostile_requester(void)
                      2, pl, 1024);
     peer_inject(&pe, f, len);
     g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 1);
-    g_assert_true(all_zero(&pe.n, dst, 1024));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, dst, 1024));
     g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
                      PLDMA_ST_PENDING);
     /* the real one */
@@ -1317,11 +1152,11 @@ static void test_hostile_requester(void)
     }
     len = roce_frame(f, IP_B, 0x10, pe.qpn, rx.psn, false, 0, 0, 0, 0x1f, 2,
                      pl, 1024);
-    peer_send(&pe, f, len);
+    qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
                                        WAIT_STEPS, &bytes), ==,
                      PLDMA_ST_SUCCESS);
-    check_mem(&pe.n, dst, pl, 1024);
+    qpldma_mem_check(pe.n.qts, dst, pl, 1024);
     qpldma_qp_query(&pe.n.d, 0, &q);
     g_assert_cmphex(q.sq_psn, ==, (pe.sq_psn + 2) & 0xffffff);
     peer_close(&pe);

@@ -15,10 +15,10 @@
 #include "qemu/units.h"
 #include "qemu/bswap.h"
 #include "libqtest.h"
+#include "libqos/pldma.h"
 #include "libqos/smmuv3.h"
 #include "qobject/qdict.h"
 #include "qobject/qlist.h"
-#include "hw/misc/pldma-regs.h"
 
 #define PLDMA_BASE      0x0c000000ULL   /* first platform bus device */
 #define RAM_BASE        0x40000000ULL
@@ -32,6 +32,7 @@
 
 typedef struct T {
     QTestState *qts;
+    QPldma d;               /* the device's registers */
     char *args;             /* command line, for a migration target */
     bool smmu;
     bool report;
@@ -48,26 +49,6 @@ static uint64_t alloc_pa(T *t, uint64_t size)
     t->next = pa + QEMU_ALIGN_UP(size, PAGE);
     qtest_memset(t->qts, pa, 0, QEMU_ALIGN_UP(size, PAGE));
     return pa;
-}
-
-static void g_wr(T *t, uint32_t off, uint32_t v)
-{
-    qtest_writel(t->qts, PLDMA_BASE + off, v);
-}
-
-static uint32_t g_rd(T *t, uint32_t off)
-{
-    return qtest_readl(t->qts, PLDMA_BASE + off);
-}
-
-static void c_wr(T *t, int ch, uint32_t off, uint32_t v)
-{
-    qtest_writel(t->qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(ch) + off, v);
-}
-
-static uint32_t c_rd(T *t, int ch, uint32_t off)
-{
-    return qtest_readl(t->qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(ch) + off);
 }
 
 /* ---- SMMUv3, through libqos/smmuv3 ---- */
@@ -176,15 +157,16 @@ static void ring_init(T *t, Ring *r, int ch, uint32_t pasid, uint64_t va,
     r->pa = buf(t, pasid, va, size * PLDMA_DESC_SIZE, true);
     r->va = t->smmu ? va : r->pa;
 
-    g_wr(t, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
-    g_wr(t, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID,
+    qpldma_wr(&t->d, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    qpldma_wr(&t->d, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID,
          t->smmu ? (pasid | PLDMA_CHB_PASID_EN) : 0);
-    g_wr(t, PLDMA_CH_BIND(ch) + PLDMA_CHB_OWNER, 1000 + ch);
-    g_wr(t, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
-    c_wr(t, ch, PLDMA_CH_RING_BASE_LO, (uint32_t)r->va);
-    c_wr(t, ch, PLDMA_CH_RING_BASE_HI, r->va >> 32);
-    c_wr(t, ch, PLDMA_CH_RING_SIZE, size);
-    g_assert_cmpuint(c_rd(t, ch, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+    qpldma_wr(&t->d, PLDMA_CH_BIND(ch) + PLDMA_CHB_OWNER, 1000 + ch);
+    qpldma_wr(&t->d, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
+    qpldma_ch_wr(&t->d, ch, PLDMA_CH_RING_BASE_LO, (uint32_t)r->va);
+    qpldma_ch_wr(&t->d, ch, PLDMA_CH_RING_BASE_HI, r->va >> 32);
+    qpldma_ch_wr(&t->d, ch, PLDMA_CH_RING_SIZE, size);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, ch, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_IDLE);
 }
 
 static void desc_put(T *t, Ring *r, uint8_t op, uint32_t len, uint64_t src,
@@ -207,7 +189,7 @@ static void desc_put(T *t, Ring *r, uint8_t op, uint32_t len, uint64_t src,
 
 static void ring_kick(T *t, Ring *r)
 {
-    c_wr(t, r->ch, PLDMA_CH_RING_TAIL, r->tail);
+    qpldma_ch_wr(&t->d, r->ch, PLDMA_CH_RING_TAIL, r->tail);
 }
 
 static uint32_t wait_state(T *t, int ch, uint32_t want)
@@ -216,7 +198,7 @@ static uint32_t wait_state(T *t, int ch, uint32_t want)
     int i;
 
     for (i = 0; i < POLL_MAX; i++) {
-        st = c_rd(t, ch, PLDMA_CH_STATE);
+        st = qpldma_ch_rd(&t->d, ch, PLDMA_CH_STATE);
         if (st == want) {
             break;
         }
@@ -279,6 +261,7 @@ static T *start(const char *mode, bool smmu, const char *extra)
                               smmu ? ",iommu=smmuv3" : "", mode,
                               extra ? extra : "");
     t->qts = qtest_init(t->args);
+    qpldma_init(&t->d, t->qts, PLDMA_BASE);
     if (smmu) {
         smmu_init(t);
     }
@@ -355,6 +338,7 @@ static bool migrate(T *t)
     if (ok) {
         qtest_quit(t->qts);
         t->qts = dst;
+        t->d.qts = dst;
         t->s.qts = dst;
     } else {
         qtest_quit(dst);
@@ -368,64 +352,73 @@ static void test_registers(void)
 {
     T *t = start("stall", false,
                  ",num-channels=3,max-transfer=65536,pasid-bits=8");
-    uint32_t cap = g_rd(t, PLDMA_CAP);
+    uint32_t cap = qpldma_rd(&t->d, PLDMA_CAP);
 
-    g_assert_cmphex(g_rd(t, PLDMA_ID), ==, PLDMA_ID_VALUE);
-    g_assert_cmphex(g_rd(t, PLDMA_VERSION), ==, PLDMA_VERSION_VALUE);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_ID), ==, PLDMA_ID_VALUE);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_VERSION), ==, PLDMA_VERSION_VALUE);
     g_assert_cmpuint(PLDMA_CAP_NUM_CH(cap), ==, 3);
     g_assert_true(cap & PLDMA_CAP_FAULT_STALL);
     g_assert_false(cap & PLDMA_CAP_FAULT_REPORT);
     g_assert_false(cap & PLDMA_CAP_PASID);
-    g_assert_cmpuint(g_rd(t, PLDMA_MAX_XFER), ==, 65536);
-    g_assert_cmphex(g_rd(t, PLDMA_STREAM_ID), ==, SID);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_MAX_XFER), ==, 65536);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_STREAM_ID), ==, SID);
 
     /* read-only registers stay put */
-    g_wr(t, PLDMA_ID, 0);
-    g_assert_cmphex(g_rd(t, PLDMA_ID), ==, PLDMA_ID_VALUE);
+    qpldma_wr(&t->d, PLDMA_ID, 0);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_ID), ==, PLDMA_ID_VALUE);
 
     /* binding: PASID only while disabled, and never from the user page */
-    g_wr(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID, PLDMA_CHB_PASID_EN | 5);
-    g_assert_cmphex(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==,
+    qpldma_wr(&t->d, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID,
+              PLDMA_CHB_PASID_EN | 5);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==,
                     PLDMA_CHB_PASID_EN | 5);
-    g_wr(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID, PLDMA_CHB_PASID_EN | 999);
-    g_assert_cmphex(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==,
+    qpldma_wr(&t->d, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID,
+              PLDMA_CHB_PASID_EN | 999);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==,
                     PLDMA_CHB_PASID_EN | 5);            /* > pasid-bits */
-    g_wr(t, PLDMA_CH_BIND(1) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
-    g_wr(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID, PLDMA_CHB_PASID_EN | 6);
-    g_assert_cmphex(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==,
+    qpldma_wr(&t->d, PLDMA_CH_BIND(1) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
+    qpldma_wr(&t->d, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID,
+              PLDMA_CHB_PASID_EN | 6);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==,
                     PLDMA_CHB_PASID_EN | 5);
-    c_wr(t, 1, PLDMA_CH_PASID, 7);
-    g_assert_cmphex(c_rd(t, 1, PLDMA_CH_PASID), ==, PLDMA_CHB_PASID_EN | 5);
-    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
-    g_assert_cmpuint(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_STATE), ==,
+    qpldma_ch_wr(&t->d, 1, PLDMA_CH_PASID, 7);
+    g_assert_cmphex(qpldma_ch_rd(&t->d, 1, PLDMA_CH_PASID), ==,
+                    PLDMA_CHB_PASID_EN | 5);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 1, PLDMA_CH_STATE), ==,
                      PLDMA_STATE_IDLE);
-    g_wr(t, PLDMA_CH_BIND(1) + PLDMA_CHB_OWNER, 0x1234);
-    g_assert_cmphex(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_OWNER), ==, 0x1234);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_CH_BIND(1) + PLDMA_CHB_STATE), ==,
+                     PLDMA_STATE_IDLE);
+    qpldma_wr(&t->d, PLDMA_CH_BIND(1) + PLDMA_CHB_OWNER, 0x1234);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_CH_BIND(1) + PLDMA_CHB_OWNER), ==,
+                    0x1234);
 
     /* ring configuration, 64-bit access to a LO/HI pair */
     qtest_writeq(t->qts, PLDMA_BASE + PLDMA_CH_PAGE_OFFSET(1) +
                  PLDMA_CH_RING_BASE_LO, 0x123456789ac0ULL);
-    g_assert_cmphex(c_rd(t, 1, PLDMA_CH_RING_BASE_HI), ==, 0x1234);
-    g_assert_cmphex(c_rd(t, 1, PLDMA_CH_RING_BASE_LO), ==, 0x56789ac0);
+    g_assert_cmphex(qpldma_ch_rd(&t->d, 1, PLDMA_CH_RING_BASE_HI), ==, 0x1234);
+    g_assert_cmphex(qpldma_ch_rd(&t->d, 1, PLDMA_CH_RING_BASE_LO), ==,
+                    0x56789ac0);
 
     /* IRQ mask, W1C status, fault queue size validation */
-    g_wr(t, PLDMA_IRQ_MASK, 0xffffffff);
-    g_assert_cmphex(g_rd(t, PLDMA_IRQ_MASK), ==, 0xffffffff);
-    g_wr(t, PLDMA_FQ_SIZE, 3);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_SIZE), ==, 0);
-    g_wr(t, PLDMA_FQ_SIZE, 64);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_SIZE), ==, 64);
+    qpldma_wr(&t->d, PLDMA_IRQ_MASK, 0xffffffff);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_IRQ_MASK), ==, 0xffffffff);
+    qpldma_wr(&t->d, PLDMA_FQ_SIZE, 3);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_SIZE), ==, 0);
+    qpldma_wr(&t->d, PLDMA_FQ_SIZE, 64);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_SIZE), ==, 64);
 
     /* global reset */
-    g_wr(t, PLDMA_CTRL, PLDMA_CTRL_RESET);
-    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
-    g_assert_cmphex(g_rd(t, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==, 0);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_SIZE), ==, 0);
-    g_assert_cmpuint(g_rd(t, PLDMA_IRQ_MASK), ==, 0);
+    qpldma_wr(&t->d, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 1, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_DISABLED);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID), ==,
+                    0);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_SIZE), ==, 0);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_IRQ_MASK), ==, 0);
 
     /* undefined offsets read as zero */
-    g_assert_cmphex(g_rd(t, 0xffc), ==, 0);
-    g_assert_cmphex(c_rd(t, 2, 0xffc), ==, 0);
+    g_assert_cmphex(qpldma_rd(&t->d, 0xffc), ==, 0);
+    g_assert_cmphex(qpldma_ch_rd(&t->d, 2, 0xffc), ==, 0);
     stop(t);
 }
 
@@ -458,7 +451,7 @@ static void do_copy_fill(bool smmu)
     qtest_memset(t->qts, fdst, 0xee, PAGE);
     qtest_irq_intercept_out_named(t->qts, "/machine/peripheral/dma0",
                                   "sysbus-irq");
-    g_wr(t, PLDMA_IRQ_MASK, PLDMA_IRQ_CH_DONE(0));
+    qpldma_wr(&t->d, PLDMA_IRQ_MASK, PLDMA_IRQ_CH_DONE(0));
     g_assert_false(qtest_get_irq(t->qts, 0));
 
     desc_put(t, &r, PLDMA_OP_COPY, len, va_src, va_dst, 0, va_c, 0xc0ffee);
@@ -486,16 +479,19 @@ static void do_copy_fill(bool smmu)
                      PLDMA_ST_SUCCESS);
 
     wait_state(t, 0, PLDMA_STATE_IDLE);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_RING_HEAD), ==, 3);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_COMPLETED), ==, 3);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_RING_HEAD), ==, 3);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_COMPLETED), ==, 3);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
                      ==, len + 1000);
-    g_assert_cmpuint(g_rd(t, PLDMA_CH_CNT(0) + PLDMA_CNT_DESCS), ==, 3);
-    g_assert_cmphex(g_rd(t, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CH_DONE(0), ==,
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_CH_CNT(0) + PLDMA_CNT_DESCS), ==,
+                     3);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_IRQ_STATUS) &
+                    PLDMA_IRQ_CH_DONE(0), ==,
                     PLDMA_IRQ_CH_DONE(0));
     g_assert_true(qtest_get_irq(t->qts, 0));
-    g_wr(t, PLDMA_IRQ_STATUS, PLDMA_IRQ_CH_DONE(0));
-    g_assert_cmphex(g_rd(t, PLDMA_IRQ_STATUS), ==, 0);
+    qpldma_wr(&t->d, PLDMA_IRQ_STATUS, PLDMA_IRQ_CH_DONE(0));
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_IRQ_STATUS), ==, 0);
     g_assert_false(qtest_get_irq(t->qts, 0));
     {
         QDict *rsp = qtest_qmp(t->qts, "{'execute': 'qom-get', 'arguments':"
@@ -535,15 +531,19 @@ static void test_bad_inputs(void)
     int i;
 
     /* doorbell on a disabled channel */
-    c_wr(t, 1, PLDMA_CH_RING_TAIL, 1);
-    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
-    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_ERROR), ==, PLDMA_ERR_DISABLED);
+    qpldma_ch_wr(&t->d, 1, PLDMA_CH_RING_TAIL, 1);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 1, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_DISABLED);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 1, PLDMA_CH_ERROR), ==,
+                     PLDMA_ERR_DISABLED);
 
     ring_init(t, &r, 0, 0, 0, 16);
     /* RESTART with nothing faulted */
-    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_ERROR), ==, PLDMA_ERR_BAD_CMD);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_ERROR), ==,
+                     PLDMA_ERR_BAD_CMD);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_IDLE);
 
     desc_put(t, &r, 0x7f, 16, a, a + PAGE, 0, cpa, 0);              /* op */
     desc_put(t, &r, PLDMA_OP_COPY, 0, a, a + PAGE, 0, cpa + 32, 0);  /* len */
@@ -558,7 +558,7 @@ static void test_bad_inputs(void)
     desc_put(t, &r, PLDMA_OP_FILL, 16, 0, a, 0, cpa + 256 + 4, 0); /* align */
     ring_kick(t, &r);
     wait_state(t, 0, PLDMA_STATE_IDLE);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_COMPLETED), ==, 9);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_COMPLETED), ==, 9);
     g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, PLDMA_ST_BAD_OPCODE);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + 32), ==, PLDMA_ST_BAD_LENGTH);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + 64), ==, PLDMA_ST_BAD_LENGTH);
@@ -567,10 +567,12 @@ static void test_bad_inputs(void)
     g_assert_cmpuint(qtest_readl(t->qts, cpa + 160), ==, PLDMA_ST_DMA_ERROR);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + 192), ==, PLDMA_ST_DMA_ERROR);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + 224), ==, PLDMA_ST_BAD_LENGTH);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_LAST_STATUS), ==, PLDMA_ST_BAD_DESC);
-    g_assert_cmpuint(g_rd(t, PLDMA_CH_CNT(0) + PLDMA_CNT_ERRORS), ==, 9);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_LAST_STATUS), ==,
+                     PLDMA_ST_BAD_DESC);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_CH_CNT(0) + PLDMA_CNT_ERRORS), ==,
+                     9);
     /* the device registers were not touched by the DMA */
-    g_assert_cmphex(g_rd(t, PLDMA_ID), ==, PLDMA_ID_VALUE);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_ID), ==, PLDMA_ID_VALUE);
 
     /* reserved bits */
     d[PLDMA_DESC_OPCODE] = PLDMA_OP_NOP;
@@ -583,71 +585,79 @@ static void test_bad_inputs(void)
                      PLDMA_ST_BAD_DESC);
 
     /* tail out of range -> ERROR; CANCEL recovers */
-    c_wr(t, 0, PLDMA_CH_RING_TAIL, 16);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_ERROR);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_ERROR), ==, PLDMA_ERR_RING_INDEX);
-    g_assert_true(g_rd(t, PLDMA_ERROR_CHANNELS) & 1);
-    g_assert_true(g_rd(t, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CH_ERROR);
-    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_IDLE);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_TAIL, 16);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_ERROR);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_ERROR), ==,
+                     PLDMA_ERR_RING_INDEX);
+    g_assert_true(qpldma_rd(&t->d, PLDMA_ERROR_CHANNELS) & 1);
+    g_assert_true(qpldma_rd(&t->d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CH_ERROR);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_IDLE);
 
     /* ring pointing at the device's own registers */
-    c_wr(t, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)PLDMA_BASE);
-    c_wr(t, 0, PLDMA_CH_RING_BASE_HI, 0);
-    c_wr(t, 0, PLDMA_CH_RING_SIZE, 4);
-    c_wr(t, 0, PLDMA_CH_RING_TAIL, 3);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)PLDMA_BASE);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_BASE_HI, 0);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_SIZE, 4);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_TAIL, 3);
     wait_state(t, 0, PLDMA_STATE_ERROR);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_ERROR), ==, PLDMA_ERR_DESC_FETCH);
-    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_ERROR), ==,
+                     PLDMA_ERR_DESC_FETCH);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
 
     /* ring in a hole (not RAM): the fetch fails for good */
-    c_wr(t, 0, PLDMA_CH_RING_BASE_LO, 0x70000000);
-    c_wr(t, 0, PLDMA_CH_RING_SIZE, 4);
-    c_wr(t, 0, PLDMA_CH_RING_TAIL, 1);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_BASE_LO, 0x70000000);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_SIZE, 4);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_TAIL, 1);
     wait_state(t, 0, PLDMA_STATE_ERROR);
-    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
 
     /* invalid ring size / misaligned base */
-    c_wr(t, 0, PLDMA_CH_RING_SIZE, 3);
-    c_wr(t, 0, PLDMA_CH_RING_TAIL, 1);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_ERROR), ==, PLDMA_ERR_RING_CONFIG);
-    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
-    c_wr(t, 0, PLDMA_CH_RING_SIZE, 1 << 20);
-    c_wr(t, 0, PLDMA_CH_RING_TAIL, 1);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_ERROR);
-    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
-    c_wr(t, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)r.pa + 8);
-    c_wr(t, 0, PLDMA_CH_RING_SIZE, 4);
-    c_wr(t, 0, PLDMA_CH_RING_TAIL, 1);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_ERROR), ==, PLDMA_ERR_RING_CONFIG);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_SIZE, 3);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_TAIL, 1);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_ERROR), ==,
+                     PLDMA_ERR_RING_CONFIG);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_SIZE, 1 << 20);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_TAIL, 1);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_ERROR);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_BASE_LO, (uint32_t)r.pa + 8);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_SIZE, 4);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_RING_TAIL, 1);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_ERROR), ==,
+                     PLDMA_ERR_RING_CONFIG);
 
     /* fault queue: bad head, bad size, enable without size */
-    g_wr(t, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_CTRL), ==, 0);
-    g_wr(t, PLDMA_FQ_HEAD, 77);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_HEAD), ==, 0);
+    qpldma_wr(&t->d, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_CTRL), ==, 0);
+    qpldma_wr(&t->d, PLDMA_FQ_HEAD, 77);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_HEAD), ==, 0);
 
     /* hammer undefined registers of every page */
     for (i = 0; i < 0x1000; i += 0x44) {
-        g_wr(t, 0x200 + (i & 0x5ff), 0xffffffff);
-        c_wr(t, 3, i, 0xffffffff);
+        qpldma_wr(&t->d, 0x200 + (i & 0x5ff), 0xffffffff);
+        qpldma_ch_wr(&t->d, 3, i, 0xffffffff);
     }
-    g_assert_cmphex(g_rd(t, PLDMA_ID), ==, PLDMA_ID_VALUE);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_ID), ==, PLDMA_ID_VALUE);
     stop(t);
 }
 
 /* Wait until a channel is RUNNING and has moved some bytes */
 static void wait_progress(T *t, int ch)
 {
-    uint32_t start = g_rd(t, PLDMA_CH_CNT(ch) + PLDMA_CNT_BYTES_LO);
+    uint32_t start = qpldma_rd(&t->d, PLDMA_CH_CNT(ch) + PLDMA_CNT_BYTES_LO);
     int i;
 
     for (i = 0; i < POLL_MAX; i++) {
-        if (g_rd(t, PLDMA_CH_CNT(ch) + PLDMA_CNT_BYTES_LO) != start) {
+        if (qpldma_rd(&t->d, PLDMA_CH_CNT(ch) + PLDMA_CNT_BYTES_LO) != start) {
             break;
         }
     }
-    g_assert_cmpuint(c_rd(t, ch, PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, ch, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_RUNNING);
 }
 
 /* Channel and global reset in the middle of a large transfer */
@@ -664,9 +674,10 @@ static void test_reset_inflight(void)
     desc_put(t, &r, PLDMA_OP_COPY, len, src, dst, 0, cpa, 0);
     ring_kick(t, &r);
     wait_progress(t, 0);
-    g_wr(t, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_RING_HEAD), ==, 0);
+    qpldma_wr(&t->d, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_DISABLED);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_RING_HEAD), ==, 0);
     g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, 0);
 
     /* the channel is usable again */
@@ -680,13 +691,16 @@ static void test_reset_inflight(void)
     desc_put(t, &r, PLDMA_OP_COPY, len, src, dst, 0, cpa, 0);
     ring_kick(t, &r);
     wait_progress(t, 0);
-    g_wr(t, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, 0);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
-    g_wr(t, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
-    g_wr(t, PLDMA_CTRL, PLDMA_CTRL_RESET);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
+    qpldma_wr(&t->d, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, 0);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_DISABLED);
+    qpldma_wr(&t->d, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
+    qpldma_wr(&t->d, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_DISABLED);
     qtest_system_reset(t->qts);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_DISABLED);
     stop(t);
 }
 
@@ -713,10 +727,12 @@ static void test_stall_retry(void)
     ring_kick(t, &r);
     wait_state(t, 0, PLDMA_STATE_STALLED);
     stag = smmu_wait_stall(t, pasid, vd + 2 * PAGE);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_FAULT_DONE), ==, 2 * PAGE);
-    g_assert_cmphex(c_rd(t, 0, PLDMA_CH_FAULT_VA_LO), ==, vd + 2 * PAGE);
-    g_assert_true(c_rd(t, 0, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_WRITE);
-    g_assert_cmphex(g_rd(t, PLDMA_STALLED_CHANNELS), ==, 1);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_FAULT_DONE), ==, 2 * PAGE);
+    g_assert_cmphex(qpldma_ch_rd(&t->d, 0, PLDMA_CH_FAULT_VA_LO), ==,
+                    vd + 2 * PAGE);
+    g_assert_true(qpldma_ch_rd(&t->d, 0,
+                               PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_WRITE);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_STALLED_CHANNELS), ==, 1);
     g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, 0);
 
     map_page(t, pasid, vd + 2 * PAGE, dst + 2 * PAGE);
@@ -724,9 +740,11 @@ static void test_stall_retry(void)
     g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     check_mem(t, dst, data, len);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
                      1);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_RESTARTS),
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_RESTARTS),
                      ==, 1);
     stop(t);
 }
@@ -780,7 +798,8 @@ static void outstanding(bool abort_one)
     for (i = 0; i < n; i++) {
         g_assert_cmphex(va[i], ==, vd + i * PAGE);   /* distinct, in order */
     }
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
                      8);
     g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, 0);
 
@@ -831,7 +850,8 @@ static void outstanding(bool abort_one)
     g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     check_mem(t, dst, data, len);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
                      npages);
     g_assert_cmpuint(wait_compl(t, cpa + PAGE, NULL, NULL), ==,
                      PLDMA_ST_SUCCESS);
@@ -868,20 +888,23 @@ static void test_stall_fetch_compl(void)
     desc_put(t, &r, PLDMA_OP_FILL, 100, 0, vd, 0x4242424242424242ULL, vc, 9);
     ring_kick(t, &r);
     wait_state(t, 3, PLDMA_STATE_STALLED);
-    g_assert_true(c_rd(t, 3, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_DESC);
+    g_assert_true(qpldma_ch_rd(&t->d, 3,
+                               PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_DESC);
     stag = smmu_wait_stall(t, pasid, vr);
     map_page(t, pasid, vr, r.pa);
     smmu_resume(t, stag, QSMMU_RESUME_RETRY);
 
     wait_state(t, 3, PLDMA_STATE_STALLED);
-    g_assert_true(c_rd(t, 3, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_COMPL);
+    g_assert_true(qpldma_ch_rd(&t->d, 3,
+                               PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_COMPL);
     g_assert_cmpuint(qtest_readb(t->qts, dst + 99), ==, 0x42);
     stag = smmu_wait_stall(t, pasid, vc);
     map_page(t, pasid, vc, cpa);
     smmu_resume(t, stag, QSMMU_RESUME_RETRY);
     g_assert_cmpuint(wait_compl(t, cpa, NULL, NULL), ==, PLDMA_ST_SUCCESS);
     g_assert_cmphex(qtest_readq(t->qts, cpa + PLDMA_COMPL_COOKIE), ==, 9);
-    g_assert_cmpuint(c_rd(t, 3, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 3,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
                      2);
     wait_state(t, 3, PLDMA_STATE_IDLE);
     stop(t);
@@ -916,7 +939,8 @@ static void test_stall_abort(void)
     /* the channel goes on with the next descriptor */
     g_assert_cmpuint(wait_compl(t, cpa + 32, NULL, NULL), ==,
                      PLDMA_ST_SUCCESS);
-    g_assert_cmpuint(g_rd(t, PLDMA_CH_CNT(0) + PLDMA_CNT_ABORTS), ==, 1);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_CH_CNT(0) + PLDMA_CNT_ABORTS), ==,
+                     1);
     /* a RESUME for a stale STAG is harmless */
     smmu_resume(t, stag, QSMMU_RESUME_RETRY);
     wait_state(t, 0, PLDMA_STATE_IDLE);
@@ -927,11 +951,13 @@ static void test_stall_abort(void)
     ring_kick(t, &r);
     wait_state(t, 0, PLDMA_STATE_STALLED);
     stag = smmu_wait_stall(t, pasid, vs + PAGE);
-    g_wr(t, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
-    g_assert_cmphex(g_rd(t, PLDMA_STALLED_CHANNELS), ==, 0);
+    qpldma_wr(&t->d, PLDMA_CH_BIND(0) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_DISABLED);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_STALLED_CHANNELS), ==, 0);
     smmu_resume(t, stag, QSMMU_RESUME_RETRY);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_DISABLED);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_DISABLED);
     g_assert_cmpuint(qtest_readl(t->qts, cpa), ==, 0);
     ring_init(t, &r, 0, pasid, 0x40000000, 4);
     desc_put(t, &r, PLDMA_OP_NOP, 0, 0, 0, 0, vc, 0);
@@ -996,12 +1022,12 @@ static void test_report(void)
 
     smmu_add_pasid(t, pasid);
     fq = alloc_pa(t, PAGE);         /* S1DSS = bypass: IOVA == PA */
-    g_wr(t, PLDMA_FQ_BASE_LO, (uint32_t)fq);
-    g_wr(t, PLDMA_FQ_BASE_HI, fq >> 32);
-    g_wr(t, PLDMA_FQ_SIZE, 2);      /* room for a single record */
-    g_wr(t, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
-    g_wr(t, PLDMA_IRQ_MASK, 0xffffffff);
-    g_assert_true(g_rd(t, PLDMA_CAP) & PLDMA_CAP_FAULT_REPORT);
+    qpldma_wr(&t->d, PLDMA_FQ_BASE_LO, (uint32_t)fq);
+    qpldma_wr(&t->d, PLDMA_FQ_BASE_HI, fq >> 32);
+    qpldma_wr(&t->d, PLDMA_FQ_SIZE, 2);      /* room for a single record */
+    qpldma_wr(&t->d, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    qpldma_wr(&t->d, PLDMA_IRQ_MASK, 0xffffffff);
+    g_assert_true(qpldma_rd(&t->d, PLDMA_CAP) & PLDMA_CAP_FAULT_REPORT);
 
     ring_init(t, &r, 2, pasid, 0x40000000, 4);
     src = buf(t, pasid, vs, len, true);
@@ -1014,9 +1040,9 @@ static void test_report(void)
     desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 0);
     ring_kick(t, &r);
     wait_state(t, 2, PLDMA_STATE_FAULTED);
-    g_assert_cmphex(g_rd(t, PLDMA_FAULTED_CHANNELS), ==, 4);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_TAIL), ==, 1);
-    g_assert_true(g_rd(t, PLDMA_IRQ_STATUS) & PLDMA_IRQ_FAULT);
+    g_assert_cmphex(qpldma_rd(&t->d, PLDMA_FAULTED_CHANNELS), ==, 4);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_TAIL), ==, 1);
+    g_assert_true(qpldma_rd(&t->d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_FAULT);
     qtest_memread(t->qts, fq, rec, sizeof(rec));
     g_assert_cmpuint(lduw_le_p(rec + PLDMA_FR_CHANNEL), ==, 2);
     g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, vs + 3 * PAGE);
@@ -1029,35 +1055,38 @@ static void test_report(void)
                      0);
 
     /* RESTART without fixing the fault: the queue is full -> overflow */
-    c_wr(t, 2, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_ch_wr(&t->d, 2, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
     wait_state(t, 2, PLDMA_STATE_FAULTED);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_OVERFLOWS), ==, 1);
-    g_assert_true(g_rd(t, PLDMA_FQ_STATUS) & PLDMA_FQ_STATUS_OVERFLOW);
-    g_assert_true(g_rd(t, PLDMA_IRQ_STATUS) & PLDMA_IRQ_FQ_OVERFLOW);
-    g_assert_cmphex(c_rd(t, 2, PLDMA_CH_FAULT_VA_LO), ==, vs + 3 * PAGE);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_OVERFLOWS), ==, 1);
+    g_assert_true(qpldma_rd(&t->d, PLDMA_FQ_STATUS) & PLDMA_FQ_STATUS_OVERFLOW);
+    g_assert_true(qpldma_rd(&t->d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_FQ_OVERFLOW);
+    g_assert_cmphex(qpldma_ch_rd(&t->d, 2, PLDMA_CH_FAULT_VA_LO), ==,
+                    vs + 3 * PAGE);
 
     /* consume, fix, restart: the next fault is on the destination */
-    g_wr(t, PLDMA_FQ_HEAD, 1);
-    g_wr(t, PLDMA_FQ_STATUS, PLDMA_FQ_STATUS_OVERFLOW);
-    g_wr(t, PLDMA_IRQ_STATUS, 0xffffffff);
+    qpldma_wr(&t->d, PLDMA_FQ_HEAD, 1);
+    qpldma_wr(&t->d, PLDMA_FQ_STATUS, PLDMA_FQ_STATUS_OVERFLOW);
+    qpldma_wr(&t->d, PLDMA_IRQ_STATUS, 0xffffffff);
     map_page(t, pasid, vs + 3 * PAGE, src + 3 * PAGE);
-    c_wr(t, 2, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_ch_wr(&t->d, 2, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
     wait_state(t, 2, PLDMA_STATE_FAULTED);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_TAIL), ==, 0);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_TAIL), ==, 0);
     qtest_memread(t->qts, fq + PLDMA_FR_SIZE, rec, sizeof(rec));
     g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, vd + 4 * PAGE);
     g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, 4 * PAGE);
     g_assert_true(lduw_le_p(rec + PLDMA_FR_FLAGS) & PLDMA_FR_F_WRITE);
-    g_wr(t, PLDMA_FQ_HEAD, 0);
+    qpldma_wr(&t->d, PLDMA_FQ_HEAD, 0);
 
     map_page(t, pasid, vd + 4 * PAGE, dst + 4 * PAGE);
-    c_wr(t, 2, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_ch_wr(&t->d, 2, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
     g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     check_mem(t, dst, data, len);
-    g_assert_cmpuint(c_rd(t, 2, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_FAULTS), ==,
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 2,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_FAULTS), ==,
                      3);
-    g_assert_cmpuint(c_rd(t, 2, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_RESTARTS),
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 2,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_RESTARTS),
                      ==, 3);
 
     /* CANCEL: error completion with the progress, channel goes on */
@@ -1067,7 +1096,7 @@ static void test_report(void)
     desc_put(t, &r, PLDMA_OP_NOP, 0, 0, 0, 0, vc + 32, 0);
     ring_kick(t, &r);
     wait_state(t, 2, PLDMA_STATE_FAULTED);
-    c_wr(t, 2, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    qpldma_ch_wr(&t->d, 2, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
     g_assert_cmpuint(wait_compl(t, cpa, &bytes, &fva), ==,
                      PLDMA_ST_CANCELLED);
     g_assert_cmpuint(bytes, ==, PAGE);
@@ -1084,10 +1113,10 @@ static void wait_fq_tail(T *t, uint32_t tail)
 {
     int i;
 
-    for (i = 0; i < POLL_MAX && g_rd(t, PLDMA_FQ_TAIL) != tail; i++) {
+    for (i = 0; i < POLL_MAX && qpldma_rd(&t->d, PLDMA_FQ_TAIL) != tail; i++) {
         continue;
     }
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_TAIL), ==, tail);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_TAIL), ==, tail);
 }
 
 /*
@@ -1109,10 +1138,10 @@ static void test_report_fq_resize_migrate(void)
 
     smmu_add_pasid(t, pasid);
     fq = alloc_pa(t, PAGE);
-    g_wr(t, PLDMA_FQ_BASE_LO, (uint32_t)fq);
-    g_wr(t, PLDMA_FQ_BASE_HI, fq >> 32);
-    g_wr(t, PLDMA_FQ_SIZE, 8);
-    g_wr(t, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    qpldma_wr(&t->d, PLDMA_FQ_BASE_LO, (uint32_t)fq);
+    qpldma_wr(&t->d, PLDMA_FQ_BASE_HI, fq >> 32);
+    qpldma_wr(&t->d, PLDMA_FQ_SIZE, 8);
+    qpldma_wr(&t->d, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
 
     ring_init(t, &r, 0, pasid, 0x40000000, 4);
     src = buf(t, pasid, vs, len, true);
@@ -1127,37 +1156,38 @@ static void test_report_fq_resize_migrate(void)
     wait_fq_tail(t, 1);
     for (i = 2; i <= 5; i++) {
         wait_state(t, 0, PLDMA_STATE_FAULTED);
-        c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+        qpldma_ch_wr(&t->d, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
         wait_fq_tail(t, i);
     }
     wait_state(t, 0, PLDMA_STATE_FAULTED);
 
-    g_wr(t, PLDMA_FQ_CTRL, 0);
-    g_wr(t, PLDMA_FQ_SIZE, 2);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_SIZE), ==, 2);
+    qpldma_wr(&t->d, PLDMA_FQ_CTRL, 0);
+    qpldma_wr(&t->d, PLDMA_FQ_SIZE, 2);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_SIZE), ==, 2);
 
     g_assert_true(migrate(t));
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_SIZE), ==, 2);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_HEAD), ==, 0);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_TAIL), ==, 0);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_FAULTED);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_SIZE), ==, 2);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_HEAD), ==, 0);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_TAIL), ==, 0);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_FAULTED);
 
     /* the resized queue works on the target: one record, then full */
-    g_wr(t, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    qpldma_wr(&t->d, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
     qtest_memset(t->qts, fq, 0, PAGE);
-    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
     wait_fq_tail(t, 1);
     qtest_memread(t->qts, fq, rec, sizeof(rec));
     g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, vs + 2 * PAGE);
     wait_state(t, 0, PLDMA_STATE_FAULTED);
-    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
     wait_state(t, 0, PLDMA_STATE_FAULTED);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_OVERFLOWS), ==, 1);
-    g_assert_cmpuint(g_rd(t, PLDMA_FQ_TAIL), ==, 1);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_OVERFLOWS), ==, 1);
+    g_assert_cmpuint(qpldma_rd(&t->d, PLDMA_FQ_TAIL), ==, 1);
 
     map_page(t, pasid, vs + 2 * PAGE, src + 2 * PAGE);
-    g_wr(t, PLDMA_FQ_HEAD, 1);
-    c_wr(t, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_wr(&t->d, PLDMA_FQ_HEAD, 1);
+    qpldma_ch_wr(&t->d, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
     g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     check_mem(t, dst, data, len);
@@ -1173,7 +1203,8 @@ static void desc_poke(T *t, Ring *r, uint32_t off, uint8_t val)
 
 static uint64_t c_rd64(T *t, int ch, uint32_t lo)
 {
-    return c_rd(t, ch, lo) | (uint64_t)c_rd(t, ch, lo + 4) << 32;
+    return qpldma_ch_rd(&t->d, ch, lo) |
+           (uint64_t)qpldma_ch_rd(&t->d, ch, lo + 4) << 32;
 }
 
 /*
@@ -1197,11 +1228,11 @@ static void test_report_batch(void)
 
     smmu_add_pasid(t, pasid);
     fq = alloc_pa(t, PAGE);
-    g_wr(t, PLDMA_FQ_BASE_LO, (uint32_t)fq);
-    g_wr(t, PLDMA_FQ_BASE_HI, fq >> 32);
-    g_wr(t, PLDMA_FQ_SIZE, 8);
-    g_wr(t, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
-    g_wr(t, PLDMA_IRQ_MASK, 0xffffffff);
+    qpldma_wr(&t->d, PLDMA_FQ_BASE_LO, (uint32_t)fq);
+    qpldma_wr(&t->d, PLDMA_FQ_BASE_HI, fq >> 32);
+    qpldma_wr(&t->d, PLDMA_FQ_SIZE, 8);
+    qpldma_wr(&t->d, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
+    qpldma_wr(&t->d, PLDMA_IRQ_MASK, 0xffffffff);
 
     ring_init(t, &r, 1, pasid, 0x40000000, 8);
     src = buf(t, pasid, vs, len, true);
@@ -1220,7 +1251,8 @@ static void test_report_batch(void)
     qtest_memread(t->qts, fq, rec, sizeof(rec));
     g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, vs + 2 * PAGE);
     g_assert_true(lduw_le_p(rec + PLDMA_FR_FLAGS) & PLDMA_FR_F_AHEAD);
-    g_assert_true(c_rd(t, 1, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_AHEAD);
+    g_assert_true(qpldma_ch_rd(&t->d, 1,
+                               PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_AHEAD);
     /* from the current page, 16 pages: 19 is beyond the window */
     g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_SRC_LO), ==, vs + 2 * PAGE);
     g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_SRC_MAP_LO), ==,
@@ -1228,7 +1260,8 @@ static void test_report_batch(void)
     g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_DST_LO), ==, vd + 2 * PAGE);
     g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_DST_MAP_LO), ==,
                     (1 << 0) | (1 << 1) | (1 << 15));
-    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_AHEAD), ==,
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 1,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_AHEAD), ==,
                      5);
 
     /* resolve the batch, RESTART once: the next fault is page 19 */
@@ -1240,19 +1273,20 @@ static void test_report_batch(void)
         map_page(t, pasid, vd + dst_holes[i] * PAGE,
                  dst + dst_holes[i] * PAGE);
     }
-    g_wr(t, PLDMA_FQ_HEAD, 1);
-    c_wr(t, 1, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_wr(&t->d, PLDMA_FQ_HEAD, 1);
+    qpldma_ch_wr(&t->d, 1, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
     wait_state(t, 1, PLDMA_STATE_FAULTED);
     g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_FAULT_VA_LO), ==, vs + 19 * PAGE);
     g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_SRC_MAP_LO), ==, 1);
     g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_DST_MAP_LO), ==, 0);
     map_page(t, pasid, vs + 19 * PAGE, src + 19 * PAGE);
-    g_wr(t, PLDMA_FQ_HEAD, 2);
-    c_wr(t, 1, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+    qpldma_wr(&t->d, PLDMA_FQ_HEAD, 2);
+    qpldma_ch_wr(&t->d, 1, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
     g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     check_mem(t, dst, data, len);
-    g_assert_cmpuint(c_rd(t, 1, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_FAULTS), ==,
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 1,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_FAULTS), ==,
                      2);
 
     /* no window: one page at a time, nothing listed */
@@ -1262,9 +1296,10 @@ static void test_report_batch(void)
     desc_put(t, &r, PLDMA_OP_FILL, len, 0, vd, 0x5a, vc, 0);
     ring_kick(t, &r);
     wait_state(t, 1, PLDMA_STATE_FAULTED);
-    g_assert_false(c_rd(t, 1, PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_AHEAD);
+    g_assert_false(qpldma_ch_rd(&t->d, 1,
+                                PLDMA_CH_FAULT_INFO) & PLDMA_FR_F_AHEAD);
     g_assert_cmphex(c_rd64(t, 1, PLDMA_CH_AHEAD_DST_MAP_LO), ==, 0);
-    c_wr(t, 1, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    qpldma_ch_wr(&t->d, 1, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
     g_assert_cmpuint(wait_compl(t, cpa, NULL, NULL), ==, PLDMA_ST_CANCELLED);
 
     /* a window beyond 64 pages, a reserved byte: BAD_DESC, nothing done */
@@ -1452,7 +1487,7 @@ static void test_timing(const void *opaque)
     fill_random(t, src, len, &data);
     qtest_irq_intercept_out_named(t->qts, "/machine/peripheral/dma0",
                                   "sysbus-irq");
-    g_wr(t, PLDMA_IRQ_MASK, PLDMA_IRQ_CH_DONE(0));
+    qpldma_wr(&t->d, PLDMA_IRQ_MASK, PLDMA_IRQ_CH_DONE(0));
 
     desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 7);
     t0 = qtest_clock_step(t->qts, 1);    /* "now": a step of 0 fails */
@@ -1460,15 +1495,16 @@ static void test_timing(const void *opaque)
     now = qtest_clock_step(t->qts, c->expect_ns - 1);
     g_assert_cmpint(now - t0, ==, c->expect_ns - 1);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + PLDMA_COMPL_STATUS), ==, 0);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_COMPLETED), ==, 0);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_COMPLETED), ==, 0);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_RUNNING);
     g_assert_false(qtest_get_irq(t->qts, 0));
 
     now = qtest_clock_step(t->qts, 1);
     g_assert_cmpint(now - t0, ==, c->expect_ns);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + PLDMA_COMPL_STATUS), ==,
                      PLDMA_ST_SUCCESS);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_COMPLETED), ==, 1);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_COMPLETED), ==, 1);
     g_assert_true(qtest_get_irq(t->qts, 0));
     g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
@@ -1515,12 +1551,15 @@ static void test_timing_stall(void)
      * faults at the start of its interval
      */
     now = qtest_clock_step(t->qts, 1100 + 2 * 1200 - 1);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_RUNNING);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
                      ==, 2 * PAGE);
     now = qtest_clock_step(t->qts, 1);
     g_assert_cmpint(now - t0, ==, 3500);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_STALLED);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_STALLED);
     stag = smmu_wait_stall(t, pasid, vd + 2 * PAGE);
     map_page(t, pasid, vd + 2 * PAGE, dst + 2 * PAGE);
 
@@ -1528,17 +1567,20 @@ static void test_timing_stall(void)
     now = qtest_clock_step(t->qts, 10000);
     g_assert_cmpint(now - t0, ==, 13500);
     smmu_resume(t, stag, QSMMU_RESUME_RETRY);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_RUNNING);
     /*
      * 2000 round trip; page 2 again: its source hits the ATC, its
      * destination misses: 1100; page 3: 1200.  A page is written at the
      * start of its interval, the record at the end of the last one.
      */
     now = qtest_clock_step(t->qts, 2000 + 1100 - 1);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
                      ==, 3 * PAGE);
     now = qtest_clock_step(t->qts, 1);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_BYTES_LO),
                      ==, 4 * PAGE);
     now = qtest_clock_step(t->qts, 1200 - 1);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + PLDMA_COMPL_STATUS), ==, 0);
@@ -1549,7 +1591,8 @@ static void test_timing_stall(void)
     g_assert_cmpuint(wait_compl(t, cpa, &bytes, NULL), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     check_mem(t, dst, data, len);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0,
+                                  PLDMA_CH_CNT_OFFSET + PLDMA_CNT_STALLS), ==,
                      1);
     stop(t);
 }
@@ -1582,7 +1625,8 @@ static void test_timing_migrate(void)
     ring_kick(t, &r);
     now = qtest_clock_step(t->qts, expect / 2);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + PLDMA_COMPL_STATUS), ==, 0);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_RUNNING);
 
     g_assert_true(migrate(t));
     now = qtest_clock_step(t->qts, 1);
@@ -1590,7 +1634,8 @@ static void test_timing_migrate(void)
     now = qtest_clock_step(t->qts, t0 + expect - 1 - now);
     g_assert_cmpint(now, ==, t0 + expect - 1);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + PLDMA_COMPL_STATUS), ==, 0);
-    g_assert_cmpuint(c_rd(t, 0, PLDMA_CH_STATE), ==, PLDMA_STATE_RUNNING);
+    g_assert_cmpuint(qpldma_ch_rd(&t->d, 0, PLDMA_CH_STATE), ==,
+                     PLDMA_STATE_RUNNING);
     qtest_clock_step(t->qts, 1);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + PLDMA_COMPL_STATUS), ==,
                      PLDMA_ST_SUCCESS);

@@ -82,7 +82,6 @@
 #define AETH_NAK_OPERR      0x63
 #define AETH_KIND(s)        ((s) >> 5)  /* 0 ACK, 1 RNR, 3 NAK */
 
-#define PSN_MASK            0xffffffU
 /* MSN of the responder's "resolved, resend now" ACK */
 #define PLDMA_NET_RESUME_MSN 0xffffffU
 /*
@@ -348,8 +347,8 @@ static void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     q[1] = pad << 4;                        /* SE 0, M 0, PadCnt, TVer 0 */
     stw_be_p(q + 2, 0xffff);                /* default P_Key */
     q[4] = 0;
-    stl_be_p(q + 4, p->qpn & PSN_MASK);     /* resv8a 0, DestQP */
-    stl_be_p(q + 8, (p->ackreq ? 0x80000000U : 0) | (p->psn & PSN_MASK));
+    stl_be_p(q + 4, p->qpn & PLDMA_PSN_MASK);     /* resv8a 0, DestQP */
+    stl_be_p(q + 8, (p->ackreq ? 0x80000000U : 0) | (p->psn & PLDMA_PSN_MASK));
     q += BTH_LEN;
     if (op_has_reth(p->opcode)) {
         stq_be_p(q, p->va);
@@ -358,7 +357,7 @@ static void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
         q += RETH_LEN;
     }
     if (op_has_aeth(p->opcode)) {
-        stl_be_p(q, ((uint32_t)p->syndrome << 24) | (p->msn & PSN_MASK));
+        stl_be_p(q, ((uint32_t)p->syndrome << 24) | (p->msn & PLDMA_PSN_MASK));
         q += AETH_LEN;
     }
     if (p->plen) {
@@ -440,10 +439,10 @@ static bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
         return false;                       /* not RC WRITE/READ/ACK */
     }
     p->pad = (q[1] >> 4) & 3;
-    p->qpn = ldl_be_p(q + 4) & PSN_MASK;
+    p->qpn = ldl_be_p(q + 4) & PLDMA_PSN_MASK;
     w = ldl_be_p(q + 8);
     p->ackreq = w >> 31;
-    p->psn = w & PSN_MASK;
+    p->psn = w & PLDMA_PSN_MASK;
     hdrs = BTH_LEN;
     p->has_reth = op_has_reth(p->opcode);
     p->has_aeth = op_has_aeth(p->opcode);
@@ -462,7 +461,7 @@ static bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
     if (p->has_aeth) {
         w = ldl_be_p(q);
         p->syndrome = w >> 24;
-        p->msn = w & PSN_MASK;
+        p->msn = w & PLDMA_PSN_MASK;
         q += AETH_LEN;
         hdrs += AETH_LEN;
     }
@@ -515,7 +514,7 @@ void pldma_net_ch_end(PLDMAChannel *ch)
         }
     } else {
         s->psn_next[ch->idx * PLDMA_NET_MAX_NODES + r->node] =
-            (r->psn + r->nsegs) & PSN_MASK;
+            (r->psn + r->nsegs) & PLDMA_PSN_MASK;
     }
     trace_pldma_net_msg_end(ch->idx, r->node, r->psn, r->nsegs, ch->done);
     memset(r, 0, sizeof(*r));
@@ -624,7 +623,7 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
     }
     r->rkey = ldl_le_p(d + PLDMA_DESC_RKEY);
     r->nsegs = nsegs_of(r->mtu, ch->len);
-    r->end_psn = (r->psn + r->nsegs) & PSN_MASK;
+    r->end_psn = (r->psn + r->nsegs) & PLDMA_PSN_MASK;
     return 0;
 }
 
@@ -636,7 +635,8 @@ static void pldma_net_send_read_req(PLDMAChannel *ch)
     PLDMAPkt p = {
         .opcode = OP_READ_REQ, .ackreq = true,
         .qpn = r->qp ? s->qps[r->qp - 1].dest_qpn : QPN_REQ(ch->idx),
-        .psn = (r->psn + seg) & PSN_MASK, .node = r->node, .rkey = r->rkey,
+        .psn = (r->psn + seg) & PLDMA_PSN_MASK, .node = r->node,
+        .rkey = r->rkey,
         .qp = r->qp,
     };
 
@@ -732,7 +732,7 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         PLDMAAccess a;
         PLDMAPkt p = {
             .qpn = r->qp ? s->qps[r->qp - 1].dest_qpn : QPN_REQ(ch->idx),
-            .psn = (r->psn + seg) & PSN_MASK,
+            .psn = (r->psn + seg) & PLDMA_PSN_MASK,
             .payload = buf, .plen = n, .node = r->node, .qp = r->qp,
         };
 
@@ -1071,7 +1071,7 @@ static void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                              uint8_t syndrome, uint32_t msn)
 {
     PLDMAPkt p = {
-        .opcode = OP_ACK, .psn = psn & PSN_MASK,
+        .opcode = OP_ACK, .psn = psn & PLDMA_PSN_MASK,
         .syndrome = syndrome, .msn = c->qp ? c->msn : msn,
     };
 
@@ -1110,7 +1110,7 @@ static void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                           uint8_t syndrome)
 {
     if (c->qp) {
-        c->epsn = psn & PSN_MASK;
+        c->epsn = psn & PLDMA_PSN_MASK;
         c->msg_valid = false;
         c->msg_nak = 0;
         c->rd_active = false;
@@ -1133,7 +1133,7 @@ static void pldma_net_msg_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
 {
     if (!c->qp) {
         c->msg_nak = syndrome;
-        c->epsn = (c->msg_psn + c->msg_nsegs) & PSN_MASK;
+        c->epsn = (c->msg_psn + c->msg_nsegs) & PLDMA_PSN_MASK;
     }
     pldma_net_nak(s, c, psn, syndrome);
 }
@@ -1346,10 +1346,10 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         pldma_net_answer(s, c, p->psn, AETH_RNR(conn_rnr_timer(s, c)), 0);
         return;
     }
-    c->epsn = (p->psn + 1) & PSN_MASK;
+    c->epsn = (p->psn + 1) & PLDMA_PSN_MASK;
     c->nak_seq = false;
     if (last) {
-        c->msn = (c->msn + 1) & PSN_MASK;
+        c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
     }
     if (p->ackreq || last) {
         pldma_net_answer(s, c, p->psn, AETH_ACK, 0);
@@ -1426,9 +1426,10 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
                                     c->rd_stop);
     }
     if (d >= 0) {
-        c->epsn = (p->psn + nsegs_of(conn_mtu(s, c), p->dmalen)) & PSN_MASK;
+        c->epsn = (p->psn + nsegs_of(conn_mtu(s, c), p->dmalen)) &
+                  PLDMA_PSN_MASK;
         c->nak_seq = false;
-        c->msn = (c->msn + 1) & PSN_MASK;
+        c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
     }
     qemu_bh_schedule(s->bh);
 }
@@ -1482,7 +1483,7 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
                                      : OP_READ_RESP_MIDDLE);
             pldma_net_tx(s, &p);
             c->rd_off += n;
-            c->rd_psn = (c->rd_psn + 1) & PSN_MASK;
+            c->rd_psn = (c->rd_psn + 1) & PLDMA_PSN_MASK;
             *budget -= MIN(*budget, n);
             if (last || c->rd_off >= c->rd_stop) {
                 c->rd_active = false;
@@ -1673,7 +1674,7 @@ void pldma_net_qp_connect(PLDMACore *s, uint32_t idx)
     pldma_net_qp_clear(s, idx);
     c->qp = idx + 1;
     c->synced = true;
-    c->epsn = s->qps[idx].rq_psn & PSN_MASK;
+    c->epsn = s->qps[idx].rq_psn & PLDMA_PSN_MASK;
     trace_pldma_net_conn_sync(0, idx, c->epsn);
 }
 

@@ -51,22 +51,23 @@ uint32_t pldma_qp_qpn(PLDMACore *s, uint32_t idx)
     return (s->qps[idx].gen << 8) | idx;
 }
 
+#define QP_STATE_NAME(st, name) { st, name },
+static const struct {
+    uint32_t st;
+    const char *name;
+} qp_state_names[] = {
+    PLDMA_QPS_NAMES(QP_STATE_NAME)
+};
+#undef QP_STATE_NAME
+
 static const char *qp_state_name(uint32_t st)
 {
-    switch (st) {
-    case PLDMA_QPS_RESET:
-        return "RESET";
-    case PLDMA_QPS_INIT:
-        return "INIT";
-    case PLDMA_QPS_RTR:
-        return "RTR";
-    case PLDMA_QPS_RTS:
-        return "RTS";
-    case PLDMA_QPS_ERR:
-        return "ERR";
-    default:
-        return "?";
+    for (size_t i = 0; i < ARRAY_SIZE(qp_state_names); i++) {
+        if (qp_state_names[i].st == st) {
+            return qp_state_names[i].name;
+        }
     }
+    return "?";
 }
 
 static void qp_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
@@ -189,11 +190,11 @@ static uint32_t qp_check_attrs(PLDMACore *s, uint32_t idx, uint32_t mask)
         return PLDMA_QP_ST_BAD_ATTR;
     }
     if ((mask & PLDMA_QPA_DEST_QPN) &&
-        (st->dest_qpn & ~0xffffffU || st->dest_qpn < 2)) {
+        (st->dest_qpn & ~PLDMA_PSN_MASK || st->dest_qpn < 2)) {
         return PLDMA_QP_ST_BAD_ATTR;
     }
-    if (((mask & PLDMA_QPA_SQ_PSN) && (st->sq_psn & ~0xffffffU)) ||
-        ((mask & PLDMA_QPA_RQ_PSN) && (st->rq_psn & ~0xffffffU))) {
+    if (((mask & PLDMA_QPA_SQ_PSN) && (st->sq_psn & ~PLDMA_PSN_MASK)) ||
+        ((mask & PLDMA_QPA_RQ_PSN) && (st->rq_psn & ~PLDMA_PSN_MASK))) {
         return PLDMA_QP_ST_BAD_ATTR;
     }
     if ((mask & (PLDMA_QPA_TIMEOUT | PLDMA_QPA_RETRY_CNT |

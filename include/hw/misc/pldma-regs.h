@@ -285,6 +285,19 @@
 #define PLDMA_QPS_RTR               2
 #define PLDMA_QPS_RTS               3
 #define PLDMA_QPS_ERR               6
+/*
+ * The QP states' names, for the device's traces and the driver:
+ * PLDMA_QPS_NAMES(X) expands X(state, "name") for every state.
+ */
+#define PLDMA_QPS_NAMES(X) \
+    X(PLDMA_QPS_RESET, "RESET") \
+    X(PLDMA_QPS_INIT, "INIT") \
+    X(PLDMA_QPS_RTR, "RTR") \
+    X(PLDMA_QPS_RTS, "RTS") \
+    X(PLDMA_QPS_ERR, "ERR")
+
+/* PSNs, QPNs and MSNs are 24 bits wide (IBTA BTH and AETH) */
+#define PLDMA_PSN_MASK              0xffffffU
 
 /* Attribute mask (bit values of enum ibv_qp_attr_mask) */
 #define PLDMA_QPA_STATE             PLDMA_BIT(0)

@@ -9,6 +9,8 @@
 
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
+#include <sys/socket.h>
+#include <sys/un.h>
 #include "pldma.h"
 
 void qpldma_init(QPldma *d, QTestState *qts, uint64_t base)
@@ -181,4 +183,209 @@ void qpldma_mac(QPldma *d, uint8_t *mac)
 {
     stl_le_p(mac, qpldma_rd(d, PLDMA_NET_MAC_LO));
     stw_le_p(mac + 4, qpldma_rd(d, PLDMA_NET_MAC_HI));
+}
+
+void qpldma_link_init(QPldmaLink *l, const char *tmpl)
+{
+    l->dir = g_dir_make_tmp(tmpl, NULL);
+    g_assert(l->dir);
+    l->sock = g_strdup_printf("%s/link", l->dir);
+}
+
+char *qpldma_link_netdev(QPldmaLink *l, bool server)
+{
+    return g_strdup_printf("stream,id=n0,server=%s,addr.type=unix,"
+                           "addr.path=%s",
+                           server ? "on" : "off,reconnect-ms=20", l->sock);
+}
+
+int qpldma_link_connect(QPldmaLink *l)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    uint32_t i;
+
+    g_assert_cmpint(fd, >=, 0);
+    g_strlcpy(sa.sun_path, l->sock, sizeof(sa.sun_path));
+    for (i = 0; connect(fd, (struct sockaddr *)&sa, sizeof(sa)); i++) {
+        g_assert_cmpuint(i, <, 5000);
+        g_usleep(1000);
+    }
+    return fd;
+}
+
+void qpldma_link_cleanup(QPldmaLink *l)
+{
+    unlink(l->sock);
+    rmdir(l->dir);
+    g_free(l->sock);
+    g_free(l->dir);
+    l->sock = l->dir = NULL;
+}
+
+/*
+ * The client retries (reconnect-ms) until the server's listening socket
+ * is up; HMP "info network" says when both ends are connected.
+ */
+void qpldma_link_wait(QTestState *qts)
+{
+    int i;
+
+    for (i = 0; i < 10000; i++) {
+        g_autofree char *info = qtest_hmp(qts, "info network");
+
+        if (!strstr(info, "listening") && !strstr(info, "connecting") &&
+            !strstr(info, "initializing") && !strstr(info, "error")) {
+            return;
+        }
+        g_usleep(1000);
+    }
+    g_assert_not_reached();
+}
+
+void qpldma_stream_send(int fd, const uint8_t *f, uint32_t len)
+{
+    uint8_t hdr[4];
+
+    stl_be_p(hdr, len);
+    g_assert_cmpint(write(fd, hdr, 4), ==, 4);
+    if (len) {
+        g_assert_cmpint(write(fd, f, len), ==, len);
+    }
+}
+
+uint32_t qpldma_stream_recv(int fd, uint8_t *f, uint32_t max)
+{
+    uint8_t hdr[4];
+    uint32_t len, got = 0;
+    int i;
+
+    for (i = 0; i < 5000; i++) {
+        ssize_t r = recv(fd, hdr + got, 4 - got, MSG_DONTWAIT);
+
+        if (r > 0) {
+            got += r;
+            if (got == 4) {
+                break;
+            }
+        }
+        g_usleep(200);
+    }
+    if (got < 4) {
+        return 0;
+    }
+    len = ldl_be_p(hdr);
+    g_assert_cmpuint(len, <=, max);
+    for (got = 0; got < len; ) {
+        ssize_t r = read(fd, f + got, len - got);
+
+        g_assert_cmpint(r, >, 0);
+        got += r;
+    }
+    return len;
+}
+
+static uint32_t crc32_le(uint32_t crc, const uint8_t *b, size_t n)
+{
+    size_t i;
+    int k;
+
+    crc = ~crc;
+    for (i = 0; i < n; i++) {
+        crc ^= b[i];
+        for (k = 0; k < 8; k++) {
+            crc = (crc >> 1) ^ (0xedb88320U & -(crc & 1));
+        }
+    }
+    return ~crc;
+}
+
+uint32_t qpldma_roce_frame(uint8_t *f, const QPldmaRoce *r)
+{
+    uint8_t *ip = f + 14, *udp = ip + 20, *q = udp + 8, m[40];
+    uint32_t pad = (4 - (r->plen & 3)) & 3, crc, l4;
+    static const uint8_t ones[8] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+    };
+
+    memcpy(f, r->dst_mac, 6);
+    memcpy(f + 6, r->src_mac, 6);
+    stw_be_p(f + 12, 0x0800);
+    memset(q, 0, 12);
+    q[0] = r->op;
+    q[1] = pad << 4;
+    stw_be_p(q + 2, 0xffff);
+    stl_be_p(q + 4, r->qpn);
+    stl_be_p(q + 8, 0x80000000U | r->psn);     /* AckReq */
+    q += 12;
+    if (r->reth) {
+        stq_be_p(q, r->va);
+        stl_be_p(q + 8, r->rkey);
+        stl_be_p(q + 12, r->dmalen);
+        q += 16;
+    }
+    if (r->aeth_syn >= 0) {
+        stl_be_p(q, ((uint32_t)r->aeth_syn << 24) | r->msn);
+        q += 4;
+    }
+    if (r->plen) {
+        memcpy(q, r->pl, r->plen);
+    }
+    memset(q + r->plen, 0, pad);
+    q += r->plen + pad;
+    l4 = q + 4 - udp;
+    memset(ip, 0, 20);
+    ip[0] = 0x45;
+    stw_be_p(ip + 2, 20 + l4);
+    ip[8] = 64;
+    ip[9] = 17;
+    stl_be_p(ip + 12, r->src_ip);
+    stl_be_p(ip + 16, r->dst_ip);
+    stw_be_p(udp, 0xc002);
+    stw_be_p(udp + 2, 4791);
+    stw_be_p(udp + 4, l4);
+    stw_be_p(udp + 6, 0);
+    /*
+     * ICRC: eight bytes of ones (the LRH's place), then IP, UDP and BTH
+     * with their variant fields (TOS, TTL, checksums, resv8a) all ones
+     */
+    memcpy(m, ip, 40);
+    m[1] = m[8] = m[10] = m[11] = 0xff;
+    m[26] = m[27] = 0xff;
+    m[32] = 0xff;
+    crc = crc32_le(0, ones, 8);
+    crc = crc32_le(crc, m, 40);
+    crc = crc32_le(crc, ip + 40, q - ip - 40);
+    stl_le_p(q, crc);
+    return q + 4 - f;
+}
+
+uint8_t *qpldma_mem_random(QTestState *qts, uint64_t pa, size_t len)
+{
+    uint8_t *b = g_malloc(len);
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        b[i] = g_test_rand_int();
+    }
+    qtest_memwrite(qts, pa, b, len);
+    return b;
+}
+
+void qpldma_mem_check(QTestState *qts, uint64_t pa, const uint8_t *want,
+                      size_t len)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+
+    qtest_memread(qts, pa, b, len);
+    g_assert_true(memcmp(b, want, len) == 0);
+}
+
+bool qpldma_mem_zero(QTestState *qts, uint64_t pa, size_t len)
+{
+    g_autofree uint8_t *b = g_malloc(len);
+    g_autofree uint8_t *z = g_malloc0(len);
+
+    qtest_memread(qts, pa, b, len);
+    return memcmp(b, z, len) == 0;
 }

@@ -82,4 +82,55 @@ uint32_t qpldma_qpn(QPldma *d, uint32_t idx);
 /* The NIC's MAC (NET_MAC_LO/HI) */
 void qpldma_mac(QPldma *d, uint8_t *mac);
 
+/*
+ * A link between QEMUs (or a QEMU and the test): -netdev stream, id n0,
+ * over a unix socket in a temporary directory of its own
+ */
+typedef struct QPldmaLink {
+    char *dir;
+    char *sock;
+} QPldmaLink;
+
+/* Make the directory (from template @tmpl, "name-XXXXXX") and socket path */
+void qpldma_link_init(QPldmaLink *l, const char *tmpl);
+/* The -netdev argument of the listening (@server) or the connecting side */
+char *qpldma_link_netdev(QPldmaLink *l, bool server);
+/* Connect a socket of the test to the listening side; returns the fd */
+int qpldma_link_connect(QPldmaLink *l);
+/* Remove the socket and the directory (empty but for the socket) */
+void qpldma_link_cleanup(QPldmaLink *l);
+/* Wait until @qts's stream netdev is connected (frames before are lost) */
+void qpldma_link_wait(QTestState *qts);
+
+/* Send one frame on @fd in -netdev stream's framing (length, frame) */
+void qpldma_stream_send(int fd, const uint8_t *f, uint32_t len);
+/* Receive one frame of at most @max bytes, or 0 if none comes in ~1 s */
+uint32_t qpldma_stream_recv(int fd, uint8_t *f, uint32_t max);
+
+/* A RoCEv2 frame: Ethernet, IPv4, UDP 4791, BTH (AckReq set) ... ICRC */
+typedef struct QPldmaRoce {
+    const uint8_t *dst_mac, *src_mac;
+    uint32_t src_ip, dst_ip;
+    uint8_t op;
+    uint32_t qpn, psn;
+    bool reth;              /* RETH: @va, @rkey, @dmalen */
+    uint64_t va;
+    uint32_t rkey, dmalen;
+    int aeth_syn;           /* AETH if >= 0: syndrome, @msn */
+    uint32_t msn;
+    const uint8_t *pl;      /* payload, padded to 4 bytes */
+    uint32_t plen;
+} QPldmaRoce;
+
+/* Fill guest memory [pa, pa + len) with random bytes; returns a copy */
+uint8_t *qpldma_mem_random(QTestState *qts, uint64_t pa, size_t len);
+/* Assert that guest memory [pa, pa + len) holds @want */
+void qpldma_mem_check(QTestState *qts, uint64_t pa, const uint8_t *want,
+                      size_t len);
+/* Whether guest memory [pa, pa + len) is all zero */
+bool qpldma_mem_zero(QTestState *qts, uint64_t pa, size_t len);
+
+/* Build @r into @f (room for 14 + 20 + 8 + 32 + plen + 8); returns length */
+uint32_t qpldma_roce_frame(uint8_t *f, const QPldmaRoce *r);
+
 #endif

@@ -265,16 +265,9 @@ static void pop_remote_fault(Pair *p, uint32_t rkey, uint64_t va,
                              uint32_t off, bool is_write)
 {
     Node *b = &p->b;
-    uint32_t head = qpldma_rd(&b->d, PLDMA_FQ_HEAD);
     uint8_t rec[PLDMA_FR_SIZE];
-    int i;
 
-    for (i = 0; i < WAIT_STEPS && qpldma_rd(&b->d, PLDMA_FQ_TAIL) == head;
-         i++) {
-        step(p);
-    }
-    g_assert_cmpuint(qpldma_rd(&b->d, PLDMA_FQ_TAIL), !=, head);
-    qtest_memread(b->qts, b->fq + head * PLDMA_FR_SIZE, rec, sizeof(rec));
+    qpldma_fq_pop(&b->d, b->fq, 64, rec, step, p, WAIT_STEPS);
     g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_CHANNEL), ==, PLDMA_FR_CH_REMOTE);
     g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
                     PLDMA_FR_F_REMOTE | (is_write ? PLDMA_FR_F_WRITE : 0));
@@ -283,7 +276,6 @@ static void pop_remote_fault(Pair *p, uint32_t rkey, uint64_t va,
     g_assert_cmphex((uint32_t)ldl_le_p(rec + PLDMA_FR_DESC), ==, rkey);
     g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==, va);
     g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, off);
-    qpldma_wr(&b->d, PLDMA_FQ_HEAD, (head + 1) % 64);
 }
 
 /*

@@ -103,6 +103,22 @@ uint32_t qpldma_wait_compl(QPldma *d, uint64_t compl, void (*step)(void *),
     return st;
 }
 
+void qpldma_fq_pop(QPldma *d, uint64_t fq, uint32_t entries, uint8_t *rec,
+                   void (*step)(void *), void *opaque, int tries)
+{
+    uint32_t head = qpldma_rd(d, PLDMA_FQ_HEAD);
+    int i;
+
+    for (i = 0; i < tries && qpldma_rd(d, PLDMA_FQ_TAIL) == head; i++) {
+        if (step) {
+            step(opaque);
+        }
+    }
+    g_assert_cmpuint(qpldma_rd(d, PLDMA_FQ_TAIL), !=, head);
+    qtest_memread(d->qts, fq + head * PLDMA_FR_SIZE, rec, PLDMA_FR_SIZE);
+    qpldma_wr(d, PLDMA_FQ_HEAD, (head + 1) % entries);
+}
+
 uint32_t qpldma_key_register(QPldma *d, uint32_t idx, uint32_t pasid_reg,
                              uint64_t va, uint64_t len, uint32_t access,
                              uint32_t *rkey)

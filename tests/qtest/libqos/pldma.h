@@ -50,6 +50,13 @@ void qpldma_desc_rdma(uint8_t *desc, uint8_t op, uint16_t node, uint32_t len,
  */
 uint32_t qpldma_wait_compl(QPldma *d, uint64_t compl, void (*step)(void *),
                            void *opaque, int tries, uint64_t *bytes);
+/*
+ * Wait (calling @step between polls, at most @tries times) for the next
+ * record of the fault queue at guest address @fq of @entries records, copy
+ * it to @rec (PLDMA_FR_SIZE bytes) and consume it (FQ_HEAD + 1).
+ */
+void qpldma_fq_pop(QPldma *d, uint64_t fq, uint32_t entries, uint8_t *rec,
+                   void (*step)(void *), void *opaque, int tries);
 
 /* Register key @idx; returns KEY_STATUS, the rkey in @rkey */
 uint32_t qpldma_key_register(QPldma *d, uint32_t idx, uint32_t pasid_reg,

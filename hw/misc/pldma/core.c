@@ -281,7 +281,7 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
     }
     if (ch->dflags & ~PLDMA_DF_VALID_MASK || ch->ahead > PLDMA_AHEAD_MAX ||
         (ldl_le_p(d + PLDMA_DESC_AHEAD) & ~0xffU) ||
-        ldq_le_p(d + PLDMA_DESC_RSVD1)) {
+        ldl_le_p(d + PLDMA_DESC_IMM) || ldl_le_p(d + PLDMA_DESC_RSVD1)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: reserved "
                       "bits set\n", ch->idx, ch->head);
         return PLDMA_ST_BAD_DESC;

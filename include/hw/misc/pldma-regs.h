@@ -44,8 +44,9 @@
 #define PLDMA_PCI_BAR_MSIX          2       /* MSI-X table and PBA */
 #define PLDMA_PCI_VEC_CH(n)         (n)     /* IRQ_CH_DONE(n) */
 #define PLDMA_PCI_VEC_FAULT(nch)    (nch)   /* FAULT, FQ_OVERFLOW, CH_FAULTED */
-#define PLDMA_PCI_VEC_ERROR(nch)    ((nch) + 1) /* CH_ERROR */
-#define PLDMA_PCI_NUM_VECS(nch)     ((nch) + 2)
+#define PLDMA_PCI_VEC_ERROR(nch)    ((nch) + 1) /* CH_ERROR, CQ_ERROR, QP_ERROR */
+#define PLDMA_PCI_VEC_CQ(nch)       ((nch) + 2) /* IRQ_CQ */
+#define PLDMA_PCI_NUM_VECS(nch)     ((nch) + 3)
 
 /* ------------------------------------------------------------------ */
 /* MMIO layout                                                          */
@@ -70,6 +71,7 @@
 #define   PLDMA_CAP_PASID             PLDMA_BIT(10) /* DMA goes via an IOMMU */
 #define   PLDMA_CAP_REMOTE            PLDMA_BIT(11) /* RDMA: a network link */
 #define   PLDMA_CAP_QP                PLDMA_BIT(12) /* RC queue pairs */
+#define   PLDMA_CAP_CQ                PLDMA_BIT(13) /* CQs, RQs, SEND/RECV */
 #define   PLDMA_CAP_PASID_BITS(v)     PLDMA_FGET(v, 20, 16)
 #define PLDMA_MAX_XFER              0x00c   /* RO  max descriptor length */
 #define PLDMA_CTRL                  0x010   /* RW */
@@ -86,6 +88,9 @@
 #define   PLDMA_IRQ_FQ_OVERFLOW       PLDMA_BIT(17) /* record not posted */
 #define   PLDMA_IRQ_CH_ERROR          PLDMA_BIT(18) /* channel in ERROR */
 #define   PLDMA_IRQ_CH_FAULTED        PLDMA_BIT(19) /* channel in FAULTED */
+#define   PLDMA_IRQ_CQ                PLDMA_BIT(20) /* CQ_EVENTS has a bit */
+#define   PLDMA_IRQ_CQ_ERROR          PLDMA_BIT(21) /* CQ_ERRORS has a bit */
+#define   PLDMA_IRQ_QP_ERROR          PLDMA_BIT(22) /* QP_ERRORS has a bit */
 /* RO bitmaps: bit n = channel n is in FAULTED / ERROR / STALLED state */
 #define PLDMA_FAULTED_CHANNELS      0x028
 #define PLDMA_ERROR_CHANNELS        0x02c
@@ -186,7 +191,8 @@
 #define PLDMA_NCNT_ACK_TX           22
 #define PLDMA_NCNT_ACK_RX           23
 #define PLDMA_NCNT_QP_DROPPED       24  /* frames for no QP, or not its peer */
-#define PLDMA_NCNT_NUM              25  /* at most 32: 0x280..0x2ff */
+#define PLDMA_NCNT_RQ_EMPTY         25  /* RNR NAKs: no receive WQE posted */
+#define PLDMA_NCNT_NUM              26  /* at most 32: 0x280..0x2ff */
 /*
  * The counters' names, in index order, for debugfs and libpldma:
  * PLDMA_NCNT_NAMES(X) expands X(index, "name") for every counter.
@@ -216,7 +222,8 @@
     X(PLDMA_NCNT_RESUME_RX, "resume_rx") \
     X(PLDMA_NCNT_ACK_TX, "ack_tx") \
     X(PLDMA_NCNT_ACK_RX, "ack_rx") \
-    X(PLDMA_NCNT_QP_DROPPED, "qp_dropped")
+    X(PLDMA_NCNT_QP_DROPPED, "qp_dropped") \
+    X(PLDMA_NCNT_RQ_EMPTY, "rq_empty")
 
 /*
  * Queue pairs (CAP.QP, hw/misc/pldma/net.c): RoCEv2 Reliable Connection
@@ -270,6 +277,8 @@
 #define PLDMA_QP_CMD                0x350   /* WO  on QP_SEL */
 #define   PLDMA_QP_CMD_MODIFY         1
 #define   PLDMA_QP_CMD_QUERY          2
+#define   PLDMA_QP_CMD_RESOLVED       3     /* its RECV buffer fault is fixed */
+#define   PLDMA_QP_CMD_FAILED         4     /* ... cannot be: end the message */
 #define PLDMA_QP_STATUS             0x354   /* RO  PLDMA_QP_ST_* */
 #define   PLDMA_QP_ST_OK              0
 #define   PLDMA_QP_ST_BAD_INDEX       1
@@ -278,6 +287,129 @@
 #define   PLDMA_QP_ST_BUSY            4     /* SQ channel used by another QP */
 #define   PLDMA_QP_ST_BAD_CMD         5
 #define PLDMA_MAX_QPS               64
+/*
+ * The receive queue and the CQs of a QP (CAP.CQ), staged with PLDMA_QPA_RQ
+ * and PLDMA_QPA_CQ at RESET->INIT (both optional: a QP without an RQ
+ * answers SEND and WRITE with immediate with an RNR NAK, a QP without a
+ * send CQ writes no CQEs).  The RQ is a ring of PLDMA_RWQE_SIZE entries in
+ * memory the driver allocates for DMA without PASID (as the fault queue);
+ * its doorbell is the SQ channel's page (PLDMA_CH_RQ_TAIL).  Both CQs must
+ * be ACTIVE and have the QP's PD.
+ */
+#define PLDMA_QP_RQ_BASE_LO         0x358   /* RW  staged IOVA, 64-byte aligned */
+#define PLDMA_QP_RQ_BASE_HI         0x35c
+#define PLDMA_QP_RQ_SIZE            0x360   /* RW  staged entries, 2^k, 2..4096 */
+#define PLDMA_QP_SEND_CQ            0x364   /* RW  staged CQ index or CQ_NONE */
+#define PLDMA_QP_RECV_CQ            0x368   /* RW  staged CQ index or CQ_NONE */
+#define PLDMA_QP_RQ_HEAD            0x36c   /* RO  next receive WQE of QP_SEL */
+#define PLDMA_RQ_MIN_ENTRIES        2
+#define PLDMA_RQ_MAX_ENTRIES        4096
+/*
+ * QPs that entered ERR by themselves (a transport error: retries exhausted,
+ * a NAK, a CQ in error), bit n = QP index n: verbs' IB_EVENT_QP_FATAL.
+ * W1C; IRQ_QP_ERROR while any bit is set.
+ */
+#define PLDMA_QP_ERRORS_LO          0x370
+#define PLDMA_QP_ERRORS_HI          0x374
+
+/*
+ * Completion queues (CAP.CQ): rings of PLDMA_CQE_SIZE entries in memory the
+ * driver allocates for DMA without PASID and may map to its user.  A CQ is
+ * staged (CQ_BASE, CQ_SIZE, CQ_PD) and created on entry CQ_SEL by CQ_CMD.
+ * The device writes a CQE and then its owner byte; the owner bit of the
+ * first pass over the ring is 1, and flips at every wrap, so a consumer
+ * knows a new entry without reading a register.  Consumers report what
+ * they consumed, and arm the CQ, through the doorbell of a channel whose
+ * PASID is the CQ's PD (PLDMA_CH_CQ_DB): a doorbell from any other channel
+ * is ignored.  A CQ that has no room for a CQE, or whose CQE write fails,
+ * goes to ERROR (CQ_ERRORS, IRQ_CQ_ERROR) and its QPs to ERR.
+ */
+#define PLDMA_CQ_NUM                0x380   /* RO  number of CQs (num-cqs) */
+#define PLDMA_CQ_SEL                0x384   /* RW  CQ index */
+#define PLDMA_CQ_BASE_LO            0x388   /* RW  staged IOVA, 32-byte aligned */
+#define PLDMA_CQ_BASE_HI            0x38c
+#define PLDMA_CQ_SIZE               0x390   /* RW  staged entries, 2^k */
+#define PLDMA_CQ_PD                 0x394   /* RW  staged PASID (CHB_PASID) */
+#define PLDMA_CQ_CMD                0x398   /* WO  on CQ_SEL */
+#define   PLDMA_CQ_CMD_CREATE         1     /* staged -> ACTIVE, indices 0 */
+#define   PLDMA_CQ_CMD_DESTROY        2     /* -> NONE; no QP may use it */
+#define PLDMA_CQ_STATUS             0x39c   /* RO  PLDMA_CQ_ST_* */
+#define   PLDMA_CQ_ST_OK              0
+#define   PLDMA_CQ_ST_BAD_INDEX       1
+#define   PLDMA_CQ_ST_BAD_CONFIG      2     /* base, size or PD */
+#define   PLDMA_CQ_ST_BUSY            3     /* in use (create: exists;
+                                               destroy: a QP uses it) */
+#define   PLDMA_CQ_ST_BAD_CMD         4
+#define PLDMA_CQ_STATE              0x3a0   /* RO  PLDMA_CQS_* of CQ_SEL */
+#define PLDMA_CQ_PI                 0x3a4   /* RO  CQEs written (mod 2^24) */
+#define PLDMA_CQ_CI                 0x3a8   /* RO  consumer index, as rung */
+#define PLDMA_CQ_EVENTS_LO          0x3b0   /* W1C bit n: armed CQ n fired */
+#define PLDMA_CQ_EVENTS_HI          0x3b4
+#define PLDMA_CQ_ERRORS_LO          0x3b8   /* W1C bit n: CQ n went to ERROR */
+#define PLDMA_CQ_ERRORS_HI          0x3bc
+#define PLDMA_MAX_CQS               64
+#define PLDMA_CQ_NONE               0xffffffffU
+#define PLDMA_CQ_MIN_ENTRIES        2
+#define PLDMA_CQ_MAX_ENTRIES        65536
+
+/* CQ states */
+#define PLDMA_CQS_NONE              0
+#define PLDMA_CQS_ACTIVE            1
+#define PLDMA_CQS_ERROR             2   /* overflow or CQE write failure */
+
+/* Completion queue entry: 32 bytes, owner byte written last */
+#define PLDMA_CQE_SIZE              32
+#define PLDMA_CQE_WR_ID             0x00    /* u64 SQ: descriptor COOKIE;
+                                               RQ: receive WQE's WR_ID */
+#define PLDMA_CQE_BYTE_LEN          0x08    /* u32 bytes sent/read/received */
+#define PLDMA_CQE_IMM               0x0c    /* u32 immediate, as on the wire
+                                               (big-endian, verbs' __be32) */
+#define PLDMA_CQE_QPN               0x10    /* u32 local QPN */
+#define PLDMA_CQE_SRC_QP            0x14    /* u32 remote QPN */
+#define PLDMA_CQE_OPCODE            0x18    /* u8  PLDMA_WC_* */
+#define PLDMA_CQE_STATUS            0x19    /* u8  PLDMA_WC_ST_* */
+#define PLDMA_CQE_FLAGS             0x1a    /* u8  PLDMA_CQE_F_* */
+#define PLDMA_CQE_OWNER             0x1b    /* u8  bit 0: owner (phase) */
+#define PLDMA_CQE_VENDOR_ERR        0x1c    /* u32 PLDMA_ST_* of an error */
+#define   PLDMA_CQE_F_IMM             PLDMA_BIT(0)
+#define   PLDMA_CQE_F_SOLICITED       PLDMA_BIT(1)
+
+/* CQE opcodes (as enum ibv_wc_opcode) */
+#define PLDMA_WC_SEND               0
+#define PLDMA_WC_RDMA_WRITE         1
+#define PLDMA_WC_RDMA_READ          2
+#define PLDMA_WC_RECV               128
+#define PLDMA_WC_RECV_RDMA_WITH_IMM 129
+
+/* CQE status (as enum ibv_wc_status) */
+#define PLDMA_WC_ST_SUCCESS         0
+#define PLDMA_WC_ST_LOC_LEN_ERR     1   /* RECV: message longer than WQE */
+#define PLDMA_WC_ST_LOC_QP_OP_ERR   2   /* bad descriptor or receive WQE */
+#define PLDMA_WC_ST_LOC_PROT_ERR    4   /* local fault not resolved, DMA */
+#define PLDMA_WC_ST_WR_FLUSH_ERR    5   /* flushed: the QP is in ERR */
+#define PLDMA_WC_ST_REM_INV_REQ_ERR 9
+#define PLDMA_WC_ST_REM_ACCESS_ERR  10
+#define PLDMA_WC_ST_REM_OP_ERR      11
+#define PLDMA_WC_ST_RETRY_EXC_ERR   12
+#define PLDMA_WC_ST_RNR_RETRY_EXC_ERR 13
+#define PLDMA_WC_ST_GENERAL_ERR     21
+
+/*
+ * Receive WQE: 64 bytes in the QP's RQ ring.  Each scatter entry is a VA
+ * in the QP's PD (PASID); the PD's address space is the protection, the
+ * LKEY field is not checked.  Faults on it are responder faults (RNR NAK),
+ * posted as fault records with PLDMA_FR_F_RECV and answered per QP
+ * (QP_CMD_RESOLVED or QP_CMD_FAILED).
+ */
+#define PLDMA_RWQE_SIZE             64
+#define PLDMA_RWQE_WR_ID            0x00    /* u64 copied to the CQE */
+#define PLDMA_RWQE_NUM_SGE          0x08    /* u32 0..PLDMA_RWQE_MAX_SGE */
+#define PLDMA_RWQE_RSVD             0x0c    /* u32 must be 0 */
+#define PLDMA_RWQE_SGE(i)           (0x10 + 16 * (i))
+#define PLDMA_RWQE_MAX_SGE          3
+#define PLDMA_SGE_ADDR              0x0     /* u64 VA */
+#define PLDMA_SGE_LEN               0x8     /* u32 bytes */
+#define PLDMA_SGE_LKEY              0xc     /* u32 not checked */
 
 /* QP states (as enum ibv_qp_state) */
 #define PLDMA_QPS_RESET             0
@@ -313,6 +445,8 @@
 #define PLDMA_QPA_DEST_QPN          PLDMA_BIT(20)
 #define PLDMA_QPA_PD                PLDMA_BIT(28) /* QP_PD */
 #define PLDMA_QPA_SQ                PLDMA_BIT(29) /* QP_SQ */
+#define PLDMA_QPA_RQ                PLDMA_BIT(30) /* QP_RQ_BASE, QP_RQ_SIZE */
+#define PLDMA_QPA_CQ                PLDMA_BIT(31) /* QP_SEND_CQ, QP_RECV_CQ */
 /* What each transition needs, as IBA table 91 (plus PD and SQ) */
 #define PLDMA_QPA_REQ_INIT          (PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS | \
                                      PLDMA_QPA_PD | PLDMA_QPA_SQ)
@@ -373,6 +507,26 @@
 #define PLDMA_CH_AHEAD_DST_HI       0x054
 #define PLDMA_CH_AHEAD_DST_MAP_LO   0x058
 #define PLDMA_CH_AHEAD_DST_MAP_HI   0x05c
+/*
+ * CQ doorbell (CAP.CQ): one write reports the consumer index of a CQ whose
+ * PD is this channel's PASID and, with an ARM command, asks for one event:
+ * it fires at once when the CQ holds CQEs past the consumer index, else at
+ * the next CQE written (ARM_SOL: the next one of a solicited SEND or with
+ * an error status).
+ */
+#define PLDMA_CH_CQ_DB              0x060   /* WO */
+#define   PLDMA_CQ_DB_CI(v)           PLDMA_FGET(v, 23, 0)
+#define   PLDMA_CQ_DB_CQ(v)           PLDMA_FGET(v, 29, 24)
+#define   PLDMA_CQ_DB_CMD(v)          PLDMA_FGET(v, 31, 30)
+#define   PLDMA_CQ_DB_MAKE(cmd, cq, ci) \
+    (PLDMA_FSET(cmd, 31, 30) | PLDMA_FSET(cq, 29, 24) | \
+     PLDMA_FSET((ci) & 0xffffffU, 23, 0))
+#define   PLDMA_CQ_DB_CMD_CI          0     /* consumer index only */
+#define   PLDMA_CQ_DB_CMD_ARM         1     /* ... and arm: next CQE */
+#define   PLDMA_CQ_DB_CMD_ARM_SOL     2     /* ... and arm: solicited/error */
+/* RQ doorbell of the QP whose SQ is this channel (CAP.CQ) */
+#define PLDMA_CH_RQ_TAIL            0x064   /* RW  one past the last WQE */
+#define PLDMA_CH_RQ_HEAD            0x068   /* RO  next WQE to consume */
 #define PLDMA_AHEAD_PAGE            4096
 #define PLDMA_AHEAD_MAX             64      /* pages per buffer */
 #define PLDMA_CH_CNT_OFFSET         0x100   /* RO  counters, layout below */
@@ -427,7 +581,10 @@
 #define PLDMA_DESC_RKEY             0x30    /* u32 remote key (RDMA ops) */
 #define PLDMA_DESC_AHEAD            0x34    /* u8 batched faults: pages */
 #define PLDMA_DESC_RSVD0            0x35    /* 3 bytes, must be 0 */
-#define PLDMA_DESC_RSVD1            0x38    /* u64 must be 0 */
+#define PLDMA_DESC_IMM              0x38    /* u32 immediate (the _IMM
+                                               opcodes; else must be 0),
+                                               as on the wire (big-endian) */
+#define PLDMA_DESC_RSVD1            0x3c    /* u32 must be 0 */
 
 /* Opcodes */
 #define PLDMA_OP_NOP                0x00
@@ -435,10 +592,18 @@
 #define PLDMA_OP_FILL               0x02
 #define PLDMA_OP_RDMA_WRITE         0x10    /* SRC -> node NODE, REMOTE_VA */
 #define PLDMA_OP_RDMA_READ          0x11    /* node NODE, REMOTE_VA -> DST */
+/* SQ of a QP only (CAP.CQ): a message to the peer's next receive WQE */
+#define PLDMA_OP_SEND               0x12    /* SRC, LEN */
+#define PLDMA_OP_SEND_IMM           0x13    /* SRC, LEN, IMM */
+#define PLDMA_OP_RDMA_WRITE_IMM     0x14    /* as WRITE; IMM consumes a
+                                               receive WQE of the peer */
 
 /* Descriptor flags */
 #define PLDMA_DF_INTR               PLDMA_BIT(0) /* IRQ_CH_DONE on completion */
-#define PLDMA_DF_VALID_MASK         0x01
+#define PLDMA_DF_SIGNALED           PLDMA_BIT(1) /* CQE to the QP's send CQ
+                                                    (errors always write one) */
+#define PLDMA_DF_SOLICITED          PLDMA_BIT(2) /* SEND: BTH SE bit */
+#define PLDMA_DF_VALID_MASK         0x07
 
 /* ------------------------------------------------------------------ */
 /* Completion record: 32 bytes, 8-byte aligned, written status last    */
@@ -467,6 +632,7 @@
 #define PLDMA_ST_REMOTE_RNR         13  /* responder not ready, rnr-retry */
 #define PLDMA_ST_REMOTE_ERROR       14  /* NAK: responder could not do it */
 #define PLDMA_ST_REMOTE_INVALID     15  /* NAK: invalid request */
+#define PLDMA_ST_FLUSHED            16  /* the QP went to ERR before it ran */
 
 /* ------------------------------------------------------------------ */
 /* Fault record (report mode): 32 bytes in the fault queue             */
@@ -495,5 +661,12 @@
 #define PLDMA_FR_CH_REMOTE          0xffff
 /* A batched fault: the channel's AHEAD_* registers list the missing pages */
 #define PLDMA_FR_F_AHEAD            PLDMA_BIT(5)
+/*
+ * With PLDMA_FR_F_REMOTE: the fault is on a receive WQE's buffer (a SEND or
+ * the WQE of a WRITE with immediate).  PASID is the QP's PD, DESC the QP
+ * index, DONE the offset in the message.  Answer with QP_CMD_RESOLVED (or
+ * QP_CMD_FAILED) on that QP.
+ */
+#define PLDMA_FR_F_RECV             PLDMA_BIT(6)
 
 #endif /* HW_MISC_PLDMA_REGS_H */

@@ -807,7 +807,7 @@ static uint32_t pldma_cap(PLDMACore *s)
         cap |= PLDMA_CAP_PASID | PLDMA_FSET(s->pasid_bits, 20, 16);
     }
     if (s->nic) {
-        cap |= PLDMA_CAP_REMOTE | PLDMA_CAP_QP;
+        cap |= PLDMA_CAP_REMOTE | PLDMA_CAP_QP | PLDMA_CAP_ETH;
     }
     return cap;
 }
@@ -834,7 +834,7 @@ static uint64_t pldma_global_read(PLDMACore *s, hwaddr addr)
         ch = &s->ch[(addr - PLDMA_CH_CNT(0)) / PLDMA_CH_CNT_STRIDE];
         return pldma_cnt_read(ch, (addr - PLDMA_CH_CNT(0)) % 0x40);
     }
-    if (pldma_net_read(s, addr, &val)) {
+    if (pldma_net_read(s, addr, &val) || pldma_eth_read(s, addr, &val)) {
         return val;
     }
 
@@ -912,6 +912,7 @@ static void pldma_reset_engine(PLDMACore *s)
     s->inline_runs = PLDMA_INLINE_RUNS;
     pldma_timing_reset(s);
     pldma_net_reset(s);
+    pldma_eth_reset(s);
 }
 
 /*
@@ -984,7 +985,7 @@ static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
         pldma_chb_write(s, &s->ch[n], addr & (PLDMA_CH_BIND_STRIDE - 1), val);
         return;
     }
-    if (pldma_net_write(s, addr, val)) {
+    if (pldma_net_write(s, addr, val) || pldma_eth_write(s, addr, val)) {
         return;
     }
 
@@ -997,6 +998,7 @@ static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
         break;
     case PLDMA_IRQ_STATUS:
         s->irq_status &= ~val;
+        pldma_eth_irq_sync(s);  /* IRQ_ETH follows ETH_EVENTS */
         break;
     case PLDMA_IRQ_MASK:
         s->irq_mask = val;
@@ -1220,6 +1222,7 @@ static void pldma_vm_state_change(void *opaque, bool running, RunState state)
     if (running) {
         qemu_bh_schedule(s->bh);
         pldma_net_flush(s);
+        pldma_eth_vm_running(s);
     }
 }
 
@@ -1621,6 +1624,7 @@ const VMStateDescription vmstate_pldma_core = {
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_qps,
         &vmstate_pldma_timing,
+        &vmstate_pldma_eth,
         NULL
     }
 };

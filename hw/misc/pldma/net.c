@@ -1587,6 +1587,10 @@ static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
     if (s->busy || s->in_rx) {
         return 0;               /* queued: flushed after the run */
     }
+    /* not RoCEv2 for this node: the Ethernet function's (eth.c) */
+    if (pldma_eth_rx(s, buf, size)) {
+        return MAX(size, 1);
+    }
     cnt(s, PLDMA_NCNT_RX_FRAMES);
     if (!pldma_net_parse(s, buf, size, &p)) {
         cnt(s, PLDMA_NCNT_RX_DROPPED);
@@ -1920,6 +1924,7 @@ static NetClientInfo pldma_net_info = {
     .size = sizeof(NICState),
     .can_receive = pldma_net_can_receive,
     .receive = pldma_net_receive,
+    .link_status_changed = pldma_eth_link_changed,
     .cleanup = pldma_net_cleanup,
 };
 
@@ -1980,6 +1985,7 @@ bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp)
                           object_get_typename(OBJECT(dev)), dev->id,
                           &dev->mem_reentrancy_guard, s);
     qemu_format_nic_info_str(qemu_get_queue(s->nic), conf->macaddr.a);
+    pldma_eth_realize(s);
     for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
         s->ch[i].net_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_net_timer,
                                           &s->ch[i]);
@@ -2002,6 +2008,7 @@ void pldma_net_unrealize(PLDMACore *s)
         qemu_del_nic(s->nic);
         s->nic = NULL;
     }
+    pldma_eth_unrealize(s);
     if (s->net_blocker) {
         migrate_del_blocker(&s->net_blocker);
     }

@@ -49,6 +49,9 @@ static unsigned pldma_pci_vector(PLDMACore *core, unsigned bit)
     if (BIT(bit) == PLDMA_IRQ_CH_ERROR) {
         return PLDMA_PCI_VEC_ERROR(core->num_channels);
     }
+    if (BIT(bit) == PLDMA_IRQ_ETH) {
+        return PLDMA_PCI_VEC_ETH(core->num_channels);
+    }
     return PLDMA_PCI_VEC_FAULT(core->num_channels);
 }
 

@@ -148,6 +148,18 @@ extern const VMStateDescription vmstate_pldma_qps;
 void pldma_net_qp_connect(PLDMACore *s, uint32_t idx);
 void pldma_net_qp_clear(PLDMACore *s, uint32_t idx);
 
+/* eth.c: the Ethernet function (registers, rings, link) */
+bool pldma_eth_read(PLDMACore *s, hwaddr addr, uint64_t *val);
+bool pldma_eth_write(PLDMACore *s, hwaddr addr, uint32_t val);
+void pldma_eth_irq_sync(PLDMACore *s);
+void pldma_eth_reset(PLDMACore *s);
+void pldma_eth_realize(PLDMACore *s);
+void pldma_eth_unrealize(PLDMACore *s);
+void pldma_eth_vm_running(PLDMACore *s);
+bool pldma_eth_rx(PLDMACore *s, const uint8_t *buf, size_t size);
+void pldma_eth_link_changed(NetClientState *nc);
+extern const VMStateDescription vmstate_pldma_eth;
+
 static inline bool pldma_op_remote(uint8_t op)
 {
     return op == PLDMA_OP_RDMA_WRITE || op == PLDMA_OP_RDMA_READ;

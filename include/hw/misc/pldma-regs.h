@@ -46,7 +46,8 @@
 #define PLDMA_PCI_VEC_FAULT(nch)    (nch)   /* FAULT, FQ_OVERFLOW, CH_FAULTED */
 #define PLDMA_PCI_VEC_ERROR(nch)    ((nch) + 1) /* CH_ERROR, CQ_ERROR, QP_ERROR */
 #define PLDMA_PCI_VEC_CQ(nch)       ((nch) + 2) /* IRQ_CQ */
-#define PLDMA_PCI_NUM_VECS(nch)     ((nch) + 3)
+#define PLDMA_PCI_VEC_ETH(nch)      ((nch) + 3) /* IRQ_ETH */
+#define PLDMA_PCI_NUM_VECS(nch)     ((nch) + 4)
 
 /* ------------------------------------------------------------------ */
 /* MMIO layout                                                          */
@@ -72,6 +73,7 @@
 #define   PLDMA_CAP_REMOTE            PLDMA_BIT(11) /* RDMA: a network link */
 #define   PLDMA_CAP_QP                PLDMA_BIT(12) /* RC queue pairs */
 #define   PLDMA_CAP_CQ                PLDMA_BIT(13) /* CQs, RQs, SEND/RECV */
+#define   PLDMA_CAP_ETH               PLDMA_BIT(14) /* the Ethernet function */
 #define   PLDMA_CAP_PASID_BITS(v)     PLDMA_FGET(v, 20, 16)
 #define PLDMA_MAX_XFER              0x00c   /* RO  max descriptor length */
 #define PLDMA_CTRL                  0x010   /* RW */
@@ -91,6 +93,7 @@
 #define   PLDMA_IRQ_CQ                PLDMA_BIT(20) /* CQ_EVENTS has a bit */
 #define   PLDMA_IRQ_CQ_ERROR          PLDMA_BIT(21) /* CQ_ERRORS has a bit */
 #define   PLDMA_IRQ_QP_ERROR          PLDMA_BIT(22) /* QP_ERRORS has a bit */
+#define   PLDMA_IRQ_ETH               PLDMA_BIT(23) /* ETH_EVENTS & _MASK */
 /* RO bitmaps: bit n = channel n is in FAULTED / ERROR / STALLED state */
 #define PLDMA_FAULTED_CHANNELS      0x028
 #define PLDMA_ERROR_CHANNELS        0x02c
@@ -465,6 +468,103 @@
 #define PLDMA_MTU_2048              4
 #define PLDMA_MTU_4096              5
 #define PLDMA_MTU_BYTES(code)       (128U << (code))
+
+/*
+ * The Ethernet function (CAP.ETH, hw/misc/pldma/eth.c): a plain Ethernet
+ * NIC on the same link as RoCEv2, as on any RoCE NIC.  Every frame the
+ * link delivers that is not RoCEv2 for this node (not IPv4/UDP to port
+ * 4791 and NET_IP) goes to the receive ring while ETH_CTRL.RX_EN is set;
+ * with it clear, such frames are dropped and counted as before
+ * (PLDMA_NCNT_RX_DROPPED).  The transmit ring's frames go out on the link
+ * as they are (the driver builds the whole frame, source MAC included).
+ *
+ * Both rings are arrays of PLDMA_ETH_DESC_SIZE descriptors in memory the
+ * driver allocates for DMA without PASID (as the fault queue), and so are
+ * the buffers they point to.  HEAD (device) and TAIL (driver) are ring
+ * indices, 0..SIZE-1; the ring is empty when HEAD == TAIL, so at most
+ * SIZE-1 descriptors are posted.  The driver posts a descriptor with
+ * STATUS 0 and writes TAIL; the device writes LEN (receive: the frame's
+ * length) and then STATUS, and moves HEAD.  A frame that finds the
+ * receive ring empty is dropped and counted (ETH_CNT_RX_NO_BUF): the link
+ * never waits for the driver.  A ring whose descriptor cannot be read or
+ * written back stops: its ENABLE bit clears, ETH_STATUS says why, an
+ * ETH_EV_ERROR event is posted.  Ring registers are writable while their
+ * ring is disabled only.
+ */
+#define PLDMA_ETH_CTRL              0x400   /* RW */
+#define   PLDMA_ETH_CTRL_RX_EN        PLDMA_BIT(0)  /* receive ring runs */
+#define   PLDMA_ETH_CTRL_TX_EN        PLDMA_BIT(1)  /* transmit ring runs */
+#define   PLDMA_ETH_CTRL_PROMISC      PLDMA_BIT(2)  /* every unicast too */
+#define   PLDMA_ETH_CTRL_RESET        PLDMA_BIT(31) /* W1: rings, counters,
+                                                       events to 0 */
+#define PLDMA_ETH_STATUS            0x404   /* RO */
+#define   PLDMA_ETH_STATUS_LINK       PLDMA_BIT(0)  /* link up */
+#define   PLDMA_ETH_STATUS_RX_ERR     PLDMA_BIT(1)  /* RX ring stopped */
+#define   PLDMA_ETH_STATUS_TX_ERR     PLDMA_BIT(2)  /* TX ring stopped */
+/* Events: W1C; IRQ_ETH is set while ETH_EVENTS & ETH_EVENT_MASK != 0 */
+#define PLDMA_ETH_EVENTS            0x408
+#define PLDMA_ETH_EVENT_MASK        0x40c   /* RW  1 = raises IRQ_ETH */
+#define   PLDMA_ETH_EV_RX             PLDMA_BIT(0)  /* RX descriptor done */
+#define   PLDMA_ETH_EV_TX             PLDMA_BIT(1)  /* TX descriptor done */
+#define   PLDMA_ETH_EV_LINK           PLDMA_BIT(2)  /* ETH_STATUS_LINK moved */
+#define   PLDMA_ETH_EV_ERROR          PLDMA_BIT(3)  /* a ring stopped */
+#define   PLDMA_ETH_EV_ALL            0xf
+#define PLDMA_ETH_RX_BASE_LO        0x410   /* RW  IOVA, 16-byte aligned */
+#define PLDMA_ETH_RX_BASE_HI        0x414
+#define PLDMA_ETH_RX_SIZE           0x418   /* RW  entries, 2^k, 2..4096;
+                                               sets HEAD = TAIL = 0 */
+#define PLDMA_ETH_RX_HEAD           0x41c   /* RO  next descriptor to fill */
+#define PLDMA_ETH_RX_TAIL           0x420   /* RW  one past the last posted */
+#define PLDMA_ETH_TX_BASE_LO        0x430   /* RW  IOVA, 16-byte aligned */
+#define PLDMA_ETH_TX_BASE_HI        0x434
+#define PLDMA_ETH_TX_SIZE           0x438   /* RW  as RX_SIZE */
+#define PLDMA_ETH_TX_HEAD           0x43c   /* RO  next descriptor to send */
+#define PLDMA_ETH_TX_TAIL           0x440   /* RW  doorbell */
+#define PLDMA_ETH_MAX_FRAME         0x444   /* RO  largest frame, bytes (no
+                                               FCS) */
+#define PLDMA_ETH_RING_MIN          2
+#define PLDMA_ETH_RING_MAX          4096
+#define PLDMA_ETH_FRAME_MAX         9018    /* ETH_MAX_FRAME: 9000 + header
+                                               + VLAN tag */
+#define PLDMA_ETH_FRAME_MIN         14      /* an Ethernet header */
+
+/* Ethernet counters: 32 bits each, wrapping; W1 ETH_CTRL_RESET clears */
+#define PLDMA_ETH_CNT(i)            (0x460 + 4 * (i))
+#define PLDMA_ETH_CNT_TX_FRAMES     0   /* sent on the link */
+#define PLDMA_ETH_CNT_TX_BYTES      1
+#define PLDMA_ETH_CNT_TX_ERRORS     2   /* TX descriptors completed in error */
+#define PLDMA_ETH_CNT_RX_FRAMES     3   /* written to the receive ring */
+#define PLDMA_ETH_CNT_RX_BYTES      4
+#define PLDMA_ETH_CNT_RX_NO_BUF     5   /* dropped: receive ring empty */
+#define PLDMA_ETH_CNT_RX_ERRORS     6   /* RX descriptors completed in error */
+#define PLDMA_ETH_CNT_RX_RUNT       7   /* dropped: shorter than a header */
+#define PLDMA_ETH_CNT_RX_FILTERED   8   /* dropped: unicast to another MAC */
+#define PLDMA_ETH_CNT_NUM           9   /* at most 40: 0x460..0x4ff */
+#define PLDMA_ETH_CNT_NAMES(X) \
+    X(PLDMA_ETH_CNT_TX_FRAMES, "tx_frames") \
+    X(PLDMA_ETH_CNT_TX_BYTES, "tx_bytes") \
+    X(PLDMA_ETH_CNT_TX_ERRORS, "tx_errors") \
+    X(PLDMA_ETH_CNT_RX_FRAMES, "rx_frames") \
+    X(PLDMA_ETH_CNT_RX_BYTES, "rx_bytes") \
+    X(PLDMA_ETH_CNT_RX_NO_BUF, "rx_no_buffer") \
+    X(PLDMA_ETH_CNT_RX_ERRORS, "rx_errors") \
+    X(PLDMA_ETH_CNT_RX_RUNT, "rx_runt") \
+    X(PLDMA_ETH_CNT_RX_FILTERED, "rx_filtered")
+
+/* Ethernet descriptor: 16 bytes, 16-byte aligned, little-endian */
+#define PLDMA_ETH_DESC_SIZE         16
+#define PLDMA_ETH_DESC_ADDR         0x0     /* u64 buffer IOVA */
+#define PLDMA_ETH_DESC_LEN          0x8     /* u32 RX: buffer size, written
+                                               back: frame length; TX:
+                                               frame length */
+#define PLDMA_ETH_DESC_STATUS       0xc     /* u32 PLDMA_ETH_ST_*, written
+                                               last by the device */
+#define PLDMA_ETH_ST_PENDING        0
+#define PLDMA_ETH_ST_OK             1
+#define PLDMA_ETH_ST_BAD_LEN        2       /* TX: LEN out of FRAME_MIN..
+                                               FRAME_MAX; RX: the frame
+                                               did not fit (dropped) */
+#define PLDMA_ETH_ST_DMA_ERROR      3       /* buffer not readable/writable */
 
 /* Per-channel counters: 64 bytes per channel (mirrored in the user page) */
 #define PLDMA_CH_CNT_STRIDE         0x40

@@ -270,6 +270,31 @@ typedef struct PLDMATiming {
     uint64_t atc_clock;
 } PLDMATiming;
 
+/*
+ * The Ethernet function (hw/misc/pldma/eth.c): two descriptor rings in
+ * DMA memory without PASID, on the RDMA link's NIC
+ */
+typedef struct PLDMAEthRing {
+    uint64_t base;
+    uint32_t size;          /* entries, 0: not configured */
+    uint32_t head;          /* device */
+    uint32_t tail;          /* driver */
+} PLDMAEthRing;
+
+typedef struct PLDMAEth {
+    uint32_t ctrl;          /* ETH_CTRL (RX_EN, TX_EN, PROMISC) */
+    uint32_t status;        /* ETH_STATUS error bits (LINK is computed) */
+    uint32_t events;
+    uint32_t event_mask;
+    bool link_up;           /* last link state seen, for ETH_EV_LINK */
+    PLDMAEthRing rx;
+    PLDMAEthRing tx;
+    uint32_t cnt[PLDMA_ETH_CNT_NUM];
+    bool tx_blocked;        /* the net layer holds our frame: wait */
+    QEMUBH *tx_bh;
+    uint8_t *buf;           /* one frame, PLDMA_ETH_FRAME_MAX bytes */
+} PLDMAEth;
+
 struct PLDMACore {
     DeviceState *dev;       /* the front-end device (re-entrancy guard) */
     const PLDMACoreOps *ops;
@@ -352,6 +377,7 @@ struct PLDMACore {
     uint32_t x_reorder_every;
 
     PLDMATiming tm;         /* timing model, properties and state */
+    PLDMAEth eth;           /* the Ethernet function */
 };
 
 /* The platform device */

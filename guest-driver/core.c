@@ -240,6 +240,8 @@ int pldma_core_probe(struct pldma_dev *pd, resource_size_t size)
 	mask = (u32)(BIT(nch) - 1) | PLDMA_IRQ_CH_ERROR;
 	if (pd->fq)
 		mask |= PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW;
+	if (pd->cap & PLDMA_CAP_ETH && pd->num_qps)
+		mask |= PLDMA_IRQ_ETH;	/* eth.c's net_device */
 	pd->irq_mask = mask;
 	return 0;
 }
@@ -269,6 +271,9 @@ int pldma_register(struct pldma_dev *pd, const char *bus)
 	}
 	pldma_debugfs_add(pd);
 	ret = devm_add_action_or_reset(dev, pldma_unregister, pd);
+	if (ret)
+		return ret;
+	ret = pldma_eth_register(pd);
 	if (ret)
 		return ret;
 

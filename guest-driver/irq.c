@@ -154,6 +154,8 @@ irqreturn_t pldma_irq(int irq, void *data)
 	}
 	spin_unlock(&pd->lock);
 
+	if (status & PLDMA_IRQ_ETH)
+		pldma_eth_irq(pd);
 	if (status & PLDMA_IRQ_FQ_OVERFLOW)
 		set_bit(PLDMA_F_OVERFLOW, &pd->flags);
 	if (status & (PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW |

@@ -101,8 +101,12 @@ static int pldma_pci_irqs(struct pldma_dev *pd)
 				    PLDMA_IRQ_CH_FAULTED, true, 0, "fault");
 	if (ret)
 		return ret;
-	return pldma_pci_request_irq(pd, PLDMA_PCI_VEC_ERROR(hwnch),
-				     PLDMA_IRQ_CH_ERROR, false, 0, "error");
+	ret = pldma_pci_request_irq(pd, PLDMA_PCI_VEC_ERROR(hwnch),
+				    PLDMA_IRQ_CH_ERROR, false, 0, "error");
+	if (ret)
+		return ret;
+	return pldma_pci_request_irq(pd, PLDMA_PCI_VEC_ETH(hwnch),
+				     PLDMA_IRQ_ETH, false, 0, "eth");
 }
 
 static int pldma_pci_probe(struct pci_dev *pdev,

@@ -15,6 +15,8 @@
  *               responder faults
  *   qp.c        RC queue pairs: the QP_CREATE/MODIFY/QUERY/DESTROY ioctls
  *   debugfs.c   /sys/kernel/debug/pldma/pldmaN/{stats,net}
+ *   eth.c       the Ethernet function: a net_device on the PLDMA's link,
+ *               whose IPv4 address is the node's RoCE address (NET_IP)
  *
  * Every open of /dev/pldmaN binds the caller's mm to the device with SVA,
  * claims a free channel and ties it to the PASID.  The channel page can be
@@ -109,6 +111,7 @@ struct pldma_counters {
 
 struct pldma_ctx;
 struct pldma_dev;
+struct pldma_eth;
 
 /*
  * One QP of the device (PLDMA_CAP_QP).  ctx is the file that created it
@@ -248,6 +251,7 @@ struct pldma_dev {
 	u32 ip;
 	u8 mac[6];
 	struct pldma_qp qps[PLDMA_MAX_QPS];
+	struct pldma_eth *eth;		/* the net_device's, or NULL */
 
 	struct dentry *dbg;
 	struct pldma_counters st;
@@ -454,6 +458,10 @@ long pldma_ioc_qp_query(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_qp_destroy(struct pldma_ctx *ctx, void __user *arg);
 void pldma_qp_release(struct pldma_ctx *ctx);
 const char *pldma_qp_state_name(u32 state);
+
+/* eth.c */
+int pldma_eth_register(struct pldma_dev *pd);
+void pldma_eth_irq(struct pldma_dev *pd);
 
 /* debugfs.c */
 void pldma_debugfs_init(void);

@@ -202,6 +202,21 @@ static void test_regs(void)
     qpldma_mac(&n->d, mac);
     g_assert_true(memcmp(mac, "\x02\x00\x00\xaa\xbb\xcc", 6) == 0);
 
+    /* the link follows QEMU's (set_link on the NIC): a LINK event each */
+    qtest_qmp_assert_success(n->qts, "{'execute': 'set_link', 'arguments':"
+                             " {'name': 'dma0', 'up': false}}");
+    g_assert_cmpuint(qpldma_rd(&n->d, PLDMA_ETH_STATUS), ==, 0);
+    g_assert_cmpuint(qpldma_rd(&n->d, PLDMA_ETH_EVENTS), ==,
+                     PLDMA_ETH_EV_LINK);
+    qpldma_wr(&n->d, PLDMA_ETH_EVENTS, PLDMA_ETH_EV_LINK);
+    qtest_qmp_assert_success(n->qts, "{'execute': 'set_link', 'arguments':"
+                             " {'name': 'dma0', 'up': true}}");
+    g_assert_cmpuint(qpldma_rd(&n->d, PLDMA_ETH_STATUS), ==,
+                     PLDMA_ETH_STATUS_LINK);
+    g_assert_cmpuint(qpldma_rd(&n->d, PLDMA_ETH_EVENTS), ==,
+                     PLDMA_ETH_EV_LINK);
+    qpldma_wr(&n->d, PLDMA_ETH_EVENTS, PLDMA_ETH_EV_LINK);
+
     /* enabling a ring that is not configured: refused, an error event */
     qpldma_wr(&n->d, PLDMA_ETH_CTRL, PLDMA_ETH_CTRL_RX_EN);
     g_assert_cmpuint(qpldma_rd(&n->d, PLDMA_ETH_CTRL), ==, 0);

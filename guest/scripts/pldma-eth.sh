@@ -58,6 +58,13 @@ grep -q ' 60 packets received' /tmp/ping2.log
 res $? "ping $peer during RDMA: 60 of 60 answered"
 tail -n 2 /tmp/ping2.log | sed 's/^/# /'
 echo "# $dev: $(cat /sys/class/net/"$dev"/statistics/rx_packets) rx, $(cat /sys/class/net/"$dev"/statistics/tx_packets) tx, $(cat /sys/class/net/"$dev"/statistics/rx_errors) rx errors"
+if [ "$role" = 2 ]; then
+	# pldma-pci: the Ethernet function has its own MSI-X vector
+	n=$(awk '/pldma .* eth$/ { for (i = 2; i <= NF; i++) {
+		if ($i !~ /^[0-9]+$/) break; s += $i } } END { print s + 0 }' \
+		/proc/interrupts)
+	[ "$n" -gt 0 ]; res $? "pldma-pci: MSI-X vector 'eth': $n interrupts"
+fi
 d=${dbg%/qps}
 echo "# $d/net:"; grep -v ': 0$' "$d/net" | sed 's/^/#   /'
 # keep the link up until the peer is done with its pings

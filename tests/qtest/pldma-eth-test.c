@@ -412,6 +412,56 @@ static void test_tx(void)
     peer_close(&pe);
 }
 
+/*
+ * A peer that stops reading: the TX ring waits for the net layer (one frame
+ * queued there, nothing dropped), the node stays responsive, and every
+ * frame goes out, in order, once the peer reads again
+ */
+static void test_tx_backpressure(void)
+{
+    const uint32_t nf = 511;
+    uint8_t f[2048], got[2048];
+    uint32_t i, head, last = 0;
+    Peer pe;
+    Node *n = &pe.n;
+
+    peer_open(&pe, NULL);
+    rings_init(n, nf + 1, nf + 1);
+    for (i = 0; i < nf; i++) {
+        eth_frame(f, peer_mac, n->mac, 0x0800, MTU_FRAME, i);
+        qtest_memwrite(n->qts, TX_BUFS + i * BUF_SIZE, f, MTU_FRAME);
+        desc_write(n, TX_RING + i * PLDMA_ETH_DESC_SIZE,
+                   TX_BUFS + i * BUF_SIZE, MTU_FRAME);
+    }
+    qpldma_wr(&n->d, PLDMA_ETH_CTRL, PLDMA_ETH_CTRL_TX_EN);
+    qpldma_wr(&n->d, PLDMA_ETH_TX_TAIL, nf);
+    /* ~770 KB do not fit the socket: the ring stops short of its tail */
+    for (i = 0; i < 100; i++) {
+        g_usleep(20 * 1000);
+        head = qpldma_rd(&n->d, PLDMA_ETH_TX_HEAD);
+        if (i > 10 && head == last) {
+            break;
+        }
+        last = head;
+    }
+    g_assert_cmpuint(head, >, 0);
+    g_assert_cmpuint(head, <, nf);
+    g_assert_cmpuint(ecnt(n, PLDMA_ETH_CNT_TX_FRAMES), ==, head);
+    /* the node answers (the monitor too) while its link is stuck */
+    qtest_qmp_assert_success(n->qts, "{'execute': 'query-status'}");
+    for (i = 0; i < nf; i++) {
+        eth_frame(f, peer_mac, n->mac, 0x0800, MTU_FRAME, i);
+        g_assert_cmpuint(qpldma_stream_recv(pe.fd, got, sizeof(got)), ==,
+                         MTU_FRAME);
+        g_assert_true(memcmp(got, f, MTU_FRAME) == 0);
+    }
+    wait_reg(n, PLDMA_ETH_TX_HEAD, nf);
+    g_assert_cmpuint(ecnt(n, PLDMA_ETH_CNT_TX_FRAMES), ==, nf);
+    g_assert_cmpuint(ecnt(n, PLDMA_ETH_CNT_TX_ERRORS), ==, 0);
+    g_assert_cmpuint(qpldma_stream_recv(pe.fd, got, sizeof(got)), ==, 0);
+    peer_close(&pe);
+}
+
 /* A full receive ring drops and counts; the link goes on */
 static void test_rx_full(void)
 {
@@ -647,6 +697,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-eth/regs", test_regs);
     qtest_add_func("/pldma-eth/rx", test_rx);
     qtest_add_func("/pldma-eth/tx", test_tx);
+    qtest_add_func("/pldma-eth/tx-backpressure", test_tx_backpressure);
     qtest_add_func("/pldma-eth/rx-full", test_rx_full);
     qtest_add_func("/pldma-eth/bad-desc", test_bad_desc);
     qtest_add_func("/pldma-eth/reset", test_reset);

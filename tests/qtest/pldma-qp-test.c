@@ -1635,6 +1635,37 @@ static void test_recv_fault(void)
     check_cqe(e, 0x62, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len, a_qpn, b_qpn,
               0, 0, 0);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RESUME_TX), >=, 1);
+
+    /* a fault that cannot be resolved: QP_CMD_FAILED */
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != hole * PAGE) {
+            qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off, true);
+        }
+    }
+    addr[0] = b_va;
+    addr[1] = b_va + l[0];
+    post_recv(&p->b, &sb, 0x63, 2, addr, l);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 0x64);
+    qpldma_fq_pop(&p->b.d, p->b.fq, 64, rec, step, p, WAIT_STEPS);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, hole * PAGE);
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_FAILED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ERROR);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x63, PLDMA_WC_RECV, PLDMA_WC_ST_LOC_PROT_ERR, 0, b_qpn,
+              a_qpn, 0, 0, 0);
+    g_assert_cmpuint(ldl_le_p(e + PLDMA_CQE_BYTE_LEN), ==, hole * PAGE);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 0x64, PLDMA_WC_SEND, PLDMA_WC_ST_REM_OP_ERR, 0, a_qpn, b_qpn,
+              0, 0, PLDMA_ST_REMOTE_ERROR);
+    /* both QPs go on */
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
     pair_stop(p);
 }
 

@@ -1899,6 +1899,40 @@ static void test_cq_overflow_flush(void)
 }
 
 /*
+ * A CQ of 4 entries taken round three times: the owner bit flips at every
+ * wrap, the consumer's doorbell makes room, no overflow
+ */
+static void test_cq_wrap(void)
+{
+    Pair *p = pair_start();
+    uint32_t len = 128, rkey, i;
+    uint64_t src, b_pa, compl;
+    uint8_t e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+
+    pair_connect_cq(p, &sa, &sb, 0, 4);
+    src = alloc_pa(&p->a, len);
+    b_pa = alloc_pa(&p->b, len);
+    rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < 10; i++) {
+        compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE, PLDMA_DF_SIGNALED,
+                        len, src, b_pa, rkey, 0, 0x1000 + i);
+        g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+        wait_cqe(p, &p->a, &sa.scq, e);
+        g_assert_cmphex(ldq_le_p(e + PLDMA_CQE_WR_ID), ==, 0x1000 + i);
+        g_assert_cmpuint(e[PLDMA_CQE_OWNER], ==, !((i / 4) & 1));
+        g_assert_false(qpldma_cq_poll(&p->a.d, &sa.scq, e));
+        qpldma_cq_db(&p->a.d, 0, PLDMA_CQ_DB_CMD_CI, 0, sa.scq.ci);
+    }
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_ACTIVE);
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_PI), ==, 10);
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_CI), ==, 10);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_RTS);
+    pair_stop(p);
+}
+
+/*
  * A hostile peer's SENDs: another QPN, PSNs out of the window, a Middle
  * with no First change nothing; then the right one lands
  */
@@ -1989,6 +2023,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/recv-fault-stall", test_recv_fault_stall);
     qtest_add_func("/pldma-qp/cq-arm", test_cq_arm);
     qtest_add_func("/pldma-qp/cq-overflow-flush", test_cq_overflow_flush);
+    qtest_add_func("/pldma-qp/cq-wrap", test_cq_wrap);
     qtest_add_func("/pldma-qp/hostile-send", test_hostile_send);
     return g_test_run();
 }

@@ -107,11 +107,12 @@ irqreturn_t pldma_irq_thread(int irq, void *data)
 		pldma_read_record(pd, pd->fq_head, &f);
 		pd->fq_head = (pd->fq_head + 1) & (pd->fq_entries - 1);
 		pldma_wr(pd, PLDMA_FQ_HEAD, pd->fq_head);
-		if (f.channel < pd->nch)
-			pldma_kick_channel(pd, f.channel, &f);
-		else if (f.channel == PLDMA_FR_CH_REMOTE &&
-			 f.flags & PLDMA_FR_F_REMOTE && f.flags & PLDMA_FR_F_RECV)
+		/* a receive buffer's, whatever its channel field says */
+		if ((f.flags & (PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV)) ==
+		    (PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV))
 			pldma_kick_recv(pd, &f);
+		else if (f.channel < pd->nch)
+			pldma_kick_channel(pd, f.channel, &f);
 		else if (f.channel == PLDMA_FR_CH_REMOTE &&
 			 f.flags & PLDMA_FR_F_REMOTE)
 			pldma_kick_key(pd, &f);

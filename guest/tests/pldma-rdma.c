@@ -36,7 +36,9 @@
  *                         the WQE: it completes), SEND with immediate and
  *                         WRITE with immediate (immediates in the CQE),
  *                         each way; the receiver arms its CQ and waits for
- *                         the event; no event without arming
+ *                         the event; no event without arming; then a
+ *                         send CQ of 2 overflows (CQ ERROR, QP to ERR,
+ *                         the receive WQE flushed)
  *   selftest NODE         REG_MR/DEREG_MR and QP_* argument checking
  *                         (hostile user space), quotas, INFO and
  *                         NET_STATS, QPs of other files and processes
@@ -466,6 +468,7 @@ static int reg_raw(struct pldma_chan *ch, struct pldma_reg_mr *r)
 
 static void qp_selftest(struct pldma_chan *ch, unsigned int node);
 static void cq_selftest(struct pldma_chan *ch, unsigned int node);
+static int cq_dbg_has(unsigned int node, const char *want);
 
 static int selftest(unsigned int node)
 {
@@ -1118,7 +1121,7 @@ static void msg_recv_wimm(struct msg *m, size_t len, uint32_t seed,
 	dprintf(m->fd, "DONE\n");
 }
 
-static int msg_setup(struct msg *m, unsigned int lnode)
+static int msg_setup(struct msg *m, unsigned int lnode, unsigned int scqe)
 {
 	char buf[160], mac[32];
 	struct pldma_qp_caps caps = { .rq_entries = MSG_RQE };
@@ -1139,14 +1142,14 @@ static int msg_setup(struct msg *m, unsigned int lnode)
 	/* RECV faults: touch-ahead windows of 16 pages */
 	if (m->report)
 		ioctl(pldma_fd(m->ch), PLDMA_IOC_SET_STRATEGY, &s);
-	m->scq = pldma_cq_create(m->ch, MSG_CQE);
+	m->scq = pldma_cq_create(m->ch, scqe);
 	m->rcq = pldma_cq_create(m->ch, MSG_CQE);
 	caps.send_cq = m->scq;
 	caps.recv_cq = m->rcq;
 	ret = m->scq && m->rcq ? pldma_qp_create_caps(m->ch, &caps, &m->local) :
 				 -errno;
-	result(!ret, "node %u: send CQ %d, receive CQ %d, QP %#x with %u receive WQEs (%d)",
-	       lnode, m->scq ? (int)pldma_cq_index(m->scq) : -1,
+	result(!ret, "node %u: send CQ %d (%u CQEs), receive CQ %d, QP %#x with %u receive WQEs (%d)",
+	       lnode, m->scq ? (int)pldma_cq_index(m->scq) : -1, scqe,
 	       m->rcq ? (int)pldma_cq_index(m->rcq) : -1, m->local.qpn,
 	       MSG_RQE, ret);
 	if (ret)
@@ -1179,6 +1182,88 @@ static int msg_setup(struct msg *m, unsigned int lnode)
 	result(!ret, "QP %#x connected to the peer's %#x (%d)", m->local.qpn,
 	       m->remote.qpn, ret);
 	return ret;
+}
+
+/* The device's state of our CQ in debugfs is @state */
+static int msg_cq_dbg(struct msg *m, struct pldma_cq *cq, const char *state)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "  cq %u %s", pldma_cq_index(cq), state);
+	return cq_dbg_has(pldma_info(m->ch)->node_id, want);
+}
+
+/*
+ * A send CQ of 2 CQEs and 3 signaled SENDs that nobody polls: the third
+ * CQE finds no room, the CQ goes to ERROR (its waiters get EIO) and takes
+ * the QP to ERR, which flushes the posted receive WQE (WR_FLUSH_ERR on the
+ * receive CQ, whose waiter learns of the QP's error).  Side A overflows,
+ * side B receives the three messages.
+ */
+static void msg_overflow(struct msg *m, int listen_side)
+{
+	struct pldma_send_wr wr = {
+		.opcode = PLDMA_OP_SEND,
+		.flags = PLDMA_DF_SIGNALED,
+		.len = 256,
+	};
+	struct pldma_sge sg;
+	struct pldma_wc wc[4];
+	struct pldma_qp_attr qa;
+	int events = 0, i, n, ret, ok;
+	char buf[256];
+
+	memset(buf, 0x5a, sizeof(buf));
+	sg.addr = buf;
+	sg.len = sizeof(buf);
+	if (!listen_side) {
+		for (i = 0, ret = 0; i < 3 && !ret; i++)
+			ret = pldma_post_recv(m->ch, 0x8000 + i, &sg, 1);
+		dprintf(m->fd, "READY\n");
+		for (i = 0, ok = !ret; i < 3 && ok; i++) {
+			memset(buf, 0, sizeof(buf));
+			n = msg_poll_one(m->rcq, &wc[0], &events);
+			ok = n == 1 && wc[0].status == PLDMA_WC_ST_SUCCESS &&
+			     wc[0].wr_id == 0x8000u + i && wc[0].byte_len == 256;
+		}
+		result(ok, "CQ overflow, the receiver: the 3 SENDs received (%d)",
+		       i);
+		msg_expect(m, "DONE");
+		return;
+	}
+	ret = pldma_post_recv(m->ch, 0x9000, &sg, 1);
+	pldma_req_notify_cq(m->rcq, 0);
+	if (ret || msg_expect(m, "READY")) {
+		result(0, "CQ overflow: setup (%d)", ret);
+		return;
+	}
+	wr.addr = buf;
+	for (i = 0; i < 3 && !ret; i++) {
+		wr.wr_id = 0x7100 + i;
+		ret = pldma_post_send(m->ch, &wr);
+	}
+	/* not armed: the wait ends with the CQ's error */
+	ret = ret ? ret : pldma_cq_wait_event(m->scq, MSG_WAIT_MS);
+	result(ret == -EIO && msg_cq_dbg(m, m->scq, "ERROR"),
+	       "3 signaled SENDs on a send CQ of 2, not polled: the CQ in ERROR, its wait says %s",
+	       strerror(-ret));
+	n = pldma_poll_cq(m->scq, 4, wc);
+	result(n == 2 && !wc[0].status && !wc[1].status &&
+	       wc[0].wr_id == 0x7100 && wc[1].wr_id == 0x7101,
+	       "... its ring holds the first 2 CQEs (%d)", n);
+	ret = pldma_cq_wait_event(m->rcq, MSG_WAIT_MS);
+	n = ret ? 0 : pldma_poll_cq(m->rcq, 4, wc);
+	result(!ret && pldma_cq_qp_errors(m->rcq) >= 1 && n == 1 &&
+	       wc[0].status == PLDMA_WC_ST_WR_FLUSH_ERR && wc[0].wr_id == 0x9000,
+	       "the QP went to ERR (qp_errors %u): the posted receive WQE flushed (ret %d, %d CQEs, status %u)",
+	       pldma_cq_qp_errors(m->rcq), ret, n, n ? wc[0].status : 0);
+	ret = pldma_qp_query(m->ch, &qa);
+	result(!ret && qa.qp_state == PLDMA_QPS_ERR, "QP_QUERY: state %u (ERR)",
+	       qa.qp_state);
+	result(pldma_cq_destroy(m->scq) == -EBUSY,
+	       "the CQ in ERROR stays while its QP uses it: EBUSY");
+	m->scq = NULL;
+	dprintf(m->fd, "DONE\n");
 }
 
 /*
@@ -1219,7 +1304,7 @@ static int msg(int listen_side, const char *host, int port, unsigned int lnode,
 		return 1;
 	}
 	m.in = fdopen(dup(m.fd), "r");
-	if (!m.in || msg_setup(&m, lnode))
+	if (!m.in || msg_setup(&m, lnode, MSG_CQE))
 		goto out;
 	for (i = 0; i < nsizes; i++) {
 		len = pu_parse_size(sizes[i]);
@@ -1249,6 +1334,12 @@ static int msg(int listen_side, const char *host, int port, unsigned int lnode,
 			msg_recv_wimm(&m, 1 << 20, 120 + dir, imm ^ 0xffff);
 		}
 	}
+	/* a new connection whose send CQ overflows */
+	pldma_close(m.ch);
+	pu_free(m.win, MSG_MAX);
+	m.win = NULL;
+	if (!msg_setup(&m, lnode, listen_side ? 2 : MSG_CQE))
+		msg_overflow(&m, listen_side);
 	dprintf(m.fd, "BYE\n");
 	msg_expect(&m, "BYE");
 out:
@@ -1429,7 +1520,7 @@ static void cq_selftest(struct pldma_chan *ch, unsigned int node)
 	BADQPC(EINVAL, "1 receive WQE", qc.rq_entries = 1);
 	BADQPC(EINVAL, "3 receive WQEs", qc.rq_entries = 3);
 	BADQPC(EINVAL, "8192 receive WQEs", qc.rq_entries = 8192);
-	BADQPC(EINVAL, "send CQ without its flag", qc.send_cq = c.cq);
+	BADQPC(EINVAL, "send CQ without its flag", qc.send_cq = c.cq + 1);
 	BADQPC(ENOENT, "send CQ 999", qc.flags = PLDMA_QPC_SEND_CQ;
 	       qc.send_cq = 999);
 	BADQPC(EINVAL, "an RQ offset given", qc.rq_mmap_offset = 1);

@@ -411,15 +411,31 @@ int pldma_ring_mmap(struct pldma_ctx *ctx, struct vm_area_struct *vma)
 /* Interrupts: IRQ_CQ, IRQ_CQ_ERROR, IRQ_QP_ERROR (hard handler)      */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Read and clear (W1C) a 64-bit event bitmap until it reads 0: its IRQ
+ * status bit is the bitmap's level, and an MSI-X vector fires only when
+ * that level rises, so a bit set while we clear others must be taken
+ * now.  Bounded: a bitmap still busy after PLDMA_W1C_ROUNDS is left for
+ * the next interrupt (the level line re-fires; MSI-X at the next event).
+ */
+#define PLDMA_W1C_ROUNDS	8
+
 static u64 pldma_rd_w1c64(struct pldma_dev *pd, u32 lo)
 {
-	u64 bits = pldma_rd(pd, lo) | (u64)pldma_rd(pd, lo + 4) << 32;
+	u64 all = 0, bits;
+	unsigned int i;
 
-	if (lower_32_bits(bits))
-		pldma_wr(pd, lo, lower_32_bits(bits));
-	if (upper_32_bits(bits))
-		pldma_wr(pd, lo + 4, upper_32_bits(bits));
-	return bits;
+	for (i = 0; i < PLDMA_W1C_ROUNDS; i++) {
+		bits = pldma_rd(pd, lo) | (u64)pldma_rd(pd, lo + 4) << 32;
+		if (!bits)
+			break;
+		if (lower_32_bits(bits))
+			pldma_wr(pd, lo, lower_32_bits(bits));
+		if (upper_32_bits(bits))
+			pldma_wr(pd, lo + 4, upper_32_bits(bits));
+		all |= bits;
+	}
+	return all;
 }
 
 void pldma_cq_irq(struct pldma_dev *pd, u32 status)

@@ -293,6 +293,9 @@ long pldma_ioc_cq_wait(struct pldma_ctx *ctx, void __user *arg)
 		return -EFAULT;
 	if (w.qp_errors || w.rsvd[0] || w.rsvd[1] || w.timeout_ms > 60000)
 		return -EINVAL;
+	/* the removal took every CQ of the file: that, not ENOENT */
+	if (READ_ONCE(ctx->detached))
+		return -ENODEV;
 	if (w.cq >= pd->num_cqs)
 		return -ENOENT;
 	cq = &pd->cqs[w.cq];

@@ -39,6 +39,9 @@
  *                         the event; no event without arming; then a
  *                         send CQ of 2 overflows (CQ ERROR, QP to ERR,
  *                         the receive WQE flushed)
+ *   cqhold NODE           CQs, a QP with an RQ and their mapped rings held
+ *                         until the device is removed (tests/hotplug/run):
+ *                         CQ_WAIT says ENODEV, the mappings are gone
  *   selftest NODE         REG_MR/DEREG_MR and QP_* argument checking
  *                         (hostile user space), quotas, INFO and
  *                         NET_STATS, QPs of other files and processes
@@ -51,6 +54,8 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -1574,6 +1579,84 @@ static void cq_selftest(struct pldma_chan *ch, unsigned int node)
 	       "CQ_DESTROY once unmapped and unused, then ENOENT; gone from debugfs");
 }
 
+/*
+ * cqhold NODE: hold CQs, a QP with a receive queue (in INIT: RQ and CQs
+ * staged) and their mapped rings on the device of NODE, and sleep in
+ * CQ_WAIT until the device goes (tests/hotplug/run removes it): the wait
+ * must say ENODEV, the rings' mappings must be gone (SIGBUS), and the
+ * close must work.
+ */
+static sigjmp_buf hold_jmp;
+
+static void hold_sigbus(int sig)
+{
+	siglongjmp(hold_jmp, sig);
+}
+
+static int cqhold(unsigned int node)
+{
+	struct pldma_qp_caps caps = { .rq_entries = 8 };
+	struct pldma_qp_attr qa = {
+		.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS,
+		.qp_state = PLDMA_QPS_INIT,
+	};
+	struct pldma_cq_create c = { .entries = 64 };
+	struct pldma_qp_info l;
+	struct pldma_chan *ch;
+	struct pldma_cq *scq;
+	volatile uint8_t *ring;
+	volatile int bus = 0;
+	uint32_t events = 0;
+	int ret, i;
+
+	tag = "cqhold: ";
+	ch = open_other(node);
+	if (!ch || !pldma_info(ch)->num_cqs) {
+		result(0, "a channel with CQs on node %u", node);
+		return 1;
+	}
+	scq = pldma_cq_create(ch, 64);
+	ret = ioc(pldma_fd(ch), PLDMA_IOC_CQ_CREATE, &c);
+	ring = ret ? MAP_FAILED : mmap(NULL, c.mmap_size, PROT_READ, MAP_SHARED,
+				       pldma_fd(ch), c.mmap_offset);
+	caps.send_cq = scq;
+	ret = ret ? ret : scq ? pldma_qp_create_caps(ch, &caps, &l) : -errno;
+	ret = ret ? ret : pldma_qp_modify(ch, &qa);
+	result(!ret && ring != MAP_FAILED,
+	       "two CQs, a QP in INIT with an RQ of 8 and a send CQ, the rings mapped (%d)",
+	       ret);
+	if (ret || ring == MAP_FAILED)
+		return 1;
+	printf("# holding\n");
+	fflush(stdout);
+	/* until the device goes: armed waits, 60 s each, at most 5 minutes */
+	for (i = 0; i < 5; i++) {
+		struct pldma_cq_wait w = {
+			.cq = c.cq,
+			.timeout_ms = 60000,
+			.events = events,
+		};
+
+		ret = ioc(pldma_fd(ch), PLDMA_IOC_CQ_WAIT, &w);
+		if (ret != -ETIMEDOUT)
+			break;
+	}
+	result(ret == -ENODEV, "the device went: CQ_WAIT says %s", strerror(-ret));
+	signal(SIGBUS, hold_sigbus);
+	if (!sigsetjmp(hold_jmp, 1))
+		(void)ring[0];
+	else
+		bus = 1;
+	signal(SIGBUS, SIG_DFL);
+	result(bus, "the CQ ring's mapping is gone (SIGBUS)");
+	ret = pldma_cq_wait_event(scq, 10);
+	result(ret == -ENODEV, "and the other CQ's wait: %s", strerror(-ret));
+	munmap((void *)ring, c.mmap_size);
+	pldma_close(ch);
+	result(1, "closed after the removal");
+	return fails;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -1590,6 +1673,8 @@ int main(int argc, char **argv)
 		return quit(argv[2], atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "selftest"))
 		return selftest(atoi(argv[2])) || fails;
+	if (argc == 3 && !strcmp(argv[1], "cqhold"))
+		return cqhold(atoi(argv[2])) || fails;
 	if (argc >= 6 && !strcmp(argv[1], "msg") && !strcmp(argv[2], "listen"))
 		return msg(1, NULL, atoi(argv[3]), atoi(argv[4]), argc - 5,
 			   argv + 5) || fails;
@@ -1600,6 +1685,7 @@ int main(int argc, char **argv)
 	fprintf(stderr,
 		"usage: pldma-rdma serve PORT [NQUIT] | pair HOST PORT LNODE RNODE LSTRAT RSTRAT SIZE... |\n"
 		"       keys HOST PORT LNODE RNODE | quit HOST PORT | selftest NODE |\n"
-		"       msg listen PORT LNODE SIZE... | msg connect HOST PORT LNODE SIZE...\n");
+		"       msg listen PORT LNODE SIZE... | msg connect HOST PORT LNODE SIZE... |\n"
+		"       cqhold NODE\n");
 	return 2;
 }

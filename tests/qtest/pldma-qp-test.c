@@ -74,16 +74,16 @@ static uint32_t ncnt(Node *n, int i)
  * B's SMMU in front of its PLDMA (report mode): PASID's stage-1 tables,
  * a fault queue of 64 records
  */
-static void smmu_setup(Node *n)
+static void smmu_setup(Node *n, bool stall)
 {
     uint64_t cd;
 
     qsmmu_init(&n->s, n->qts, QSMMU_VIRT_BASE, SMMU_MEM, SMMU_MEM_SIZE);
     qsmmu_enable(&n->s);
     cd = qsmmu_cd_table(&n->s, CD_LOG2);
-    qsmmu_set_ste_s1(&n->s, SID, cd, CD_LOG2, QSMMU_S1DSS_BYPASS, true);
+    qsmmu_set_ste_s1(&n->s, SID, cd, CD_LOG2, QSMMU_S1DSS_BYPASS, !stall);
     n->pt_root = qsmmu_pgtable_new(&n->s);
-    qsmmu_write_cd(&n->s, cd, PASID, PASID, n->pt_root, false);
+    qsmmu_write_cd(&n->s, cd, PASID, PASID, n->pt_root, stall);
     qsmmu_cfgi_cd(&n->s, SID, PASID);
     n->fq = alloc_pa(n, 64 * PLDMA_FR_SIZE);
     qpldma_wr(&n->d, PLDMA_FQ_BASE_LO, (uint32_t)n->fq);
@@ -92,8 +92,11 @@ static void smmu_setup(Node *n)
     qpldma_wr(&n->d, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
 }
 
-/* B (node 2) listens, A (node 1) connects; B may have an SMMU */
-static Pair *pair_start_smmu(bool b_smmu)
+/*
+ * B (node 2) listens, A (node 1) connects; B may have an SMMU, in report
+ * mode or (@stall) in stall mode
+ */
+static Pair *pair_start_mode(bool b_smmu, bool stall)
 {
     Pair *p = g_new0(Pair, 1);
     g_autofree char *a = NULL, *b = NULL, *a_net = NULL, *b_net = NULL;
@@ -104,18 +107,24 @@ static Pair *pair_start_smmu(bool b_smmu)
     b = g_strdup_printf("-M virt%s -m 512M -nodefaults "
                         "-device pldma,id=dma0,netdev=n0,node-id=2%s "
                         "-netdev %s", b_smmu ? ",iommu=smmuv3" : "",
-                        b_smmu ? ",fault-mode=report" : "", b_net);
+                        !b_smmu ? "" : stall ? ",fault-mode=stall"
+                                             : ",fault-mode=report", b_net);
     a = g_strdup_printf("-M virt -m 512M -nodefaults "
                         "-device pldma,id=dma0,netdev=n0,node-id=1 "
                         "-netdev %s", a_net);
     node_start(&p->b, b);
     node_start(&p->a, a);
     if (b_smmu) {
-        smmu_setup(&p->b);
+        smmu_setup(&p->b, stall);
     }
     qpldma_link_wait(p->a.qts);
     qpldma_link_wait(p->b.qts);
     return p;
+}
+
+static Pair *pair_start_smmu(bool b_smmu)
+{
+    return pair_start_mode(b_smmu, false);
 }
 
 static Pair *pair_start(void)
@@ -1635,6 +1644,94 @@ static void test_recv_fault(void)
     check_cqe(e, 0x62, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len, a_qpn, b_qpn,
               0, 0, 0);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RESUME_TX), >=, 1);
+
+    /* a fault that cannot be resolved: QP_CMD_FAILED */
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != hole * PAGE) {
+            qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off, true);
+        }
+    }
+    addr[0] = b_va;
+    addr[1] = b_va + l[0];
+    post_recv(&p->b, &sb, 0x63, 2, addr, l);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 0x64);
+    qpldma_fq_pop(&p->b.d, p->b.fq, 64, rec, step, p, WAIT_STEPS);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, hole * PAGE);
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_FAILED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ERROR);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x63, PLDMA_WC_RECV, PLDMA_WC_ST_LOC_PROT_ERR, 0, b_qpn,
+              a_qpn, 0, 0, 0);
+    g_assert_cmpuint(ldl_le_p(e + PLDMA_CQE_BYTE_LEN), ==, hole * PAGE);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 0x64, PLDMA_WC_SEND, PLDMA_WC_ST_REM_OP_ERR, 0, a_qpn, b_qpn,
+              0, 0, PLDMA_ST_REMOTE_ERROR);
+    /* both QPs go on */
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
+    pair_stop(p);
+}
+
+/*
+ * A RECV buffer not mapped, stall mode: the SMMU stalls the access, its
+ * RETRY resumes the message in the same WQE
+ */
+static void test_recv_fault_stall(void)
+{
+    const uint32_t len = 32 * KiB, hole = 3;
+    Pair *p = pair_start_mode(true, true);
+    uint32_t pd = PASID | PLDMA_CHB_PASID_EN, a_qpn, b_qpn;
+    uint64_t src, b_pa, b_va, compl, bytes, off, ev[4];
+    g_autofree uint8_t *data = NULL;
+    uint8_t e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+    int i;
+
+    pair_connect_cq(p, &sa, &sb, pd, CQ_SIZE);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != hole * PAGE) {
+            qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off, true);
+        }
+    }
+    post_recv(&p->b, &sb, 0x71, 1, &b_va, &len);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, PLDMA_DF_SIGNALED, len, src,
+                    0, 0, 0, 0x72);
+    for (i = 0; i < WAIT_STEPS && !qsmmu_pop_event(&p->b.s, ev); i++) {
+        step(p);
+    }
+    g_assert_true(QSMMU_EVT_STALL(ev));
+    g_assert_cmphex(QSMMU_EVT_ADDR(ev) & ~(PAGE - 1), ==, b_va + hole * PAGE);
+    g_assert_cmpuint(qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    /* a stall is answered by the SMMU, not by the QP command */
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==,
+                     PLDMA_QP_ST_BAD_STATE);
+    qsmmu_map(&p->b.s, p->b.pt_root, b_va + hole * PAGE, b_pa + hole * PAGE,
+              true);
+    qsmmu_resume(&p->b.s, SID, QSMMU_EVT_STAG(ev), QSMMU_RESUME_RETRY);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x71, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len, b_qpn, a_qpn,
+              0, 0, 0);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 0x72, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len, a_qpn, b_qpn,
+              0, 0, 0);
     pair_stop(p);
 }
 
@@ -1802,6 +1899,40 @@ static void test_cq_overflow_flush(void)
 }
 
 /*
+ * A CQ of 4 entries taken round three times: the owner bit flips at every
+ * wrap, the consumer's doorbell makes room, no overflow
+ */
+static void test_cq_wrap(void)
+{
+    Pair *p = pair_start();
+    uint32_t len = 128, rkey, i;
+    uint64_t src, b_pa, compl;
+    uint8_t e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+
+    pair_connect_cq(p, &sa, &sb, 0, 4);
+    src = alloc_pa(&p->a, len);
+    b_pa = alloc_pa(&p->b, len);
+    rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < 10; i++) {
+        compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE, PLDMA_DF_SIGNALED,
+                        len, src, b_pa, rkey, 0, 0x1000 + i);
+        g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+        wait_cqe(p, &p->a, &sa.scq, e);
+        g_assert_cmphex(ldq_le_p(e + PLDMA_CQE_WR_ID), ==, 0x1000 + i);
+        g_assert_cmpuint(e[PLDMA_CQE_OWNER], ==, !((i / 4) & 1));
+        g_assert_false(qpldma_cq_poll(&p->a.d, &sa.scq, e));
+        qpldma_cq_db(&p->a.d, 0, PLDMA_CQ_DB_CMD_CI, 0, sa.scq.ci);
+    }
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_ACTIVE);
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_PI), ==, 10);
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_CI), ==, 10);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_RTS);
+    pair_stop(p);
+}
+
+/*
  * A hostile peer's SENDs: another QPN, PSNs out of the window, a Middle
  * with no First change nothing; then the right one lands
  */
@@ -1889,8 +2020,10 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/send-recv", test_send_recv);
     qtest_add_func("/pldma-qp/send-errors", test_send_errors);
     qtest_add_func("/pldma-qp/recv-fault", test_recv_fault);
+    qtest_add_func("/pldma-qp/recv-fault-stall", test_recv_fault_stall);
     qtest_add_func("/pldma-qp/cq-arm", test_cq_arm);
     qtest_add_func("/pldma-qp/cq-overflow-flush", test_cq_overflow_flush);
+    qtest_add_func("/pldma-qp/cq-wrap", test_cq_wrap);
     qtest_add_func("/pldma-qp/hostile-send", test_hostile_send);
     return g_test_run();
 }

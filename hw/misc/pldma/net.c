@@ -606,7 +606,10 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
                       "to reach\n", ch->idx, ch->head, node);
         return PLDMA_ST_BAD_NODE;
     }
-    r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
+    /* (a SEND has no remote address: REMOTE_VA and RKEY are not used) */
+    if (ch->op != PLDMA_OP_SEND && ch->op != PLDMA_OP_SEND_IMM) {
+        r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
+    }
     if (ch->len == 0 || ch->len > s->max_transfer ||
         r->rva + ch->len < r->rva ||
         (pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||

@@ -292,7 +292,8 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         recv_refuse(s, c, p, idx, AETH_NAK_INVALID, "no SEND in progress");
         return;
     }
-    if ((!last && p->plen != mtu) || (!first && p->plen == 0)) {
+    if ((!last && p->plen != mtu) || p->plen > mtu ||
+        (!first && p->plen == 0)) {
         recv_refuse(s, c, p, idx, AETH_NAK_INVALID, "bad segment length");
         return;
     }

@@ -4,7 +4,9 @@
  *
  * One open file owns one channel of one PLDMA device, bound to the address
  * space (PASID) of the process that opened it.  The channel's register page
- * is mmap()-able (offset 0, exactly one page); descriptors and completion
+ * is mmap()-able (offset 0, exactly one page), and so are the rings of the
+ * file's CQs and receive queue (at the offsets PLDMA_IOC_CQ_CREATE and
+ * PLDMA_IOC_QP_CREATE return, whole, MAP_SHARED); descriptors and completion
  * records live in the process's own memory, see
  * include/hw/misc/pldma-regs.h for their layout.
  *

@@ -34,7 +34,9 @@
  *                         driver), data and the memory around it verified;
  *                         a SEND before any receive WQE (RNR NAKs, then
  *                         the WQE: it completes), SEND with immediate and
- *                         WRITE with immediate (immediates in the CQE),
+ *                         WRITE with immediate (immediates in the CQE;
+ *                         the SEND with immediate solicited, the CQ armed
+ *                         for solicited events),
  *                         each way; the receiver arms its CQ and waits for
  *                         the event; no event without arming; then a
  *                         send CQ of 2 overflows (CQ ERROR, QP to ERR,
@@ -997,6 +999,8 @@ static long msg_rbuf_check(const struct msg_rbuf *r, size_t len, uint32_t seed)
 static void msg_recv(struct msg *m, const char *what, size_t len, uint32_t seed,
 		     int late, uint32_t imm)
 {
+	/* a SEND with immediate comes solicited: the CQ is armed for those */
+	int sol = !!imm;
 	uint32_t faults0 = msg_ncnt(m, PLDMA_NCNT_RX_FAULTS);
 	uint32_t empty0 = msg_ncnt(m, PLDMA_NCNT_RQ_EMPTY), empty;
 	uint32_t ev0;
@@ -1016,7 +1020,7 @@ static void msg_recv(struct msg *m, const char *what, size_t len, uint32_t seed,
 		result(!ret, "%s %zu bytes: receive WQE of %u SGEs posted (%d)",
 		       what, len, r.n, ret);
 	}
-	pldma_req_notify_cq(m->rcq, 0);
+	pldma_req_notify_cq(m->rcq, sol);
 	ev0 = pldma_cq_events(m->rcq);
 	dprintf(m->fd, "READY\n");
 	if (late) {
@@ -1033,8 +1037,9 @@ static void msg_recv(struct msg *m, const char *what, size_t len, uint32_t seed,
 	/* the armed CQ's event, then the CQE */
 	ret = pldma_cq_wait_event(m->rcq, MSG_WAIT_MS);
 	result(!ret && pldma_cq_events(m->rcq) == ev0 + 1,
-	       "%s %zu bytes: CQ event (ret %d, events %u -> %u)", what, len, ret,
-	       ev0, pldma_cq_events(m->rcq));
+	       "%s %zu bytes: CQ event%s (ret %d, events %u -> %u)", what, len,
+	       sol ? ", armed for solicited ones" : "", ret, ev0,
+	       pldma_cq_events(m->rcq));
 	n = msg_poll_one(m->rcq, &wc, &events);
 	bad = n == 1 && !wc.status ? msg_rbuf_check(&r, len, seed) : -2;
 	result(n == 1 && wc.status == PLDMA_WC_ST_SUCCESS &&
@@ -1042,11 +1047,13 @@ static void msg_recv(struct msg *m, const char *what, size_t len, uint32_t seed,
 	       wc.wr_id == 0x5000 + seed && wc.qpn == m->local.qpn &&
 	       wc.src_qp == m->remote.qpn &&
 	       !!(wc.flags & PLDMA_CQE_F_IMM) == !!imm &&
+	       !!(wc.flags & PLDMA_CQE_F_SOLICITED) == sol &&
 	       (!imm || wc.imm == imm) && bad == -1,
-	       "%s %zu bytes received: status %u opcode %u byte_len %u wr_id %#llx qpn %#x/%#x imm %s%#x, data verified in %u SGEs (first bad byte %ld)",
+	       "%s %zu bytes received: status %u opcode %u byte_len %u wr_id %#llx qpn %#x/%#x imm %s%#x%s, data verified in %u SGEs (first bad byte %ld)",
 	       what, len, wc.status, wc.opcode, wc.byte_len,
 	       (unsigned long long)wc.wr_id, wc.qpn, wc.src_qp,
-	       wc.flags & PLDMA_CQE_F_IMM ? "" : "none ", wc.imm, r.n, bad);
+	       wc.flags & PLDMA_CQE_F_IMM ? "" : "none ", wc.imm,
+	       wc.flags & PLDMA_CQE_F_SOLICITED ? " solicited" : "", r.n, bad);
 	pldma_get_stats(m->ch, &st1);
 	result(msg_ncnt(m, PLDMA_NCNT_RX_FAULTS) != faults0 &&
 	       (!m->report || st1.remote_faults > st0.remote_faults),
@@ -1067,7 +1074,8 @@ static void msg_send(struct msg *m, const char *what, uint8_t opcode,
 	struct pldma_send_wr wr = {
 		.wr_id = 0x7000 + seed,
 		.opcode = opcode,
-		.flags = PLDMA_DF_SIGNALED,
+		.flags = PLDMA_DF_SIGNALED |
+			 (opcode == PLDMA_OP_SEND_IMM ? PLDMA_DF_SOLICITED : 0),
 		.len = len,
 		.imm = imm,
 	};

@@ -72,7 +72,15 @@ static int pldma_pci_irqs(struct pldma_dev *pd)
 {
 	struct pci_dev *pdev = to_pci_dev(pd->dev);
 	u32 hwnch = PLDMA_CAP_NUM_CH(pd->cap);
-	unsigned int nvec = PLDMA_PCI_NUM_VECS(hwnch);
+	bool cq = pd->cap & PLDMA_CAP_CQ;
+	bool eth = pd->cap & PLDMA_CAP_ETH;
+	/*
+	 * A device without CQs or the Ethernet function (no link) has no
+	 * vectors for them: the last ones
+	 */
+	unsigned int nvec = eth ? PLDMA_PCI_NUM_VECS(hwnch) :
+			    cq ? PLDMA_PCI_VEC_ETH(hwnch) :
+			    PLDMA_PCI_VEC_CQ(hwnch);
 	unsigned int ch;
 	char what[8];
 	int ret;
@@ -102,9 +110,18 @@ static int pldma_pci_irqs(struct pldma_dev *pd)
 	if (ret)
 		return ret;
 	ret = pldma_pci_request_irq(pd, PLDMA_PCI_VEC_ERROR(hwnch),
-				    PLDMA_IRQ_CH_ERROR, false, 0, "error");
+				    PLDMA_IRQ_CH_ERROR | PLDMA_IRQ_CQ_ERROR |
+				    PLDMA_IRQ_QP_ERROR, false, 0, "error");
 	if (ret)
 		return ret;
+	if (cq) {
+		ret = pldma_pci_request_irq(pd, PLDMA_PCI_VEC_CQ(hwnch),
+					    PLDMA_IRQ_CQ, false, 0, "cq");
+		if (ret)
+			return ret;
+	}
+	if (!eth)
+		return 0;
 	return pldma_pci_request_irq(pd, PLDMA_PCI_VEC_ETH(hwnch),
 				     PLDMA_IRQ_ETH, false, 0, "eth");
 }

@@ -1198,9 +1198,27 @@ static uint8_t pldma_net_check_key(PLDMACore *s, PLDMANetConn *c,
 }
 
 /*
+ * A reported responder fault of connection @c (a key's, or a receive
+ * WQE's) waits at most resp-fault-timeout for its answer: arm the timer
+ */
+void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c)
+{
+    c->fault_deadline = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                        (int64_t)s->resp_fault_ms * SCALE_MS;
+    if (s->fault_timer && s->resp_fault_ms) {
+        timer_mod_anticipate_ns(s->fault_timer, c->fault_deadline);
+    }
+}
+
+/*
  * Access the memory of key @rkey for connection @c.  On a fault the
  * connection waits for its resolution: a stall the SMMU resumes, or a fault
- * record the driver answers with KEY_CMD_RESOLVED.
+ * record the driver answers with KEY_CMD_RESOLVED.  While a key's record
+ * is unanswered, every access through that key waits for the same answer
+ * (no second record); other keys are not held up.  A fault that nobody
+ * can resolve (not stalled, and no record could be posted: the fault
+ * queue is off or full) is PLDMA_ACC_BUSERR: the message ends with NAK
+ * remote operational error instead of RNR NAKs without end.
  */
 static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
                                      uint32_t rkey, uint64_t va, void *buf,
@@ -1213,6 +1231,14 @@ static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
     uint64_t fva;
     PLDMAAccess a;
 
+    if (k->fault) {
+        c->fault = true;
+        c->fault_key = PLDMA_RKEY_INDEX(rkey);
+        c->stalled = false;
+        c->fault_deadline = k->fault_deadline;
+        trace_pldma_net_resp_key_wait((uint32_t)(c - s->conns), rkey);
+        return PLDMA_ACC_FAULT;
+    }
     rc->pasid_reg = k->pasid_reg;
     rc->state = PLDMA_STATE_RUNNING;
     s->resp_conn = c;
@@ -1232,17 +1258,52 @@ static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
     trace_pldma_net_resp_fault((uint32_t)(c - s->conns), rkey, fva, is_write,
                                c->stalled);
     if (!c->stalled) {
-        /* report it: a fault record in the queue, as a channel's */
+        /*
+         * Report it: a fault record in the queue, as a channel's (in
+         * stall mode too, when the SMMU did not stall it)
+         */
         rc->idx = PLDMA_FR_CH_REMOTE;
         rc->fault_info = PLDMA_FR_F_REMOTE | (is_write ? PLDMA_FR_F_WRITE : 0);
         rc->fault_va = fva;
         rc->fault_desc = rkey;
         rc->fault_done = msg_off;
         rc->len = msg_len;
-        pldma_post_fault(s, rc);
+        if (!pldma_post_fault(s, rc)) {
+            c->fault = false;
+            trace_pldma_net_resp_unresolvable((uint32_t)(c - s->conns), rkey,
+                                              fva);
+            pldma_update_irq(s);
+            return PLDMA_ACC_BUSERR;
+        }
+        pldma_net_fault_arm(s, c);
+        k->fault = true;
+        k->fault_deadline = c->fault_deadline;
         pldma_update_irq(s);
     }
     return a;
+}
+
+/*
+ * A new message ahead of the faulted one on the node-id path: its
+ * requester gave the faulted message up (RNR retries, a CANCEL).  A fault
+ * reported on a key lets the connection go: the key keeps waiting for its
+ * answer (or its bound), the connection serves other keys.  A stall, or a
+ * receive WQE's fault, stays with the connection.  A QP's requester
+ * never skips a message: its faults are bounded in time instead.
+ */
+static bool conn_fault_detach(PLDMACore *s, PLDMANetConn *c,
+                              const PLDMAPkt *p)
+{
+    if (c->qp || c->stalled || c->fault_recv ||
+        (c->msg_valid && psn_diff(p->psn, c->msg_psn) < (int32_t)c->msg_nsegs &&
+         psn_diff(p->psn, c->msg_psn) >= 0)) {
+        return false;
+    }
+    trace_pldma_net_fault_detached(conn_node(s, c), conn_ch(s, c),
+                                   c->fault_key, p->psn);
+    c->fault = false;
+    c->rd_active = false;
+    return true;
 }
 
 static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
@@ -1290,7 +1351,9 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         cnt(s, PLDMA_NCNT_RX_DROPPED);
         return;
     }
-    if (c->fault) {
+    if (c->fault && d > 0 && first && conn_fault_detach(s, c, p)) {
+        /* its requester gave the faulted message up: this one goes on */
+    } else if (c->fault) {
         /* not ready yet: the same answer as the first time */
         cnt(s, PLDMA_NCNT_OOO);
         if (d == 0) {
@@ -1411,7 +1474,9 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
         cnt(s, PLDMA_NCNT_RX_DROPPED);  /* an old duplicate */
         return;
     }
-    if (c->fault && !(c->qp && d > 0)) {
+    if (c->fault && d > 0 && !c->qp && conn_fault_detach(s, c, p)) {
+        /* its requester gave the faulted message up: this one goes on */
+    } else if (c->fault && !(c->qp && d > 0)) {
         cnt(s, PLDMA_NCNT_OOO);
         pldma_net_answer(s, c, p->psn, AETH_RNR(conn_rnr_timer(s, c)), 0);
         return;
@@ -1565,6 +1630,64 @@ void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
         pldma_net_answer(s, c, c->epsn - 1, AETH_ACK,
                          PLDMA_NET_RESUME_MSN);
     }
+}
+
+/*
+ * The bound of reported responder faults (resp-fault-timeout): a key's
+ * fault record, or a receive WQE's, that is still unanswered ends as if
+ * the driver had answered FAILED: the connections waiting for it NAK
+ * their message (remote operational error), so the requester completes
+ * it in error instead of RNR NAKs without end; a later answer finds
+ * nothing to resolve.  Stalls are the SMMU's and the OS's to end.
+ */
+static void pldma_net_fault_timer(void *opaque)
+{
+    PLDMACore *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), next = INT64_MAX;
+    uint32_t i, j;
+
+    if (!s->conns) {
+        return;
+    }
+    for (i = 0; i < PLDMA_NUM_KEYS; i++) {
+        PLDMAKey *k = &s->keys[i];
+
+        if (!k->fault) {
+            continue;
+        }
+        if (k->fault_deadline > now) {
+            next = MIN(next, k->fault_deadline);
+            continue;
+        }
+        trace_pldma_net_fault_expired(i, 0);
+        k->fault = false;
+        for (j = 0; j < NET_CONNS(s); j++) {
+            PLDMANetConn *c = &s->conns[j];
+
+            if (c->fault && !c->stalled && !c->fault_recv &&
+                c->fault_key == i) {
+                pldma_net_conn_resolved(s, c, false);
+            }
+        }
+    }
+    for (j = 0; j < NET_CONNS(s); j++) {
+        PLDMANetConn *c = &s->conns[j];
+
+        if (!c->fault || c->stalled || !c->fault_recv) {
+            continue;
+        }
+        if (c->fault_deadline > now) {
+            next = MIN(next, c->fault_deadline);
+            continue;
+        }
+        trace_pldma_net_fault_expired(j, 1);
+        pldma_net_conn_resolved(s, c, false);
+    }
+    if (next != INT64_MAX) {
+        timer_mod_ns(s->fault_timer, next);
+    }
+    pldma_update_irq(s);
+    qemu_bh_schedule(s->bh);
 }
 
 bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp)
@@ -1784,11 +1907,13 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
             k->va = st->va;
             k->len = st->len;
             k->access = st->access;
+            k->fault = false;
         }
         break;
     case PLDMA_KEY_CMD_REVOKE:
         /* (the generation stays: the next REGISTER takes another one) */
         k->valid = false;
+        k->fault = false;
         /* a fault being resolved for it ends: nothing more is written */
         for (i = 0; i < NET_CONNS(s); i++) {
             PLDMANetConn *c = &s->conns[i];
@@ -1801,6 +1926,7 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
         break;
     case PLDMA_KEY_CMD_RESOLVED:
     case PLDMA_KEY_CMD_FAILED:
+        k->fault = false;
         for (i = 0; i < NET_CONNS(s); i++) {
             PLDMANetConn *c = &s->conns[i];
 
@@ -1928,6 +2054,10 @@ void pldma_net_reset(PLDMACore *s)
      */
     for (i = 0; i < PLDMA_NUM_KEYS; i++) {
         s->keys[i].valid = false;
+        s->keys[i].fault = false;
+    }
+    if (s->fault_timer) {
+        timer_del(s->fault_timer);
     }
     memset(&s->key_stage, 0, sizeof(s->key_stage));
     s->key_sel = 0;
@@ -2042,6 +2172,8 @@ bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp)
         s->ch[i].net_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_net_timer,
                                           &s->ch[i]);
     }
+    s->fault_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_net_fault_timer,
+                                  s);
     pldma_net_reset(s);
     return true;
 }
@@ -2055,6 +2187,10 @@ void pldma_net_unrealize(PLDMACore *s)
             timer_free(s->ch[i].net_timer);
             s->ch[i].net_timer = NULL;
         }
+    }
+    if (s->fault_timer) {
+        timer_free(s->fault_timer);
+        s->fault_timer = NULL;
     }
     if (s->nic) {
         qemu_del_nic(s->nic);

@@ -1302,6 +1302,7 @@ static bool conn_fault_detach(PLDMACore *s, PLDMANetConn *c,
     trace_pldma_net_fault_detached(conn_node(s, c), conn_ch(s, c),
                                    c->fault_key, p->psn);
     c->fault = false;
+    c->rd_hold = false;
     c->rd_active = false;
     return true;
 }
@@ -1474,7 +1475,13 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
         cnt(s, PLDMA_NCNT_RX_DROPPED);  /* an old duplicate */
         return;
     }
-    if (c->fault && d > 0 && !c->qp && conn_fault_detach(s, c, p)) {
+    if (c->fault && c->rd_hold && d < 0) {
+        /*
+         * The requester asks again for (the rest of) the READ whose
+         * response stream is held: serve that request once the fault is
+         * resolved, and say nothing now (no RNR inside a READ's responses)
+         */
+    } else if (c->fault && d > 0 && !c->qp && conn_fault_detach(s, c, p)) {
         /* its requester gave the faulted message up: this one goes on */
     } else if (c->fault && !(c->qp && d > 0)) {
         cnt(s, PLDMA_NCNT_OOO);
@@ -1577,12 +1584,29 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
                 pldma_net_nak(s, c, c->rd_psn, AETH_NAK_OPERR);
                 break;
             }
-            if (a != PLDMA_ACC_OK) {
-                /* the requester asks again from this response's offset */
+            if (a != PLDMA_ACC_OK && first) {
+                /*
+                 * Before the first response: an RNR NAK of the request,
+                 * whose requester asks again from its start
+                 */
                 c->rd_active = false;
                 c->fault_psn = c->rd_psn;
                 pldma_net_answer(s, c, c->rd_psn,
                                  AETH_RNR(conn_rnr_timer(s, c)), 0);
+                break;
+            }
+            if (a != PLDMA_ACC_OK) {
+                /*
+                 * Inside the response stream, where an RC requester takes
+                 * no RNR NAK (Linux rxe's completer ends the QP): hold the
+                 * stream, go on from this response when the fault is
+                 * resolved.  A requester that times out meanwhile asks
+                 * again for the rest, which is served then.
+                 */
+                c->rd_hold = true;
+                c->fault_psn = c->rd_psn;
+                trace_pldma_net_read_held(conn_node(s, c), conn_ch(s, c),
+                                          c->rd_psn, c->rd_off);
                 break;
             }
             p.opcode = first ? (last ? OP_READ_RESP_ONLY : OP_READ_RESP_FIRST)
@@ -1610,6 +1634,14 @@ void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
     c->fault = false;
     c->stalled = false;
     c->fault_recv = false;
+    if (c->rd_hold) {
+        c->rd_hold = false;
+        if (ok) {
+            /* the held READ response stream goes on (pldma_net_bh) */
+            qemu_bh_schedule(s->bh);
+            return;
+        }
+    }
     if (!ok) {
         /* a receive WQE's buffer: the WQE completes in error (recv.c) */
         if (recv && !pldma_recv_failed(s, c)) {

@@ -211,6 +211,7 @@ typedef struct PLDMANetConn {
     uint8_t fault_key;      /* key index of the fault */
     uint32_t fault_psn;     /* PSN of the segment or response that faulted */
     int64_t fault_deadline; /* a reported fault ends in error then (ns) */
+    bool rd_hold;           /* the READ response stream waits for the fault */
     /* current WRITE message, from its First/Only segment */
     bool msg_valid;
     uint32_t msg_psn;

@@ -920,8 +920,11 @@ static int peer_answer(Peer *pe, uint32_t *psn, uint32_t *msn)
     return rx.syn;
 }
 
-/* Node 1 with QP 0 connected to us (QPN my_qpn at 10.0.0.2) */
-static void peer_open(Peer *pe, uint32_t access)
+/*
+ * Node 1 with QP 0 connected to us (QPN my_qpn at 10.0.0.2); with @smmu,
+ * behind its SMMU in report mode, the QP's PD is PASID
+ */
+static void peer_open_smmu(Peer *pe, uint32_t access, bool smmu)
 {
     g_autofree char *args = NULL, *net = NULL;
     QPldmaQPAttr at;
@@ -929,10 +932,14 @@ static void peer_open(Peer *pe, uint32_t access)
     memset(pe, 0, sizeof(*pe));
     qpldma_link_init(&pe->link, "pldma-qpeer-XXXXXX");
     net = qpldma_link_netdev(&pe->link, true);
-    args = g_strdup_printf("-M virt -m 512M -nodefaults "
-                           "-device pldma,id=dma0,netdev=n0,node-id=1 "
-                           "-netdev %s", net);
+    args = g_strdup_printf("-M virt%s -m 512M -nodefaults "
+                           "-device pldma,id=dma0,netdev=n0,node-id=1%s "
+                           "-netdev %s", smmu ? ",iommu=smmuv3" : "",
+                           smmu ? ",fault-mode=report" : "", net);
     node_start(&pe->n, args);
+    if (smmu) {
+        smmu_setup(&pe->n);
+    }
     pe->fd = qpldma_link_connect(&pe->link);
     qpldma_link_wait(pe->n.qts);
     pe->my_qpn = 0x4a5b00 | (g_test_rand_int() & 0xff);
@@ -941,8 +948,21 @@ static void peer_open(Peer *pe, uint32_t access)
     attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe->my_qpn, pe->sq_psn,
             pe->epsn, 0);
     at.access = access;
+    if (smmu) {
+        at.pd = PASID | PLDMA_CHB_PASID_EN;
+    }
     qp_connect(&pe->n, 0, &at);
     pe->qpn = qpldma_qpn(&pe->n.d, 0);
+}
+
+static void peer_open(Peer *pe, uint32_t access)
+{
+    peer_open_smmu(pe, access, false);
+}
+
+static void peer_step(void *opaque)
+{
+    g_usleep(200);
 }
 
 static void peer_close(Peer *pe)
@@ -1060,6 +1080,56 @@ static void test_hostile_responder(void)
 }
 
 /*
+ * A responder fault on a READ request, as a standard requester (Linux
+ * rxe) sends it: one packet, READ Response Only expected.  The RNR NAK
+ * names the request's PSN; once resolved, the "resend now" ACK must name
+ * the PSN before it (the last good one), never the READ's own PSN: an
+ * Acknowledge of a READ's last PSN tells rxe's completer that the READ is
+ * done, and it completes SUCCESS with none of the data (seen on the wire,
+ * tests/rxe/run).  Then the resent request gets its response.
+ */
+static void test_read_fault_resume(void)
+{
+    Peer pe;
+    uint8_t f[2048], data[PAGE];
+    uint64_t pa, va;
+    uint32_t rkey, psn, i, len;
+    uint8_t rec[PLDMA_FR_SIZE];
+    Rx rx;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_READ, true);
+    for (i = 0; i < PAGE; i++) {
+        data[i] = i * 13 + 5;
+    }
+    pa = alloc_pa(&pe.n, PAGE);
+    qtest_memwrite(pe.n.qts, pa, data, PAGE);
+    va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
+    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, PAGE,
+                        PLDMA_KEY_ACC_READ);
+
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, va + 256, rkey,
+                     512, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==, va);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);
+    qpldma_key_cmd(&pe.n.d, 0, PLDMA_KEY_CMD_RESOLVED);
+    /* "resolved, resend now": an ACK of the PSN before the READ */
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RESUME_TX), ==, 1);
+    g_assert_cmphex(psn, ==, (pe.epsn - 1) & 0xffffff);
+    /* the requester resends the READ: its response, whole */
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x10);
+    g_assert_cmphex(rx.psn, ==, pe.epsn);
+    g_assert_cmpint(rx.syn, ==, 0x1f);
+    peer_close(&pe);
+}
+
+/*
  * The requester of a QP: a spoofed ACK or READ response from another IP,
  * or outside the send queue's window, does nothing; the real ones
  * complete the messages
@@ -1169,5 +1239,6 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/reset-reconnect", test_reset_reconnect);
     qtest_add_func("/pldma-qp/hostile-responder", test_hostile_responder);
     qtest_add_func("/pldma-qp/hostile-requester", test_hostile_requester);
+    qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     return g_test_run();
 }

@@ -1512,9 +1512,15 @@ static void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
         return;
     }
     if (s->rnr_resume) {
+        /*
+         * The PSN before the one that faulted.  On a READ the expected
+         * PSN is past the whole request already, and an ACK of the READ's
+         * own PSN would tell a standard requester (Linux rxe) that the
+         * READ is done: it completes it with none of the data.
+         */
         cnt(s, PLDMA_NCNT_RESUME_TX);
-        pldma_net_answer(s, c, c->epsn - 1, AETH_ACK,
-                         PLDMA_NET_RESUME_MSN);
+        pldma_net_answer(s, c, (c->qp ? c->fault_psn : c->epsn) - 1,
+                         AETH_ACK, PLDMA_NET_RESUME_MSN);
     }
 }
 

@@ -1130,6 +1130,68 @@ static void test_read_fault_resume(void)
 }
 
 /*
+ * After an RNR NAK the responder drops the rest of the message its
+ * requester already sent, silently, as after a sequence NAK: a sequence
+ * NAK naming the RNR NAKed PSN tells a standard requester (Linux rxe's
+ * completer: COMPST_ERROR_RETRY) to resend at once, cancelling its RNR
+ * wait and spending a retry each time (tests/rxe/run saw one per
+ * responder fault).  The resent message then lands.
+ */
+static void test_rnr_then_silence(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[1024];
+    uint64_t pa, va;
+    uint32_t rkey, psn, i, len, seq0, ooo0;
+    uint8_t rec[PLDMA_FR_SIZE];
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE, true);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 11 + 3;
+    }
+    pa = alloc_pa(&pe.n, PAGE);
+    va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
+    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, PAGE,
+                        PLDMA_KEY_ACC_WRITE);
+
+    /* WRITE First of two segments: RNR NAK */
+    len = roce_frame(f, IP_B, 0x06, pe.qpn, pe.epsn, true, va, rkey, 2048,
+                     -1, 0, pl, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);
+    qpldma_key_cmd(&pe.n.d, 0, PLDMA_KEY_CMD_RESOLVED);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    /* the Last, sent before the NAK arrived: dropped, no answer */
+    seq0 = ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ);
+    ooo0 = ncnt(&pe.n, PLDMA_NCNT_OOO);
+    len = roce_frame(f, IP_B, 0x08, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_OOO), ==, ooo0 + 1);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    /* the message again, whole: ACKed at its last PSN, both pages written */
+    len = roce_frame(f, IP_B, 0x06, pe.qpn, pe.epsn, true, va, rkey, 2048,
+                     -1, 0, pl, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    len = roce_frame(f, IP_B, 0x08, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    /* (every segment asks for an ACK: the First's comes first) */
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    if (psn == pe.epsn) {
+        g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    }
+    g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    qpldma_mem_check(pe.n.qts, pa, pl, 1024);
+    qpldma_mem_check(pe.n.qts, pa + 1024, pl, 1024);
+    peer_close(&pe);
+}
+
+/*
  * The requester of a QP: a spoofed ACK or READ response from another IP,
  * or outside the send queue's window, does nothing; the real ones
  * complete the messages
@@ -1240,5 +1302,6 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/hostile-responder", test_hostile_responder);
     qtest_add_func("/pldma-qp/hostile-requester", test_hostile_requester);
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
+    qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     return g_test_run();
 }

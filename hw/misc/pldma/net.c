@@ -1341,8 +1341,16 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         return;
     }
     if (a != PLDMA_ACC_OK) {
-        /* drop it; the requester resends from this segment */
+        /*
+         * Drop it; the requester resends from this segment.  On a QP the
+         * RNR NAK names the expected PSN as a sequence NAK would: the
+         * segments in flight behind it are dropped without a sequence NAK
+         * on top (to rxe that means "resend now", ending its RNR wait)
+         */
         c->fault_psn = p->psn;
+        if (c->qp) {
+            c->nak_seq = true;
+        }
         pldma_net_answer(s, c, p->psn, AETH_RNR(conn_rnr_timer(s, c)), 0);
         return;
     }

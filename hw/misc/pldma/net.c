@@ -1373,8 +1373,15 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     if (!c->synced) {
         d = 0;          /* the first request since our reset */
     }
-    if (d < -PLDMA_NET_PSN_AHEAD) {
-        cnt(s, PLDMA_NCNT_RX_DROPPED);  /* an old duplicate */
+    /*
+     * An old duplicate, unless a QP's requester asks again for (the rest
+     * of) its last READ: one READ may span more PSNs than the window
+     */
+    if (d < -PLDMA_NET_PSN_AHEAD &&
+        !(c->qp && c->rd_len && psn_diff(p->psn, c->rd_first_psn) >= 0 &&
+          psn_diff(p->psn, c->rd_first_psn) <
+          (int32_t)nsegs_of(conn_mtu(s, c), c->rd_len))) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
         return;
     }
     if (c->fault && !(c->qp && d > 0)) {

@@ -41,6 +41,7 @@ ip addr add 10.0.0.100/24 dev "$data" && ip link set "$data" up
 res $? "$data 10.0.0.100"
 ip addr add 10.0.1.2/24 dev "$sc" && ip link set "$sc" up
 res $? "side channel: $sc 10.0.1.2"
+echo "# rxe node: Linux $(uname -r)"
 echo "# rdma userland: $(tr '\n' ';' </usr/lib/aarch64-linux-gnu/rdma-userland.versions)"
 rdma link add rxe0 type rxe netdev "$data"
 res $? "rdma link add rxe0 type rxe netdev $data"

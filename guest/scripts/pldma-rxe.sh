@@ -10,6 +10,8 @@
 # the rxe guest's requester.
 . /tests/lib.sh
 rdma_setup
+# boot cost of the initramfs (tests/rxe/run compares the two nodes)
+echo "# boot: /init at $(cut -d' ' -f1 /proc/uptime) s; $(dmesg | grep -E 'Trying to unpack|Freeing initrd memory' | sed 's/^\[ *\([0-9.]*\)\] /\1 s: /' | paste -sd';')"
 sizes="4096 65659 1048576 16777216"
 # untouched local memory (local faults served one by one) for the sizes
 # where a standard responder copes with PLDMA's READ re-requests (a local

@@ -14,6 +14,8 @@
 # stay 0.
 . /tests/lib.sh
 rdma_setup
+# boot cost of the initramfs (tests/rxe/run compares the two nodes)
+echo "# boot: /init at $(cut -d' ' -f1 /proc/uptime) s; $(dmesg | grep -E 'Trying to unpack|Freeing initrd memory' | sed 's/^\[ *\([0-9.]*\)\] /\1 s: /' | paste -sd';')"
 sizes="4096 65659 1048576 16777216"
 # the PLDMA's responder faults, each an RNR NAK that rxe waits out (its
 # timer, not the "resend now" ACK): touch-ahead keeps 16 MiB at 256 of them

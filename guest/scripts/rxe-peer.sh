@@ -20,10 +20,12 @@ sizes="4096 65659 1048576 16777216"
 # the PLDMA's responder faults, each an RNR NAK that rxe waits out (its
 # timer, not the "resend now" ACK): touch-ahead keeps 16 MiB at 256 of them
 strat=touch16
+odp=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	pldma.rxe_sizes=*) sizes=$(echo "${arg#*=}" | tr , ' ') ;;
 	pldma.rxe_rstrat=*) strat=${arg#*=} ;;
+	pldma.rxe_odp=1) odp=-o ;;
 	esac
 done
 
@@ -50,7 +52,8 @@ res $? "rdma link add rxe0 type rxe netdev $data"
 rdma link show | sed 's/^/# /'
 ibv_devinfo -d rxe0 | grep -E 'transport|fw_ver|state|active_mtu|link_layer' | sed 's/^/# /'
 
-pldma-verbs-peer serve 5001 &
+# shellcheck disable=SC2086
+pldma-verbs-peer $odp serve 5001 &
 server=$!
 pldma-verbs-peer -s "$strat" pair 10.0.1.1 5000 1 $sizes || fails=$((fails + 1))
 pldma-verbs-peer quit 10.0.1.1 5000; res $? "the PLDMA guest's server ends"

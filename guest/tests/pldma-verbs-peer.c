@@ -21,7 +21,8 @@
  *   serve PORT
  *        responder: PLDMA -> rxe.  Serves QP, MR, CHECK, FREE and QUIT
  *        (NODE, STRATEGY ignored: the memory is rxe's, registered with
- *        ibv_reg_mr) until one QUIT.
+ *        ibv_reg_mr; with -o untouched and on demand where rxe has ODP
+ *        for RC WRITE and READ, Linux 7.1) until one QUIT.
  *
  * Both learn the PLDMA's IP and MAC from the QP exchange and add a
  * permanent neighbour entry for it on the rxe device's netdev (PLDMA has
@@ -31,7 +32,8 @@
  * Results are TAP lines without numbers ("ok - ..."); the host script
  * numbers them.  Options before the command: -d DEV (rxe0), -s STRATEGY
  * (the PLDMA responder's fault strategy for its windows, as pldma-peer's MR
- * request takes it: one, touchN, default).
+ * request takes it: one, touchN, default), -o (serve: untouched windows on
+ * demand where rxe has ODP).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -171,6 +173,14 @@ static int gid_index = -1;
 static union ibv_gid sgid;
 static char ifname[IF_NAMESIZE];
 static struct peer_info self;
+/*
+ * -o: windows left untouched, registered on demand, where rxe has ODP for
+ * RC WRITE and READ (Linux 7.1).  Off by default: 7.1.8's rxe copies each
+ * packet to the start of its page (__rxe_odp_mr_copy() in rxe_odp.c adds
+ * neither the offset in the page nor the bytes already copied), so data
+ * lands in the wrong place while rxe ACKs it (docs/testing.md).
+ */
+static int want_odp, odp;
 
 static void info_fmt(char *buf, size_t len, const struct peer_info *q)
 {
@@ -266,15 +276,26 @@ static int dev_open(void)
 	if (read_mac(ifname, self.mac))
 		return -1;
 	self.mtu = MTU_BYTES;
+	{
+		struct ibv_device_attr_ex dx;
+		const uint32_t need = IBV_ODP_SUPPORT_WRITE |
+				      IBV_ODP_SUPPORT_READ;
+
+		odp = want_odp && !ibv_query_device_ex(ctx, NULL, &dx) &&
+		      (dx.odp_caps.general_caps & IBV_ODP_SUPPORT) &&
+		      (dx.odp_caps.per_transport_caps.rc_odp_caps & need) ==
+		      need;
+	}
 	pd = ibv_alloc_pd(ctx);
 	cq = pd ? ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0) : NULL;
 	if (!cq) {
 		note("PD/CQ: %s", strerror(errno));
 		return -1;
 	}
-	note("%s: port state %d, active MTU %d, GID index %d (%s), netdev %s",
+	note("%s: port state %d, active MTU %d, GID index %d (%s), netdev %s, windows on demand (ODP): %s",
 	     devname, pa.state, 128 << pa.active_mtu, gid_index,
-	     inet_ntoa((struct in_addr){ htonl(self.ip) }), ifname);
+	     inet_ntoa((struct in_addr){ htonl(self.ip) }), ifname,
+	     odp ? "yes" : "no");
 	return 0;
 }
 
@@ -589,11 +610,20 @@ static void win_free(struct window *w)
 	memset(w, 0, sizeof(*w));
 }
 
+/*
+ * A window of @len bytes.  With -o and ODP (Linux 7.1's rxe), untouched: a READ
+ * window is a memfd written with write() and mapped, a WRITE window fresh
+ * anonymous memory, registered IBV_ACCESS_ON_DEMAND: rxe's responder
+ * faults the pages in as the PLDMA's requests reach them.  Without ODP the
+ * pages are written here and ibv_reg_mr() pins them.
+ */
 static void serve_mr(int fd, size_t len, const char *access, uint32_t seed)
 {
+	int rd = !!strchr(access, 'R'), wr = !!strchr(access, 'W');
 	struct window *w = NULL;
-	size_t i;
-	int k;
+	uint8_t buf[4096];
+	size_t i, off, n;
+	int k, mfd = -1;
 
 	for (k = 0; k < MAX_MRS && !w; k++)
 		if (!wins[k].mr)
@@ -603,19 +633,36 @@ static void serve_mr(int fd, size_t len, const char *access, uint32_t seed)
 		return;
 	}
 	w->len = (len + PG - 1) & ~(PG - 1);
-	w->addr = mmap(NULL, w->len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rd && odp) {
+		mfd = memfd_create("verbs-src", MFD_CLOEXEC);
+		for (off = 0; mfd >= 0 && off < w->len; off += n) {
+			n = w->len - off < sizeof(buf) ? w->len - off : sizeof(buf);
+			for (i = 0; i < n; i++)
+				buf[i] = pu_byte(seed, off + i);
+			if (write(mfd, buf, n) != (ssize_t)n)
+				break;
+		}
+		w->addr = mfd >= 0 && off == w->len ?
+			  mmap(NULL, w->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			       mfd, 0) : MAP_FAILED;
+		if (mfd >= 0)
+			close(mfd);
+	} else {
+		w->addr = mmap(NULL, w->len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (rd && w->addr != MAP_FAILED)
+			for (i = 0; i < w->len; i++)
+				w->addr[i] = pu_byte(seed, i);
+	}
 	if (w->addr == MAP_FAILED) {
 		memset(w, 0, sizeof(*w));
 		sendf(fd, "ERR %d", ENOMEM);
 		return;
 	}
-	if (strchr(access, 'R'))
-		for (i = 0; i < w->len; i++)
-			w->addr[i] = pu_byte(seed, i);
 	w->mr = ibv_reg_mr(pd, w->addr, w->len, IBV_ACCESS_LOCAL_WRITE |
-			   (strchr(access, 'W') ? IBV_ACCESS_REMOTE_WRITE : 0) |
-			   (strchr(access, 'R') ? IBV_ACCESS_REMOTE_READ : 0));
+			   (wr ? IBV_ACCESS_REMOTE_WRITE : 0) |
+			   (rd ? IBV_ACCESS_REMOTE_READ : 0) |
+			   (odp ? IBV_ACCESS_ON_DEMAND : 0));
 	if (!w->mr) {
 		k = errno;
 		munmap(w->addr, w->len);
@@ -639,6 +686,13 @@ static void serve_check(int fd, uint32_t rkey, size_t off, size_t len,
 	}
 	for (i = 0; i < len; i++)
 		if (w->addr[off + i] != pu_byte(seed, i)) {
+			size_t z = i;
+
+			while (z < len && !w->addr[off + z])
+				z++;
+			note("CHECK of rkey %#x at +%zu: first bad byte %zu (%#x, expected %#x), zero up to %zu of %zu%s",
+			     rkey, off, i, w->addr[off + i], pu_byte(seed, i),
+			     z, len, odp ? " (ODP window)" : "");
 			sendf(fd, "BAD %zu", i);
 			return;
 		}
@@ -733,7 +787,7 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: pldma-verbs-peer [-d DEV] [-s STRATEGY] pair HOST PORT NODE SIZE...\n"
-		"       pldma-verbs-peer [-d DEV] serve PORT\n"
+		"       pldma-verbs-peer [-d DEV] [-o] serve PORT\n"
 		"       pldma-verbs-peer quit HOST PORT\n");
 	return 2;
 }
@@ -743,9 +797,11 @@ int main(int argc, char **argv)
 	int opt, fd;
 	char *r;
 
-	while ((opt = getopt(argc, argv, "+d:s:")) != -1) {
+	while ((opt = getopt(argc, argv, "+d:os:")) != -1) {
 		if (opt == 'd')
 			devname = optarg;
+		else if (opt == 'o')
+			want_odp = 1;
 		else if (opt == 's')
 			strat = optarg;
 		else

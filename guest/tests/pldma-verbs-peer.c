@@ -589,6 +589,7 @@ struct window {
 	struct ibv_mr *mr;
 	uint8_t *addr;
 	size_t len;
+	int freed;	/* FREE came: deregistered when the connection ends */
 };
 
 static struct window wins[MAX_MRS];
@@ -598,7 +599,7 @@ static struct window *win_find(uint32_t rkey)
 	int i;
 
 	for (i = 0; i < MAX_MRS; i++)
-		if (wins[i].mr && wins[i].mr->rkey == rkey)
+		if (wins[i].mr && !wins[i].freed && wins[i].mr->rkey == rkey)
 			return &wins[i];
 	return NULL;
 }
@@ -760,7 +761,15 @@ static int serve(int port)
 				serve_check(fd, x, y, z, strtoul(a1, NULL, 0));
 			} else if (sscanf(line, "FREE %llu", &x) == 1 &&
 				   (w = win_find(x))) {
-				win_free(w);
+				/*
+				 * Kept registered until the connection ends:
+				 * a READ request the PLDMA sent again after a
+				 * local fault can reach rxe after the READ
+				 * completed, and a request on a deregistered
+				 * key is a remote access NAK that moves rxe's
+				 * QP to ERR (docs/testing.md)
+				 */
+				w->freed = 1;
 				sendf(fd, "OK");
 			} else if (sscanf(line, "QP %u %n", &node, &n) == 1 &&
 				   n > 0) {
@@ -775,6 +784,9 @@ static int serve(int port)
 		}
 		qp_destroy();
 		close(fd);
+		for (i = 0; i < MAX_MRS; i++)
+			if (wins[i].mr && wins[i].freed)
+				win_free(&wins[i]);
 	}
 	for (i = 0; i < MAX_MRS; i++)
 		if (wins[i].mr)

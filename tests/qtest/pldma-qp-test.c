@@ -1147,6 +1147,67 @@ static void test_read_fault_resume(void)
 }
 
 /*
+ * A responder fault inside a READ's response stream, seen on the wire by
+ * a standard requester (this test): the responses stop at the faulting
+ * page with no RNR NAK or Acknowledge (Linux rxe's completer does not
+ * expect one among a READ's responses), a retry of the rest of the READ
+ * gets no answer while the fault is pending, and once it is resolved the
+ * retried request is served: First..Last from its PSN, nothing else.
+ */
+static void test_read_fault_held(void)
+{
+    Peer pe;
+    uint8_t f[2048], data[2 * PAGE];
+    uint64_t pa, va;
+    uint32_t rkey, i, len;
+    uint8_t rec[PLDMA_FR_SIZE];
+    Rx rx;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_READ, true);
+    for (i = 0; i < sizeof(data); i++) {
+        data[i] = i * 7 + 1;
+    }
+    pa = alloc_pa(&pe.n, 2 * PAGE);
+    qtest_memwrite(pe.n.qts, pa, data, sizeof(data));
+    va = VA_BASE + (pa - ALLOC_BASE);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);     /* page 1: a fault */
+    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, 2 * PAGE,
+                        PLDMA_KEY_ACC_READ);
+
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, va, rkey,
+                     2 * PAGE, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    for (i = 0; i < 4; i++) {
+        g_assert_true(peer_rx(&pe, &rx));
+        g_assert_cmphex(rx.op, ==, i ? 0x0e : 0x0d);
+        g_assert_cmphex(rx.psn, ==, (pe.epsn + i) & 0xffffff);
+    }
+    /* held: nothing, no RNR NAK */
+    g_assert_false(peer_rx(&pe, &rx));
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==, va + PAGE);
+    /* the requester times out and asks for the rest: still nothing */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 4) & 0xffffff, true,
+                     va + PAGE, rkey, PAGE, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_RNR), ==, 0);
+    /* resolved: the rest, as the retry asked, and no "resend now" */
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va + PAGE, pa + PAGE, true);
+    qpldma_key_cmd(&pe.n.d, 0, PLDMA_KEY_CMD_RESOLVED);
+    for (i = 0; i < 4; i++) {
+        g_assert_true(peer_rx(&pe, &rx));
+        g_assert_cmphex(rx.op, ==, i == 0 ? 0x0d : i == 3 ? 0x0f : 0x0e);
+        g_assert_cmphex(rx.psn, ==, (pe.epsn + 4 + i) & 0xffffff);
+    }
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_RNR), ==, 0);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RESUME_TX), ==, 0);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_ACK_TX), ==, 0);
+    peer_close(&pe);
+}
+
+/*
  * After an RNR NAK the responder drops the rest of the message its
  * requester already sent, silently, as after a sequence NAK: a sequence
  * NAK naming the RNR NAKed PSN tells a standard requester (Linux rxe's
@@ -2217,6 +2278,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/hostile-send", test_hostile_send);
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
+    qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);
     qtest_add_func("/pldma-qp/long-read-retry", test_long_read_retry);
     return g_test_run();
 }

@@ -354,9 +354,11 @@ long pldma_ioc_net_stats(struct pldma_ctx *ctx, void __user *arg)
  * answers with RESOLVE, which becomes KEY_CMD_RESOLVED (or FAILED) on the
  * key.  The file has one slot for them: while it is taken, the driver
  * resolves the fault itself (false).  A forwarded fault nobody answers
- * keeps the requester getting RNR NAKs until its rnr-retry count ends
- * the message (REMOTE_RNR); revoking the key (DEREG_MR, release()) ends
- * the fault and frees the slot (pldma_key_revoke()).
+ * holds its key only (not the connection), and the requester gets RNR
+ * NAKs until its rnr-retry count ends the message (REMOTE_RNR) or the
+ * device's bound (PLDMA_RESP_FAULT_TIMEOUT_MS) ends the fault as FAILED;
+ * revoking the key (DEREG_MR, release()) ends the fault and frees the
+ * slot (pldma_key_revoke()).
  */
 static bool pldma_forward_remote(struct pldma_ctx *ctx, struct pldma_key *k,
 				 const struct pldma_fault_rec *f)

@@ -23,8 +23,11 @@
 #include "pldma-internal.h"
 #include "trace.h"
 
-/* Report mode: post a fault record, never silently */
-void pldma_post_fault(PLDMACore *s, PLDMAChannel *ch)
+/*
+ * Report mode: post a fault record, never silently; false if it could not
+ * be posted (queue disabled, full, or its write failed: counted, IRQ)
+ */
+bool pldma_post_fault(PLDMACore *s, PLDMAChannel *ch)
 {
     uint8_t rec[PLDMA_FR_SIZE] = { 0 };
     uint32_t next;
@@ -57,13 +60,14 @@ void pldma_post_fault(PLDMACore *s, PLDMAChannel *ch)
     trace_pldma_fq_post(ch->idx, seq, s->fq_tail, ch->fault_va);
     s->fq_tail = next;
     pldma_raise(s, PLDMA_IRQ_FAULT);
-    return;
+    return true;
 
 lost:
     if (s->fq_overflows != UINT32_MAX) {
         s->fq_overflows++;
     }
     pldma_raise(s, PLDMA_IRQ_FQ_OVERFLOW);
+    return false;
 }
 
 /* ---- outstanding stalls (max-outstanding) ---- */

@@ -1198,9 +1198,27 @@ static uint8_t pldma_net_check_key(PLDMACore *s, PLDMANetConn *c,
 }
 
 /*
+ * A reported responder fault of connection @c (a key's, or a receive
+ * WQE's) waits at most resp-fault-timeout for its answer: arm the timer
+ */
+void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c)
+{
+    c->fault_deadline = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                        (int64_t)s->resp_fault_ms * SCALE_MS;
+    if (s->fault_timer && s->resp_fault_ms) {
+        timer_mod_anticipate_ns(s->fault_timer, c->fault_deadline);
+    }
+}
+
+/*
  * Access the memory of key @rkey for connection @c.  On a fault the
  * connection waits for its resolution: a stall the SMMU resumes, or a fault
- * record the driver answers with KEY_CMD_RESOLVED.
+ * record the driver answers with KEY_CMD_RESOLVED.  While a key's record
+ * is unanswered, every access through that key waits for the same answer
+ * (no second record); other keys are not held up.  A fault that nobody
+ * can resolve (not stalled, and no record could be posted: the fault
+ * queue is off or full) is PLDMA_ACC_BUSERR: the message ends with NAK
+ * remote operational error instead of RNR NAKs without end.
  */
 static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
                                      uint32_t rkey, uint64_t va, void *buf,
@@ -1213,6 +1231,14 @@ static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
     uint64_t fva;
     PLDMAAccess a;
 
+    if (k->fault) {
+        c->fault = true;
+        c->fault_key = PLDMA_RKEY_INDEX(rkey);
+        c->stalled = false;
+        c->fault_deadline = k->fault_deadline;
+        trace_pldma_net_resp_key_wait((uint32_t)(c - s->conns), rkey);
+        return PLDMA_ACC_FAULT;
+    }
     rc->pasid_reg = k->pasid_reg;
     rc->state = PLDMA_STATE_RUNNING;
     s->resp_conn = c;
@@ -1232,17 +1258,53 @@ static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
     trace_pldma_net_resp_fault((uint32_t)(c - s->conns), rkey, fva, is_write,
                                c->stalled);
     if (!c->stalled) {
-        /* report it: a fault record in the queue, as a channel's */
+        /*
+         * Report it: a fault record in the queue, as a channel's (in
+         * stall mode too, when the SMMU did not stall it)
+         */
         rc->idx = PLDMA_FR_CH_REMOTE;
         rc->fault_info = PLDMA_FR_F_REMOTE | (is_write ? PLDMA_FR_F_WRITE : 0);
         rc->fault_va = fva;
         rc->fault_desc = rkey;
         rc->fault_done = msg_off;
         rc->len = msg_len;
-        pldma_post_fault(s, rc);
+        if (!pldma_post_fault(s, rc)) {
+            c->fault = false;
+            trace_pldma_net_resp_unresolvable((uint32_t)(c - s->conns), rkey,
+                                              fva);
+            pldma_update_irq(s);
+            return PLDMA_ACC_BUSERR;
+        }
+        pldma_net_fault_arm(s, c);
+        k->fault = true;
+        k->fault_deadline = c->fault_deadline;
         pldma_update_irq(s);
     }
     return a;
+}
+
+/*
+ * A new message ahead of the faulted one on the node-id path: its
+ * requester gave the faulted message up (RNR retries, a CANCEL).  A fault
+ * reported on a key lets the connection go: the key keeps waiting for its
+ * answer (or its bound), the connection serves other keys.  A stall, or a
+ * receive WQE's fault, stays with the connection.  A QP's requester
+ * never skips a message: its faults are bounded in time instead.
+ */
+static bool conn_fault_detach(PLDMACore *s, PLDMANetConn *c,
+                              const PLDMAPkt *p)
+{
+    if (c->qp || c->stalled || c->fault_recv ||
+        (c->msg_valid && psn_diff(p->psn, c->msg_psn) < (int32_t)c->msg_nsegs &&
+         psn_diff(p->psn, c->msg_psn) >= 0)) {
+        return false;
+    }
+    trace_pldma_net_fault_detached(conn_node(s, c), conn_ch(s, c),
+                                   c->fault_key, p->psn);
+    c->fault = false;
+    c->rd_hold = false;
+    c->rd_active = false;
+    return true;
 }
 
 static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
@@ -1290,7 +1352,9 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         cnt(s, PLDMA_NCNT_RX_DROPPED);
         return;
     }
-    if (c->fault) {
+    if (c->fault && d > 0 && first && conn_fault_detach(s, c, p)) {
+        /* its requester gave the faulted message up: this one goes on */
+    } else if (c->fault) {
         /* not ready yet: the same answer as the first time */
         cnt(s, PLDMA_NCNT_OOO);
         if (d == 0) {
@@ -1379,8 +1443,16 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         return;
     }
     if (a != PLDMA_ACC_OK) {
-        /* drop it; the requester resends from this segment */
+        /*
+         * Drop it; the requester resends from this segment.  On a QP the
+         * RNR NAK names the expected PSN as a sequence NAK would: the
+         * segments in flight behind it are dropped without a sequence NAK
+         * on top (to rxe that means "resend now", ending its RNR wait)
+         */
         c->fault_psn = p->psn;
+        if (c->qp) {
+            c->nak_seq = true;
+        }
         pldma_net_answer(s, c, p->psn, AETH_RNR(conn_rnr_timer(s, c)), 0);
         return;
     }
@@ -1407,11 +1479,26 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     if (!c->synced) {
         d = 0;          /* the first request since our reset */
     }
-    if (d < -PLDMA_NET_PSN_AHEAD) {
-        cnt(s, PLDMA_NCNT_RX_DROPPED);  /* an old duplicate */
+    /*
+     * An old duplicate, unless a QP's requester asks again for (the rest
+     * of) its last READ: one READ may span more PSNs than the window
+     */
+    if (d < -PLDMA_NET_PSN_AHEAD &&
+        !(c->qp && c->rd_len && psn_diff(p->psn, c->rd_first_psn) >= 0 &&
+          psn_diff(p->psn, c->rd_first_psn) <
+          (int32_t)nsegs_of(conn_mtu(s, c), c->rd_len))) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
         return;
     }
-    if (c->fault && !(c->qp && d > 0)) {
+    if (c->fault && c->rd_hold && d < 0) {
+        /*
+         * The requester asks again for (the rest of) the READ whose
+         * response stream is held: serve that request once the fault is
+         * resolved, and say nothing now (no RNR inside a READ's responses)
+         */
+    } else if (c->fault && d > 0 && !c->qp && conn_fault_detach(s, c, p)) {
+        /* its requester gave the faulted message up: this one goes on */
+    } else if (c->fault && !(c->qp && d > 0)) {
         cnt(s, PLDMA_NCNT_OOO);
         pldma_net_answer(s, c, p->psn, AETH_RNR(conn_rnr_timer(s, c)), 0);
         return;
@@ -1512,12 +1599,29 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
                 pldma_net_nak(s, c, c->rd_psn, AETH_NAK_OPERR);
                 break;
             }
-            if (a != PLDMA_ACC_OK) {
-                /* the requester asks again from this response's offset */
+            if (a != PLDMA_ACC_OK && first) {
+                /*
+                 * Before the first response: an RNR NAK of the request,
+                 * whose requester asks again from its start
+                 */
                 c->rd_active = false;
                 c->fault_psn = c->rd_psn;
                 pldma_net_answer(s, c, c->rd_psn,
                                  AETH_RNR(conn_rnr_timer(s, c)), 0);
+                break;
+            }
+            if (a != PLDMA_ACC_OK) {
+                /*
+                 * Inside the response stream, where an RC requester takes
+                 * no RNR NAK (Linux rxe's completer ends the QP): hold the
+                 * stream, go on from this response when the fault is
+                 * resolved.  A requester that times out meanwhile asks
+                 * again for the rest, which is served then.
+                 */
+                c->rd_hold = true;
+                c->fault_psn = c->rd_psn;
+                trace_pldma_net_read_held(conn_node(s, c), conn_ch(s, c),
+                                          c->rd_psn, c->rd_off);
                 break;
             }
             p.opcode = first ? (last ? OP_READ_RESP_ONLY : OP_READ_RESP_FIRST)
@@ -1545,6 +1649,14 @@ void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
     c->fault = false;
     c->stalled = false;
     c->fault_recv = false;
+    if (c->rd_hold) {
+        c->rd_hold = false;
+        if (ok) {
+            /* the held READ response stream goes on (pldma_net_bh) */
+            qemu_bh_schedule(s->bh);
+            return;
+        }
+    }
     if (!ok) {
         /* a receive WQE's buffer: the WQE completes in error (recv.c) */
         if (recv && !pldma_recv_failed(s, c)) {
@@ -1561,10 +1673,74 @@ void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
         return;
     }
     if (s->rnr_resume) {
+        /*
+         * The PSN before the one that faulted.  On a READ the expected
+         * PSN is past the whole request already, and an ACK of the READ's
+         * own PSN would tell a standard requester (Linux rxe) that the
+         * READ is done: it completes it with none of the data.
+         */
         cnt(s, PLDMA_NCNT_RESUME_TX);
-        pldma_net_answer(s, c, c->epsn - 1, AETH_ACK,
-                         PLDMA_NET_RESUME_MSN);
+        pldma_net_answer(s, c, (c->qp ? c->fault_psn : c->epsn) - 1,
+                         AETH_ACK, PLDMA_NET_RESUME_MSN);
     }
+}
+
+/*
+ * The bound of reported responder faults (resp-fault-timeout): a key's
+ * fault record, or a receive WQE's, that is still unanswered ends as if
+ * the driver had answered FAILED: the connections waiting for it NAK
+ * their message (remote operational error), so the requester completes
+ * it in error instead of RNR NAKs without end; a later answer finds
+ * nothing to resolve.  Stalls are the SMMU's and the OS's to end.
+ */
+static void pldma_net_fault_timer(void *opaque)
+{
+    PLDMACore *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), next = INT64_MAX;
+    uint32_t i, j;
+
+    if (!s->conns) {
+        return;
+    }
+    for (i = 0; i < PLDMA_NUM_KEYS; i++) {
+        PLDMAKey *k = &s->keys[i];
+
+        if (!k->fault) {
+            continue;
+        }
+        if (k->fault_deadline > now) {
+            next = MIN(next, k->fault_deadline);
+            continue;
+        }
+        trace_pldma_net_fault_expired(i, 0);
+        k->fault = false;
+        for (j = 0; j < NET_CONNS(s); j++) {
+            PLDMANetConn *c = &s->conns[j];
+
+            if (c->fault && !c->stalled && !c->fault_recv &&
+                c->fault_key == i) {
+                pldma_net_conn_resolved(s, c, false);
+            }
+        }
+    }
+    for (j = 0; j < NET_CONNS(s); j++) {
+        PLDMANetConn *c = &s->conns[j];
+
+        if (!c->fault || c->stalled || !c->fault_recv) {
+            continue;
+        }
+        if (c->fault_deadline > now) {
+            next = MIN(next, c->fault_deadline);
+            continue;
+        }
+        trace_pldma_net_fault_expired(j, 1);
+        pldma_net_conn_resolved(s, c, false);
+    }
+    if (next != INT64_MAX) {
+        timer_mod_ns(s->fault_timer, next);
+    }
+    pldma_update_irq(s);
+    qemu_bh_schedule(s->bh);
 }
 
 bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp)
@@ -1788,11 +1964,13 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
             k->va = st->va;
             k->len = st->len;
             k->access = st->access;
+            k->fault = false;
         }
         break;
     case PLDMA_KEY_CMD_REVOKE:
         /* (the generation stays: the next REGISTER takes another one) */
         k->valid = false;
+        k->fault = false;
         /* a fault being resolved for it ends: nothing more is written */
         for (i = 0; i < NET_CONNS(s); i++) {
             PLDMANetConn *c = &s->conns[i];
@@ -1805,6 +1983,7 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
         break;
     case PLDMA_KEY_CMD_RESOLVED:
     case PLDMA_KEY_CMD_FAILED:
+        k->fault = false;
         for (i = 0; i < NET_CONNS(s); i++) {
             PLDMANetConn *c = &s->conns[i];
 
@@ -1932,6 +2111,10 @@ void pldma_net_reset(PLDMACore *s)
      */
     for (i = 0; i < PLDMA_NUM_KEYS; i++) {
         s->keys[i].valid = false;
+        s->keys[i].fault = false;
+    }
+    if (s->fault_timer) {
+        timer_del(s->fault_timer);
     }
     memset(&s->key_stage, 0, sizeof(s->key_stage));
     s->key_sel = 0;
@@ -2048,6 +2231,8 @@ bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp)
         s->ch[i].net_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_net_timer,
                                           &s->ch[i]);
     }
+    s->fault_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_net_fault_timer,
+                                  s);
     pldma_net_reset(s);
     return true;
 }
@@ -2061,6 +2246,10 @@ void pldma_net_unrealize(PLDMACore *s)
             timer_free(s->ch[i].net_timer);
             s->ch[i].net_timer = NULL;
         }
+    }
+    if (s->fault_timer) {
+        timer_free(s->fault_timer);
+        s->fault_timer = NULL;
     }
     if (s->nic) {
         qemu_del_nic(s->nic);

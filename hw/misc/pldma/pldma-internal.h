@@ -43,6 +43,8 @@
     DEFINE_PROP_UINT32("rnr-timer", _state, _core.rnr_timer, \
                        PLDMA_DEFAULT_RNR_TIMER), \
     DEFINE_PROP_BOOL("rnr-resume", _state, _core.rnr_resume, true), \
+    DEFINE_PROP_UINT32("resp-fault-timeout", _state, _core.resp_fault_ms, \
+                       PLDMA_RESP_FAULT_TIMEOUT_MS), \
     DEFINE_PROP_UINT32("x-drop-every", _state, _core.x_drop_every, 0), \
     DEFINE_PROP_UINT32("x-dup-every", _state, _core.x_dup_every, 0), \
     DEFINE_PROP_UINT32("x-reorder-every", _state, _core.x_reorder_every, 0), \
@@ -98,7 +100,7 @@ MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch);
 bool pldma_pasid_reg_valid(const PLDMACore *s, uint32_t reg);
 
 /* fault.c */
-void pldma_post_fault(PLDMACore *s, PLDMAChannel *ch);
+bool pldma_post_fault(PLDMACore *s, PLDMAChannel *ch);
 bool pldma_probe_adopt(PLDMAChannel *ch, uint64_t va);
 void pldma_probes_clear(PLDMAChannel *ch);
 void pldma_stalls_forget(PLDMAChannel *ch);
@@ -219,6 +221,7 @@ void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
 void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome);
 void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok);
+void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c);
 
 /* cq.c: completion queues */
 typedef struct PLDMACqe {

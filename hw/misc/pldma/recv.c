@@ -193,7 +193,14 @@ static PLDMAAccess recv_rw(PLDMACore *s, PLDMANetConn *c, uint32_t idx,
         rc->fault_desc = idx;
         rc->fault_done = msg_off;
         rc->len = MIN(c->rwqe_total, UINT32_MAX);
-        pldma_post_fault(s, rc);
+        if (!pldma_post_fault(s, rc)) {
+            /* nobody can resolve it: the message ends (NAK) */
+            c->fault = false;
+            c->fault_recv = false;
+            pldma_update_irq(s);
+            return PLDMA_ACC_BUSERR;
+        }
+        pldma_net_fault_arm(s, c);
         pldma_update_irq(s);
     }
     return a;

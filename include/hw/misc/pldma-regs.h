@@ -114,6 +114,15 @@
 #define PLDMA_FQ_MAX_ENTRIES        4096
 #define PLDMA_FQ_MIN_ENTRIES        2
 
+/*
+ * The bound of a reported responder fault, ms (the device's default
+ * resp-fault-timeout): longer than the driver's longest own wait for a
+ * fault-in (guest-driver/pldma_drv.h: PLDMA_NO_PROGRESS_MS, 1 s, extended
+ * up to PLDMA_SLOW_PERIODS, 30, for a fault-in that is busy), so that a
+ * fault the driver is still resolving never ends early
+ */
+#define PLDMA_RESP_FAULT_TIMEOUT_MS 32000
+
 /* Per-channel privileged binding: 16 bytes per channel */
 #define PLDMA_CH_BIND_STRIDE        0x10
 #define PLDMA_CH_BIND(n)            (0x100 + PLDMA_CH_BIND_STRIDE * (n))

@@ -187,6 +187,14 @@ typedef struct PLDMAKey {
     uint64_t va;
     uint64_t len;
     uint32_t access;        /* PLDMA_KEY_ACC_* */
+    /*
+     * A responder fault of the key's window is out as a fault record and
+     * not answered yet (KEY_CMD_RESOLVED/FAILED): until then, or until
+     * fault_deadline (QEMU_CLOCK_VIRTUAL, ns), accesses through the key
+     * wait for that answer; other keys and connections go on.
+     */
+    bool fault;
+    int64_t fault_deadline;
 } PLDMAKey;
 
 /*
@@ -202,6 +210,8 @@ typedef struct PLDMANetConn {
     uint16_t stag;
     uint8_t fault_key;      /* key index of the fault */
     uint32_t fault_psn;     /* PSN of the segment or response that faulted */
+    int64_t fault_deadline; /* a reported fault ends in error then (ns) */
+    bool rd_hold;           /* the READ response stream waits for the fault */
     /* current WRITE message, from its First/Only segment */
     bool msg_valid;
     uint32_t msg_psn;
@@ -401,6 +411,8 @@ struct PLDMACore {
     bool in_rx;
     bool tx_blocked;        /* the net layer holds a frame: send no more */
     Error *net_blocker;     /* migration blocker while there is a link */
+    QEMUTimer *fault_timer; /* the bound of reported responder faults */
+    uint32_t resp_fault_ms; /* resp-fault-timeout: that bound, ms */
 
     /* properties */
     uint32_t num_channels;

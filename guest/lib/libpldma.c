@@ -680,7 +680,7 @@ int pldma_qp_connect(struct pldma_chan *ch, const struct pldma_qp_info *local,
 	a.qp_state = PLDMA_QPS_RTS;
 	a.sq_psn = local->psn;
 	a.min_rnr_timer = PLDMA_QP_MIN_RNR_TIMER;
-	a.timeout = PLDMA_QP_TIMEOUT;
+	a.timeout = local->timeout ? local->timeout : PLDMA_QP_TIMEOUT;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;	/* infinite, as perftest: faults RNR */
 	ret = pldma_qp_modify(ch, &a);

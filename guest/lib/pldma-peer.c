@@ -507,6 +507,8 @@ int pp_reg_remote(int fd, unsigned int node, size_t len, const char *access,
 	return 0;
 }
 
+unsigned int pp_qp_timeout;
+
 int pp_qp_connect(int fd, struct pldma_chan *ch, unsigned int rnode)
 {
 	struct pldma_qp_info local, remote;
@@ -527,6 +529,7 @@ int pp_qp_connect(int fd, struct pldma_chan *ch, unsigned int rnode)
 		pldma_qp_destroy(ch);
 		return -EIO;
 	}
+	local.timeout = pp_qp_timeout;
 	ret = pldma_qp_connect(ch, &local, &remote);
 	if (ret) {
 		printf("# QP connect to qpn %#x: %s\n", remote.qpn,

@@ -64,6 +64,9 @@ int pp_reg_remote(int fd, unsigned int node, size_t len, const char *access,
  * 0 or -errno (printed).
  */
 int pp_qp_connect(int fd, struct pldma_chan *ch, unsigned int rnode);
+/* The local ACK timeout of the QPs pp_qp_connect() makes (IB code; 0:
+ * libpldma's PLDMA_QP_TIMEOUT), e.g. for a slower peer than a PLDMA */
+extern unsigned int pp_qp_timeout;
 
 struct pp_stats {
 	unsigned long long dev_faults;	/* RX_FAULTS of the responder device */

@@ -162,6 +162,7 @@ struct pldma_qp_info {
 	uint32_t ip;		/* as pldma_info.ip */
 	uint8_t mac[6];
 	uint32_t mtu;		/* the device's, bytes (0: unknown) */
+	uint32_t timeout;	/* local ACK timeout, IB code (0: PLDMA_QP_TIMEOUT) */
 };
 
 int pldma_qp_create(struct pldma_chan *ch, struct pldma_qp_info *local);

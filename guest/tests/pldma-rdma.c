@@ -24,6 +24,13 @@
  *                         responder's memory is untouched; then the
  *                         responder reloads pldma.ko: the old connection
  *                         fails, a new QP pair carries a 1 MiB WRITE whole
+ *   verbs HOST PORT LNODE LSTRAT SIZE...
+ *                         requester to a verbs peer that is not a PLDMA
+ *                         (pldma-verbs-peer serve on Linux rxe,
+ *                         tests/rxe/run): WRITE and READ of each size, data
+ *                         verified there and here, local faults with
+ *                         LSTRAT; the peer's memory is its own (registered
+ *                         with ibv_reg_mr: no responder faults)
  *   quit HOST PORT        end the server
  *   selftest NODE         REG_MR/DEREG_MR and QP_* argument checking
  *                         (hostile user space), quotas, INFO and
@@ -295,6 +302,103 @@ static int pair(const char *host, int port, unsigned int lnode,
 		       "by the owner's fault thread, one page each" :
 		       "with touch-ahead (more pages than faults)", p);
 	}
+#undef D
+	close(fd);
+	return 0;
+}
+
+/*
+ * A requester to a verbs peer (Linux rxe): the same transfers as pair(),
+ * against memory the peer registered with ibv_reg_mr.  The node named in
+ * the side channel's requests is ignored there.  Nothing may time out or be
+ * resent for lack of an answer: every frame of both ends has to be one the
+ * other accepts.
+ */
+static int verbs(const char *host, int port, unsigned int lnode,
+		 const char *lstr, int nsizes, char **sizes)
+{
+	struct pldma_net_stats n0, n1;
+	struct pldma_chan *ch;
+	unsigned int ltouch;
+	int lstrat, fd, i;
+	static char tagbuf[96];
+
+	snprintf(tagbuf, sizeof(tagbuf), "%s(node %u) -> rxe: ", lstr, lnode);
+	tag = tagbuf;
+	ch = pp_chan_node(lnode);
+	if (!ch || pldma_strategy_parse(lstr, &lstrat, &ltouch)) {
+		result(0, "local device and strategy");
+		return 1;
+	}
+	if (lstrat == PLDMA_STRAT_USER) {
+		i = pldma_fault_thread_start(ch, NULL, NULL);
+		if (i && i != -EBUSY) {
+			result(0, "fault thread: %d", i);
+			return 1;
+		}
+	}
+	fd = pp_connect(host, port);
+	if (fd < 0) {
+		result(0, "side channel to %s:%d", host, port);
+		return 1;
+	}
+	/*
+	 * rxe serves a READ request whole before the next one, duplicates
+	 * included: a timeout shorter than one window of its responses
+	 * takes a TCG guest (about 100 ms for 64 KiB) makes each retry a
+	 * window more to wait for, until the READ times out
+	 */
+	pp_qp_timeout = 16;		/* 4.096 us << 16: 268 ms */
+	i = pp_qp_connect(fd, ch, 0);
+	result(!i, "QP %#x connected to the verbs peer (%d)", pldma_qp_num(ch), i);
+	if (i || pldma_net_stats(ch, &n0)) {
+		close(fd);
+		return 1;
+	}
+	for (i = 0; i < nsizes; i++) {
+		size_t len = strtoul(sizes[i], NULL, 0);
+
+		if (xfer_pair(fd, ch, 0, lstrat, ltouch, "default", len,
+			      len & 1 ? 123 : 0, 0x6a00 + i) == -ETIMEDOUT) {
+			result(0, "no transfer hangs (the rest skipped)");
+			pp_chan_forget(lnode);
+			close(fd);
+			return 1;
+		}
+	}
+	if (pldma_net_stats(ch, &n1)) {
+		result(0, "counters");
+		close(fd);
+		return 1;
+	}
+#define D(f) ((unsigned int)(n1.cnt[f] - n0.cnt[f]))
+	note("requester: %u RNR NAKs, %u segments (%u bytes) resent, %u timeouts, %u out-of-order, %u ACKs",
+	     D(PLDMA_NCNT_NAK_RX_RNR), D(PLDMA_NCNT_RETX_SEGS),
+	     D(PLDMA_NCNT_RETX_BYTES), D(PLDMA_NCNT_TIMEOUTS),
+	     D(PLDMA_NCNT_OOO), D(PLDMA_NCNT_ACK_RX));
+	result(!D(PLDMA_NCNT_TIMEOUTS) && !D(PLDMA_NCNT_NAK_RX_SEQ) &&
+	       !D(PLDMA_NCNT_NAK_RX_ACCESS) && !D(PLDMA_NCNT_NAK_RX_INVALID) &&
+	       !D(PLDMA_NCNT_NAK_RX_OPERR),
+	       "the verbs peer answered every request: %u ACK timeouts, NAKs: %u sequence, %u access, %u invalid, %u operational",
+	       D(PLDMA_NCNT_TIMEOUTS), D(PLDMA_NCNT_NAK_RX_SEQ),
+	       D(PLDMA_NCNT_NAK_RX_ACCESS), D(PLDMA_NCNT_NAK_RX_INVALID),
+	       D(PLDMA_NCNT_NAK_RX_OPERR));
+	/* dropped before a QP saw it: malformed, bad ICRC, not ours */
+	result(D(PLDMA_NCNT_RX_DROPPED) == D(PLDMA_NCNT_QP_DROPPED),
+	       "every frame of the verbs peer parsed: %u dropped before a QP",
+	       D(PLDMA_NCNT_RX_DROPPED) - D(PLDMA_NCNT_QP_DROPPED));
+	/*
+	 * dropped by the QP as not about the message in flight: late
+	 * responses to READ requests we sent again after a local fault (the
+	 * peer serves duplicates whole); none when nothing faults
+	 */
+	if (lstrat == PLDMA_STRAT_PREFAULT)
+		result(!D(PLDMA_NCNT_QP_DROPPED),
+		       "no frame of the verbs peer dropped by the QP: %u",
+		       D(PLDMA_NCNT_QP_DROPPED));
+	else
+		note("frames the QP dropped as not about the message in flight (late responses to our READ re-requests): %u",
+		     D(PLDMA_NCNT_QP_DROPPED));
 #undef D
 	close(fd);
 	return 0;
@@ -846,12 +950,16 @@ int main(int argc, char **argv)
 	if (argc == 6 && !strcmp(argv[1], "keys"))
 		return keys(argv[2], atoi(argv[3]), atoi(argv[4]),
 			    atoi(argv[5])) || fails;
+	if (argc >= 7 && !strcmp(argv[1], "verbs"))
+		return verbs(argv[2], atoi(argv[3]), atoi(argv[4]), argv[5],
+			     argc - 6, argv + 6) || fails;
 	if (argc == 4 && !strcmp(argv[1], "quit"))
 		return quit(argv[2], atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "selftest"))
 		return selftest(atoi(argv[2])) || fails;
 	fprintf(stderr,
 		"usage: pldma-rdma serve PORT [NQUIT] | pair HOST PORT LNODE RNODE LSTRAT RSTRAT SIZE... |\n"
-		"       keys HOST PORT LNODE RNODE | quit HOST PORT | selftest NODE\n");
+		"       keys HOST PORT LNODE RNODE | verbs HOST PORT LNODE LSTRAT SIZE... |\n"
+		"       quit HOST PORT | selftest NODE\n");
 	return 2;
 }

@@ -929,8 +929,11 @@ static int peer_answer(Peer *pe, uint32_t *psn, uint32_t *msn)
     return rx.syn;
 }
 
-/* Node 1 with QP 0 connected to us (QPN my_qpn at 10.0.0.2) */
-static void peer_open(Peer *pe, uint32_t access)
+/*
+ * Node 1 with QP 0 connected to us (QPN my_qpn at 10.0.0.2); with @smmu,
+ * behind its SMMU in report mode, the QP's PD is PASID
+ */
+static void peer_open_smmu(Peer *pe, uint32_t access, bool smmu)
 {
     g_autofree char *args = NULL, *net = NULL;
     QPldmaQPAttr at;
@@ -938,10 +941,14 @@ static void peer_open(Peer *pe, uint32_t access)
     memset(pe, 0, sizeof(*pe));
     qpldma_link_init(&pe->link, "pldma-qpeer-XXXXXX");
     net = qpldma_link_netdev(&pe->link, true);
-    args = g_strdup_printf("-M virt -m 512M -nodefaults "
-                           "-device pldma,id=dma0,netdev=n0,node-id=1 "
-                           "-netdev %s", net);
+    args = g_strdup_printf("-M virt%s -m 512M -nodefaults "
+                           "-device pldma,id=dma0,netdev=n0,node-id=1%s "
+                           "-netdev %s", smmu ? ",iommu=smmuv3" : "",
+                           smmu ? ",fault-mode=report" : "", net);
     node_start(&pe->n, args);
+    if (smmu) {
+        smmu_setup(&pe->n);
+    }
     pe->fd = qpldma_link_connect(&pe->link);
     qpldma_link_wait(pe->n.qts);
     pe->my_qpn = 0x4a5b00 | (g_test_rand_int() & 0xff);
@@ -950,8 +957,21 @@ static void peer_open(Peer *pe, uint32_t access)
     attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe->my_qpn, pe->sq_psn,
             pe->epsn, 0);
     at.access = access;
+    if (smmu) {
+        at.pd = PASID | PLDMA_CHB_PASID_EN;
+    }
     qp_connect(&pe->n, 0, &at);
     pe->qpn = qpldma_qpn(&pe->n.d, 0);
+}
+
+static void peer_open(Peer *pe, uint32_t access)
+{
+    peer_open_smmu(pe, access, false);
+}
+
+static void peer_step(void *opaque)
+{
+    g_usleep(200);
 }
 
 static void peer_close(Peer *pe)
@@ -1065,6 +1085,168 @@ static void test_hostile_responder(void)
     g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
     g_assert_cmpuint(msn, ==, 2);
     qpldma_mem_check(pe.n.qts, pa + 512, pl, 256);
+    peer_close(&pe);
+}
+
+/*
+ * A responder fault on a READ request, as a standard requester (Linux
+ * rxe) sends it: one packet, READ Response Only expected.  The RNR NAK
+ * names the request's PSN; once resolved, the "resend now" ACK must name
+ * the PSN before it (the last good one), never the READ's own PSN: an
+ * Acknowledge of a READ's last PSN tells rxe's completer that the READ is
+ * done, and it completes SUCCESS with none of the data (seen on the wire,
+ * tests/rxe/run).  Then the resent request gets its response.
+ */
+static void test_read_fault_resume(void)
+{
+    Peer pe;
+    uint8_t f[2048], data[PAGE];
+    uint64_t pa, va;
+    uint32_t rkey, psn, i, len;
+    uint8_t rec[PLDMA_FR_SIZE];
+    Rx rx;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_READ, true);
+    for (i = 0; i < PAGE; i++) {
+        data[i] = i * 13 + 5;
+    }
+    pa = alloc_pa(&pe.n, PAGE);
+    qtest_memwrite(pe.n.qts, pa, data, PAGE);
+    va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
+    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, PAGE,
+                        PLDMA_KEY_ACC_READ);
+
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, va + 256, rkey,
+                     512, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==, va);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);
+    qpldma_key_cmd(&pe.n.d, 0, PLDMA_KEY_CMD_RESOLVED);
+    /* "resolved, resend now": an ACK of the PSN before the READ */
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RESUME_TX), ==, 1);
+    g_assert_cmphex(psn, ==, (pe.epsn - 1) & 0xffffff);
+    /* the requester resends the READ: its response, whole */
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x10);
+    g_assert_cmphex(rx.psn, ==, pe.epsn);
+    g_assert_cmpint(rx.syn, ==, 0x1f);
+    peer_close(&pe);
+}
+
+/*
+ * After an RNR NAK the responder drops the rest of the message its
+ * requester already sent, silently, as after a sequence NAK: a sequence
+ * NAK naming the RNR NAKed PSN tells a standard requester (Linux rxe's
+ * completer: COMPST_ERROR_RETRY) to resend at once, cancelling its RNR
+ * wait and spending a retry each time (tests/rxe/run saw one per
+ * responder fault).  The resent message then lands.
+ */
+static void test_rnr_then_silence(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[1024];
+    uint64_t pa, va;
+    uint32_t rkey, psn, i, len, seq0, ooo0;
+    uint8_t rec[PLDMA_FR_SIZE];
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE, true);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 11 + 3;
+    }
+    pa = alloc_pa(&pe.n, PAGE);
+    va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
+    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, PAGE,
+                        PLDMA_KEY_ACC_WRITE);
+
+    /* WRITE First of two segments: RNR NAK */
+    len = roce_frame(f, IP_B, 0x06, pe.qpn, pe.epsn, true, va, rkey, 2048,
+                     -1, 0, pl, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);
+    qpldma_key_cmd(&pe.n.d, 0, PLDMA_KEY_CMD_RESOLVED);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    /* the Last, sent before the NAK arrived: dropped, no answer */
+    seq0 = ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ);
+    ooo0 = ncnt(&pe.n, PLDMA_NCNT_OOO);
+    len = roce_frame(f, IP_B, 0x08, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_OOO), ==, ooo0 + 1);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    /* the message again, whole: ACKed at its last PSN, both pages written */
+    len = roce_frame(f, IP_B, 0x06, pe.qpn, pe.epsn, true, va, rkey, 2048,
+                     -1, 0, pl, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    len = roce_frame(f, IP_B, 0x08, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    /* (every segment asks for an ACK: the First's comes first) */
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    if (psn == pe.epsn) {
+        g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    }
+    g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    qpldma_mem_check(pe.n.qts, pa, pl, 1024);
+    qpldma_mem_check(pe.n.qts, pa + 1024, pl, 1024);
+    peer_close(&pe);
+}
+
+/*
+ * A READ request longer than the responder's PSN window (4096 PSNs, 4 MiB
+ * at 1024 bytes a segment) asked again, as a standard requester asks
+ * after an RNR NAK or a timeout (Linux rxe resends the same request, or
+ * the rest of it): served again, not dropped as an old duplicate.  rxe's
+ * 16 MiB READs hung (tests/rxe/run): the retry was 16384 PSNs behind the
+ * expected PSN, and rxe's retry count 7 never runs out.
+ */
+static void test_long_read_retry(void)
+{
+    const uint32_t len = 4 * MiB + 4 * KiB, segs = len / 1024;
+    Peer pe;
+    uint8_t f[2048];
+    uint32_t rkey, i, flen, drop0;
+    uint64_t pa;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_READ);
+    pa = alloc_pa(&pe.n, len);
+    rkey = key_register(&pe.n, 0, 0, pa, len, PLDMA_KEY_ACC_READ);
+    flen = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey, len,
+                      -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, flen);
+    /* the first window of responses */
+    for (i = 0; i < 64; i++) {
+        g_assert_true(peer_rx(&pe, &rx));
+        g_assert_cmphex(rx.op, ==, i ? 0x0e : 0x0d);
+        g_assert_cmphex(rx.psn, ==, (pe.epsn + i) & 0xffffff);
+    }
+    /* the same request again: its responses again, from the start */
+    drop0 = ncnt(&pe.n, PLDMA_NCNT_RX_DROPPED);
+    qpldma_stream_send(pe.fd, f, flen);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x0d);
+    g_assert_cmphex(rx.psn, ==, pe.epsn);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RX_DROPPED), ==, drop0);
+    for (i = 1; i < 64; i++) {
+        g_assert_true(peer_rx(&pe, &rx));
+    }
+    /* the rest of it, as rxe asks after the first window */
+    flen = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 64) & 0xffffff, true,
+                      pa + 64 * 1024, rkey, len - 64 * 1024, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, flen);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x0d);
+    g_assert_cmphex(rx.psn, ==, (pe.epsn + 64) & 0xffffff);
+    g_assert_cmpuint(segs, >, 4096);
     peer_close(&pe);
 }
 
@@ -2025,5 +2207,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/cq-overflow-flush", test_cq_overflow_flush);
     qtest_add_func("/pldma-qp/cq-wrap", test_cq_wrap);
     qtest_add_func("/pldma-qp/hostile-send", test_hostile_send);
+    qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
+    qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
+    qtest_add_func("/pldma-qp/long-read-retry", test_long_read_retry);
     return g_test_run();
 }

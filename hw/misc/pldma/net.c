@@ -1379,8 +1379,16 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         return;
     }
     if (a != PLDMA_ACC_OK) {
-        /* drop it; the requester resends from this segment */
+        /*
+         * Drop it; the requester resends from this segment.  On a QP the
+         * RNR NAK names the expected PSN as a sequence NAK would: the
+         * segments in flight behind it are dropped without a sequence NAK
+         * on top (to rxe that means "resend now", ending its RNR wait)
+         */
         c->fault_psn = p->psn;
+        if (c->qp) {
+            c->nak_seq = true;
+        }
         pldma_net_answer(s, c, p->psn, AETH_RNR(conn_rnr_timer(s, c)), 0);
         return;
     }
@@ -1407,8 +1415,15 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     if (!c->synced) {
         d = 0;          /* the first request since our reset */
     }
-    if (d < -PLDMA_NET_PSN_AHEAD) {
-        cnt(s, PLDMA_NCNT_RX_DROPPED);  /* an old duplicate */
+    /*
+     * An old duplicate, unless a QP's requester asks again for (the rest
+     * of) its last READ: one READ may span more PSNs than the window
+     */
+    if (d < -PLDMA_NET_PSN_AHEAD &&
+        !(c->qp && c->rd_len && psn_diff(p->psn, c->rd_first_psn) >= 0 &&
+          psn_diff(p->psn, c->rd_first_psn) <
+          (int32_t)nsegs_of(conn_mtu(s, c), c->rd_len))) {
+        cnt(s, PLDMA_NCNT_RX_DROPPED);
         return;
     }
     if (c->fault && !(c->qp && d > 0)) {
@@ -1561,9 +1576,15 @@ void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
         return;
     }
     if (s->rnr_resume) {
+        /*
+         * The PSN before the one that faulted.  On a READ the expected
+         * PSN is past the whole request already, and an ACK of the READ's
+         * own PSN would tell a standard requester (Linux rxe) that the
+         * READ is done: it completes it with none of the data.
+         */
         cnt(s, PLDMA_NCNT_RESUME_TX);
-        pldma_net_answer(s, c, c->epsn - 1, AETH_ACK,
-                         PLDMA_NET_RESUME_MSN);
+        pldma_net_answer(s, c, (c->qp ? c->fault_psn : c->epsn) - 1,
+                         AETH_ACK, PLDMA_NET_RESUME_MSN);
     }
 }
 

@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The Linux soft-RoCE (rdma_rxe) node of tests/rxe/run: rxe0 on the
+# virtio-net NIC whose MAC is 52:54:00:00:02:01 (the RoCE link, shared with
+# a PLDMA of the other guest, node-id 1, IP 10.0.0.1), 10.0.0.100 on it;
+# the TCP side channel on 52:54:00:00:00:02 (10.0.1.2, the PLDMA guest is
+# 10.0.1.1).  Needs the rdma userland (scripts/run-guest --rdma-userland,
+# this test's .opts): Debian's libibverbs, librxe, ibverbs-utils, iproute2's
+# rdma, and pldma-verbs-peer.
+#
+# rxe -> PLDMA: pldma-verbs-peer pair, to the PLDMA guest's window server;
+# PLDMA -> rxe: pldma-verbs-peer serve, for the PLDMA guest's requester.
+# Then rxe's counters: "# rxe0 COUNTER VALUE" lines that tests/rxe/run
+# compares with its capture of the link, and TAP lines on those that must
+# stay 0.
+. /tests/lib.sh
+rdma_setup
+sizes="4096 65659 1048576 16777216"
+# the PLDMA's responder faults, each an RNR NAK that rxe waits out (its
+# timer, not the "resend now" ACK): touch-ahead keeps 16 MiB at 256 of them
+strat=touch16
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	pldma.rxe_sizes=*) sizes=$(echo "${arg#*=}" | tr , ' ') ;;
+	pldma.rxe_rstrat=*) strat=${arg#*=} ;;
+	esac
+done
+
+ifname_of() {
+	for d in /sys/class/net/*; do
+		[ "$(cat "$d/address")" = "$1" ] && { basename "$d"; return 0; }
+	done
+	return 1
+}
+data=$(ifname_of 52:54:00:00:02:01); res $? "the RoCE link's NIC: $data"
+sc=$(ifname_of 52:54:00:00:00:02); res $? "the side channel's NIC: $sc"
+ip link set lo up
+# nothing but RoCE on the link: no IPv6 neighbour discovery or router
+# solicitations for the PLDMA (which has no Ethernet function) to drop
+echo 1 >/proc/sys/net/ipv6/conf/"$data"/disable_ipv6 2>/dev/null
+ip addr add 10.0.0.100/24 dev "$data" && ip link set "$data" up
+res $? "$data 10.0.0.100"
+ip addr add 10.0.1.2/24 dev "$sc" && ip link set "$sc" up
+res $? "side channel: $sc 10.0.1.2"
+echo "# rdma userland: $(tr '\n' ';' </usr/lib/aarch64-linux-gnu/rdma-userland.versions)"
+rdma link add rxe0 type rxe netdev "$data"
+res $? "rdma link add rxe0 type rxe netdev $data"
+rdma link show | sed 's/^/# /'
+ibv_devinfo -d rxe0 | grep -E 'transport|fw_ver|state|active_mtu|link_layer' | sed 's/^/# /'
+
+pldma-verbs-peer serve 5001 &
+server=$!
+pldma-verbs-peer -s "$strat" pair 10.0.1.1 5000 1 $sizes || fails=$((fails + 1))
+pldma-verbs-peer quit 10.0.1.1 5000; res $? "the PLDMA guest's server ends"
+wait $server; res $? "our verbs server ends (the PLDMA guest is done with it)"
+
+C=/sys/class/infiniband/rxe0/ports/1/hw_counters
+for f in "$C"/*; do
+	echo "# rxe0 $(basename "$f") $(cat "$f")"
+done
+rdma statistic show link rxe0/1 | sed 's/^/# /'
+# what rxe counts as an error of the peer's or of the link's: none may
+# have happened
+for c in out_of_seq_request rcvd_seq_err retry_exceeded_err \
+	 retry_rnr_exceeded_err send_err link_downed; do
+	v=$(cat "$C/$c" 2>/dev/null)
+	[ "$v" = 0 ]; res $? "rxe0 $c: ${v:-missing}"
+done
+# not errors, but what PLDMA costs a standard peer (tests/rxe/run's
+# findings): completer_retry_err, rxe's retransmit timer expiring (the
+# PLDMA's READ responder stops after a window of 64 responses and waits
+# for a new request); duplicate_request, the PLDMA requester asking again
+# for READ responses it dropped on a local fault
+echo "# rxe0 retransmit timeouts (completer_retry_err): $(cat "$C/completer_retry_err")"
+echo "# rxe0 duplicate requests served (duplicate_request): $(cat "$C/duplicate_request")"
+v=$(cat "$C/rcvd_rnr_err")
+[ "${v:-0}" -gt 0 ]; res $? "rxe0 rcvd_rnr_err: $v (the PLDMA's responder faults, RNR NAKed)"
+kernel_reports
+[ "$fails" = 0 ]

@@ -1,0 +1,783 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * pldma-verbs-peer: the Linux soft-RoCE (rdma_rxe) end of an RC connection
+ * to a PLDMA (tests/rxe/run).  Plain verbs against Debian's unmodified
+ * libibverbs: nothing here knows PLDMA, the other end is judged by what
+ * rxe accepts on the wire.
+ *
+ * The connection data travel over the TCP side channel of pldma-peer
+ * (guest/lib/pldma-peer.h), whose text protocol this program speaks on
+ * both ends:
+ *
+ *   pair HOST PORT NODE SIZE...
+ *        requester: rxe -> PLDMA.  Asks the PLDMA node's window server
+ *        (pldma-rdma serve) for a QP ("QP NODE QPN PSN IP MAC MTU", IP as
+ *        a host-order 32-bit number, the reply the same of the PLDMA's
+ *        QP), then for each size: an untouched PLDMA window ("MR"),
+ *        one RDMA WRITE of pu_byte(seed, .) into it, checked there
+ *        ("CHECK"); an untouched window holding pu_byte(seed + 1, .)
+ *        that one RDMA READ fetches, checked here.  Every page of the
+ *        PLDMA's windows is a responder fault (RNR NAK, rxe resends).
+ *   serve PORT
+ *        responder: PLDMA -> rxe.  Serves QP, MR, CHECK, FREE and QUIT
+ *        (NODE, STRATEGY ignored: the memory is rxe's, registered with
+ *        ibv_reg_mr) until one QUIT.
+ *
+ * Both learn the PLDMA's IP and MAC from the QP exchange and add a
+ * permanent neighbour entry for it on the rxe device's netdev (PLDMA has
+ * no Ethernet function, so nothing would answer ARP), before the QP goes
+ * to RTR (ib_core resolves the destination MAC there).
+ *
+ * Results are TAP lines without numbers ("ok - ..."); the host script
+ * numbers them.  Options before the command: -d DEV (rxe0), -s STRATEGY
+ * (the PLDMA responder's fault strategy for its windows, as pldma-peer's MR
+ * request takes it: one, touchN, default).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "pldma-util.h"		/* pu_byte(): the pattern both ends check */
+
+#define PG		4096UL
+#define MAX_MRS		64
+#define CQ_DEPTH	16
+#define MTU_BYTES	1024	/* IBV_MTU_1024: a 1500-byte Ethernet MTU */
+#define POLL_SECS	300	/* one message, RNR retries included */
+
+static int fails;
+static const char *devname = "rxe0";
+static const char *strat = "default";	/* the PLDMA's responder strategy */
+
+static void result(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - rxe: ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		fails++;
+}
+
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("# rxe: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------------ */
+/* Side channel (pldma-peer.h's protocol: one line a request or reply) */
+/* ------------------------------------------------------------------ */
+
+static int sendf(int fd, const char *fmt, ...)
+{
+	char buf[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
+	va_end(ap);
+	if (n < 0 || n >= (int)sizeof(buf) - 1)
+		return -1;
+	buf[n++] = '\n';
+	return write(fd, buf, n) == n ? 0 : -1;
+}
+
+static int recv_line(int fd, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	while (n + 1 < len) {
+		ssize_t r = read(fd, buf + n, 1);
+
+		if (r <= 0)
+			return -1;
+		if (buf[n] == '\n')
+			break;
+		n++;
+	}
+	buf[n] = 0;
+	return 0;
+}
+
+static char *rpc(int fd, const char *fmt, ...)
+{
+	static char reply[256];
+	char buf[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (sendf(fd, "%s", buf) || recv_line(fd, reply, sizeof(reply)))
+		return NULL;
+	return reply;
+}
+
+static int is_ok(const char *r)
+{
+	return r && !strncmp(r, "OK", 2);
+}
+
+/* ------------------------------------------------------------------ */
+/* The rxe device and its QP                                          */
+/* ------------------------------------------------------------------ */
+
+struct peer_info {
+	uint32_t qpn, psn, ip, mtu;	/* ip: host order, as pldma_info.ip */
+	uint8_t mac[6];
+};
+
+static struct ibv_context *ctx;
+static struct ibv_pd *pd;
+static struct ibv_cq *cq;
+static struct ibv_qp *qp;
+static int gid_index = -1;
+static union ibv_gid sgid;
+static char ifname[IF_NAMESIZE];
+static struct peer_info self;
+
+static void info_fmt(char *buf, size_t len, const struct peer_info *q)
+{
+	snprintf(buf, len, "%u %u %u %02x:%02x:%02x:%02x:%02x:%02x %u",
+		 q->qpn, q->psn, q->ip, q->mac[0], q->mac[1], q->mac[2],
+		 q->mac[3], q->mac[4], q->mac[5], q->mtu);
+}
+
+static int info_parse(const char *s, struct peer_info *q)
+{
+	unsigned int m[6], i;
+
+	memset(q, 0, sizeof(*q));
+	if (sscanf(s, "%u %u %u %x:%x:%x:%x:%x:%x %u", &q->qpn, &q->psn,
+		   &q->ip, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
+		   &q->mtu) < 9 || !q->qpn || q->qpn > 0xffffff ||
+	    q->psn > 0xffffff)
+		return -1;
+	for (i = 0; i < 6; i++) {
+		if (m[i] > 0xff)
+			return -1;
+		q->mac[i] = m[i];
+	}
+	return 0;
+}
+
+static int read_mac(const char *ifn, uint8_t mac[6])
+{
+	unsigned int m[6], i;
+	char path[96];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifn);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fscanf(f, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
+		   &m[5]);
+	fclose(f);
+	if (n != 6)
+		return -1;
+	for (i = 0; i < 6; i++)
+		mac[i] = m[i];
+	return 0;
+}
+
+/*
+ * The device, a PD, a CQ, and the RoCEv2 GID holding an IPv4 address
+ * (::ffff:a.b.c.d): its address and netdev are this end's IP and MAC.
+ */
+static int dev_open(void)
+{
+	struct ibv_device **list;
+	struct ibv_port_attr pa;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	for (i = 0; list && i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), devname))
+			ctx = ibv_open_device(list[i]);
+	if (list)
+		ibv_free_device_list(list);
+	if (!ctx) {
+		note("no verbs device %s (%d devices)", devname, n);
+		return -1;
+	}
+	if (ibv_query_port(ctx, 1, &pa)) {
+		note("ibv_query_port: %s", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		struct ibv_gid_entry e;
+
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
+			continue;
+		if (e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
+		    !IN6_IS_ADDR_V4MAPPED((struct in6_addr *)e.gid.raw))
+			continue;
+		gid_index = i;
+		sgid = e.gid;
+		if (!if_indextoname(e.ndev_ifindex, ifname))
+			return -1;
+		break;
+	}
+	if (gid_index < 0) {
+		note("%s has no RoCEv2 GID with an IPv4 address (is the netdev up with an address?)",
+		     devname);
+		return -1;
+	}
+	memcpy(&self.ip, sgid.raw + 12, 4);
+	self.ip = ntohl(self.ip);
+	if (read_mac(ifname, self.mac))
+		return -1;
+	self.mtu = MTU_BYTES;
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, CQ_DEPTH, NULL, NULL, 0) : NULL;
+	if (!cq) {
+		note("PD/CQ: %s", strerror(errno));
+		return -1;
+	}
+	note("%s: port state %d, active MTU %d, GID index %d (%s), netdev %s",
+	     devname, pa.state, 128 << pa.active_mtu, gid_index,
+	     inet_ntoa((struct in_addr){ htonl(self.ip) }), ifname);
+	return 0;
+}
+
+/*
+ * A permanent neighbour entry for the peer (SIOCSARP, as `ip neigh add
+ * ... nud permanent` or `arp -s` make one): PLDMA answers no ARP.
+ */
+static int neigh_add(uint32_t ip, const uint8_t mac[6])
+{
+	struct arpreq r = { 0 };
+	struct sockaddr_in *sin = (struct sockaddr_in *)&r.arp_pa;
+	int s, ret;
+
+	sin->sin_family = AF_INET;
+	sin->sin_addr.s_addr = htonl(ip);
+	r.arp_ha.sa_family = ARPHRD_ETHER;
+	memcpy(r.arp_ha.sa_data, mac, 6);
+	r.arp_flags = ATF_PERM | ATF_COM;
+	snprintf(r.arp_dev, sizeof(r.arp_dev), "%s", ifname);
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s < 0)
+		return -errno;
+	ret = ioctl(s, SIOCSARP, &r) ? -errno : 0;
+	close(s);
+	return ret;
+}
+
+static void qp_destroy(void)
+{
+	if (qp)
+		ibv_destroy_qp(qp);
+	qp = NULL;
+}
+
+/* A new QP in INIT; self.qpn and a random 24-bit start PSN */
+static int qp_create(void)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_all = 1,
+	};
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_LOCAL_WRITE,
+	};
+	uint32_t r;
+
+	qp_destroy();
+	qp = ibv_create_qp(pd, &ia);
+	if (!qp)
+		return -errno;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -errno;
+	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
+		return -EIO;
+	self.qpn = qp->qp_num;
+	self.psn = r & 0xffffff;
+	return 0;
+}
+
+/*
+ * RTR then RTS to @peer: the rxe QP's attributes as rdma-core's
+ * ibv_rc_pingpong sets them (ACK timeout 14, 7 retries), with infinite
+ * RNR retries (the PLDMA's responder faults are RNR NAKs).
+ */
+static int qp_connect(const struct peer_info *peer)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = IBV_MTU_1024,
+		.dest_qp_num = peer->qpn,
+		.rq_psn = peer->psn,
+		.max_dest_rd_atomic = 16,
+		.min_rnr_timer = 12,		/* 0.64 ms */
+		.ah_attr = {
+			.is_global = 1,
+			.port_num = 1,
+			.grh = { .sgid_index = gid_index, .hop_limit = 64 },
+		},
+	};
+	uint32_t ip = htonl(peer->ip);
+	int ret;
+
+	ret = neigh_add(peer->ip, peer->mac);
+	if (ret && ret != -EEXIST) {
+		note("neighbour entry for the peer: %s", strerror(-ret));
+		return ret;
+	}
+	/* ::ffff:a.b.c.d */
+	memset(a.ah_attr.grh.dgid.raw, 0, 10);
+	memset(a.ah_attr.grh.dgid.raw + 10, 0xff, 2);
+	memcpy(a.ah_attr.grh.dgid.raw + 12, &ip, 4);
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
+		ret = -errno;
+		note("modify QP to RTR: %s", strerror(errno));
+		return ret;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = self.psn;
+	a.timeout = 14;			/* 4.096 us << 14: 67 ms */
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;		/* infinite */
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)) {
+		ret = -errno;
+		note("modify QP to RTS: %s", strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Requester: rxe -> PLDMA                                            */
+/* ------------------------------------------------------------------ */
+
+/* One signaled RDMA WRITE or READ, waited for: its completion status */
+static int rdma_op(enum ibv_wr_opcode op, struct ibv_mr *mr, size_t len,
+		   uint32_t rkey, uint64_t rva, double *secs)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)mr->addr, .length = len, .lkey = mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = rva, .rkey = rkey },
+	}, *bad;
+	struct ibv_wc wc;
+	double t0 = now();
+	int n;
+
+	if (ibv_post_send(qp, &wr, &bad))
+		return -errno;
+	do {
+		n = ibv_poll_cq(cq, 1, &wc);
+		if (!n)
+			usleep(200);
+	} while (!n && now() - t0 < POLL_SECS);
+	*secs = now() - t0;
+	if (n < 0)
+		return -EIO;
+	if (!n)
+		return -ETIMEDOUT;
+	return wc.status;
+}
+
+/*
+ * A WRITE and a READ of @len bytes: 0, -1 when one failed, -2 when one
+ * completed in error (the QP is then in ERR and flushes the rest)
+ */
+static int xfer(int fd, unsigned int node, size_t len, uint32_t seed)
+{
+	unsigned long long va;
+	struct ibv_mr *mr;
+	uint32_t rkey;
+	uint8_t *buf;
+	double secs;
+	char *r;
+	size_t i;
+	long bad = -1;
+	int st, good = 1, qp_err = 0;
+
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED) {
+		result(0, "%zu bytes: buffer", len);
+		return -1;
+	}
+	for (i = 0; i < len; i++)
+		buf[i] = pu_byte(seed, i);
+	mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	r = rpc(fd, "MR %u %zu W 0 %s", node, len, strat);
+	if (!mr || !r || sscanf(r, "OK %u %llu", &rkey, &va) != 2) {
+		result(0, "WRITE %zu bytes: setup (%s)", len, r ? r : "no reply");
+		good = 0;
+		goto out;
+	}
+	st = rdma_op(IBV_WR_RDMA_WRITE, mr, len, rkey, va, &secs);
+	r = st ? NULL : rpc(fd, "CHECK %u 0 %zu %u", rkey, len, seed);
+	result(!st && is_ok(r),
+	       "RDMA WRITE %zu bytes -> PLDMA: status %d (%s), %.1f ms, PLDMA's window checked: %s",
+	       len, st, st > 0 ? ibv_wc_status_str(st) : st ? strerror(-st) : "ok",
+	       secs * 1e3, r ? r : "-");
+	good &= !st && is_ok(r);
+	qp_err |= st != 0;
+	rpc(fd, "FREE %u", rkey);
+	if (st)
+		goto out;
+
+	memset(buf, 0, len);
+	r = rpc(fd, "MR %u %zu R %u %s", node, len, seed + 1, strat);
+	if (!r || sscanf(r, "OK %u %llu", &rkey, &va) != 2) {
+		result(0, "READ %zu bytes: setup (%s)", len, r ? r : "no reply");
+		good = 0;
+		goto out;
+	}
+	st = rdma_op(IBV_WR_RDMA_READ, mr, len, rkey, va, &secs);
+	if (!st)
+		for (i = 0; i < len && bad < 0; i++)
+			if (buf[i] != pu_byte(seed + 1, i))
+				bad = i;
+	result(!st && bad < 0,
+	       "RDMA READ %zu bytes <- PLDMA: status %d (%s), %.1f ms, data verified (first bad byte %ld)",
+	       len, st, st > 0 ? ibv_wc_status_str(st) : st ? strerror(-st) : "ok",
+	       secs * 1e3, bad);
+	good &= !st && bad < 0;
+	qp_err |= st != 0;
+	rpc(fd, "FREE %u", rkey);
+out:
+	if (mr)
+		ibv_dereg_mr(mr);
+	munmap(buf, len);
+	return qp_err ? -2 : good ? 0 : -1;
+}
+
+static int connect_to(const char *host, int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
+	int i, fd, one = 1;
+
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
+		return -1;
+	/* the peer guest may still be booting */
+	for (i = 0; i < 600; i++) {
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		if (fd < 0)
+			return -1;
+		if (!connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
+				   sizeof(one));
+			return fd;
+		}
+		close(fd);
+		usleep(200000);
+	}
+	return -1;
+}
+
+static int pair(const char *host, int port, unsigned int node, int nsizes,
+		char **sizes)
+{
+	struct peer_info peer;
+	char buf[96], *r;
+	int fd, i, ret;
+
+	fd = connect_to(host, port);
+	if (fd < 0) {
+		result(0, "side channel to %s:%d", host, port);
+		return 1;
+	}
+	ret = qp_create();
+	info_fmt(buf, sizeof(buf), &self);
+	r = ret ? NULL : rpc(fd, "QP %u %s", node, buf);
+	if (!r || strncmp(r, "OK ", 3) || info_parse(r + 3, &peer) ||
+	    qp_connect(&peer)) {
+		result(0, "RC QP %#x connected to PLDMA node %u (%s)", self.qpn,
+		       node, r ? r : strerror(-ret));
+		close(fd);
+		return 1;
+	}
+	result(1, "RC QP %#x (PSN %#x) connected to PLDMA QP %#x (PSN %#x, %s, MAC %02x:%02x:%02x:%02x:%02x:%02x)",
+	       self.qpn, self.psn, peer.qpn, peer.psn,
+	       inet_ntoa((struct in_addr){ htonl(peer.ip) }), peer.mac[0],
+	       peer.mac[1], peer.mac[2], peer.mac[3], peer.mac[4], peer.mac[5]);
+	for (i = 0; i < nsizes; i++)
+		if (xfer(fd, node, strtoul(sizes[i], NULL, 0), 0x7100 + i) == -2)
+			break;	/* the QP is in ERR: the rest would flush */
+	if (i < nsizes)
+		result(0, "the sizes after %s skipped (the QP is in error)",
+		       sizes[i]);
+	close(fd);
+	qp_destroy();
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Responder: PLDMA -> rxe                                            */
+/* ------------------------------------------------------------------ */
+
+struct window {
+	struct ibv_mr *mr;
+	uint8_t *addr;
+	size_t len;
+};
+
+static struct window wins[MAX_MRS];
+
+static struct window *win_find(uint32_t rkey)
+{
+	int i;
+
+	for (i = 0; i < MAX_MRS; i++)
+		if (wins[i].mr && wins[i].mr->rkey == rkey)
+			return &wins[i];
+	return NULL;
+}
+
+static void win_free(struct window *w)
+{
+	ibv_dereg_mr(w->mr);
+	munmap(w->addr, w->len);
+	memset(w, 0, sizeof(*w));
+}
+
+static void serve_mr(int fd, size_t len, const char *access, uint32_t seed)
+{
+	struct window *w = NULL;
+	size_t i;
+	int k;
+
+	for (k = 0; k < MAX_MRS && !w; k++)
+		if (!wins[k].mr)
+			w = &wins[k];
+	if (!w || !len || len > (1UL << 30)) {
+		sendf(fd, "ERR %d", EINVAL);
+		return;
+	}
+	w->len = (len + PG - 1) & ~(PG - 1);
+	w->addr = mmap(NULL, w->len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w->addr == MAP_FAILED) {
+		memset(w, 0, sizeof(*w));
+		sendf(fd, "ERR %d", ENOMEM);
+		return;
+	}
+	if (strchr(access, 'R'))
+		for (i = 0; i < w->len; i++)
+			w->addr[i] = pu_byte(seed, i);
+	w->mr = ibv_reg_mr(pd, w->addr, w->len, IBV_ACCESS_LOCAL_WRITE |
+			   (strchr(access, 'W') ? IBV_ACCESS_REMOTE_WRITE : 0) |
+			   (strchr(access, 'R') ? IBV_ACCESS_REMOTE_READ : 0));
+	if (!w->mr) {
+		k = errno;
+		munmap(w->addr, w->len);
+		memset(w, 0, sizeof(*w));
+		sendf(fd, "ERR %d", k);
+		return;
+	}
+	sendf(fd, "OK %u %llu", w->mr->rkey,
+	      (unsigned long long)(uintptr_t)w->addr);
+}
+
+static void serve_check(int fd, uint32_t rkey, size_t off, size_t len,
+			uint32_t seed)
+{
+	struct window *w = win_find(rkey);
+	size_t i;
+
+	if (!w || off > w->len || len > w->len - off) {
+		sendf(fd, "ERR %d", EINVAL);
+		return;
+	}
+	for (i = 0; i < len; i++)
+		if (w->addr[off + i] != pu_byte(seed, i)) {
+			sendf(fd, "BAD %zu", i);
+			return;
+		}
+	sendf(fd, "OK");
+}
+
+static void serve_qp(int fd, const char *line)
+{
+	struct peer_info peer;
+	char buf[96];
+	int ret;
+
+	if (info_parse(line, &peer)) {
+		sendf(fd, "ERR %d", EINVAL);
+		return;
+	}
+	ret = qp_create();
+	if (!ret)
+		ret = qp_connect(&peer);
+	if (ret) {
+		qp_destroy();
+		sendf(fd, "ERR %d", -ret);
+		return;
+	}
+	note("RC QP %#x (PSN %#x) serving PLDMA QP %#x (PSN %#x)", self.qpn,
+	     self.psn, peer.qpn, peer.psn);
+	info_fmt(buf, sizeof(buf), &self);
+	sendf(fd, "OK %s", buf);
+}
+
+static int serve(int port)
+{
+	struct sockaddr_in a = {
+		.sin_family = AF_INET, .sin_port = htons(port),
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+	};
+	int ls, fd, one = 1, quit = 0, i;
+	char line[256];
+
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	if (ls < 0 ||
+	    setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(ls, (struct sockaddr *)&a, sizeof(a)) || listen(ls, 4)) {
+		result(0, "listen on port %d: %s", port, strerror(errno));
+		return 1;
+	}
+	note("serving verbs windows on port %d", port);
+	while (!quit) {
+		fd = accept(ls, NULL, NULL);
+		if (fd < 0)
+			continue;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		while (!recv_line(fd, line, sizeof(line))) {
+			unsigned long long x, y, z;
+			char a1[32], a2[32];
+			unsigned int node;
+			struct window *w;
+			int n = 0;
+
+			if (sscanf(line, "MR %u %llu %31s %llu %31s", &node,
+				   &x, a1, &y, a2) == 5) {
+				serve_mr(fd, x, a1, y);
+			} else if (sscanf(line, "CHECK %llu %llu %llu %31s",
+					  &x, &y, &z, a1) == 4) {
+				serve_check(fd, x, y, z, strtoul(a1, NULL, 0));
+			} else if (sscanf(line, "FREE %llu", &x) == 1 &&
+				   (w = win_find(x))) {
+				win_free(w);
+				sendf(fd, "OK");
+			} else if (sscanf(line, "QP %u %n", &node, &n) == 1 &&
+				   n > 0) {
+				serve_qp(fd, line + n);
+			} else if (!strcmp(line, "QUIT")) {
+				sendf(fd, "OK");
+				quit = 1;
+				break;
+			} else {
+				sendf(fd, "ERR %d", EINVAL);
+			}
+		}
+		qp_destroy();
+		close(fd);
+	}
+	for (i = 0; i < MAX_MRS; i++)
+		if (wins[i].mr)
+			win_free(&wins[i]);
+	close(ls);
+	return 0;
+}
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: pldma-verbs-peer [-d DEV] [-s STRATEGY] pair HOST PORT NODE SIZE...\n"
+		"       pldma-verbs-peer [-d DEV] serve PORT\n"
+		"       pldma-verbs-peer quit HOST PORT\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	int opt, fd;
+	char *r;
+
+	while ((opt = getopt(argc, argv, "+d:s:")) != -1) {
+		if (opt == 'd')
+			devname = optarg;
+		else if (opt == 's')
+			strat = optarg;
+		else
+			return usage();
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 3 && !strcmp(argv[0], "quit")) {
+		fd = connect_to(argv[1], atoi(argv[2]));
+		r = fd < 0 ? NULL : rpc(fd, "QUIT");
+		return is_ok(r) ? 0 : 1;
+	}
+	if (argc >= 5 && !strcmp(argv[0], "pair")) {
+		if (dev_open()) {
+			result(0, "verbs device %s", devname);
+			return 1;
+		}
+		pair(argv[1], atoi(argv[2]), atoi(argv[3]), argc - 4, argv + 4);
+	} else if (argc == 2 && !strcmp(argv[0], "serve")) {
+		if (dev_open()) {
+			result(0, "verbs device %s", devname);
+			return 1;
+		}
+		serve(atoi(argv[1]));
+	} else {
+		return usage();
+	}
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	if (ctx)
+		ibv_close_device(ctx);
+	return fails ? 1 : 0;
+}

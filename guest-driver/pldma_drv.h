@@ -116,6 +116,7 @@ struct pldma_counters {
 
 struct pldma_ctx;
 struct pldma_dev;
+struct pldma_ibdev;
 
 /*
  * The latest fault record of a channel or of a key (responder fault).
@@ -302,6 +303,9 @@ struct pldma_dev {
 	u32 num_cqs;
 	struct pldma_cq cqs[PLDMA_MAX_CQS];
 
+	/* the RDMA device (ib_main.c), with QPs */
+	struct pldma_ibdev *ib;
+
 	struct dentry *dbg;
 	struct pldma_counters st;
 };
@@ -457,6 +461,8 @@ void pldma_dev_put(struct pldma_dev *pd);
 struct pldma_dev *pldma_dev_alloc(struct device *dev);
 int pldma_core_probe(struct pldma_dev *pd, resource_size_t size);
 int pldma_register(struct pldma_dev *pd, const char *bus);
+int pldma_ib_register(struct pldma_dev *pd);
+void pldma_ib_unregister(struct pldma_dev *pd);
 void pldma_unregister(void *data);
 
 /* cdev.c */

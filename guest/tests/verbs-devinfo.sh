@@ -57,7 +57,24 @@ check "ibv_rc_pingpong: the PD is allocated" nf "Couldn't allocate PD"
 check "ibv_rc_pingpong: stops at memory registration (reg_mr absent: EOPNOTSUPP)" f "Couldn't register MR"
 check "ibv_rc_pingpong exits non-zero (not implemented: MR, CQ, QP)" test $rc != 0
 
-rmmod pldma; check "rmmod pldma (ib_devices unregistered)" test $? = 0
+# Removal with a context open (ibv_asyncwatch holds one and waits for
+# async events): ib_core disassociates it (SVA unbound before the bus's DMA
+# cleanup: no IOMMU warning), the process gets IBV_EVENT_DEVICE_FATAL, and
+# the removal does not wait for it to exit.
+ibv_asyncwatch -d pldma1 >/tmp/aw 2>&1 & aw=$!
+i=0
+while ! grep -q 'async event FD' /tmp/aw && [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+check "ibv_asyncwatch holds a pldma1 context" grep -q 'async event FD' /tmp/aw
+timeout 30 rmmod pldma; check "rmmod pldma with a context open (ib_devices unregistered)" test $? = 0
+i=0
+while ! grep -q 'DEVICE_FATAL' /tmp/aw && [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+sed 's/^/# /' /tmp/aw
+check "the context's process saw IBV_EVENT_DEVICE_FATAL" grep -q 'IBV_EVENT_DEVICE_FATAL' /tmp/aw
+kill $aw 2>/dev/null; wait $aw 2>/dev/null
 n=$(ls /sys/class/infiniband 2>/dev/null | grep -c '^pldma')
 check "no pldma ib_device after rmmod (found $n)" test "$n" = 0
 done_testing

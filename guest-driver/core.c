@@ -79,6 +79,7 @@ void pldma_unregister(void *data)
 	if (pd->unregistered)
 		return;
 	pd->unregistered = true;
+	pldma_ib_unregister(pd);
 	pldma_debugfs_remove(pd);
 	misc_deregister(&pd->misc);
 	ida_free(&pldma_ida, pd->id);
@@ -287,6 +288,10 @@ int pldma_register(struct pldma_dev *pd, const char *bus)
 	if (pd->node_id)
 		dev_info(dev, "%s: remote DMA, node %u, MTU %u\n", pd->name,
 			 pd->node_id, pd->mtu);
+	/* the char device works without it: not fatal */
+	ret = pldma_ib_register(pd);
+	if (ret)
+		dev_warn(dev, "%s: no RDMA device: %d\n", pd->name, ret);
 	return 0;
 }
 

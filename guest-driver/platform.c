@@ -47,6 +47,17 @@ static int pldma_platform_probe(struct platform_device *pdev)
 	return pldma_register(pd, "platform");
 }
 
+/*
+ * rmmod: as pldma_pci_remove(), the RDMA device and open files are detached
+ * here, before the bus's dma_cleanup, which wants every SVA binding (PASID)
+ * gone and runs before the devres actions.  A verbs context does not hold
+ * the module (ib_core disassociates it), so rmmod can come with one open.
+ */
+static void pldma_platform_remove(struct platform_device *pdev)
+{
+	pldma_unregister(platform_get_drvdata(pdev));
+}
+
 static const struct of_device_id pldma_of_match[] = {
 	{ .compatible = PLDMA_DT_COMPATIBLE },
 	{ }
@@ -55,6 +66,7 @@ MODULE_DEVICE_TABLE(of, pldma_of_match);
 
 struct platform_driver pldma_platform_driver = {
 	.probe = pldma_platform_probe,
+	.remove = pldma_platform_remove,
 	.driver = {
 		.name = "pldma",
 		.of_match_table = pldma_of_match,

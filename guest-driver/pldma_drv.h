@@ -119,6 +119,7 @@ struct pldma_counters {
 struct pldma_ctx;
 struct pldma_dev;
 struct pldma_eth;
+struct pldma_ibdev;
 
 /*
  * The latest fault record of a channel or of a key (responder fault).
@@ -306,6 +307,9 @@ struct pldma_dev {
 	struct pldma_cq cqs[PLDMA_MAX_CQS];
 	struct pldma_eth *eth;		/* the net_device's, or NULL */
 
+	/* the RDMA device (ib_main.c), with QPs */
+	struct pldma_ibdev *ib;
+
 	struct dentry *dbg;
 	struct pldma_counters st;
 };
@@ -461,6 +465,8 @@ void pldma_dev_put(struct pldma_dev *pd);
 struct pldma_dev *pldma_dev_alloc(struct device *dev);
 int pldma_core_probe(struct pldma_dev *pd, resource_size_t size);
 int pldma_register(struct pldma_dev *pd, const char *bus);
+int pldma_ib_register(struct pldma_dev *pd);
+void pldma_ib_unregister(struct pldma_dev *pd);
 void pldma_unregister(void *data);
 
 /* cdev.c */

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * PLDMA as a Linux RDMA device: one ib_device per PLDMA with queue pairs
+ * (PLDMA_CAP_QP and a link), port 1 an Ethernet (RoCEv2) port.  User space
+ * reaches it through uverbs and the rdma-core provider of this repository
+ * (rdma-core/providers/pldma), which matches the device by name.
+ *
+ * Implemented: device and port queries, ucontexts (the process's mm bound
+ * to the device by SVA: its PASID is the address space of the process's
+ * PDs) and PDs.  Every other verb is absent from the ops, so ib_core and
+ * libibverbs answer EOPNOTSUPP for it.
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ */
+#include <linux/etherdevice.h>
+#include <linux/iommu.h>
+#include <linux/pci.h>
+#include <linux/sched/mm.h>
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "pldma_drv.h"
+#include "pldma_ib.h"
+#include "uapi/pldma-abi.h"
+
+#define PLDMA_IB_GID_TBL_LEN	16
+#define PLDMA_IB_MAX_PD		0x10000
+
+static struct pldma_ibdev *to_pibdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct pldma_ibdev, ibdev);
+}
+
+static int pldma_ib_query_device(struct ib_device *ibdev,
+				 struct ib_device_attr *attr,
+				 struct ib_udata *udata)
+{
+	struct pldma_dev *pd = to_pibdev(ibdev)->pd;
+
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->fw_ver = (u64)(pd->version >> 16) << 32 |
+		       (u64)(pd->version & 0xffff) << 16;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_mr_size = U64_MAX;
+	attr->page_size_cap = PAGE_SIZE;
+	if (dev_is_pci(pd->dev)) {
+		struct pci_dev *pdev = to_pci_dev(pd->dev);
+
+		attr->vendor_id = pdev->vendor;
+		attr->vendor_part_id = pdev->device;
+		attr->hw_ver = pdev->revision;
+	}
+	/* the device's resources; the verbs that use them are listed above */
+	attr->max_qp = pd->num_qps;
+	attr->max_cq = pd->num_cqs;
+	attr->max_cqe = pd->num_cqs ? PLDMA_CQ_MAX_ENTRIES : 0;
+	attr->max_recv_sge = PLDMA_RWQE_MAX_SGE;
+	attr->max_sge_rd = 1;
+	attr->max_pd = PLDMA_IB_MAX_PD;
+	attr->max_mr = PLDMA_NUM_KEYS;
+	attr->max_pkeys = 1;
+	/* not advertised: IB_ODP_SUPPORT, until reg_user_mr exists */
+	return 0;
+}
+
+static int pldma_ib_query_port(struct ib_device *ibdev, u32 port,
+			       struct ib_port_attr *attr)
+{
+	struct pldma_dev *pd = to_pibdev(ibdev)->pd;
+	bool up = pd->node_id != 0;
+
+	/* ib_core zeroed *attr */
+	attr->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	attr->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
+				IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = ib_mtu_int_to_enum(pd->mtu);
+	if (!attr->active_mtu || attr->active_mtu > IB_MTU_4096)
+		attr->active_mtu = IB_MTU_1024;
+	attr->gid_tbl_len = PLDMA_IB_GID_TBL_LEN;
+	attr->pkey_tbl_len = 1;
+	attr->max_msg_sz = pd->max_xfer;
+	attr->active_width = IB_WIDTH_1X;
+	attr->active_speed = IB_SPEED_SDR;
+	return 0;
+}
+
+static enum rdma_link_layer pldma_ib_link_layer(struct ib_device *ibdev,
+						u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int pldma_ib_port_immutable(struct ib_device *ibdev, u32 port,
+				   struct ib_port_immutable *imm)
+{
+	struct ib_port_attr attr = {};
+	int ret;
+
+	ret = ib_query_port(ibdev, port, &attr);
+	if (ret)
+		return ret;
+	imm->pkey_tbl_len = attr.pkey_tbl_len;
+	imm->gid_tbl_len = attr.gid_tbl_len;
+	imm->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	imm->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static int pldma_ib_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			       u16 *pkey)
+{
+	if (index)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+/*
+ * A ucontext is one process's use of the device: its mm is bound to the
+ * device (SVA) and the PASID is the address space of every PD it makes.
+ * Two processes have two PASIDs and see nothing of each other's memory.
+ */
+static int pldma_ib_alloc_ucontext(struct ib_ucontext *uctx,
+				   struct ib_udata *udata)
+{
+	struct pldma_ib_ucontext *uc = to_pucontext(uctx);
+	struct pldma_dev *pd = to_pibdev(uctx->device)->pd;
+	struct pldma_alloc_ucontext_resp resp = {};
+	int ret;
+
+	if (!(pd->cap & PLDMA_CAP_PASID))
+		return -EOPNOTSUPP;
+	uc->sva = iommu_sva_bind_device(pd->dev, current->mm);
+	if (IS_ERR(uc->sva))
+		return PTR_ERR(uc->sva);
+	uc->pasid = iommu_sva_get_pasid(uc->sva);
+	if (uc->pasid == IOMMU_PASID_INVALID ||
+	    uc->pasid >= BIT(PLDMA_CAP_PASID_BITS(pd->cap))) {
+		ret = -ENOSPC;
+		goto err_unbind;
+	}
+
+	resp.pasid = uc->pasid;
+	resp.num_qps = pd->num_qps;
+	resp.num_cqs = pd->num_cqs;
+	ret = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	if (ret)
+		goto err_unbind;
+	dev_dbg(pd->dev, "%s: ucontext of pid %d, PASID %u\n",
+		dev_name(&uctx->device->dev), task_tgid_nr(current),
+		uc->pasid);
+	return 0;
+
+err_unbind:
+	iommu_sva_unbind_device(uc->sva);
+	return ret;
+}
+
+static void pldma_ib_dealloc_ucontext(struct ib_ucontext *uctx)
+{
+	struct pldma_ib_ucontext *uc = to_pucontext(uctx);
+
+	iommu_sva_unbind_device(uc->sva);
+}
+
+/*
+ * Device removal with the context open: ib_core destroys its objects and
+ * calls dealloc_ucontext (the SVA unbind) before the device goes.  Nothing
+ * of the device is mapped into the process yet, so there is nothing to zap.
+ */
+static void pldma_ib_disassociate_ucontext(struct ib_ucontext *uctx)
+{
+}
+
+static int pldma_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct pldma_ib_pd *ppd = to_ppd(ibpd);
+	struct pldma_ib_ucontext *uc;
+
+	/* kernel PDs: no kernel verbs consumer is supported */
+	if (!udata)
+		return -EOPNOTSUPP;
+	uc = rdma_udata_to_drv_context(udata, struct pldma_ib_ucontext, ibuc);
+	ppd->pasid = uc->pasid;
+	return 0;
+}
+
+static int pldma_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static const struct ib_device_ops pldma_ib_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = PLDMA_UVERBS_ABI_VERSION,
+
+	.query_device = pldma_ib_query_device,
+	.query_port = pldma_ib_query_port,
+	.get_link_layer = pldma_ib_link_layer,
+	.get_port_immutable = pldma_ib_port_immutable,
+	.query_pkey = pldma_ib_query_pkey,
+	.alloc_ucontext = pldma_ib_alloc_ucontext,
+	.dealloc_ucontext = pldma_ib_dealloc_ucontext,
+	.disassociate_ucontext = pldma_ib_disassociate_ucontext,
+	.alloc_pd = pldma_ib_alloc_pd,
+	.dealloc_pd = pldma_ib_dealloc_pd,
+
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, pldma_ib_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_pd, pldma_ib_pd, ibpd),
+};
+
+/*
+ * Register the ib_device of a PLDMA with queue pairs, named after the
+ * misc device (pldmaN).  pldma_unregister() unregisters it first thing,
+ * before the channels and SVA bonds go.
+ */
+int pldma_ib_register(struct pldma_dev *pd)
+{
+	struct pldma_ibdev *pib;
+	struct ib_device *ibdev;
+	int ret;
+
+	if (!pd->num_qps)
+		return 0;
+	pib = ib_alloc_device(pldma_ibdev, ibdev);
+	if (!pib)
+		return -ENOMEM;
+	pib->pd = pd;
+	ibdev = &pib->ibdev;
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	ibdev->dev.parent = pd->dev;
+	/* EUI-64 of the port's MAC, as RoCE NICs do */
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, pd->mac);
+	strscpy(ibdev->node_desc, pd->name, sizeof(ibdev->node_desc));
+	ib_set_device_ops(ibdev, &pldma_ib_ops);
+
+	ret = ib_register_device(ibdev, pd->name, pd->dev);
+	if (ret) {
+		ib_dealloc_device(ibdev);
+		return ret;
+	}
+	pd->ib = pib;
+	dev_info(pd->dev, "%s: RDMA device %s, RoCEv2 port 1\n", pd->name,
+		 dev_name(&ibdev->dev));
+	return 0;
+}
+
+/* Waits for no user: the contexts still open are disassociated. */
+void pldma_ib_unregister(struct pldma_dev *pd)
+{
+	struct pldma_ibdev *pib = pd->ib;
+
+	if (!pib)
+		return;
+	pd->ib = NULL;
+	ib_unregister_device(&pib->ibdev);
+	ib_dealloc_device(&pib->ibdev);
+}

@@ -2,7 +2,7 @@
 # Thin driver for the scripts in scripts/.  Every target installs and builds
 # whatever is missing (Debian packages via apt-get, as root).
 
-.PHONY: all demo check check-series bench study fuzz fuzz-long qemu kernel initramfs shell deps clean distclean
+.PHONY: all demo check check-series bench bench-sweep study fuzz fuzz-long qemu kernel initramfs shell deps clean distclean
 
 all: initramfs
 
@@ -40,9 +40,16 @@ bench: deps
 
 # The fault-strategy study: CSVs and plots in build/study, the report in
 # docs/study.md.  QUICK=1: the short version (under 10 min on 2 cores).
+# MODEL=1: in modeled time, to build/study-model and docs/study-model.md.
 QUICK ?= 0
 study: deps
-	QUICK=$(QUICK) scripts/study --doc docs/study.md
+	QUICK=$(QUICK) MODEL=$(MODEL) scripts/study --doc \
+		$(if $(filter 1,$(MODEL)),docs/study-model.md,docs/study.md)
+
+# How the modeled answers move with the timing model's bandwidth and fault
+# round trip (scripts/bench-sweep): CSVs and plots in build/bench-sweep.
+bench-sweep: deps
+	scripts/bench-sweep
 
 # generic-fuzz of the PLDMA and the SMMUv3 (qemu-fuzz-aarch64, libFuzzer):
 # FUZZ_RUNS executions per config; fuzz-long is the 10^6 run of docs/fuzzing.md.

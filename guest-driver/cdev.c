@@ -258,6 +258,7 @@ static int pldma_release(struct inode *inode, struct file *file)
 	 * any more, no request of the QP's peer served
 	 */
 	pldma_qp_release(ctx);
+	pldma_cq_release(ctx);
 	pldma_revoke_all(ctx, PLDMA_KR_RELEASE);
 	mutex_lock(&ctx->cmd_lock);
 	pldma_sync_hw_counters(ctx);
@@ -289,11 +290,12 @@ static int pldma_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (current->mm != ctx->mm)
 		return -EPERM;
-	if (vma->vm_pgoff || vma_pages(vma) != 1 || PAGE_SIZE != PLDMA_PAGE_SIZE)
+	if (PAGE_SIZE != PLDMA_PAGE_SIZE)
 		return -EINVAL;
 	/*
 	 * MAP_PRIVATE would turn the first doorbell write into a
-	 * copy-on-write page of RAM: the device would never see it.
+	 * copy-on-write page of RAM: the device would never see it (and a
+	 * private copy of a ring is no ring).
 	 */
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
@@ -302,6 +304,11 @@ static int pldma_mmap(struct file *file, struct vm_area_struct *vma)
 	/* a removed device's page is zapped by pldma_ctx_detach() */
 	if (READ_ONCE(ctx->detached))
 		return -ENODEV;
+	/* the rings of the file's CQs and RQ (cq.c) */
+	if (vma->vm_pgoff)
+		return pldma_ring_mmap(ctx, vma);
+	if (vma_pages(vma) != 1)
+		return -EINVAL;
 	vm_flags_set(vma, VM_IO | VM_PFNMAP | VM_DONTCOPY | VM_DONTEXPAND |
 		     VM_DONTDUMP);
 	vm_flags_clear(vma, VM_MAYEXEC);
@@ -793,6 +800,7 @@ static long pldma_ioctl_locked(struct pldma_ctx *ctx, unsigned int cmd,
 			.max_mrs = pd->node_id ? PLDMA_MAX_MRS : 0,
 			.ip = pd->num_qps ? pd->ip : 0,
 			.num_qps = pd->num_qps,
+			.num_cqs = pd->num_cqs,
 		};
 
 		if (pd->num_qps)
@@ -828,13 +836,17 @@ static long pldma_ioctl_locked(struct pldma_ctx *ctx, unsigned int cmd,
 		return pldma_ioc_qp_query(ctx, uarg);
 	case PLDMA_IOC_QP_DESTROY:
 		return pldma_ioc_qp_destroy(ctx, uarg);
+	case PLDMA_IOC_CQ_CREATE:
+		return pldma_ioc_cq_create(ctx, uarg);
+	case PLDMA_IOC_CQ_DESTROY:
+		return pldma_ioc_cq_destroy(ctx, uarg);
 	default:
 		return -ENOTTY;
 	}
 }
 
 /*
- * Every command but the sleeping ones (WAIT, FAULT_GET: they fence their
+ * Every command but the sleeping ones (WAIT, CQ_WAIT, FAULT_GET: they fence their
  * own register accesses) runs with the device known present.
  */
 static long pldma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -847,6 +859,8 @@ static long pldma_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return -EPERM;
 	if (cmd == PLDMA_IOC_WAIT)
 		return pldma_ioc_wait(ctx, uarg);
+	if (cmd == PLDMA_IOC_CQ_WAIT)
+		return pldma_ioc_cq_wait(ctx, uarg);
 	if (cmd == PLDMA_IOC_FAULT_GET)
 		return READ_ONCE(ctx->detached) ? -ENODEV :
 		       pldma_ioc_fault_get(ctx, uarg);
@@ -889,6 +903,8 @@ void pldma_ctx_detach(struct pldma_ctx *ctx)
 	WRITE_ONCE(ctx->detached, true);
 	mutex_unlock(&ctx->cmd_lock);
 	unmap_mapping_range(ctx->mapping, 0, 0, 1);
+	/* the rings' mappings are gone: devres frees their memory */
+	pldma_cq_release(ctx);
 	pldma_ctx_unbind(ctx);
 
 	spin_lock_irq(&pd->lock);
@@ -898,6 +914,7 @@ void pldma_ctx_detach(struct pldma_ctx *ctx)
 	spin_unlock_irq(&pd->lock);
 	wake_up_interruptible_all(&ctx->wq);
 	wake_up_interruptible_all(&ctx->fwq);
+	pldma_cq_wake_all(ctx);
 	dev_info(pd->dev, "ch%u: device removed while held by pid %d\n",
 		 ctx->ch, ctx->tgid);
 }

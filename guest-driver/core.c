@@ -192,6 +192,7 @@ int pldma_core_probe(struct pldma_dev *pd, resource_size_t size)
 	pd->chunk = pldma_rd(pd, PLDMA_CHUNK_SIZE);
 	pldma_remote_init(pd);
 	pldma_qp_init(pd);
+	pldma_cq_init(pd);
 
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
 	if (ret)
@@ -240,6 +241,8 @@ int pldma_core_probe(struct pldma_dev *pd, resource_size_t size)
 	mask = (u32)(BIT(nch) - 1) | PLDMA_IRQ_CH_ERROR;
 	if (pd->fq)
 		mask |= PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW;
+	if (pd->num_cqs)
+		mask |= PLDMA_IRQ_CQ | PLDMA_IRQ_CQ_ERROR | PLDMA_IRQ_QP_ERROR;
 	pd->irq_mask = mask;
 	return 0;
 }

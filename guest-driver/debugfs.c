@@ -3,7 +3,7 @@
  * PLDMA: the device's counters in debugfs, /sys/kernel/debug/pldma/pldmaN/stats
  * (PLDMA_IOC_GET_STATS gives a file's own), and with a link .../net: the
  * device's network counters (PLDMA_NET_CNT) and the registered windows,
- * and with queue pairs .../qps: the QP table.
+ * and with queue pairs .../qps: the QP table, with CQs .../cqs: the CQ table.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -187,6 +187,61 @@ static int pldma_qps_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(pldma_qps);
 
+static const char * const pldma_cqs_names[] = {
+	[PLDMA_CQS_NONE] = "NONE",
+	[PLDMA_CQS_ACTIVE] = "ACTIVE",
+	[PLDMA_CQS_ERROR] = "ERROR",
+};
+
+/*
+ * The CQ table: every CQ a file holds, and every other CQ the device says
+ * exists (a driver bug), with the device's state and indices (CQ_SEL is
+ * staging: under the key mutex) and the driver's view.
+ */
+static int pldma_cqs_show(struct seq_file *m, void *v)
+{
+	struct pldma_dev *pd = m->private;
+	struct pldma_cq *cq;
+	u32 state, pi, ci;
+	unsigned int i;
+
+	down_read(&pd->gone_sem);
+	if (pd->gone) {
+		up_read(&pd->gone_sem);
+		return -ENODEV;
+	}
+	seq_printf(m, "cqs: %u\nevents: %lld\nerrors: %lld\nqp_errors: %lld\nrecv_faults: %lld\n",
+		   pd->num_cqs, atomic64_read(&pd->st.cq_events),
+		   atomic64_read(&pd->st.cq_errors),
+		   atomic64_read(&pd->st.qp_errors),
+		   atomic64_read(&pd->st.recv_faults));
+	mutex_lock(&pd->key_mutex);
+	for (i = 0; i < pd->num_cqs; i++) {
+		cq = &pd->cqs[i];
+		pldma_wr(pd, PLDMA_CQ_SEL, i);
+		state = pldma_rd(pd, PLDMA_CQ_STATE);
+		pi = pldma_rd(pd, PLDMA_CQ_PI);
+		ci = pldma_rd(pd, PLDMA_CQ_CI);
+		if (!cq->ctx && state == PLDMA_CQS_NONE)
+			continue;
+		seq_printf(m, "  cq %u %s pi %u ci %u", i,
+			   state < ARRAY_SIZE(pldma_cqs_names) ?
+			   pldma_cqs_names[state] : "?", pi, ci);
+		if (cq->ctx)
+			seq_printf(m, " entries %u pid %d pasid %u qps %u mapped %d events %d%s\n",
+				   cq->entries, cq->ctx->tgid, cq->ctx->pasid,
+				   cq->nqps, atomic_read(&cq->mapped),
+				   atomic_read(&cq->events),
+				   READ_ONCE(cq->error) ? " error" : "");
+		else
+			seq_puts(m, " free\n");
+	}
+	mutex_unlock(&pd->key_mutex);
+	up_read(&pd->gone_sem);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(pldma_cqs);
+
 void pldma_debugfs_add(struct pldma_dev *pd)
 {
 	pd->dbg = debugfs_create_dir(pd->name, pldma_dbg_root);
@@ -195,6 +250,8 @@ void pldma_debugfs_add(struct pldma_dev *pd)
 		debugfs_create_file("net", 0444, pd->dbg, pd, &pldma_net_fops);
 	if (pd->num_qps)
 		debugfs_create_file("qps", 0444, pd->dbg, pd, &pldma_qps_fops);
+	if (pd->num_cqs)
+		debugfs_create_file("cqs", 0444, pd->dbg, pd, &pldma_cqs_fops);
 }
 
 void pldma_debugfs_remove(struct pldma_dev *pd)

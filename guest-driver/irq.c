@@ -3,7 +3,8 @@
  * PLDMA: interrupts.  The hard handler acknowledges the device's status and
  * wakes completion waiters; the threaded handler drains the report-mode
  * fault queue and hands each record to its channel's work item (fault.c)
- * or, for a responder fault, to its key's (remote.c).
+ * or, for a responder fault, to its key's (remote.c) or, for a receive
+ * buffer's, to its QP's (cq.c).  CQ events and CQ and QP errors: cq.c.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -106,7 +107,11 @@ irqreturn_t pldma_irq_thread(int irq, void *data)
 		pldma_read_record(pd, pd->fq_head, &f);
 		pd->fq_head = (pd->fq_head + 1) & (pd->fq_entries - 1);
 		pldma_wr(pd, PLDMA_FQ_HEAD, pd->fq_head);
-		if (f.channel < pd->nch)
+		/* a receive buffer's, whatever its channel field says */
+		if ((f.flags & (PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV)) ==
+		    (PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV))
+			pldma_kick_recv(pd, &f);
+		else if (f.channel < pd->nch)
 			pldma_kick_channel(pd, f.channel, &f);
 		else if (f.channel == PLDMA_FR_CH_REMOTE &&
 			 f.flags & PLDMA_FR_F_REMOTE)
@@ -119,6 +124,7 @@ irqreturn_t pldma_irq_thread(int irq, void *data)
 		pldma_scan_faulted(pd);
 		if (pd->node_id)
 			pldma_keys_resync(pd);
+		pldma_qps_resync(pd);
 	}
 	return IRQ_HANDLED;
 }
@@ -154,6 +160,8 @@ irqreturn_t pldma_irq(int irq, void *data)
 	}
 	spin_unlock(&pd->lock);
 
+	if (status & (PLDMA_IRQ_CQ | PLDMA_IRQ_CQ_ERROR | PLDMA_IRQ_QP_ERROR))
+		pldma_cq_irq(pd, status);
 	if (status & PLDMA_IRQ_FQ_OVERFLOW)
 		set_bit(PLDMA_F_OVERFLOW, &pd->flags);
 	if (status & (PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW |

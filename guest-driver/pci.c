@@ -72,7 +72,9 @@ static int pldma_pci_irqs(struct pldma_dev *pd)
 {
 	struct pci_dev *pdev = to_pci_dev(pd->dev);
 	u32 hwnch = PLDMA_CAP_NUM_CH(pd->cap);
-	unsigned int nvec = PLDMA_PCI_NUM_VECS(hwnch);
+	bool cq = pd->cap & PLDMA_CAP_CQ;
+	/* a device without CQs has no CQ vector: the last one */
+	unsigned int nvec = PLDMA_PCI_NUM_VECS(hwnch) - !cq;
 	unsigned int ch;
 	char what[8];
 	int ret;
@@ -101,8 +103,13 @@ static int pldma_pci_irqs(struct pldma_dev *pd)
 				    PLDMA_IRQ_CH_FAULTED, true, 0, "fault");
 	if (ret)
 		return ret;
-	return pldma_pci_request_irq(pd, PLDMA_PCI_VEC_ERROR(hwnch),
-				     PLDMA_IRQ_CH_ERROR, false, 0, "error");
+	ret = pldma_pci_request_irq(pd, PLDMA_PCI_VEC_ERROR(hwnch),
+				    PLDMA_IRQ_CH_ERROR | PLDMA_IRQ_CQ_ERROR |
+				    PLDMA_IRQ_QP_ERROR, false, 0, "error");
+	if (ret || !cq)
+		return ret;
+	return pldma_pci_request_irq(pd, PLDMA_PCI_VEC_CQ(hwnch), PLDMA_IRQ_CQ,
+				     false, 0, "cq");
 }
 
 static int pldma_pci_probe(struct pci_dev *pdev,

@@ -14,6 +14,9 @@
  *               REG_MR/DEREG_MR/NET_STATS ioctls, and the service of their
  *               responder faults
  *   qp.c        RC queue pairs: the QP_CREATE/MODIFY/QUERY/DESTROY ioctls
+ *   cq.c        completion queues (CQ_CREATE/DESTROY/WAIT), mmap() of CQ
+ *               and RQ rings, CQ and QP error interrupts, the service of
+ *               RECV-buffer responder faults
  *   debugfs.c   /sys/kernel/debug/pldma/pldmaN/{stats,net}
  *
  * Every open of /dev/pldmaN binds the caller's mm to the device with SVA,
@@ -104,25 +107,15 @@ struct pldma_counters {
 	atomic64_t remote_failed;	/* answered KEY_CMD_FAILED */
 	atomic64_t remote_stale;	/* records of revoked keys (device) */
 	atomic64_t mrs;			/* windows registered (device) */
+	atomic64_t cq_events;		/* IRQ_CQ events (device) */
+	atomic64_t cq_errors;		/* CQs gone to ERROR (device) */
+	atomic64_t qp_errors;		/* QPs gone to ERR (device) */
+	atomic64_t recv_faults;		/* RECV-buffer responder faults */
 	atomic64_t hist[PLDMA_HIST_BUCKETS];
 };
 
 struct pldma_ctx;
 struct pldma_dev;
-
-/*
- * One QP of the device (PLDMA_CAP_QP).  ctx is the file that created it
- * (NULL: free, and the QP is in RESET); everything here changes under
- * pd->key_mutex.  The destination is what the owner last set (debugfs);
- * the state is the device's (QP_STATE: the device moves a QP to ERR).
- */
-struct pldma_qp {
-	struct pldma_ctx *ctx;
-	u32 idx;
-	u32 qpn;
-	u32 dest_qpn;
-	u32 dest_ip;
-};
 
 /*
  * The latest fault record of a channel or of a key (responder fault).
@@ -137,6 +130,63 @@ struct pldma_fault_rec {
 	u32 seq;
 	u32 len;
 };
+
+/*
+ * One QP of the device (PLDMA_CAP_QP).  ctx is the file that created it
+ * (NULL: free, and the QP is in RESET); everything here changes under
+ * pd->key_mutex.  The destination is what the owner last set (debugfs);
+ * the state is the device's (QP_STATE: the device moves a QP to ERR).
+ */
+struct pldma_qp {
+	struct pldma_dev *pd;
+	struct pldma_ctx *ctx;		/* also under pd->lock */
+	u32 idx;
+	u32 qpn;
+	u32 dest_qpn;
+	u32 dest_ip;
+	/*
+	 * PLDMA_CAP_CQ: the receive queue (driver memory, mappable by the
+	 * owner; rq and ctx change under pd->lock too, for mmap()) and the
+	 * CQs (PLDMA_CQ_NONE or an index of the owner's CQ)
+	 */
+	void *rq;
+	dma_addr_t rq_dma;
+	u32 rq_entries;
+	u32 rq_size;			/* bytes, whole pages */
+	atomic_t rq_mapped;		/* VMAs of the ring */
+	u32 send_cq;
+	u32 recv_cq;
+	/* RECV-buffer responder faults (cq.c), rec under pd->lock */
+	bool rec_valid;
+	struct pldma_fault_rec rec;
+	struct work_struct work;
+};
+
+/*
+ * One CQ of the device (PLDMA_CAP_CQ).  ctx (the owner, NULL: free) and
+ * ring are set and cleared under both pd->key_mutex and pd->lock (the
+ * interrupt and mmap() look CQs up under pd->lock); the rest changes only
+ * while ctx is NULL, but nqps (under pd->key_mutex), the mappings, the
+ * event count and the error flag.
+ */
+struct pldma_cq {
+	struct pldma_ctx *ctx;
+	u32 idx;
+	u32 entries;
+	u32 size;			/* bytes, whole pages */
+	void *ring;
+	dma_addr_t dma;
+	unsigned int nqps;		/* QPs using it */
+	atomic_t mapped;		/* VMAs of the ring */
+	atomic_t events;		/* IRQ_CQ for it since creation */
+	bool error;			/* CQ_ERRORS said so */
+	wait_queue_head_t wq;		/* PLDMA_IOC_CQ_WAIT */
+};
+
+/* mmap() offsets of the rings (pgoff 0 is the channel page) */
+#define PLDMA_MMAP_RQ		BIT_ULL(32)
+#define PLDMA_MMAP_CQ(n)	((2ULL << 32) + ((u64)(n) << 24))
+#define PLDMA_MMAP_CQ_MAX	PLDMA_MMAP_CQ(PLDMA_MAX_CQS)
 
 /*
  * One entry of the device's key table: a window [va, va + len) of the
@@ -248,6 +298,9 @@ struct pldma_dev {
 	u32 ip;
 	u8 mac[6];
 	struct pldma_qp qps[PLDMA_MAX_QPS];
+	/* completion queues (PLDMA_CAP_CQ with QPs, else num_cqs = 0) */
+	u32 num_cqs;
+	struct pldma_cq cqs[PLDMA_MAX_CQS];
 
 	struct dentry *dbg;
 	struct pldma_counters st;
@@ -350,7 +403,11 @@ struct pldma_ctx {
 
 	u32 hw_last[PLDMA_CNT_NUM];
 	unsigned int nmrs;		/* keys held, under pd->key_mutex */
-	struct pldma_qp *qp;		/* the file's QP, under pd->key_mutex */
+	struct pldma_qp *qp;		/* the file's QP, under pd->key_mutex
+					 * (set and cleared under pd->lock too)
+					 */
+	unsigned int ncqs;		/* CQs held, under pd->key_mutex */
+	atomic_t qp_errors;		/* its QP entered ERR (QP_ERRORS) */
 	struct pldma_counters st;
 };
 
@@ -454,6 +511,21 @@ long pldma_ioc_qp_query(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_qp_destroy(struct pldma_ctx *ctx, void __user *arg);
 void pldma_qp_release(struct pldma_ctx *ctx);
 const char *pldma_qp_state_name(u32 state);
+
+/* cq.c */
+void pldma_cq_init(struct pldma_dev *pd);
+long pldma_ioc_cq_create(struct pldma_ctx *ctx, void __user *arg);
+long pldma_ioc_cq_destroy(struct pldma_ctx *ctx, void __user *arg);
+long pldma_ioc_cq_wait(struct pldma_ctx *ctx, void __user *arg);
+void pldma_cq_release(struct pldma_ctx *ctx);
+void pldma_cq_wake_all(struct pldma_ctx *ctx);
+int pldma_ring_mmap(struct pldma_ctx *ctx, struct vm_area_struct *vma);
+void pldma_cq_irq(struct pldma_dev *pd, u32 status);
+void pldma_kick_recv(struct pldma_dev *pd, const struct pldma_fault_rec *f);
+void pldma_recv_fault_work(struct work_struct *work);
+void pldma_qps_resync(struct pldma_dev *pd);
+int pldma_cq_get(struct pldma_ctx *ctx, u32 idx);
+void pldma_cq_put(struct pldma_dev *pd, u32 idx);
 
 /* debugfs.c */
 void pldma_debugfs_init(void);

@@ -430,6 +430,70 @@ TRACE_EVENT(pldma_qp_modify,
 		      &__entry->dest_ip, __entry->status)
 );
 
+/* A CQ created or destroyed on a file (its PD is the file's PASID) */
+DECLARE_EVENT_CLASS(pldma_cq_owner,
+		    TP_PROTO(int dev, u32 cq, u32 entries, u32 pasid, pid_t pid),
+		    TP_ARGS(dev, cq, entries, pasid, pid),
+		    TP_STRUCT__entry(__field(int, dev)
+				     __field(u32, cq)
+				     __field(u32, entries)
+				     __field(u32, pasid)
+				     __field(pid_t, pid)
+				     ),
+		    TP_fast_assign(__entry->dev = dev;
+				   __entry->cq = cq;
+				   __entry->entries = entries;
+				   __entry->pasid = pasid;
+				   __entry->pid = pid;
+				   ),
+		    TP_printk("pldma%d cq %u entries %u pasid %u pid %d",
+			      __entry->dev, __entry->cq, __entry->entries,
+			      __entry->pasid, __entry->pid)
+);
+
+DEFINE_EVENT(pldma_cq_owner, pldma_cq_create,
+	     TP_PROTO(int dev, u32 cq, u32 entries, u32 pasid, pid_t pid),
+	     TP_ARGS(dev, cq, entries, pasid, pid));
+
+/* CQ_DESTROY, release(), removal */
+DEFINE_EVENT(pldma_cq_owner, pldma_cq_destroy,
+	     TP_PROTO(int dev, u32 cq, u32 entries, u32 pasid, pid_t pid),
+	     TP_ARGS(dev, cq, entries, pasid, pid));
+
+/* An armed CQ fired (error 0, CQ_EVENTS) or the CQ went to ERROR (1) */
+TRACE_EVENT(pldma_cq_event,
+	    TP_PROTO(int dev, u32 cq, int error, u32 events),
+	    TP_ARGS(dev, cq, error, events),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, cq)
+			     __field(int, error)
+			     __field(u32, events)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->cq = cq;
+			   __entry->error = error;
+			   __entry->events = events;
+			   ),
+	    TP_printk("pldma%d cq %u %s events %u", __entry->dev, __entry->cq,
+		      __entry->error ? "ERROR" : "event", __entry->events)
+);
+
+/* A QP entered ERR by itself (QP_ERRORS) */
+TRACE_EVENT(pldma_qp_error,
+	    TP_PROTO(int dev, u32 idx, u32 qpn),
+	    TP_ARGS(dev, idx, qpn),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, idx)
+			     __field(u32, qpn)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->idx = idx;
+			   __entry->qpn = qpn;
+			   ),
+	    TP_printk("pldma%d qp %u qpn %#x ERR", __entry->dev, __entry->idx,
+		      __entry->qpn)
+);
+
 #endif /* _PLDMA_TRACE_H */
 
 /* This part must be outside protection */

@@ -14,6 +14,7 @@
  * Copyright (c) 2026 The PLDMA authors
  */
 
+#include <linux/dma-mapping.h>
 #include <linux/uaccess.h>
 
 #include "pldma_drv.h"
@@ -66,8 +67,12 @@ void pldma_qp_init(struct pldma_dev *pd)
 {
 	unsigned int i;
 
-	for (i = 0; i < PLDMA_MAX_QPS; i++)
+	for (i = 0; i < PLDMA_MAX_QPS; i++) {
+		pd->qps[i].pd = pd;
 		pd->qps[i].idx = i;
+		pd->qps[i].send_cq = PLDMA_CQ_NONE;
+		pd->qps[i].recv_cq = PLDMA_CQ_NONE;
+	}
 	pd->num_qps = 0;
 	if (!(pd->cap & PLDMA_CAP_QP) || !pd->node_id)
 		return;
@@ -122,6 +127,20 @@ static int pldma_qp_modify_hw(struct pldma_ctx *ctx, struct pldma_qp *qp,
 		mask |= PLDMA_QPA_PD | PLDMA_QPA_SQ;
 		pldma_wr(pd, PLDMA_QP_SQ, ctx->ch);
 		pldma_wr(pd, PLDMA_QP_PD, ctx->pasid | PLDMA_CHB_PASID_EN);
+		/* and the RQ and the CQs (CAP.CQ), which are the driver's too */
+		if (pd->num_cqs) {
+			mask |= PLDMA_QPA_CQ;
+			pldma_wr(pd, PLDMA_QP_SEND_CQ, qp->send_cq);
+			pldma_wr(pd, PLDMA_QP_RECV_CQ, qp->recv_cq);
+		}
+		if (qp->rq) {
+			mask |= PLDMA_QPA_RQ;
+			pldma_wr(pd, PLDMA_QP_RQ_BASE_LO,
+				 lower_32_bits(qp->rq_dma));
+			pldma_wr(pd, PLDMA_QP_RQ_BASE_HI,
+				 upper_32_bits(qp->rq_dma));
+			pldma_wr(pd, PLDMA_QP_RQ_SIZE, qp->rq_entries);
+		}
 	}
 	pldma_wr(pd, PLDMA_QP_ATTR_MASK, mask);
 	if (mask & PLDMA_QPA_STATE)
@@ -207,21 +226,55 @@ static int pldma_qp_check(const struct pldma_qp_attr *a)
 	return 0;
 }
 
+/* The RQ and CQs of a new QP: every value before any register */
+static int pldma_qp_create_check(struct pldma_dev *pd,
+				 const struct pldma_qp_create *c)
+{
+	if (c->qpn || c->rq_mmap_size || c->rq_mmap_offset ||
+	    c->flags & ~(PLDMA_QPC_SEND_CQ | PLDMA_QPC_RECV_CQ))
+		return -EINVAL;
+	if (!(c->flags & PLDMA_QPC_SEND_CQ) && c->send_cq)
+		return -EINVAL;
+	if (!(c->flags & PLDMA_QPC_RECV_CQ) && c->recv_cq)
+		return -EINVAL;
+	if (!pd->num_qps)
+		return -EOPNOTSUPP;
+	if ((c->flags || c->rq_entries) && !pd->num_cqs)
+		return -EOPNOTSUPP;
+	if (c->rq_entries && (c->rq_entries < PLDMA_RQ_MIN_ENTRIES ||
+			      c->rq_entries > PLDMA_RQ_MAX_ENTRIES ||
+			      !is_power_of_2(c->rq_entries)))
+		return -EINVAL;
+	if ((c->flags & PLDMA_QPC_SEND_CQ && c->send_cq >= pd->num_cqs) ||
+	    (c->flags & PLDMA_QPC_RECV_CQ && c->recv_cq >= pd->num_cqs))
+		return -ENOENT;
+	return 0;
+}
+
 /* Called with the device known present (pd->gone_sem held). */
 long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg)
 {
 	struct pldma_dev *pd = ctx->pd;
+	u32 send_cq = PLDMA_CQ_NONE, recv_cq = PLDMA_CQ_NONE;
 	struct pldma_qp_create c;
 	struct pldma_qp *qp = NULL;
+	dma_addr_t rq_dma = 0;
+	void *rq = NULL;
+	u32 rq_size = 0;
 	unsigned int i;
 	int ret;
 
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
-	if (c.qpn || c.rsvd[0] || c.rsvd[1] || c.rsvd[2])
-		return -EINVAL;
-	if (!pd->num_qps)
-		return -EOPNOTSUPP;
+	ret = pldma_qp_create_check(pd, &c);
+	if (ret)
+		return ret;
+	if (c.rq_entries) {
+		rq_size = PAGE_ALIGN(c.rq_entries * PLDMA_RWQE_SIZE);
+		rq = dmam_alloc_coherent(pd->dev, rq_size, &rq_dma, GFP_KERNEL);
+		if (!rq)
+			return -ENOMEM;
+	}
 	mutex_lock(&pd->key_mutex);
 	ret = -EBUSY;		/* the file's channel is one QP's SQ */
 	if (ctx->qp)
@@ -239,16 +292,47 @@ long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg)
 	ret = -EIO;
 	if (pldma_rd(pd, PLDMA_QP_STATE) != PLDMA_QPS_RESET)
 		goto out;
+	/* the CQs must be the file's (the device checks their PD too) */
+	if (c.flags & PLDMA_QPC_SEND_CQ) {
+		ret = pldma_cq_get(ctx, c.send_cq);
+		if (ret)
+			goto out;
+		send_cq = c.send_cq;
+	}
+	if (c.flags & PLDMA_QPC_RECV_CQ) {
+		ret = pldma_cq_get(ctx, c.recv_cq);
+		if (ret) {
+			if (send_cq != PLDMA_CQ_NONE)
+				pldma_cq_put(pd, send_cq);
+			goto out;
+		}
+		recv_cq = c.recv_cq;
+	}
 	qp->qpn = pldma_rd(pd, PLDMA_QP_QPN);
 	qp->dest_qpn = 0;
 	qp->dest_ip = 0;
+	qp->send_cq = send_cq;
+	qp->recv_cq = recv_cq;
+	qp->rq_dma = rq_dma;
+	qp->rq_entries = c.rq_entries;
+	qp->rq_size = rq_size;
+	atomic_set(&qp->rq_mapped, 0);
+	spin_lock_irq(&pd->lock);
+	qp->rec_valid = false;
+	qp->rq = rq;
 	qp->ctx = ctx;
 	ctx->qp = qp;
+	spin_unlock_irq(&pd->lock);
+	rq = NULL;
 	c.qpn = qp->qpn;
+	c.rq_mmap_size = rq_size;
+	c.rq_mmap_offset = rq_size ? PLDMA_MMAP_RQ : 0;
 	trace_pldma_qp_create(pd->id, qp->qpn, ctx->ch, ctx->pasid, ctx->tgid);
 	ret = 0;
 out:
 	mutex_unlock(&pd->key_mutex);
+	if (rq)
+		dmam_free_coherent(pd->dev, rq_size, rq, rq_dma);
 	if (!ret && copy_to_user(arg, &c, sizeof(c))) {
 		/* nobody learnt the QPN: the QP goes again */
 		pldma_qp_release(ctx);
@@ -329,24 +413,50 @@ long pldma_ioc_qp_query(struct pldma_ctx *ctx, void __user *arg)
 	return copy_to_user(arg, &a, sizeof(a)) ? -EFAULT : 0;
 }
 
-/* To RESET and free, pd->key_mutex held */
-static void pldma_qp_free(struct pldma_ctx *ctx, struct pldma_qp *qp)
+/*
+ * To RESET and free, pd->key_mutex held: refused while the RQ ring is
+ * mapped (the memory must outlive the mapping).  With the device gone, the
+ * ring is left to devres (freed after the removal).
+ */
+static int pldma_qp_free(struct pldma_ctx *ctx, struct pldma_qp *qp)
 {
 	struct pldma_qp_attr a = {
 		.attr_mask = PLDMA_QPA_STATE,
 		.qp_state = PLDMA_QPS_RESET,
 	};
 	struct pldma_dev *pd = ctx->pd;
+	void *rq;
 	int ret = 0;
 
 	lockdep_assert_held(&pd->key_mutex);
+	spin_lock_irq(&pd->lock);
+	if (atomic_read(&qp->rq_mapped) && !pd->gone) {
+		spin_unlock_irq(&pd->lock);
+		return -EBUSY;
+	}
+	rq = qp->rq;
+	qp->rq = NULL;
+	spin_unlock_irq(&pd->lock);
 	if (!pd->gone)
 		ret = pldma_qp_modify_hw(ctx, qp, PLDMA_QPA_STATE, &a);
 	if (ret)
 		dev_warn(pd->dev, "QP %u: not reset (%d)\n", qp->idx, ret);
+	/* in RESET the device uses neither the RQ nor the CQs */
+	if (rq && !pd->gone && !ret)
+		dmam_free_coherent(pd->dev, qp->rq_size, rq, qp->rq_dma);
+	if (qp->send_cq != PLDMA_CQ_NONE)
+		pldma_cq_put(pd, qp->send_cq);
+	if (qp->recv_cq != PLDMA_CQ_NONE)
+		pldma_cq_put(pd, qp->recv_cq);
+	qp->send_cq = PLDMA_CQ_NONE;
+	qp->recv_cq = PLDMA_CQ_NONE;
 	trace_pldma_qp_destroy(pd->id, qp->qpn, ctx->ch, ctx->pasid, ctx->tgid);
+	spin_lock_irq(&pd->lock);
+	qp->rec_valid = false;
 	qp->ctx = NULL;
 	ctx->qp = NULL;
+	spin_unlock_irq(&pd->lock);
+	return 0;
 }
 
 long pldma_ioc_qp_destroy(struct pldma_ctx *ctx, void __user *arg)
@@ -362,10 +472,8 @@ long pldma_ioc_qp_destroy(struct pldma_ctx *ctx, void __user *arg)
 		return -EINVAL;
 	mutex_lock(&pd->key_mutex);
 	qp = pldma_qp_find(ctx, d.qpn);
-	if (qp) {
-		pldma_qp_free(ctx, qp);
-		ret = 0;
-	}
+	if (qp)
+		ret = pldma_qp_free(ctx, qp);
 	mutex_unlock(&pd->key_mutex);
 	return ret;
 }
@@ -380,7 +488,7 @@ void pldma_qp_release(struct pldma_ctx *ctx)
 	struct pldma_dev *pd = ctx->pd;
 
 	mutex_lock(&pd->key_mutex);
-	if (ctx->qp)
-		pldma_qp_free(ctx, ctx->qp);
+	if (ctx->qp && pldma_qp_free(ctx, ctx->qp))
+		dev_warn(pd->dev, "QP %u: kept at release\n", ctx->qp->idx);
 	mutex_unlock(&pd->key_mutex);
 }

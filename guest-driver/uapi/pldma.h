@@ -4,7 +4,9 @@
  *
  * One open file owns one channel of one PLDMA device, bound to the address
  * space (PASID) of the process that opened it.  The channel's register page
- * is mmap()-able (offset 0, exactly one page); descriptors and completion
+ * is mmap()-able (offset 0, exactly one page), and so are the rings of the
+ * file's CQs and receive queue (at the offsets PLDMA_IOC_CQ_CREATE and
+ * PLDMA_IOC_QP_CREATE return, whole, MAP_SHARED); descriptors and completion
  * records live in the process's own memory, see
  * include/hw/misc/pldma-regs.h for their layout.
  *
@@ -66,7 +68,7 @@ struct pldma_info {
 	__u8  mac[6];		/* this NIC's MAC */
 	__u16 rsvd0;
 	__u32 num_qps;		/* QPs of the device */
-	__u32 rsvd1;
+	__u32 num_cqs;		/* CQs of the device (PLDMA_CAP_CQ), else 0 */
 };
 
 /*
@@ -229,9 +231,32 @@ struct pldma_net_stats {
  * RESET and free it.  Only the file that created a QP can modify, query or
  * destroy it: any other QPN is ENOENT.
  */
+/*
+ * With PLDMA_CAP_CQ a QP can have a receive queue and completion queues,
+ * given at creation and staged by the driver at RESET->INIT (verbs'
+ * ibv_create_qp: max_recv_wr, send_cq, recv_cq).  The RQ is a ring of
+ * rq_entries receive WQEs (PLDMA_RWQE_* of pldma-regs.h) in memory the
+ * driver allocates: map rq_mmap_size bytes at rq_mmap_offset (MAP_SHARED),
+ * write WQEs there and ring PLDMA_CH_RQ_TAIL on the channel page.  The
+ * send and receive CQs (flags PLDMA_QPC_SEND_CQ, PLDMA_QPC_RECV_CQ) are
+ * CQs of this file (PLDMA_IOC_CQ_CREATE); without them the QP writes no
+ * CQEs for that side.  A QP without an RQ answers SEND and WRITE with
+ * immediate with RNR NAKs.  A fault on a receive buffer is a responder
+ * fault the driver serves in the file's address space (report mode: the
+ * file's strategy, one page or a touch-ahead window; stall mode: the IOMMU
+ * core).  PLDMA_IOC_QP_DESTROY is EBUSY while the RQ is mapped.
+ */
+#define PLDMA_QPC_SEND_CQ	0x1
+#define PLDMA_QPC_RECV_CQ	0x2
+
 struct pldma_qp_create {
 	__u32 qpn;		/* out */
-	__u32 rsvd[3];
+	__u32 flags;		/* PLDMA_QPC_* */
+	__u32 rq_entries;	/* 0: no RQ; else 2^k, PLDMA_RQ_MIN..MAX_ENTRIES */
+	__u32 send_cq;		/* with PLDMA_QPC_SEND_CQ: a CQ of this file */
+	__u32 recv_cq;		/* with PLDMA_QPC_RECV_CQ: likewise */
+	__u32 rq_mmap_size;	/* out: the RQ ring's size, whole pages */
+	__u64 rq_mmap_offset;	/* out: its mmap() offset */
 };
 
 struct pldma_qp_attr {
@@ -258,6 +283,56 @@ struct pldma_qp_destroy {
 	__u32 rsvd;
 };
 
+/*
+ * Completion queues (PLDMA_CAP_CQ), as verbs' CQs: a ring of @entries CQEs
+ * (PLDMA_CQE_* of pldma-regs.h) in memory the driver allocates for the
+ * device (DMA without PASID), and mapped read-only by the owner: map
+ * mmap_size bytes at mmap_offset (MAP_SHARED, PROT_READ).  The device
+ * writes each CQE, then its owner byte (bit 0 is 1 on the first pass over
+ * the ring and flips at every wrap), so polling needs no system call.  The
+ * owner reports what it consumed, and arms the CQ for one event, through
+ * PLDMA_CH_CQ_DB on its channel page (PLDMA_CQ_DB_MAKE); the CQ's PD is
+ * the file's PASID, so no other process's doorbell reaches it.  A file
+ * holds at most PLDMA_MAX_FILE_CQS CQs (EDQUOT); ENOSPC: the device has no
+ * free CQ.  PLDMA_IOC_CQ_DESTROY is EBUSY while a QP uses the CQ or the
+ * ring is mapped; release() destroys the rest.
+ */
+#define PLDMA_MAX_FILE_CQS	8
+
+struct pldma_cq_create {
+	__u32 entries;		/* 2^k, PLDMA_CQ_MIN..MAX_ENTRIES */
+	__u32 cq;		/* out: the CQ index (CQEs, doorbells, QPs) */
+	__u64 mmap_offset;	/* out */
+	__u32 mmap_size;	/* out: whole pages */
+	__u32 rsvd[3];
+};
+
+struct pldma_cq_destroy {
+	__u32 cq;
+	__u32 rsvd;
+};
+
+/*
+ * Wait for an event of CQ @cq, as ibv_get_cq_event(): the driver counts
+ * the CQ's events (an armed CQ that fired: IRQ_CQ); the call returns as
+ * soon as the count differs from @events (the count the caller last saw,
+ * 0 at first) and says the count in @events.  So an event that came between
+ * arming the CQ and the call is never lost: arm (PLDMA_CQ_DB_CMD_ARM), poll
+ * the CQ once more, then wait.  timeout_ms 0 does not sleep.  @qp_errors
+ * is the number of times the file's QP entered ERR by itself (a transport
+ * error: verbs' IB_EVENT_QP_FATAL; its work requests complete with
+ * PLDMA_WC_ST_WR_FLUSH_ERR).  Errors: ETIMEDOUT; EIO: the CQ went to ERROR
+ * (overflow, or a CQE write failed: it takes no more CQEs, destroy it);
+ * ENOENT: not a CQ of this file; ENODEV: the device was removed.
+ */
+struct pldma_cq_wait {
+	__u32 cq;
+	__u32 timeout_ms;	/* 0..60000 */
+	__u32 events;		/* in: the count last seen; out: the count */
+	__u32 qp_errors;	/* out */
+	__u32 rsvd[2];
+};
+
 #define PLDMA_IOC_MAGIC		0xb7
 
 #define PLDMA_IOC_VERSION	_IOR(PLDMA_IOC_MAGIC, 0x00, struct pldma_version)
@@ -276,5 +351,8 @@ struct pldma_qp_destroy {
 #define PLDMA_IOC_QP_MODIFY	_IOWR(PLDMA_IOC_MAGIC, 0x0d, struct pldma_qp_attr)
 #define PLDMA_IOC_QP_QUERY	_IOWR(PLDMA_IOC_MAGIC, 0x0e, struct pldma_qp_attr)
 #define PLDMA_IOC_QP_DESTROY	_IOW(PLDMA_IOC_MAGIC, 0x0f, struct pldma_qp_destroy)
+#define PLDMA_IOC_CQ_CREATE	_IOWR(PLDMA_IOC_MAGIC, 0x10, struct pldma_cq_create)
+#define PLDMA_IOC_CQ_DESTROY	_IOW(PLDMA_IOC_MAGIC, 0x11, struct pldma_cq_destroy)
+#define PLDMA_IOC_CQ_WAIT	_IOWR(PLDMA_IOC_MAGIC, 0x12, struct pldma_cq_wait)
 
 #endif /* _UAPI_PLDMA_H */

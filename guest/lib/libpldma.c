@@ -3,6 +3,7 @@
  * libpldma: see pldma.h.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -26,6 +27,17 @@
 #define RING_ENTRIES	64
 #define PAGE		4096UL
 
+struct pldma_cq {
+	struct pldma_chan *ch;		/* its doorbell's channel (the PD) */
+	unsigned int idx;
+	unsigned int entries;
+	volatile uint8_t *ring;		/* mapped read-only */
+	size_t size;
+	uint32_t ci;			/* CQEs consumed, mod 2^24 */
+	uint32_t events;		/* events seen (pldma_cq_wait_event) */
+	uint32_t qp_errors;
+};
+
 struct pldma_chan {
 	int fd;
 	volatile uint32_t *regs;
@@ -37,6 +49,12 @@ struct pldma_chan {
 	unsigned int touch;
 	uint32_t qpn;			/* the channel's QP, 0: none */
 	int qp_rts;			/* connected: RDMA goes to its peer */
+	/* its receive queue (the driver's memory, mapped) */
+	uint8_t *rq;
+	size_t rq_size;
+	unsigned int rq_entries;
+	unsigned int rq_tail;
+	struct pldma_cq *cqs[PLDMA_MAX_FILE_CQS];
 
 	pthread_t fthread;
 	int fthread_on;
@@ -241,6 +259,15 @@ void pldma_close(struct pldma_chan *ch)
 	if (!ch)
 		return;
 	pldma_fault_thread_stop(ch);
+	/* release() destroys the QP and the CQs: their rings just go */
+	for (unsigned int i = 0; i < PLDMA_MAX_FILE_CQS; i++) {
+		if (ch->cqs[i]) {
+			munmap((void *)ch->cqs[i]->ring, ch->cqs[i]->size);
+			free(ch->cqs[i]);
+		}
+	}
+	if (ch->rq)
+		munmap(ch->rq, ch->rq_size);
 	/*
 	 * Unmap the channel page, then close the file: the driver's release()
 	 * stops the channel and waits for it to be quiet.  Only then is the
@@ -594,12 +621,45 @@ static uint32_t random_psn(void)
 
 int pldma_qp_create(struct pldma_chan *ch, struct pldma_qp_info *local)
 {
+	return pldma_qp_create_caps(ch, NULL, local);
+}
+
+int pldma_qp_create_caps(struct pldma_chan *ch, const struct pldma_qp_caps *caps,
+			 struct pldma_qp_info *local)
+{
 	struct pldma_qp_create c = { 0 };
+	void *rq = NULL;
 
 	if (!ch->info.num_qps)
 		return -EOPNOTSUPP;
+	if (caps) {
+		c.rq_entries = caps->rq_entries;
+		if (caps->send_cq) {
+			c.flags |= PLDMA_QPC_SEND_CQ;
+			c.send_cq = caps->send_cq->idx;
+		}
+		if (caps->recv_cq) {
+			c.flags |= PLDMA_QPC_RECV_CQ;
+			c.recv_cq = caps->recv_cq->idx;
+		}
+	}
 	if (ioctl(ch->fd, PLDMA_IOC_QP_CREATE, &c))
 		return -errno;
+	if (c.rq_mmap_size) {
+		rq = mmap(NULL, c.rq_mmap_size, PROT_READ | PROT_WRITE,
+			  MAP_SHARED, ch->fd, c.rq_mmap_offset);
+		if (rq == MAP_FAILED) {
+			int err = -errno;
+			struct pldma_qp_destroy d = { .qpn = c.qpn };
+
+			ioctl(ch->fd, PLDMA_IOC_QP_DESTROY, &d);
+			return err;
+		}
+	}
+	ch->rq = rq;
+	ch->rq_size = c.rq_mmap_size;
+	ch->rq_entries = c.rq_entries;
+	ch->rq_tail = 0;
 	ch->qpn = c.qpn;
 	ch->qp_rts = 0;
 	memset(local, 0, sizeof(*local));
@@ -696,9 +756,222 @@ int pldma_qp_destroy(struct pldma_chan *ch)
 
 	if (!ch->qpn)
 		return -ENOENT;
+	/* the driver keeps the RQ ring while it is mapped */
+	if (ch->rq)
+		munmap(ch->rq, ch->rq_size);
+	ch->rq = NULL;
+	ch->rq_size = 0;
+	ch->rq_entries = 0;
 	ch->qp_rts = 0;
 	ch->qpn = 0;
 	return ioctl(ch->fd, PLDMA_IOC_QP_DESTROY, &d) ? -errno : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Completion queues, SEND and RECV                                   */
+/* ------------------------------------------------------------------ */
+
+struct pldma_cq *pldma_cq_create(struct pldma_chan *ch, unsigned int entries)
+{
+	struct pldma_cq_create c = { .entries = entries };
+	struct pldma_cq *cq;
+	unsigned int slot;
+	void *p;
+
+	for (slot = 0; slot < PLDMA_MAX_FILE_CQS; slot++)
+		if (!ch->cqs[slot])
+			break;
+	if (slot == PLDMA_MAX_FILE_CQS) {
+		errno = EDQUOT;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	if (ioctl(ch->fd, PLDMA_IOC_CQ_CREATE, &c))
+		goto err_free;
+	p = mmap(NULL, c.mmap_size, PROT_READ, MAP_SHARED, ch->fd,
+		 c.mmap_offset);
+	if (p == MAP_FAILED) {
+		int err = errno;
+		struct pldma_cq_destroy d = { .cq = c.cq };
+
+		ioctl(ch->fd, PLDMA_IOC_CQ_DESTROY, &d);
+		errno = err;
+		goto err_free;
+	}
+	cq->ch = ch;
+	cq->idx = c.cq;
+	cq->entries = entries;
+	cq->ring = p;
+	cq->size = c.mmap_size;
+	ch->cqs[slot] = cq;
+	return cq;
+
+err_free:
+	free(cq);
+	return NULL;
+}
+
+int pldma_cq_destroy(struct pldma_cq *cq)
+{
+	struct pldma_cq_destroy d = { .cq = cq->idx };
+	struct pldma_chan *ch = cq->ch;
+	unsigned int i;
+	int ret;
+
+	/* the driver keeps the ring while it is mapped */
+	munmap((void *)cq->ring, cq->size);
+	ret = ioctl(ch->fd, PLDMA_IOC_CQ_DESTROY, &d) ? -errno : 0;
+	for (i = 0; i < PLDMA_MAX_FILE_CQS; i++)
+		if (ch->cqs[i] == cq)
+			ch->cqs[i] = NULL;
+	free(cq);
+	return ret;
+}
+
+unsigned int pldma_cq_index(const struct pldma_cq *cq)
+{
+	return cq->idx;
+}
+
+uint32_t pldma_cq_events(const struct pldma_cq *cq)
+{
+	return cq->events;
+}
+
+uint32_t pldma_cq_qp_errors(const struct pldma_cq *cq)
+{
+	return cq->qp_errors;
+}
+
+static void cq_doorbell(struct pldma_cq *cq, unsigned int cmd)
+{
+	/* what was read of the ring before the device may reuse it */
+	__sync_synchronize();
+	cq->ch->regs[PLDMA_CH_CQ_DB / 4] = PLDMA_CQ_DB_MAKE(cmd, cq->idx, cq->ci);
+}
+
+int pldma_poll_cq(struct pldma_cq *cq, int n, struct pldma_wc *wc)
+{
+	unsigned int mask = cq->entries - 1;
+	int got = 0;
+
+	while (got < n) {
+		volatile uint8_t *e = cq->ring + (cq->ci & mask) * PLDMA_CQE_SIZE;
+		/* the first pass over the ring has owner 1, the next 0, ... */
+		uint8_t phase = !((cq->ci / cq->entries) & 1);
+		uint32_t v;
+
+		if ((e[PLDMA_CQE_OWNER] & 1) != phase)
+			break;
+		/* the owner byte before the rest of the entry */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		memcpy(&wc[got].wr_id, (const void *)(e + PLDMA_CQE_WR_ID), 8);
+		memcpy(&wc[got].byte_len, (const void *)(e + PLDMA_CQE_BYTE_LEN), 4);
+		memcpy(&v, (const void *)(e + PLDMA_CQE_IMM), 4);
+		wc[got].imm = ntohl(v);
+		memcpy(&wc[got].qpn, (const void *)(e + PLDMA_CQE_QPN), 4);
+		memcpy(&wc[got].src_qp, (const void *)(e + PLDMA_CQE_SRC_QP), 4);
+		wc[got].opcode = e[PLDMA_CQE_OPCODE];
+		wc[got].status = e[PLDMA_CQE_STATUS];
+		wc[got].flags = e[PLDMA_CQE_FLAGS];
+		memcpy(&wc[got].vendor_err, (const void *)(e + PLDMA_CQE_VENDOR_ERR), 4);
+		cq->ci = (cq->ci + 1) & 0xffffff;
+		got++;
+	}
+	if (got)
+		cq_doorbell(cq, PLDMA_CQ_DB_CMD_CI);
+	return got;
+}
+
+int pldma_req_notify_cq(struct pldma_cq *cq, int solicited_only)
+{
+	cq_doorbell(cq, solicited_only ? PLDMA_CQ_DB_CMD_ARM_SOL :
+					 PLDMA_CQ_DB_CMD_ARM);
+	return 0;
+}
+
+int pldma_cq_wait_event(struct pldma_cq *cq, int timeout_ms)
+{
+	struct pldma_cq_wait w = {
+		.cq = cq->idx,
+		.timeout_ms = timeout_ms,
+		.events = cq->events,
+	};
+
+	if (ioctl(cq->ch->fd, PLDMA_IOC_CQ_WAIT, &w))
+		return -errno;
+	cq->events = w.events;
+	cq->qp_errors = w.qp_errors;
+	return 0;
+}
+
+int pldma_post_send(struct pldma_chan *ch, const struct pldma_send_wr *wr)
+{
+	unsigned int tail = ch->tail, next = (tail + 1) % RING_ENTRIES;
+	volatile uint8_t *cr = ch->compl + tail * PLDMA_COMPL_SIZE;
+	uint8_t *d = ch->ring + tail * PLDMA_DESC_SIZE;
+	int imm;
+
+	if (!ch->qp_rts)
+		return -ENOTCONN;
+	if (wr->opcode != PLDMA_OP_SEND && wr->opcode != PLDMA_OP_SEND_IMM &&
+	    wr->opcode != PLDMA_OP_RDMA_WRITE_IMM)
+		return -EINVAL;
+	if (wr->flags & ~(PLDMA_DF_SIGNALED | PLDMA_DF_SOLICITED) ||
+	    wr->len > ch->info.max_xfer ||
+	    (!wr->len && wr->opcode == PLDMA_OP_RDMA_WRITE_IMM))
+		return -EINVAL;
+	if (next == pldma_reg(ch, PLDMA_CH_RING_HEAD))
+		return -EBUSY;
+	imm = wr->opcode != PLDMA_OP_SEND;
+	memset((void *)cr, 0, PLDMA_COMPL_SIZE);
+	memset(d, 0, PLDMA_DESC_SIZE);
+	d[PLDMA_DESC_OPCODE] = wr->opcode;
+	d[PLDMA_DESC_FLAGS] = wr->flags;
+	put32(d + PLDMA_DESC_LEN, wr->len);
+	put64(d + PLDMA_DESC_SRC, (uintptr_t)wr->addr);
+	if (wr->opcode == PLDMA_OP_RDMA_WRITE_IMM) {
+		put64(d + PLDMA_DESC_REMOTE_VA, wr->remote_va);
+		put32(d + PLDMA_DESC_RKEY, wr->rkey);
+	}
+	if (imm)
+		put32(d + PLDMA_DESC_IMM, htonl(wr->imm));
+	put64(d + PLDMA_DESC_COMPL, (uintptr_t)cr);
+	put64(d + PLDMA_DESC_COOKIE, wr->wr_id);
+	wr_barrier();
+	ch->regs[PLDMA_CH_RING_TAIL / 4] = next;
+	ch->tail = next;
+	return 0;
+}
+
+int pldma_post_recv(struct pldma_chan *ch, uint64_t wr_id,
+		    const struct pldma_sge *sg, unsigned int nsge)
+{
+	unsigned int tail = ch->rq_tail, next, i;
+	uint8_t *w;
+
+	if (!ch->rq)
+		return -ENOTCONN;
+	if (nsge > PLDMA_RWQE_MAX_SGE)
+		return -EINVAL;
+	next = (tail + 1) & (ch->rq_entries - 1);
+	if (next == pldma_reg(ch, PLDMA_CH_RQ_HEAD))
+		return -EBUSY;
+	w = ch->rq + (size_t)tail * PLDMA_RWQE_SIZE;
+	memset(w, 0, PLDMA_RWQE_SIZE);
+	put64(w + PLDMA_RWQE_WR_ID, wr_id);
+	put32(w + PLDMA_RWQE_NUM_SGE, nsge);
+	for (i = 0; i < nsge; i++) {
+		put64(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_ADDR,
+		      (uintptr_t)sg[i].addr);
+		put32(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_LEN, sg[i].len);
+	}
+	wr_barrier();
+	ch->regs[PLDMA_CH_RQ_TAIL / 4] = next;
+	ch->rq_tail = next;
+	return 0;
 }
 
 int pldma_net_stats(struct pldma_chan *ch, struct pldma_net_stats *st)

@@ -174,4 +174,76 @@ uint32_t pldma_qp_num(const struct pldma_chan *ch);
 int pldma_qp_modify(struct pldma_chan *ch, struct pldma_qp_attr *a);
 int pldma_qp_query(struct pldma_chan *ch, struct pldma_qp_attr *a);
 
+/*
+ * Completion queues, receive queues, SEND and RECV (pldma_info()->num_cqs
+ * != 0), as verbs: a CQ of @entries (2^k) CQEs on the channel's device,
+ * polled in user space (the ring is mapped; the consumer index goes to the
+ * device through the channel page), armed for one event with
+ * pldma_req_notify_cq() and waited for with pldma_cq_wait_event().  A QP
+ * made with pldma_qp_create_caps() has a receive queue of @rq_entries WQEs
+ * (2^k, 0: none) and the given send and receive CQs (NULL: none); after
+ * pldma_qp_connect(), pldma_post_send() queues SEND, SEND with immediate
+ * and RDMA WRITE with immediate on the channel's ring (PLDMA_DF_SIGNALED:
+ * a CQE on the send CQ, whose wr_id is the WR's), pldma_post_recv() a
+ * receive WQE of up to PLDMA_RWQE_MAX_SGE buffers.  None of these makes a
+ * system call but the wait.  Immediates are in host order here (the wire's
+ * big-endian in descriptors and CQEs).  pldma_close() unmaps the rings; the
+ * driver destroys the QP and the CQs.  0 or -errno, but pldma_poll_cq():
+ * the number of completions in @wc.
+ */
+struct pldma_cq;
+
+struct pldma_qp_caps {
+	unsigned int rq_entries;
+	struct pldma_cq *send_cq;
+	struct pldma_cq *recv_cq;
+};
+
+struct pldma_sge {
+	void *addr;
+	uint32_t len;
+};
+
+struct pldma_send_wr {
+	uint64_t wr_id;
+	uint8_t opcode;		/* PLDMA_OP_SEND, _SEND_IMM, _RDMA_WRITE_IMM */
+	unsigned int flags;	/* PLDMA_DF_SIGNALED, PLDMA_DF_SOLICITED */
+	const void *addr;
+	uint32_t len;
+	uint32_t imm;		/* _IMM opcodes */
+	uint32_t rkey;		/* RDMA_WRITE_IMM: the peer's window */
+	uint64_t remote_va;
+};
+
+struct pldma_wc {
+	uint64_t wr_id;
+	uint32_t byte_len;
+	uint32_t imm;		/* with PLDMA_CQE_F_IMM */
+	uint32_t qpn;
+	uint32_t src_qp;
+	uint8_t opcode;		/* PLDMA_WC_* */
+	uint8_t status;		/* PLDMA_WC_ST_* */
+	uint8_t flags;		/* PLDMA_CQE_F_* */
+	uint32_t vendor_err;	/* PLDMA_ST_* of an error */
+};
+
+struct pldma_cq *pldma_cq_create(struct pldma_chan *ch, unsigned int entries);
+int pldma_cq_destroy(struct pldma_cq *cq);
+unsigned int pldma_cq_index(const struct pldma_cq *cq);
+int pldma_qp_create_caps(struct pldma_chan *ch, const struct pldma_qp_caps *caps,
+			 struct pldma_qp_info *local);
+int pldma_post_send(struct pldma_chan *ch, const struct pldma_send_wr *wr);
+int pldma_post_recv(struct pldma_chan *ch, uint64_t wr_id,
+		    const struct pldma_sge *sg, unsigned int nsge);
+int pldma_poll_cq(struct pldma_cq *cq, int n, struct pldma_wc *wc);
+int pldma_req_notify_cq(struct pldma_cq *cq, int solicited_only);
+/*
+ * Wait (up to @timeout_ms, 0: do not) for an event of @cq since the last
+ * one this returned: -ETIMEDOUT, -EIO (the CQ is in ERROR), 0
+ */
+int pldma_cq_wait_event(struct pldma_cq *cq, int timeout_ms);
+/* Events seen and the QP's fatal errors, as of the last wait */
+uint32_t pldma_cq_events(const struct pldma_cq *cq);
+uint32_t pldma_cq_qp_errors(const struct pldma_cq *cq);
+
 #endif

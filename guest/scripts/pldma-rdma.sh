@@ -26,13 +26,23 @@ mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 echo 1 >/sys/kernel/tracing/events/pldma/pldma_mr_reg/enable
 echo 1 >/sys/kernel/tracing/events/pldma/pldma_remote_resolved/enable
 echo 1 >/sys/kernel/tracing/events/pldma/pldma_qp_modify/enable
+echo 1 >/sys/kernel/tracing/events/pldma/pldma_cq_create/enable
+echo 1 >/sys/kernel/tracing/events/pldma/pldma_cq_event/enable
 
 pldma-rdma serve 5000 &
 server=$!
 sizes="4096 65659 1048576"
+# SEND/RECV (CQs, receive queues), each way, on both links: l1 (report
+# both sides, RNR timer) on port 5001, then l0 (stall <-> report, resend
+# now) on port 5002
+msizes="4096 65659 1048576 16777216"
 if [ "$role" = 1 ]; then
 	pldma-rdma selftest 1 || fails=$((fails + 1))
 	pldma-rdma selftest 3 || fails=$((fails + 1))
+	# shellcheck disable=SC2086
+	pldma-rdma msg listen 5001 3 $msizes || fails=$((fails + 1))
+	# shellcheck disable=SC2086
+	pldma-rdma msg listen 5002 1 $msizes || fails=$((fails + 1))
 	# stall requester -> report responder (resend-now), both responder
 	# strategies; report <-> report (RNR timer): every report-side local
 	# strategy against one-by-one and touch-ahead on the responder
@@ -48,6 +58,10 @@ if [ "$role" = 1 ]; then
 	pldma-rdma keys "$peer" 5000 3 4 || fails=$((fails + 1))
 else
 	pldma-rdma selftest 2 || fails=$((fails + 1))
+	# shellcheck disable=SC2086
+	pldma-rdma msg connect "$peer" 5001 4 $msizes || fails=$((fails + 1))
+	# shellcheck disable=SC2086
+	pldma-rdma msg connect "$peer" 5002 2 $msizes || fails=$((fails + 1))
 	# report requester -> stall responder (IOPF resolves the responder's
 	# stall), every report-side local strategy
 	for p in "2 1 one stall" "2 1 touch16 stall" "2 1 user stall" \
@@ -64,6 +78,7 @@ for d in /sys/kernel/debug/pldma/pldma*; do
 	echo "# $d/net:"; grep -v ': 0$' "$d/net" | sed 's/^/#   /'
 	grep -E '^remote_' "$d/stats" | sed 's/^/#   /'
 	[ -f "$d/qps" ] && { echo "# $d/qps:"; sed 's/^/#   /' "$d/qps"; }
+	[ -f "$d/cqs" ] && { echo "# $d/cqs:"; sed 's/^/#   /' "$d/cqs"; }
 done
 echo "# trace (first and last windows registered, responder faults served):"
 grep -m 2 -E 'pldma_(mr_reg|remote_resolved)' /sys/kernel/tracing/trace | sed 's/^/#   /'
@@ -71,6 +86,9 @@ grep -E 'pldma_(mr_reg|remote_resolved)' /sys/kernel/tracing/trace | tail -n 2 |
 echo "# trace (QP transitions the device refused, then a connection):"
 grep -m 2 -E 'pldma_qp_modify.* status [1-9]' /sys/kernel/tracing/trace | sed 's/^/#   /'
 grep -m 2 -E 'pldma_qp_modify.*(INIT -> RTR|RTR -> RTS).* status 0' /sys/kernel/tracing/trace | sed 's/^/#   /'
+echo "# trace (first CQs created, first CQ events):"
+grep -m 2 -E 'pldma_cq_create' /sys/kernel/tracing/trace | sed 's/^/#   /'
+grep -m 2 -E 'pldma_cq_event' /sys/kernel/tracing/trace | sed 's/^/#   /'
 rmmod pldma; res $? "rmmod pldma"
 kernel_reports
 [ "$fails" = 0 ]

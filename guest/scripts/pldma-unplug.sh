@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Surprise removal, then hot-plug, driven by tests/hotplug/run: two
 # processes copy through pldma-pci (behind a pcie-root-port) when the host
-# device_dels it.  Each gets an error (the channel page is zapped: SIGBUS;
-# WAIT: ENODEV) and nothing hangs.  Then the host device_adds a new
+# device_dels it, and a third holds CQs and a QP with a receive queue, their
+# rings mapped, and waits for a CQ event.  Each gets an error (the channel
+# page and the rings are zapped: SIGBUS; WAIT, CQ_WAIT: ENODEV) and nothing
+# hangs.  Then the host device_adds a new
 # pldma-pci on the same root port: pciehp enumerates it, the still loaded
 # pldma.ko probes it, and report-mode copies on it are verified byte for
 # byte.  The module unloads afterwards.
@@ -17,21 +19,27 @@ PLDMA_TEST_DEVICE=/dev/pldma0 pldma-test copy user 16777216 1000 >/tmp/u1 2>&1 &
 p1=$!
 PLDMA_TEST_DEVICE=/dev/pldma0 pldma-test copy one 16777216 1000 >/tmp/u2 2>&1 &
 p2=$!
+pldma-rdma cqhold 1 >/tmp/u3 2>&1 &
+p3=$!
 sleep 2
-check "both processes hold a channel" sh -c "grep -c '^  ch' /sys/kernel/debug/pldma/pldma0/stats | grep -qx 2"
+check "the three processes hold a channel" sh -c "grep -c '^  ch' /sys/kernel/debug/pldma/pldma0/stats | grep -qx 3"
+check "the CQ holder holds its CQs" grep -q '^  cq 1 ACTIVE' /sys/kernel/debug/pldma/pldma0/cqs
 echo "=== PLDMA-UNPLUG-NOW"
 wait $p1; r1=$?
 wait $p2; r2=$?
+wait $p3; r3=$?
 sed 's/^/# user: /' /tmp/u1 | tail -n 3
 sed 's/^/# one: /' /tmp/u2 | tail -n 3
-echo "# exit status: user $r1, one $r2"
+sed 's/^/# cqhold: /' /tmp/u3
+echo "# exit status: user $r1, one $r2, cqhold $r3"
+check "the CQ holder saw ENODEV, lost its mappings and closed" test "$r3" = 0
 check "the user-strategy process got an error" test "$r1" != 0
 check "the one-strategy process got an error" test "$r2" != 0
 i=0
 while [ -e /dev/pldma0 ] && [ $i -lt 30 ]; do sleep 1; i=$((i + 1)); done
 check "/dev/pldma0 is gone" test ! -e /dev/pldma0
 dmesg | grep 'pldma\|pciehp' | sed 's/^/# /'
-check "every held channel was detached" test "$(dmesg | grep -c 'device removed while held')" = 2
+check "every held channel was detached" test "$(dmesg | grep -c 'device removed while held')" = 3
 
 # Hot-plug: the host device_adds pldma-pci1 on rp1 when it reads this.
 pcidev() {

@@ -32,6 +32,25 @@
  *                         LSTRAT; the peer's memory is its own (registered
  *                         with ibv_reg_mr: no responder faults)
  *   quit HOST PORT        end the server
+ *   msg listen PORT LNODE SIZE... / msg connect HOST PORT LNODE SIZE...
+ *                         SEND/RECV: one process on each guest, a QP with
+ *                         send and receive CQs and a receive queue on the
+ *                         device of LNODE; for each size a SEND each way
+ *                         into three SGEs of untouched memory (responder
+ *                         faults on RECV, counted by the device and the
+ *                         driver), data and the memory around it verified;
+ *                         a SEND before any receive WQE (RNR NAKs, then
+ *                         the WQE: it completes), SEND with immediate and
+ *                         WRITE with immediate (immediates in the CQE;
+ *                         the SEND with immediate solicited, the CQ armed
+ *                         for solicited events),
+ *                         each way; the receiver arms its CQ and waits for
+ *                         the event; no event without arming; then a
+ *                         send CQ of 2 overflows (CQ ERROR, QP to ERR,
+ *                         the receive WQE flushed)
+ *   cqhold NODE           CQs, a QP with an RQ and their mapped rings held
+ *                         until the device is removed (tests/hotplug/run):
+ *                         CQ_WAIT says ENODEV, the mappings are gone
  *   selftest NODE         REG_MR/DEREG_MR and QP_* argument checking
  *                         (hostile user space), quotas, INFO and
  *                         NET_STATS, QPs of other files and processes
@@ -44,6 +63,8 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -562,6 +583,8 @@ static int reg_raw(struct pldma_chan *ch, struct pldma_reg_mr *r)
 }
 
 static void qp_selftest(struct pldma_chan *ch, unsigned int node);
+static void cq_selftest(struct pldma_chan *ch, unsigned int node);
+static int cq_dbg_has(unsigned int node, const char *want);
 
 static int selftest(unsigned int node)
 {
@@ -666,6 +689,7 @@ static int selftest(unsigned int node)
 	pldma_close(other);
 	pu_free(buf, 16 * PG);
 	qp_selftest(ch, node);
+	cq_selftest(ch, node);
 	return 0;
 }
 
@@ -766,10 +790,10 @@ static void qp_selftest(struct pldma_chan *ch, unsigned int node)
 		return;
 	result(ioctl(pldma_fd(ch), PLDMA_IOC_QP_CREATE, &c) && errno == EBUSY,
 	       "a second QP on the same channel: EBUSY");
-	c.rsvd[1] = 1;
+	c.flags = 0x80;
 	other = open_other(node);
 	result(other && ioctl(pldma_fd(other), PLDMA_IOC_QP_CREATE, &c) &&
-	       errno == EINVAL, "QP_CREATE reserved field: EINVAL");
+	       errno == EINVAL, "QP_CREATE unknown flag: EINVAL");
 
 #define BADQP(err, desc, ...) do {					\
 		struct pldma_qp_attr a = { .qpn = qpn,			\
@@ -943,6 +967,813 @@ static void qp_selftest(struct pldma_chan *ch, unsigned int node)
 	       qpn & 0xff, qpn ? qp_dbg_state(node, qpn & 0xff, sbuf, sizeof(sbuf)) : "-");
 }
 
+/* ------------------------------------------------------------------ */
+/* SEND/RECV between two guests: msg listen | msg connect             */
+/* ------------------------------------------------------------------ */
+
+#define MSG_MAX		(16UL << 20)
+#define MSG_CQE		64
+#define MSG_RQE		16
+#define MSG_WAIT_MS	60000
+
+struct msg {
+	int fd;			/* the side channel */
+	FILE *in;
+	struct pldma_chan *ch;
+	struct pldma_cq *scq, *rcq;
+	struct pldma_qp_info local, remote;
+	uint32_t peer_rkey;	/* the peer's window for WRITE with immediate */
+	uint64_t peer_va;
+	uint8_t *win;		/* ours */
+	uint32_t rkey;
+	int report;		/* report mode: driver-served RECV faults */
+};
+
+static int msg_line(struct msg *m, char *buf, size_t len)
+{
+	if (!fgets(buf, len, m->in))
+		return -1;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
+}
+
+static int msg_expect(struct msg *m, const char *what)
+{
+	char buf[128];
+
+	if (msg_line(m, buf, sizeof(buf)) || strncmp(buf, what, strlen(what))) {
+		note("side channel: expected %s, got %s\n", what, buf);
+		return -1;
+	}
+	return 0;
+}
+
+/* The device's network counter @i (wrapping 32 bits) */
+static uint32_t msg_ncnt(struct msg *m, unsigned int i)
+{
+	struct pldma_net_stats st;
+
+	return pldma_net_stats(m->ch, &st) ? 0 : st.cnt[i];
+}
+
+/*
+ * Poll @cq for one completion, sleeping on CQ events: each arm is waited
+ * for until its event comes, so no event is left over for the next wait
+ */
+static int msg_poll_one(struct pldma_cq *cq, struct pldma_wc *wc, int *events)
+{
+	int n, ret;
+
+	for (;;) {
+		n = pldma_poll_cq(cq, 1, wc);
+		if (n)
+			return n;
+		pldma_req_notify_cq(cq, 0);
+		/* a CQE written before the arm fires the event at once */
+		ret = pldma_cq_wait_event(cq, MSG_WAIT_MS);
+		if (ret)
+			return ret;
+		(*events)++;
+	}
+}
+
+/*
+ * Three receive buffers for @len bytes (a quarter, a half, the rest), one
+ * untouched page between them, in fresh anonymous memory: every page the
+ * message lands on is a responder fault.  The gaps must stay 0.
+ */
+struct msg_rbuf {
+	uint8_t *base;
+	size_t map;
+	struct pldma_sge sg[3];
+	unsigned int n;
+};
+
+static int msg_rbuf_alloc(struct msg_rbuf *r, size_t len)
+{
+	size_t l0 = len / 4, l1 = len / 2, l2 = len - l0 - l1, off = 0;
+	size_t lens[3] = { l0, l1, l2 };
+	unsigned int i;
+
+	r->map = len + 4 * PG + 3 * PG;
+	r->base = mmap(NULL, r->map, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (r->base == MAP_FAILED)
+		return -errno;
+	r->n = 0;
+	for (i = 0; i < 3; i++) {
+		if (!lens[i])
+			continue;
+		/* odd offsets: SGEs need not be aligned */
+		r->sg[r->n].addr = r->base + off + (i * 8 + 8);
+		r->sg[r->n].len = lens[i];
+		r->n++;
+		off += (lens[i] + i * 8 + 8 + PG - 1) / PG * PG + PG;
+	}
+	return 0;
+}
+
+/* The message in the SGEs is pu_byte(seed, .); the rest of the map is 0 */
+static long msg_rbuf_check(const struct msg_rbuf *r, size_t len, uint32_t seed)
+{
+	size_t i, k = 0, j;
+	const uint8_t *p;
+
+	for (i = 0; i < r->map; i++) {
+		uint8_t want = 0;
+
+		p = r->base + i;
+		for (j = 0; j < r->n; j++) {
+			const uint8_t *a = r->sg[j].addr;
+			size_t pre = 0;
+
+			if (p >= a && p < a + r->sg[j].len) {
+				unsigned int q;
+
+				for (q = 0; q < j; q++)
+					pre += r->sg[q].len;
+				k = pre + (p - a);
+				if (k < len)
+					want = pu_byte(seed, k);
+				break;
+			}
+		}
+		if (*p != want)
+			return i;
+	}
+	return -1;
+}
+
+/* Receive one message of @len bytes (@opcode the peer sends) */
+static void msg_recv(struct msg *m, const char *what, size_t len, uint32_t seed,
+		     int late, uint32_t imm)
+{
+	/* a SEND with immediate comes solicited: the CQ is armed for those */
+	int sol = !!imm;
+	uint32_t faults0 = msg_ncnt(m, PLDMA_NCNT_RX_FAULTS);
+	uint32_t empty0 = msg_ncnt(m, PLDMA_NCNT_RQ_EMPTY), empty;
+	uint32_t ev0;
+	struct pldma_stats st0 = { 0 }, st1 = { 0 };
+	struct msg_rbuf r;
+	struct pldma_wc wc = { 0 };
+	int events = 0, n, ret;
+	long bad;
+
+	pldma_get_stats(m->ch, &st0);
+	if (msg_rbuf_alloc(&r, len)) {
+		result(0, "%s %zu bytes: receive buffers", what, len);
+		return;
+	}
+	if (!late) {
+		ret = pldma_post_recv(m->ch, 0x5000 + seed, r.sg, r.n);
+		result(!ret, "%s %zu bytes: receive WQE of %u SGEs posted (%d)",
+		       what, len, r.n, ret);
+	}
+	pldma_req_notify_cq(m->rcq, sol);
+	ev0 = pldma_cq_events(m->rcq);
+	dprintf(m->fd, "READY\n");
+	if (late) {
+		/* the SEND comes first: RNR NAKs until the WQE is there */
+		usleep(300000);
+		empty = msg_ncnt(m, PLDMA_NCNT_RQ_EMPTY) - empty0;
+		n = pldma_poll_cq(m->rcq, 1, &wc);
+		result(empty > 0 && !n,
+		       "%s %zu bytes before a receive WQE: %u RNR NAKs (rq_empty), no CQE",
+		       what, len, empty);
+		ret = pldma_post_recv(m->ch, 0x5000 + seed, r.sg, r.n);
+		result(!ret, "%s: receive WQE posted now (%d)", what, ret);
+	}
+	/* the armed CQ's event, then the CQE */
+	ret = pldma_cq_wait_event(m->rcq, MSG_WAIT_MS);
+	result(!ret && pldma_cq_events(m->rcq) == ev0 + 1,
+	       "%s %zu bytes: CQ event%s (ret %d, events %u -> %u)", what, len,
+	       sol ? ", armed for solicited ones" : "", ret, ev0,
+	       pldma_cq_events(m->rcq));
+	n = msg_poll_one(m->rcq, &wc, &events);
+	bad = n == 1 && !wc.status ? msg_rbuf_check(&r, len, seed) : -2;
+	result(n == 1 && wc.status == PLDMA_WC_ST_SUCCESS &&
+	       wc.opcode == PLDMA_WC_RECV && wc.byte_len == len &&
+	       wc.wr_id == 0x5000 + seed && wc.qpn == m->local.qpn &&
+	       wc.src_qp == m->remote.qpn &&
+	       !!(wc.flags & PLDMA_CQE_F_IMM) == !!imm &&
+	       !!(wc.flags & PLDMA_CQE_F_SOLICITED) == sol &&
+	       (!imm || wc.imm == imm) && bad == -1,
+	       "%s %zu bytes received: status %u opcode %u byte_len %u wr_id %#llx qpn %#x/%#x imm %s%#x%s, data verified in %u SGEs (first bad byte %ld)",
+	       what, len, wc.status, wc.opcode, wc.byte_len,
+	       (unsigned long long)wc.wr_id, wc.qpn, wc.src_qp,
+	       wc.flags & PLDMA_CQE_F_IMM ? "" : "none ", wc.imm,
+	       wc.flags & PLDMA_CQE_F_SOLICITED ? " solicited" : "", r.n, bad);
+	pldma_get_stats(m->ch, &st1);
+	result(msg_ncnt(m, PLDMA_NCNT_RX_FAULTS) != faults0 &&
+	       (!m->report || st1.remote_faults > st0.remote_faults),
+	       "%s %zu bytes: receive buffers faulted (device responder faults +%u, driver RECV faults +%llu)",
+	       what, len, msg_ncnt(m, PLDMA_NCNT_RX_FAULTS) - faults0,
+	       (unsigned long long)(st1.remote_faults - st0.remote_faults));
+	/* consumed, not armed: no event */
+	ret = pldma_cq_wait_event(m->rcq, 0);
+	result(ret == -ETIMEDOUT, "%s: no CQ event without arming (%d)", what, ret);
+	munmap(r.base, r.map);
+	dprintf(m->fd, "DONE\n");
+}
+
+/* Send one message of @len bytes from a memfd (local faults too) */
+static void msg_send(struct msg *m, const char *what, uint8_t opcode,
+		     size_t len, uint32_t seed, uint32_t imm)
+{
+	struct pldma_send_wr wr = {
+		.wr_id = 0x7000 + seed,
+		.opcode = opcode,
+		.flags = PLDMA_DF_SIGNALED |
+			 (opcode == PLDMA_OP_SEND_IMM ? PLDMA_DF_SOLICITED : 0),
+		.len = len,
+		.imm = imm,
+	};
+	struct pldma_wc wc = { 0 };
+	uint64_t t0;
+	uint8_t *src;
+	int events = 0, n, ret;
+
+	src = pu_src_alloc(len, seed);
+	if (!src || msg_expect(m, "READY")) {
+		result(0, "%s %zu bytes: setup", what, len);
+		pu_free(src, len);
+		return;
+	}
+	wr.addr = src;
+	if (opcode == PLDMA_OP_RDMA_WRITE_IMM) {
+		wr.rkey = m->peer_rkey;
+		wr.remote_va = m->peer_va;
+	}
+	t0 = pldma_now_ns();
+	ret = pldma_post_send(m->ch, &wr);
+	n = ret ? 0 : msg_poll_one(m->scq, &wc, &events);
+	result(!ret && n == 1 && wc.status == PLDMA_WC_ST_SUCCESS &&
+	       wc.opcode == (opcode == PLDMA_OP_RDMA_WRITE_IMM ?
+			     PLDMA_WC_RDMA_WRITE : PLDMA_WC_SEND) &&
+	       wc.wr_id == wr.wr_id && wc.qpn == m->local.qpn,
+	       "%s %zu bytes sent: post %d, CQE status %u (vendor %u) opcode %u wr_id %#llx, %.1f ms, %d CQ events",
+	       what, len, ret, wc.status, wc.vendor_err, wc.opcode,
+	       (unsigned long long)wc.wr_id, (pldma_now_ns() - t0) / 1e6,
+	       events);
+	pu_free(src, len);
+	msg_expect(m, "DONE");
+}
+
+/* WRITE with immediate into our window: a WQE without SGEs takes the IMM */
+static void msg_recv_wimm(struct msg *m, size_t len, uint32_t seed,
+			  uint32_t imm)
+{
+	struct pldma_wc wc = { 0 };
+	int events = 0, n, ret;
+	long bad;
+
+	pu_drop(m->win, MSG_MAX);
+	ret = pldma_post_recv(m->ch, 0x6000 + seed, NULL, 0);
+	pldma_req_notify_cq(m->rcq, 0);
+	dprintf(m->fd, "READY\n");
+	n = ret ? 0 : msg_poll_one(m->rcq, &wc, &events);
+	bad = n == 1 && !wc.status ? pu_verify(m->win, len, seed) : -2;
+	result(!ret && n == 1 && wc.status == PLDMA_WC_ST_SUCCESS &&
+	       wc.opcode == PLDMA_WC_RECV_RDMA_WITH_IMM &&
+	       wc.flags & PLDMA_CQE_F_IMM && wc.imm == imm &&
+	       wc.byte_len == len && wc.wr_id == 0x6000 + seed && bad == -1,
+	       "WRITE_IMM %zu bytes: status %u opcode %u imm %#x (want %#x) byte_len %u wr_id %#llx, %d CQ events, window verified (first bad byte %ld)",
+	       len, wc.status, wc.opcode, wc.imm, imm, wc.byte_len,
+	       (unsigned long long)wc.wr_id, events, bad);
+	dprintf(m->fd, "DONE\n");
+}
+
+static int msg_setup(struct msg *m, unsigned int lnode, unsigned int scqe)
+{
+	char buf[160], mac[32];
+	struct pldma_qp_caps caps = { .rq_entries = MSG_RQE };
+	struct pldma_strategy s = {
+		.strategy = PLDMA_STRAT_TOUCH,
+		.touch_ahead = 16,
+	};
+	unsigned int b[6];
+	int ret;
+
+	m->ch = open_other(lnode);
+	if (!m->ch || !pldma_info(m->ch)->num_cqs) {
+		result(0, "a channel with CQs on node %u (num_cqs %u)", lnode,
+		       m->ch ? pldma_info(m->ch)->num_cqs : 0);
+		return -1;
+	}
+	m->report = pldma_fault_mode(m->ch) == PLDMA_MODE_REPORT;
+	/* RECV faults: touch-ahead windows of 16 pages */
+	if (m->report)
+		ioctl(pldma_fd(m->ch), PLDMA_IOC_SET_STRATEGY, &s);
+	m->scq = pldma_cq_create(m->ch, scqe);
+	m->rcq = pldma_cq_create(m->ch, MSG_CQE);
+	caps.send_cq = m->scq;
+	caps.recv_cq = m->rcq;
+	ret = m->scq && m->rcq ? pldma_qp_create_caps(m->ch, &caps, &m->local) :
+				 -errno;
+	result(!ret, "node %u: send CQ %d (%u CQEs), receive CQ %d, QP %#x with %u receive WQEs (%d)",
+	       lnode, m->scq ? (int)pldma_cq_index(m->scq) : -1, scqe,
+	       m->rcq ? (int)pldma_cq_index(m->rcq) : -1, m->local.qpn,
+	       MSG_RQE, ret);
+	if (ret)
+		return -1;
+	m->win = pu_dst_alloc(MSG_MAX, 0);
+	ret = m->win ? pldma_reg_mr(m->ch, m->win, MSG_MAX,
+				    PLDMA_MR_ACCESS_WRITE, -1, 0, &m->rkey) :
+		       -ENOMEM;
+	if (ret) {
+		result(0, "window for WRITE with immediate (%d)", ret);
+		return -1;
+	}
+	dprintf(m->fd, "QP %u %u %u %02x:%02x:%02x:%02x:%02x:%02x %u %u %llu\n",
+		m->local.qpn, m->local.psn, m->local.ip, m->local.mac[0],
+		m->local.mac[1], m->local.mac[2], m->local.mac[3],
+		m->local.mac[4], m->local.mac[5], m->local.mtu, m->rkey,
+		(unsigned long long)(uintptr_t)m->win);
+	if (msg_line(m, buf, sizeof(buf)) ||
+	    sscanf(buf, "QP %u %u %u %31s %u %u %llu", &m->remote.qpn,
+		   &m->remote.psn, &m->remote.ip, mac, &m->remote.mtu,
+		   &m->peer_rkey, (unsigned long long *)&m->peer_va) != 7 ||
+	    sscanf(mac, "%x:%x:%x:%x:%x:%x", &b[0], &b[1], &b[2], &b[3], &b[4],
+		   &b[5]) != 6) {
+		result(0, "side channel: the peer's QP (%s)", buf);
+		return -1;
+	}
+	for (ret = 0; ret < 6; ret++)
+		m->remote.mac[ret] = b[ret];
+	ret = pldma_qp_connect(m->ch, &m->local, &m->remote);
+	result(!ret, "QP %#x connected to the peer's %#x (%d)", m->local.qpn,
+	       m->remote.qpn, ret);
+	return ret;
+}
+
+/* The device's state of our CQ in debugfs is @state */
+static int msg_cq_dbg(struct msg *m, struct pldma_cq *cq, const char *state)
+{
+	char want[32];
+
+	snprintf(want, sizeof(want), "  cq %u %s", pldma_cq_index(cq), state);
+	return cq_dbg_has(pldma_info(m->ch)->node_id, want);
+}
+
+/*
+ * A send CQ of 2 CQEs and 3 signaled SENDs that nobody polls: the third
+ * CQE finds no room, the CQ goes to ERROR (its waiters get EIO) and takes
+ * the QP to ERR, which flushes the posted receive WQE (WR_FLUSH_ERR on the
+ * receive CQ, whose waiter learns of the QP's error).  Side A overflows,
+ * side B receives the three messages.
+ */
+static void msg_overflow(struct msg *m, int listen_side)
+{
+	struct pldma_send_wr wr = {
+		.opcode = PLDMA_OP_SEND,
+		.flags = PLDMA_DF_SIGNALED,
+		.len = 256,
+	};
+	struct pldma_sge sg;
+	struct pldma_wc wc[4];
+	struct pldma_qp_attr qa;
+	int events = 0, i, n, ret, ok;
+	char buf[256];
+
+	memset(buf, 0x5a, sizeof(buf));
+	sg.addr = buf;
+	sg.len = sizeof(buf);
+	if (!listen_side) {
+		for (i = 0, ret = 0; i < 3 && !ret; i++)
+			ret = pldma_post_recv(m->ch, 0x8000 + i, &sg, 1);
+		dprintf(m->fd, "READY\n");
+		for (i = 0, ok = !ret; i < 3 && ok; i++) {
+			memset(buf, 0, sizeof(buf));
+			n = msg_poll_one(m->rcq, &wc[0], &events);
+			ok = n == 1 && wc[0].status == PLDMA_WC_ST_SUCCESS &&
+			     wc[0].wr_id == 0x8000u + i && wc[0].byte_len == 256;
+		}
+		result(ok, "CQ overflow, the receiver: the 3 SENDs received (%d)",
+		       i);
+		msg_expect(m, "DONE");
+		return;
+	}
+	ret = pldma_post_recv(m->ch, 0x9000, &sg, 1);
+	pldma_req_notify_cq(m->rcq, 0);
+	if (ret || msg_expect(m, "READY")) {
+		result(0, "CQ overflow: setup (%d)", ret);
+		return;
+	}
+	wr.addr = buf;
+	for (i = 0; i < 3 && !ret; i++) {
+		wr.wr_id = 0x7100 + i;
+		ret = pldma_post_send(m->ch, &wr);
+	}
+	/* not armed: the wait ends with the CQ's error */
+	ret = ret ? ret : pldma_cq_wait_event(m->scq, MSG_WAIT_MS);
+	result(ret == -EIO && msg_cq_dbg(m, m->scq, "ERROR"),
+	       "3 signaled SENDs on a send CQ of 2, not polled: the CQ in ERROR, its wait says %s",
+	       strerror(-ret));
+	n = pldma_poll_cq(m->scq, 4, wc);
+	result(n == 2 && !wc[0].status && !wc[1].status &&
+	       wc[0].wr_id == 0x7100 && wc[1].wr_id == 0x7101,
+	       "... its ring holds the first 2 CQEs (%d)", n);
+	ret = pldma_cq_wait_event(m->rcq, MSG_WAIT_MS);
+	n = ret ? 0 : pldma_poll_cq(m->rcq, 4, wc);
+	result(!ret && pldma_cq_qp_errors(m->rcq) >= 1 && n == 1 &&
+	       wc[0].status == PLDMA_WC_ST_WR_FLUSH_ERR && wc[0].wr_id == 0x9000,
+	       "the QP went to ERR (qp_errors %u): the posted receive WQE flushed (ret %d, %d CQEs, status %u)",
+	       pldma_cq_qp_errors(m->rcq), ret, n, n ? wc[0].status : 0);
+	ret = pldma_qp_query(m->ch, &qa);
+	result(!ret && qa.qp_state == PLDMA_QPS_ERR, "QP_QUERY: state %u (ERR)",
+	       qa.qp_state);
+	result(pldma_cq_destroy(m->scq) == -EBUSY,
+	       "the CQ in ERROR stays while its QP uses it: EBUSY");
+	m->scq = NULL;
+	dprintf(m->fd, "DONE\n");
+}
+
+/*
+ * One side of a SEND/RECV conversation (listen: side A, connect: B):
+ * for each size a SEND A->B then B->A, received in three SGEs of untouched
+ * memory; then a SEND before any receive WQE (RNR, then posted), SEND with
+ * immediate and WRITE with immediate, each way.
+ */
+static int msg(int listen_side, const char *host, int port, unsigned int lnode,
+	       int nsizes, char **sizes)
+{
+	struct msg m = { .fd = -1 };
+	uint32_t imm;
+	size_t len;
+	int i, dir;
+
+	tag = listen_side ? "msg A: " : "msg B: ";
+	if (listen_side) {
+		struct sockaddr_in a = {
+			.sin_family = AF_INET,
+			.sin_port = htons(port),
+		};
+		int ls = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+		setsockopt(ls, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) ||
+		    listen(ls, 1)) {
+			result(0, "listen on %d: %s", port, strerror(errno));
+			return 1;
+		}
+		m.fd = accept(ls, NULL, NULL);
+		close(ls);
+	} else {
+		m.fd = pp_connect(host, port);
+	}
+	if (m.fd < 0) {
+		result(0, "side channel");
+		return 1;
+	}
+	m.in = fdopen(dup(m.fd), "r");
+	if (!m.in || msg_setup(&m, lnode, MSG_CQE))
+		goto out;
+	for (i = 0; i < nsizes; i++) {
+		len = pu_parse_size(sizes[i]);
+		if (!len || len > MSG_MAX) {
+			result(0, "size %s", sizes[i]);
+			continue;
+		}
+		for (dir = 0; dir < 2; dir++) {
+			if (dir == !listen_side)
+				msg_send(&m, "SEND", PLDMA_OP_SEND, len, i + 1, 0);
+			else
+				msg_recv(&m, "RECV", len, i + 1, 0, 0);
+		}
+	}
+	for (dir = 0; dir < 2; dir++) {
+		imm = 0xc0de0000 | dir;
+		if (dir == !listen_side) {
+			msg_send(&m, "SEND before RECV", PLDMA_OP_SEND, 65536,
+				 100 + dir, 0);
+			msg_send(&m, "SEND_IMM", PLDMA_OP_SEND_IMM, 4096,
+				 110 + dir, imm);
+			msg_send(&m, "WRITE_IMM", PLDMA_OP_RDMA_WRITE_IMM,
+				 1 << 20, 120 + dir, imm ^ 0xffff);
+		} else {
+			msg_recv(&m, "SEND before RECV", 65536, 100 + dir, 1, 0);
+			msg_recv(&m, "SEND_IMM", 4096, 110 + dir, 0, imm);
+			msg_recv_wimm(&m, 1 << 20, 120 + dir, imm ^ 0xffff);
+		}
+	}
+	/* a new connection whose send CQ overflows */
+	pldma_close(m.ch);
+	pu_free(m.win, MSG_MAX);
+	m.win = NULL;
+	if (!msg_setup(&m, lnode, listen_side ? 2 : MSG_CQE))
+		msg_overflow(&m, listen_side);
+	dprintf(m.fd, "BYE\n");
+	msg_expect(&m, "BYE");
+out:
+	if (m.in)
+		fclose(m.in);
+	close(m.fd);
+	pldma_close(m.ch);
+	pu_free(m.win, MSG_MAX);
+	return fails;
+}
+
+/* Lines of the device's debugfs cqs (of @node) that start with @want */
+static int cq_dbg_has(unsigned int node, const char *want)
+{
+	char path[96], line[256];
+	unsigned int n;
+	int i, found = 0;
+	FILE *f;
+
+	for (i = 0; i < 16; i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/debug/pldma/pldma%d/net", i);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "node: %u", &n) != 1)
+			n = 0;
+		fclose(f);
+		if (n != node)
+			continue;
+		snprintf(path, sizeof(path), "/sys/kernel/debug/pldma/pldma%d/cqs", i);
+		f = fopen(path, "r");
+		if (!f)
+			return 0;
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, want, strlen(want)))
+				found = 1;
+		fclose(f);
+	}
+	return found;
+}
+
+static int ioc(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+/* CQ ioctls and ring mappings of a hostile user */
+static void cq_selftest(struct pldma_chan *ch, unsigned int node)
+{
+	const struct pldma_info *in = pldma_info(ch);
+	struct pldma_cq *cqs[PLDMA_MAX_FILE_CQS] = { 0 };
+	struct pldma_cq_destroy d = { 0 };
+	struct pldma_qp_create qc;
+	struct pldma_cq_create c;
+	struct pldma_cq_wait w;
+	struct pldma_qp_attr qa;
+	struct pldma_chan *other;
+	int fd = pldma_fd(ch), ret, i, n;
+	char want[32];
+	uint8_t *p;
+
+	result(in->num_cqs > 0 && in->cap & PLDMA_CAP_CQ, "INFO: %u CQs, CAP.CQ",
+	       in->num_cqs);
+	if (!in->num_cqs)
+		return;
+	if (pldma_qp_num(ch))
+		pldma_qp_destroy(ch);
+#define BADCQ(err, desc, ...) do {					\
+		memset(&c, 0, sizeof(c));				\
+		c.entries = 64;						\
+		__VA_ARGS__;						\
+		ret = ioc(fd, PLDMA_IOC_CQ_CREATE, &c);			\
+		result(ret == -(err), "CQ_CREATE %s: %s (got %s)", desc,	\
+		       strerror(err), strerror(-ret));			\
+		if (!ret) {						\
+			d.cq = c.cq;					\
+			ioc(fd, PLDMA_IOC_CQ_DESTROY, &d);		\
+		}							\
+	} while (0)
+	BADCQ(EINVAL, "0 entries", c.entries = 0);
+	BADCQ(EINVAL, "1 entry", c.entries = 1);
+	BADCQ(EINVAL, "3 entries", c.entries = 3);
+	BADCQ(EINVAL, "2^17 entries", c.entries = 1 << 17);
+	BADCQ(EINVAL, "reserved field", c.rsvd[2] = 1);
+	BADCQ(EINVAL, "an index given", c.cq = 1);
+#undef BADCQ
+
+	/* a file holds PLDMA_MAX_FILE_CQS, the device num_cqs */
+	for (n = 0; n < PLDMA_MAX_FILE_CQS; n++) {
+		cqs[n] = pldma_cq_create(ch, 2);
+		if (!cqs[n])
+			break;
+	}
+	memset(&c, 0, sizeof(c));
+	c.entries = 2;
+	ret = ioc(fd, PLDMA_IOC_CQ_CREATE, &c);
+	result((n == PLDMA_MAX_FILE_CQS && ret == -EDQUOT) ||
+	       (in->num_cqs <= PLDMA_MAX_FILE_CQS && n < PLDMA_MAX_FILE_CQS &&
+		ret == -ENOSPC),
+	       "%d CQs on one file, then %s", n, strerror(-ret));
+	for (i = 0; i < n; i++)
+		result(!pldma_cq_destroy(cqs[i]), "destroy CQ %d of %d", i, n);
+
+	memset(&c, 0, sizeof(c));
+	c.entries = 128;
+	ret = ioc(fd, PLDMA_IOC_CQ_CREATE, &c);
+	result(!ret && c.cq < in->num_cqs && c.mmap_size >= 128 * PLDMA_CQE_SIZE &&
+	       c.mmap_offset && !(c.mmap_offset & (PG - 1)),
+	       "CQ_CREATE 128: cq %u, map %u bytes at %#llx (%d)", c.cq,
+	       c.mmap_size, (unsigned long long)c.mmap_offset, ret);
+	if (ret)
+		return;
+	snprintf(want, sizeof(want), "  cq %u ACTIVE", c.cq);
+	result(cq_dbg_has(node, want), "debugfs cqs: %s", want + 2);
+	p = mmap(NULL, c.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		 c.mmap_offset);
+	result(p == MAP_FAILED && errno == EACCES, "CQ ring mapped writable: EACCES");
+	p = mmap(NULL, c.mmap_size, PROT_READ, MAP_PRIVATE, fd, c.mmap_offset);
+	result(p == MAP_FAILED && errno == EINVAL, "CQ ring mapped private: EINVAL");
+	p = mmap(NULL, c.mmap_size + PG, PROT_READ, MAP_SHARED, fd, c.mmap_offset);
+	result(p == MAP_FAILED && errno == EINVAL, "CQ ring mapped too long: EINVAL");
+	p = mmap(NULL, c.mmap_size, PROT_READ, MAP_SHARED, fd, c.mmap_offset + PG);
+	result(p == MAP_FAILED && errno == EINVAL, "a CQ ring's offset + 4096: EINVAL");
+	p = mmap(NULL, PG, PROT_READ, MAP_SHARED, fd, 3ULL << 32);
+	result(p == MAP_FAILED && errno == EINVAL, "a made-up ring offset: EINVAL");
+	p = mmap(NULL, c.mmap_size, PROT_READ, MAP_SHARED, fd, c.mmap_offset);
+	result(p != MAP_FAILED, "CQ ring mapped read-only");
+	if (p != MAP_FAILED) {
+		for (i = 0; i < (int)c.mmap_size && !p[i]; i++)
+			;
+		result(i == (int)c.mmap_size && mprotect(p, c.mmap_size, PROT_WRITE) &&
+		       errno == EACCES,
+		       "the new ring is all 0 (no owner bit), mprotect(PROT_WRITE) EACCES");
+	}
+	d.cq = c.cq;
+	result(ioc(fd, PLDMA_IOC_CQ_DESTROY, &d) == -EBUSY,
+	       "CQ_DESTROY while mapped: EBUSY");
+
+	memset(&w, 0, sizeof(w));
+	w.cq = c.cq;
+	w.timeout_ms = 20;
+	ret = ioc(fd, PLDMA_IOC_CQ_WAIT, &w);
+	result(ret == -ETIMEDOUT, "CQ_WAIT, never armed: %s", strerror(-ret));
+	w.timeout_ms = 60001;
+	result(ioc(fd, PLDMA_IOC_CQ_WAIT, &w) == -EINVAL, "CQ_WAIT 60001 ms: EINVAL");
+	w.timeout_ms = 0;
+	w.rsvd[1] = 1;
+	result(ioc(fd, PLDMA_IOC_CQ_WAIT, &w) == -EINVAL, "CQ_WAIT reserved: EINVAL");
+	w.rsvd[1] = 0;
+	w.cq = 999;
+	result(ioc(fd, PLDMA_IOC_CQ_WAIT, &w) == -ENOENT, "CQ_WAIT cq 999: ENOENT");
+
+	/* another file: none of it */
+	other = open_other(node);
+	w.cq = c.cq;
+	memset(&qc, 0, sizeof(qc));
+	qc.flags = PLDMA_QPC_RECV_CQ;
+	qc.recv_cq = c.cq;
+	result(other && ioc(pldma_fd(other), PLDMA_IOC_CQ_DESTROY, &d) == -ENOENT &&
+	       ioc(pldma_fd(other), PLDMA_IOC_CQ_WAIT, &w) == -ENOENT &&
+	       ioc(pldma_fd(other), PLDMA_IOC_QP_CREATE, &qc) == -ENOENT &&
+	       mmap(NULL, c.mmap_size, PROT_READ, MAP_SHARED, pldma_fd(other),
+		    c.mmap_offset) == MAP_FAILED,
+	       "another file cannot destroy, wait for, use or map the CQ");
+	pldma_close(other);
+
+#define BADQPC(err, desc, ...) do {					\
+		memset(&qc, 0, sizeof(qc));				\
+		__VA_ARGS__;						\
+		ret = ioc(fd, PLDMA_IOC_QP_CREATE, &qc);		\
+		result(ret == -(err), "QP_CREATE %s: %s (got %s)", desc,	\
+		       strerror(err), strerror(-ret));			\
+		if (!ret) {						\
+			struct pldma_qp_destroy qd = { .qpn = qc.qpn };	\
+			ioc(fd, PLDMA_IOC_QP_DESTROY, &qd);		\
+		}							\
+	} while (0)
+	BADQPC(EINVAL, "1 receive WQE", qc.rq_entries = 1);
+	BADQPC(EINVAL, "3 receive WQEs", qc.rq_entries = 3);
+	BADQPC(EINVAL, "8192 receive WQEs", qc.rq_entries = 8192);
+	BADQPC(EINVAL, "send CQ without its flag", qc.send_cq = c.cq + 1);
+	BADQPC(ENOENT, "send CQ 999", qc.flags = PLDMA_QPC_SEND_CQ;
+	       qc.send_cq = 999);
+	BADQPC(EINVAL, "an RQ offset given", qc.rq_mmap_offset = 1);
+#undef BADQPC
+
+	/* a QP with an RQ and the CQ on both sides, to INIT */
+	memset(&qc, 0, sizeof(qc));
+	qc.flags = PLDMA_QPC_SEND_CQ | PLDMA_QPC_RECV_CQ;
+	qc.send_cq = c.cq;
+	qc.recv_cq = c.cq;
+	qc.rq_entries = 8;
+	ret = ioc(fd, PLDMA_IOC_QP_CREATE, &qc);
+	result(!ret && qc.rq_mmap_size >= 8 * PLDMA_RWQE_SIZE &&
+	       qc.rq_mmap_offset, "QP_CREATE with 8 receive WQEs and CQ %u: RQ map %u bytes at %#llx (%d)",
+	       c.cq, qc.rq_mmap_size, (unsigned long long)qc.rq_mmap_offset, ret);
+	if (!ret) {
+		struct pldma_qp_destroy qd = { .qpn = qc.qpn };
+		uint8_t *rq;
+
+		memset(&qa, 0, sizeof(qa));
+		qa.qpn = qc.qpn;
+		qa.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS;
+		qa.qp_state = PLDMA_QPS_INIT;
+		ret = ioc(fd, PLDMA_IOC_QP_MODIFY, &qa);
+		result(!ret, "RESET -> INIT with the RQ and the CQs staged (%d)", ret);
+		memset(&qa, 0, sizeof(qa));
+		qa.qpn = qc.qpn;
+		qa.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_CQ;
+		qa.qp_state = PLDMA_QPS_RTR;
+		result(ioc(fd, PLDMA_IOC_QP_MODIFY, &qa) == -EINVAL,
+		       "CQ in the mask (the driver's): EINVAL");
+		qa.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_RQ;
+		result(ioc(fd, PLDMA_IOC_QP_MODIFY, &qa) == -EINVAL,
+		       "RQ in the mask (the driver's): EINVAL");
+		result(ioc(fd, PLDMA_IOC_CQ_DESTROY, &d) == -EBUSY,
+		       "CQ_DESTROY while a QP uses it: EBUSY");
+		rq = mmap(NULL, qc.rq_mmap_size, PROT_READ | PROT_WRITE,
+			  MAP_SHARED, fd, qc.rq_mmap_offset);
+		result(rq != MAP_FAILED, "RQ ring mapped read-write");
+		result(ioc(fd, PLDMA_IOC_QP_DESTROY, &qd) == -EBUSY,
+		       "QP_DESTROY while the RQ is mapped: EBUSY");
+		if (rq != MAP_FAILED)
+			munmap(rq, qc.rq_mmap_size);
+		result(!ioc(fd, PLDMA_IOC_QP_DESTROY, &qd), "QP_DESTROY once unmapped");
+	}
+	if (p != MAP_FAILED)
+		munmap(p, c.mmap_size);
+	result(!ioc(fd, PLDMA_IOC_CQ_DESTROY, &d) &&
+	       ioc(fd, PLDMA_IOC_CQ_DESTROY, &d) == -ENOENT &&
+	       !cq_dbg_has(node, want),
+	       "CQ_DESTROY once unmapped and unused, then ENOENT; gone from debugfs");
+}
+
+/*
+ * cqhold NODE: hold CQs, a QP with a receive queue (in INIT: RQ and CQs
+ * staged) and their mapped rings on the device of NODE, and sleep in
+ * CQ_WAIT until the device goes (tests/hotplug/run removes it): the wait
+ * must say ENODEV, the rings' mappings must be gone (SIGBUS), and the
+ * close must work.
+ */
+static sigjmp_buf hold_jmp;
+
+static void hold_sigbus(int sig)
+{
+	siglongjmp(hold_jmp, sig);
+}
+
+static int cqhold(unsigned int node)
+{
+	struct pldma_qp_caps caps = { .rq_entries = 8 };
+	struct pldma_qp_attr qa = {
+		.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_ACCESS_FLAGS,
+		.qp_state = PLDMA_QPS_INIT,
+	};
+	struct pldma_cq_create c = { .entries = 64 };
+	struct pldma_qp_info l;
+	struct pldma_chan *ch;
+	struct pldma_cq *scq;
+	volatile uint8_t *ring;
+	volatile int bus = 0;
+	uint32_t events = 0;
+	int ret, i;
+
+	tag = "cqhold: ";
+	ch = open_other(node);
+	if (!ch || !pldma_info(ch)->num_cqs) {
+		result(0, "a channel with CQs on node %u", node);
+		return 1;
+	}
+	scq = pldma_cq_create(ch, 64);
+	ret = ioc(pldma_fd(ch), PLDMA_IOC_CQ_CREATE, &c);
+	ring = ret ? MAP_FAILED : mmap(NULL, c.mmap_size, PROT_READ, MAP_SHARED,
+				       pldma_fd(ch), c.mmap_offset);
+	caps.send_cq = scq;
+	ret = ret ? ret : scq ? pldma_qp_create_caps(ch, &caps, &l) : -errno;
+	ret = ret ? ret : pldma_qp_modify(ch, &qa);
+	result(!ret && ring != MAP_FAILED,
+	       "two CQs, a QP in INIT with an RQ of 8 and a send CQ, the rings mapped (%d)",
+	       ret);
+	if (ret || ring == MAP_FAILED)
+		return 1;
+	printf("# holding\n");
+	fflush(stdout);
+	/* until the device goes: armed waits, 60 s each, at most 5 minutes */
+	for (i = 0; i < 5; i++) {
+		struct pldma_cq_wait w = {
+			.cq = c.cq,
+			.timeout_ms = 60000,
+			.events = events,
+		};
+
+		ret = ioc(pldma_fd(ch), PLDMA_IOC_CQ_WAIT, &w);
+		if (ret != -ETIMEDOUT)
+			break;
+	}
+	result(ret == -ENODEV, "the device went: CQ_WAIT says %s", strerror(-ret));
+	signal(SIGBUS, hold_sigbus);
+	if (!sigsetjmp(hold_jmp, 1))
+		(void)ring[0];
+	else
+		bus = 1;
+	signal(SIGBUS, SIG_DFL);
+	result(bus, "the CQ ring's mapping is gone (SIGBUS)");
+	ret = pldma_cq_wait_event(scq, 10);
+	result(ret == -ENODEV, "and the other CQ's wait: %s", strerror(-ret));
+	munmap((void *)ring, c.mmap_size);
+	pldma_close(ch);
+	result(1, "closed after the removal");
+	return fails;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -962,9 +1793,20 @@ int main(int argc, char **argv)
 		return quit(argv[2], atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "selftest"))
 		return selftest(atoi(argv[2])) || fails;
+	if (argc == 3 && !strcmp(argv[1], "cqhold"))
+		return cqhold(atoi(argv[2])) || fails;
+	if (argc >= 6 && !strcmp(argv[1], "msg") && !strcmp(argv[2], "listen"))
+		return msg(1, NULL, atoi(argv[3]), atoi(argv[4]), argc - 5,
+			   argv + 5) || fails;
+	if (argc >= 7 && !strcmp(argv[1], "msg") &&
+	    !strcmp(argv[2], "connect"))
+		return msg(0, argv[3], atoi(argv[4]), atoi(argv[5]), argc - 6,
+			   argv + 6) || fails;
 	fprintf(stderr,
 		"usage: pldma-rdma serve PORT [NQUIT] | pair HOST PORT LNODE RNODE LSTRAT RSTRAT SIZE... |\n"
 		"       keys HOST PORT LNODE RNODE | verbs HOST PORT LNODE LSTRAT SIZE... |\n"
-		"       quit HOST PORT | selftest NODE\n");
+		"       quit HOST PORT | selftest NODE |\n"
+		"       msg listen PORT LNODE SIZE... | msg connect HOST PORT LNODE SIZE... |\n"
+		"       cqhold NODE\n");
 	return 2;
 }

@@ -206,7 +206,7 @@ static void test_config(void)
     g_assert_cmphex(qpldma_rd(&f.d, PLDMA_STREAM_ID), ==, SID);
     g_assert_cmpuint(qpci_find_capability(f.dev, PCI_CAP_ID_EXP, 0), !=, 0);
 
-    /* MSI-X: NCH + 2 vectors, table in BAR 2 */
+    /* MSI-X: NCH + 3 vectors, table in BAR 2 */
     msix = qpci_find_capability(f.dev, PCI_CAP_ID_MSIX, 0);
     g_assert_cmpuint(msix, !=, 0);
     g_assert_cmpuint((qpci_config_readw(f.dev, msix + PCI_MSIX_FLAGS) &
@@ -393,6 +393,68 @@ static void test_msix(void)
     stop(&f);
 }
 
+/*
+ * With a link (a hub port is enough): IRQ_CQ on its own vector, a CQ's
+ * ERROR on the error vector.  A QP in INIT with three receive WQEs goes to
+ * ERR: they are flushed to an armed CQ of two entries, the first fires the
+ * CQ, the third overflows it.
+ */
+static void test_msix_cq(void)
+{
+    uint32_t pd = PLDMA_CHB_PASID_EN | PASID, i;
+    uint64_t cq, rq;
+    QPldmaQPAttr at = {
+        .state = PLDMA_QPS_INIT, .sq = 0, .pd = pd,
+        .access = PLDMA_KEY_ACC_WRITE, .rq_size = 4,
+        .send_cq = PLDMA_CQ_NONE, .recv_cq = 0,
+    };
+    Fixture f;
+    int v;
+
+    start(&f, ",netdev=n0,node-id=1 -netdev hubport,id=n0,hubid=0");
+    g_assert_true(qpldma_rd(&f.d, PLDMA_CAP) & PLDMA_CAP_CQ);
+    qpci_msix_enable(f.dev);
+    for (v = 0; v < PLDMA_PCI_NUM_VECS(NCH); v++) {
+        msix_vector(&f, v, 0xd0 + v);
+    }
+    qpldma_wr(&f.d, PLDMA_IRQ_MASK, PLDMA_IRQ_CQ | PLDMA_IRQ_CQ_ERROR |
+              PLDMA_IRQ_QP_ERROR);
+    /* (no PASID: S1DSS bypass, physical addresses) */
+    cq = qsmmu_alloc(&f.smmu, 2 * PLDMA_CQE_SIZE, 0x1000);
+    rq = qsmmu_alloc(&f.smmu, 4 * PLDMA_RWQE_SIZE, 0x1000);
+    g_assert_cmpuint(qpldma_cq_create(&f.d, 0, cq, 2, pd), ==,
+                     PLDMA_CQ_ST_OK);
+    at.rq_base = rq;
+    g_assert_cmpuint(qpldma_qp_modify(&f.d, 0, PLDMA_QPA_REQ_INIT |
+                                      PLDMA_QPA_RQ | PLDMA_QPA_CQ, &at), ==,
+                     PLDMA_QP_ST_OK);
+    for (i = 0; i < 3; i++) {
+        qpldma_rwqe(f.qts, rq + i * PLDMA_RWQE_SIZE, 0x40 + i, 0, NULL,
+                    NULL);
+    }
+    qpldma_ch_wr(&f.d, 0, PLDMA_CH_RQ_TAIL, 3);
+    /* channel 0 is bound to the CQ's PD: its doorbell arms it */
+    qpldma_cq_db(&f.d, 0, PLDMA_CQ_DB_CMD_ARM, 0, 0);
+    at.state = PLDMA_QPS_ERR;
+    g_assert_cmpuint(qpldma_qp_modify(&f.d, 0, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
+    g_assert_cmpuint(qpldma_cq_reg(&f.d, 0, PLDMA_CQ_PI), ==, 2);
+    g_assert_cmpuint(qpldma_cq_reg(&f.d, 0, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_ERROR);
+    g_assert_cmphex(qtest_readq(f.qts, cq + PLDMA_CQE_WR_ID), ==, 0x40);
+    g_assert_cmpuint(qtest_readb(f.qts, cq + PLDMA_CQE_STATUS), ==,
+                     PLDMA_WC_ST_WR_FLUSH_ERR);
+    g_assert_cmphex(qpldma_rd(&f.d, PLDMA_CQ_EVENTS_LO), ==, 1);
+    g_assert_cmphex(qpldma_rd(&f.d, PLDMA_CQ_ERRORS_LO), ==, 1);
+    g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_CQ(NCH)), ==,
+                    0xd0 + PLDMA_PCI_VEC_CQ(NCH));
+    g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_ERROR(NCH)), ==,
+                    0xd0 + PLDMA_PCI_VEC_ERROR(NCH));
+    g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_FAULT(NCH)), ==, 0);
+    g_assert_cmphex(msi_data(&f, PLDMA_PCI_VEC_CH(0)), ==, 0);
+    stop(&f);
+}
+
 static void wait_migration(QTestState *qts)
 {
     int i;
@@ -563,6 +625,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-pci/pasid-dma", test_pasid_dma);
     qtest_add_func("/pldma-pci/report", test_report);
     qtest_add_func("/pldma-pci/msix", test_msix);
+    qtest_add_func("/pldma-pci/msix-cq", test_msix_cq);
     qtest_add_func("/pldma-pci/migrate", test_migrate);
     qtest_add_func("/pldma-pci/unplug-running", test_unplug_running);
     return g_test_run();

@@ -74,16 +74,16 @@ static uint32_t ncnt(Node *n, int i)
  * B's SMMU in front of its PLDMA (report mode): PASID's stage-1 tables,
  * a fault queue of 64 records
  */
-static void smmu_setup(Node *n)
+static void smmu_setup(Node *n, bool stall)
 {
     uint64_t cd;
 
     qsmmu_init(&n->s, n->qts, QSMMU_VIRT_BASE, SMMU_MEM, SMMU_MEM_SIZE);
     qsmmu_enable(&n->s);
     cd = qsmmu_cd_table(&n->s, CD_LOG2);
-    qsmmu_set_ste_s1(&n->s, SID, cd, CD_LOG2, QSMMU_S1DSS_BYPASS, true);
+    qsmmu_set_ste_s1(&n->s, SID, cd, CD_LOG2, QSMMU_S1DSS_BYPASS, !stall);
     n->pt_root = qsmmu_pgtable_new(&n->s);
-    qsmmu_write_cd(&n->s, cd, PASID, PASID, n->pt_root, false);
+    qsmmu_write_cd(&n->s, cd, PASID, PASID, n->pt_root, stall);
     qsmmu_cfgi_cd(&n->s, SID, PASID);
     n->fq = alloc_pa(n, 64 * PLDMA_FR_SIZE);
     qpldma_wr(&n->d, PLDMA_FQ_BASE_LO, (uint32_t)n->fq);
@@ -92,8 +92,11 @@ static void smmu_setup(Node *n)
     qpldma_wr(&n->d, PLDMA_FQ_CTRL, PLDMA_FQ_CTRL_ENABLE);
 }
 
-/* B (node 2) listens, A (node 1) connects; B may have an SMMU */
-static Pair *pair_start_smmu(bool b_smmu)
+/*
+ * B (node 2) listens, A (node 1) connects; B may have an SMMU, in report
+ * mode or (@stall) in stall mode
+ */
+static Pair *pair_start_mode(bool b_smmu, bool stall)
 {
     Pair *p = g_new0(Pair, 1);
     g_autofree char *a = NULL, *b = NULL, *a_net = NULL, *b_net = NULL;
@@ -104,18 +107,24 @@ static Pair *pair_start_smmu(bool b_smmu)
     b = g_strdup_printf("-M virt%s -m 512M -nodefaults "
                         "-device pldma,id=dma0,netdev=n0,node-id=2%s "
                         "-netdev %s", b_smmu ? ",iommu=smmuv3" : "",
-                        b_smmu ? ",fault-mode=report" : "", b_net);
+                        !b_smmu ? "" : stall ? ",fault-mode=stall"
+                                             : ",fault-mode=report", b_net);
     a = g_strdup_printf("-M virt -m 512M -nodefaults "
                         "-device pldma,id=dma0,netdev=n0,node-id=1 "
                         "-netdev %s", a_net);
     node_start(&p->b, b);
     node_start(&p->a, a);
     if (b_smmu) {
-        smmu_setup(&p->b);
+        smmu_setup(&p->b, stall);
     }
     qpldma_link_wait(p->a.qts);
     qpldma_link_wait(p->b.qts);
     return p;
+}
+
+static Pair *pair_start_smmu(bool b_smmu)
+{
+    return pair_start_mode(b_smmu, false);
 }
 
 static Pair *pair_start(void)
@@ -727,7 +736,7 @@ static void test_responder_fault(void)
  * A message without an answer within the QP's retries completes
  * REMOTE_TIMEOUT and moves the QP to ERR; a QP moved to ERR while its
  * message is in flight completes it REMOTE_ERROR.  Later descriptors on
- * its SQ are refused until it is connected again.
+ * its SQ are flushed (PLDMA_ST_FLUSHED) until it is connected again.
  */
 static void test_timeout_err(void)
 {
@@ -753,7 +762,7 @@ static void test_timeout_err(void)
     g_assert_cmpuint(qpldma_qp_state(&p->a.d, 1), ==, PLDMA_QPS_ERR);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), >=, 8);
     compl = post(&p->a, &r1, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
-    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_NODE);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_FLUSHED);
 
     /* A's QP 0 to B's QP 0 in RESET (drops), then A's QP to ERR */
     attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 0), rand_psn(),
@@ -1336,6 +1345,844 @@ static void test_hostile_requester(void)
     peer_close(&pe);
 }
 
+/* ---- completion queues, receive queues, SEND (CAP.CQ) ---- */
+
+#define CQ_SIZE     64
+#define RQ_SIZE     16
+#define IMM_WIRE    0x78563412U     /* bytes 12 34 56 78 on the wire */
+
+/* One end's CQs (send CQ 0, receive CQ 1), RQ and send queue */
+typedef struct Side {
+    QPldmaCQ scq, rcq;
+    uint64_t rq;
+    uint32_t rq_tail;
+    uint32_t pd;
+    QPldmaRing r;
+} Side;
+
+static void cq_make(Node *n, QPldmaCQ *cq, uint32_t idx, uint32_t size,
+                    uint32_t pd)
+{
+    cq->idx = idx;
+    cq->size = size;
+    cq->ci = 0;
+    cq->pa = alloc_pa(n, size * PLDMA_CQE_SIZE);
+    g_assert_cmpuint(qpldma_cq_create(&n->d, idx, cq->pa, size, pd), ==,
+                     PLDMA_CQ_ST_OK);
+    g_assert_cmpuint(qpldma_cq_reg(&n->d, idx, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_ACTIVE);
+}
+
+/* CQs 0 and 1 (PD @pd), an RQ, the ring of channel 0 */
+static void side_init(Node *n, Side *sd, uint32_t pd, uint32_t scq_size)
+{
+    memset(sd, 0, sizeof(*sd));
+    sd->pd = pd;
+    cq_make(n, &sd->scq, 0, scq_size, pd);
+    cq_make(n, &sd->rcq, 1, CQ_SIZE, pd);
+    sd->rq = alloc_pa(n, RQ_SIZE * PLDMA_RWQE_SIZE);
+    ring_init(n, &sd->r, 0);
+}
+
+/* RESET -> INIT (with the RQ and CQs of @sd) -> RTR -> RTS */
+static void qp_connect_cq(Node *n, uint32_t idx, QPldmaQPAttr *at, Side *sd)
+{
+    at->rq_base = sd->rq;
+    at->rq_size = RQ_SIZE;
+    at->send_cq = sd->scq.idx;
+    at->recv_cq = sd->rcq.idx;
+    at->pd = sd->pd;
+    at->state = PLDMA_QPS_INIT;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_INIT |
+                                      PLDMA_QPA_RQ | PLDMA_QPA_CQ, at),
+                     ==, PLDMA_QP_ST_OK);
+    at->state = PLDMA_QPS_RTR;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTR, at),
+                     ==, PLDMA_QP_ST_OK);
+    at->state = PLDMA_QPS_RTS;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTS, at),
+                     ==, PLDMA_QP_ST_OK);
+}
+
+/* A's QP 0 to B's QP 0, both with CQs and an RQ (B's PD @b_pd) */
+static void pair_connect_cq(Pair *p, Side *sa, Side *sb, uint32_t b_pd,
+                            uint32_t a_scq_size)
+{
+    uint8_t mac_a[6], mac_b[6];
+    uint32_t a_psn = rand_psn(), b_psn = rand_psn();
+    QPldmaQPAttr at;
+
+    side_init(&p->a, sa, 0, a_scq_size);
+    side_init(&p->b, sb, b_pd, CQ_SIZE);
+    qpldma_mac(&p->a.d, mac_a);
+    qpldma_mac(&p->b.d, mac_b);
+    attr_to(&at, mac_a, IP_A, qpldma_qpn(&p->a.d, 0), b_psn, a_psn, 0);
+    qp_connect_cq(&p->b, 0, &at, sb);
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 0), a_psn, b_psn, 0);
+    qp_connect_cq(&p->a, 0, &at, sa);
+}
+
+/* Post a receive WQE on @n's QP 0 (SQ channel 0) */
+static void post_recv(Node *n, Side *sd, uint64_t wr_id, uint32_t nsge,
+                      const uint64_t *addr, const uint32_t *len)
+{
+    qpldma_rwqe(n->qts, sd->rq + (uint64_t)sd->rq_tail * PLDMA_RWQE_SIZE,
+                wr_id, nsge, addr, len);
+    sd->rq_tail = (sd->rq_tail + 1) % RQ_SIZE;
+    qpldma_ch_wr(&n->d, 0, PLDMA_CH_RQ_TAIL, sd->rq_tail);
+}
+
+/* Post a SEND, SEND_IMM or WRITE(_IMM) on @sd's ring; returns its record */
+static uint64_t post_op(Node *n, Side *sd, uint8_t op, uint8_t flags,
+                        uint32_t len, uint64_t src, uint64_t rva,
+                        uint32_t rkey, uint32_t imm, uint64_t cookie)
+{
+    uint8_t d[PLDMA_DESC_SIZE];
+    uint64_t compl = alloc_pa(n, PLDMA_COMPL_SIZE);
+
+    qpldma_desc_rdma(d, op, 0, len, src, rva, rkey, compl);
+    d[PLDMA_DESC_FLAGS] = flags;
+    stl_le_p(d + PLDMA_DESC_IMM, imm);
+    stq_le_p(d + PLDMA_DESC_COOKIE, cookie);
+    qpldma_ring_post(&n->d, &sd->r, d);
+    return compl;
+}
+
+/* Wait for the next CQE of @cq on @n */
+static void wait_cqe(Pair *p, Node *n, QPldmaCQ *cq, uint8_t *cqe)
+{
+    int i;
+
+    for (i = 0; i < WAIT_STEPS; i++) {
+        if (qpldma_cq_poll(&n->d, cq, cqe)) {
+            return;
+        }
+        step(p);
+    }
+    g_assert_not_reached();
+}
+
+static void check_cqe(const uint8_t *e, uint64_t wr_id, uint8_t opcode,
+                      uint8_t status, uint32_t bytes, uint32_t qpn,
+                      uint32_t src_qp, uint8_t flags, uint32_t imm,
+                      uint32_t vendor)
+{
+    g_assert_cmphex(ldq_le_p(e + PLDMA_CQE_WR_ID), ==, wr_id);
+    g_assert_cmpuint(e[PLDMA_CQE_OPCODE], ==, opcode);
+    g_assert_cmpuint(e[PLDMA_CQE_STATUS], ==, status);
+    if (status == PLDMA_WC_ST_SUCCESS) {
+        g_assert_cmpuint(ldl_le_p(e + PLDMA_CQE_BYTE_LEN), ==, bytes);
+    }
+    g_assert_cmphex(ldl_le_p(e + PLDMA_CQE_QPN), ==, qpn);
+    g_assert_cmphex(ldl_le_p(e + PLDMA_CQE_SRC_QP), ==, src_qp);
+    g_assert_cmphex(e[PLDMA_CQE_FLAGS], ==, flags);
+    g_assert_cmphex((uint32_t)ldl_le_p(e + PLDMA_CQE_IMM), ==, imm);
+    g_assert_cmpuint(ldl_le_p(e + PLDMA_CQE_VENDOR_ERR), ==, vendor);
+}
+
+/*
+ * CQ create, bad configurations, destroy refused while a QP uses it, the
+ * QP attributes RQ and CQ, a device reset
+ */
+static void test_cq_config(void)
+{
+    Pair *p = pair_start();
+    Node *a = &p->a;
+    uint64_t ring = alloc_pa(a, 64 * PLDMA_CQE_SIZE);
+    uint8_t mac[6] = { 0x52, 0x54, 0, 0, 0, 9 };
+    QPldmaQPAttr at, q;
+    uint32_t mask = PLDMA_QPA_REQ_INIT | PLDMA_QPA_RQ | PLDMA_QPA_CQ;
+
+    g_assert_true(qpldma_rd(&a->d, PLDMA_CAP) & PLDMA_CAP_CQ);
+    g_assert_cmpuint(qpldma_rd(&a->d, PLDMA_CQ_NUM), ==, 32);
+    g_assert_cmpuint(qpldma_cq_create(&a->d, 32, ring, 64, 0), ==,
+                     PLDMA_CQ_ST_BAD_INDEX);
+    g_assert_cmpuint(qpldma_cq_create(&a->d, 3, ring + 16, 64, 0), ==,
+                     PLDMA_CQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(qpldma_cq_create(&a->d, 3, ring, 48, 0), ==,
+                     PLDMA_CQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(qpldma_cq_create(&a->d, 3, ring, 1, 0), ==,
+                     PLDMA_CQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(qpldma_cq_create(&a->d, 3, ring, 131072, 0), ==,
+                     PLDMA_CQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(qpldma_cq_create(&a->d, 3, ring, 64, 0x40000000), ==,
+                     PLDMA_CQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(qpldma_cq_reg(&a->d, 3, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_NONE);
+    qpldma_wr(&a->d, PLDMA_CQ_CMD, 7);
+    g_assert_cmpuint(qpldma_rd(&a->d, PLDMA_CQ_STATUS), ==,
+                     PLDMA_CQ_ST_BAD_CMD);
+    g_assert_cmpuint(qpldma_cq_create(&a->d, 3, ring, 64, 0), ==,
+                     PLDMA_CQ_ST_OK);
+    g_assert_cmpuint(qpldma_cq_create(&a->d, 3, ring, 64, 0), ==,
+                     PLDMA_CQ_ST_BUSY);
+    g_assert_cmpuint(qpldma_cq_reg(&a->d, 3, PLDMA_CQ_PI), ==, 0);
+    g_assert_cmpuint(qpldma_cq_create(&a->d, 4, ring, 64,
+                                      5 | PLDMA_CHB_PASID_EN), ==,
+                     PLDMA_CQ_ST_OK);
+
+    /* QP attributes: CQs ACTIVE and of the QP's PD, an RQ in range */
+    attr_to(&at, mac, IP_B, 0x1234, 1, 2, 0);
+    at.state = PLDMA_QPS_INIT;
+    at.rq_base = alloc_pa(a, RQ_SIZE * PLDMA_RWQE_SIZE);
+    at.rq_size = RQ_SIZE;
+    at.send_cq = 3;
+    at.recv_cq = 4;         /* another PD */
+    refused(a, 0, mask, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.recv_cq = 5;         /* not created */
+    refused(a, 0, mask, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.recv_cq = PLDMA_CQ_NONE;
+    at.rq_size = 3;
+    refused(a, 0, mask, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.rq_size = 8192;
+    refused(a, 0, mask, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.rq_size = RQ_SIZE;
+    at.rq_base += 32;
+    refused(a, 0, mask, &at, PLDMA_QP_ST_BAD_ATTR);
+    at.rq_base -= 32;
+    g_assert_cmpuint(qpldma_qp_modify(&a->d, 0, mask, &at), ==,
+                     PLDMA_QP_ST_OK);
+    qpldma_qp_query(&a->d, 0, &q);
+    g_assert_cmphex(q.rq_base, ==, at.rq_base);
+    g_assert_cmpuint(q.rq_size, ==, RQ_SIZE);
+    g_assert_cmpuint(q.send_cq, ==, 3);
+    g_assert_cmpuint(q.recv_cq, ==, PLDMA_CQ_NONE);
+    /* only at RESET->INIT */
+    at.state = PLDMA_QPS_INIT;
+    refused(a, 0, PLDMA_QPA_STATE | PLDMA_QPA_CQ, &at, PLDMA_QP_ST_BAD_ATTR);
+
+    g_assert_cmpuint(qpldma_cq_destroy(&a->d, 3), ==, PLDMA_CQ_ST_BUSY);
+    g_assert_cmpuint(qpldma_cq_reg(&a->d, 3, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_ACTIVE);
+    /* the RQ doorbell: bounds-checked, QP_RQ_HEAD */
+    qpldma_ch_wr(&a->d, 0, PLDMA_CH_RQ_TAIL, RQ_SIZE);
+    g_assert_cmpuint(qpldma_ch_rd(&a->d, 0, PLDMA_CH_RQ_TAIL), ==, 0);
+    qpldma_ch_wr(&a->d, 0, PLDMA_CH_RQ_TAIL, 5);
+    g_assert_cmpuint(qpldma_ch_rd(&a->d, 0, PLDMA_CH_RQ_TAIL), ==, 5);
+    g_assert_cmpuint(qpldma_ch_rd(&a->d, 0, PLDMA_CH_RQ_HEAD), ==, 0);
+    qpldma_wr(&a->d, PLDMA_QP_SEL, 0);
+    g_assert_cmpuint(qpldma_rd(&a->d, PLDMA_QP_RQ_HEAD), ==, 0);
+    /* no RECV fault to resolve */
+    qpldma_wr(&a->d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&a->d, PLDMA_QP_STATUS), ==,
+                     PLDMA_QP_ST_BAD_STATE);
+
+    qp_reset(a, 0);
+    g_assert_cmpuint(qpldma_cq_destroy(&a->d, 3), ==, PLDMA_CQ_ST_OK);
+    g_assert_cmpuint(qpldma_cq_reg(&a->d, 3, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_NONE);
+    /* a device reset destroys every CQ */
+    qpldma_wr(&a->d, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    g_assert_cmpuint(qpldma_cq_reg(&a->d, 4, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_NONE);
+    pair_stop(p);
+}
+
+/* A SEND of @len bytes from A into a WQE of three entries on B */
+static void send_recv(Pair *p, Side *sa, Side *sb, uint8_t op, uint32_t len,
+                      uint8_t flags, uint64_t b_va_off)
+{
+    uint32_t l[3], a_qpn = qpldma_qpn(&p->a.d, 0);
+    uint32_t b_qpn = qpldma_qpn(&p->b.d, 0), imm = 0, cqf = 0;
+    uint64_t b_pa[3], addr[3], src, compl, bytes, wr_id, cookie;
+    g_autofree uint8_t *data = NULL;
+    uint8_t e[PLDMA_CQE_SIZE];
+    uint32_t off, i;
+
+    /* the first entry gets a third, the second a third, the last the rest */
+    l[0] = len / 3;
+    l[1] = len / 3;
+    l[2] = len - l[0] - l[1] + 100;     /* room to spare */
+    for (i = 0; i < 3; i++) {
+        b_pa[i] = alloc_pa(&p->b, l[i] + 1);
+        addr[i] = b_pa[i] + b_va_off;
+    }
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    wr_id = g_test_rand_int() | (uint64_t)g_test_rand_int() << 32;
+    cookie = ~wr_id;
+    post_recv(&p->b, sb, wr_id, 3, addr, l);
+    if (op == PLDMA_OP_SEND_IMM) {
+        imm = IMM_WIRE;
+        cqf |= PLDMA_CQE_F_IMM;
+    }
+    if (flags & PLDMA_DF_SOLICITED) {
+        cqf |= PLDMA_CQE_F_SOLICITED;
+    }
+    compl = post_op(&p->a, sa, op, flags | PLDMA_DF_SIGNALED, len, src, 0, 0,
+                    imm, cookie);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    wait_cqe(p, &p->a, &sa->scq, e);
+    check_cqe(e, cookie, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len, a_qpn,
+              b_qpn, 0, 0, 0);
+    wait_cqe(p, &p->b, &sb->rcq, e);
+    check_cqe(e, wr_id, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len, b_qpn, a_qpn,
+              cqf, imm, 0);
+    for (off = 0, i = 0; i < 3 && off < len; i++) {
+        uint32_t n = MIN(l[i], len - off);
+
+        qpldma_mem_check(p->b.qts, b_pa[i], data + off, n);
+        off += n;
+    }
+    /* nothing past the message */
+    g_assert_true(qpldma_mem_zero(p->b.qts, b_pa[2] + (len - l[0] - l[1]),
+                                  100));
+}
+
+/* SEND / RECV 1 B .. 1 MiB, scattered; SEND and WRITE with immediate */
+static void test_send_recv(void)
+{
+    static const uint32_t lens[] = { 1, 3, 1024, 3000, 64 * KiB + 5, MiB };
+    Pair *p = pair_start();
+    uint32_t a_qpn, b_qpn, len = 5000, rkey, i;
+    uint64_t src, b_pa, compl, bytes, wr_id = 0x77;
+    g_autofree uint8_t *data = NULL;
+    uint8_t e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+
+    pair_connect_cq(p, &sa, &sb, 0, CQ_SIZE);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    for (i = 0; i < ARRAY_SIZE(lens); i++) {
+        send_recv(p, &sa, &sb, PLDMA_OP_SEND, lens[i], 0, 0);
+    }
+    send_recv(p, &sa, &sb, PLDMA_OP_SEND_IMM, 2500, PLDMA_DF_SOLICITED, 0);
+    send_recv(p, &sa, &sb, PLDMA_OP_SEND, 10, PLDMA_DF_SOLICITED, 0);
+
+    /* WRITE with immediate: the data at the key, a WQE for the CQE */
+    src = alloc_pa(&p->a, len);
+    b_pa = alloc_pa(&p->b, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
+    post_recv(&p->b, &sb, wr_id, 0, NULL, NULL);
+    compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE_IMM, PLDMA_DF_SIGNALED,
+                    len, src, b_pa, rkey, IMM_WIRE, 0x99);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 0x99, PLDMA_WC_RDMA_WRITE, PLDMA_WC_ST_SUCCESS, len, a_qpn,
+              b_qpn, 0, 0, 0);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, wr_id, PLDMA_WC_RECV_RDMA_WITH_IMM, PLDMA_WC_ST_SUCCESS, len,
+              b_qpn, a_qpn, PLDMA_CQE_F_IMM, IMM_WIRE, 0);
+
+    /* not signaled: the record, no CQE; IMM on a plain WRITE: BAD_DESC */
+    compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE, 0, len, src, b_pa, rkey,
+                    0, 0x9a);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE, PLDMA_DF_SIGNALED, len,
+                    src, b_pa, rkey, 1, 0x9b);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_BAD_DESC);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 0x9b, PLDMA_WC_RDMA_WRITE, PLDMA_WC_ST_LOC_QP_OP_ERR, 0,
+              a_qpn, b_qpn, 0, 0, PLDMA_ST_BAD_DESC);
+    g_assert_false(qpldma_cq_poll(&p->a.d, &sa.scq, e));
+    g_assert_false(qpldma_cq_poll(&p->b.d, &sb.rcq, e));
+    g_assert_cmpuint(qpldma_cq_reg(&p->b.d, 1, PLDMA_CQ_PI), ==,
+                     ARRAY_SIZE(lens) + 3);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    pair_stop(p);
+}
+
+/*
+ * A SEND with no receive WQE posted: RNR NAKs (counted) until one is;
+ * then the message lands.  A message longer than its WQE: LOC_LEN_ERR on
+ * the receiver, REM_INV_REQ_ERR on the sender; a bad WQE: LOC_QP_OP_ERR.
+ */
+static void test_send_errors(void)
+{
+    Pair *p = pair_start();
+    uint32_t a_qpn, b_qpn, l = 2000, len = 3000, bad[3] = { 1, 1, 1 };
+    uint64_t src, buf, compl, bytes, bad_addr[3] = { 0 };
+    int i;
+    g_autofree uint8_t *data = NULL;
+    uint8_t e[PLDMA_CQE_SIZE];
+    QPldmaQPAttr q;
+    Side sa, sb;
+
+    pair_connect_cq(p, &sa, &sb, 0, CQ_SIZE);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+
+    /* no WQE: RNR NAK, counted; the message waits */
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, PLDMA_DF_SIGNALED, len, src,
+                    0, 0, 0, 1);
+    for (i = 0; i < WAIT_STEPS && !ncnt(&p->b, PLDMA_NCNT_RQ_EMPTY); i++) {
+        step(p);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RQ_EMPTY), ==, 1);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_NAK_RX_RNR), >=, 1);
+    g_assert_cmpuint(qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    g_assert_false(qpldma_cq_poll(&p->b.d, &sb.rcq, e));
+    buf = alloc_pa(&p->b, len);
+    post_recv(&p->b, &sb, 0x51, 1, &buf, &len);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    qpldma_mem_check(p->b.qts, buf, data, len);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x51, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len, b_qpn, a_qpn,
+              0, 0, 0);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 1, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len, a_qpn, b_qpn, 0,
+              0, 0);
+
+    /* longer than the WQE */
+    buf = alloc_pa(&p->b, l);
+    post_recv(&p->b, &sb, 0x52, 1, &buf, &l);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 2);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_INVALID);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x52, PLDMA_WC_RECV, PLDMA_WC_ST_LOC_LEN_ERR, 0, b_qpn,
+              a_qpn, 0, 0, 0);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 2, PLDMA_WC_SEND, PLDMA_WC_ST_REM_INV_REQ_ERR, 0, a_qpn,
+              b_qpn, 0, 0, PLDMA_ST_REMOTE_INVALID);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_INVALID), ==, 1);
+
+    /* a bad WQE (4 entries) */
+    post_recv(&p->b, &sb, 0x53, 4, bad_addr, bad);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, 100, src, 0, 0, 0, 3);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_INVALID);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x53, PLDMA_WC_RECV, PLDMA_WC_ST_LOC_QP_OP_ERR, 0, b_qpn,
+              a_qpn, 0, 0, 0);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 3, PLDMA_WC_SEND, PLDMA_WC_ST_REM_INV_REQ_ERR, 0, a_qpn,
+              b_qpn, 0, 0, PLDMA_ST_REMOTE_INVALID);
+
+    /* both QPs go on (a NAK keeps them in RTS) */
+    qpldma_qp_query(&p->a.d, 0, &q);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+    send_recv(p, &sa, &sb, PLDMA_OP_SEND, 4000, 0, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_RQ_HEAD), ==, sb.rq_tail);
+    pair_stop(p);
+}
+
+/*
+ * A RECV buffer not mapped (report mode): a fault record with
+ * FR_F_RECV, DESC the QP; mapped and QP_CMD_RESOLVED, the message
+ * completes whole in the same WQE
+ */
+static void test_recv_fault(void)
+{
+    const uint32_t len = 48 * KiB, hole = 7;
+    Pair *p = pair_start_smmu(true);
+    uint32_t pd = PASID | PLDMA_CHB_PASID_EN, l[2], a_qpn, b_qpn;
+    uint64_t src, b_pa, b_va, compl, bytes, off, addr[2];
+    g_autofree uint8_t *data = NULL;
+    uint8_t rec[PLDMA_FR_SIZE], e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+
+    pair_connect_cq(p, &sa, &sb, pd, CQ_SIZE);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != hole * PAGE) {
+            qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off, true);
+        }
+    }
+    /* two entries: the hole is in the second */
+    l[0] = 5 * PAGE;
+    l[1] = len - l[0];
+    addr[0] = b_va;
+    addr[1] = b_va + l[0];
+    post_recv(&p->b, &sb, 0x61, 2, addr, l);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, PLDMA_DF_SIGNALED, len, src,
+                    0, 0, 0, 0x62);
+    qpldma_fq_pop(&p->b.d, p->b.fq, 64, rec, step, p, WAIT_STEPS);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_CHANNEL), ==, PLDMA_FR_CH_REMOTE);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DESC), ==, 0);
+    g_assert_cmphex((uint32_t)ldl_le_p(rec + PLDMA_FR_PASID), ==, pd);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, b_va + hole * PAGE);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, hole * PAGE);
+    g_assert_cmpuint(qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    g_assert_false(qpldma_cq_poll(&p->b.d, &sb.rcq, e));
+    /* a key's RESOLVED is not the QP's */
+    qpldma_key_cmd(&p->b.d, 0, PLDMA_KEY_CMD_RESOLVED);
+    qsmmu_map(&p->b.s, p->b.pt_root, b_va + hole * PAGE,
+              b_pa + hole * PAGE, true);
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x61, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len, b_qpn, a_qpn,
+              0, 0, 0);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 0x62, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len, a_qpn, b_qpn,
+              0, 0, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RESUME_TX), >=, 1);
+
+    /* a fault that cannot be resolved: QP_CMD_FAILED */
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != hole * PAGE) {
+            qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off, true);
+        }
+    }
+    addr[0] = b_va;
+    addr[1] = b_va + l[0];
+    post_recv(&p->b, &sb, 0x63, 2, addr, l);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 0x64);
+    qpldma_fq_pop(&p->b.d, p->b.fq, 64, rec, step, p, WAIT_STEPS);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, hole * PAGE);
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_FAILED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ERROR);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x63, PLDMA_WC_RECV, PLDMA_WC_ST_LOC_PROT_ERR, 0, b_qpn,
+              a_qpn, 0, 0, 0);
+    g_assert_cmpuint(ldl_le_p(e + PLDMA_CQE_BYTE_LEN), ==, hole * PAGE);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 0x64, PLDMA_WC_SEND, PLDMA_WC_ST_REM_OP_ERR, 0, a_qpn, b_qpn,
+              0, 0, PLDMA_ST_REMOTE_ERROR);
+    /* both QPs go on */
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
+    pair_stop(p);
+}
+
+/*
+ * A RECV buffer not mapped, stall mode: the SMMU stalls the access, its
+ * RETRY resumes the message in the same WQE
+ */
+static void test_recv_fault_stall(void)
+{
+    const uint32_t len = 32 * KiB, hole = 3;
+    Pair *p = pair_start_mode(true, true);
+    uint32_t pd = PASID | PLDMA_CHB_PASID_EN, a_qpn, b_qpn;
+    uint64_t src, b_pa, b_va, compl, bytes, off, ev[4];
+    g_autofree uint8_t *data = NULL;
+    uint8_t e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+    int i;
+
+    pair_connect_cq(p, &sa, &sb, pd, CQ_SIZE);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != hole * PAGE) {
+            qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off, true);
+        }
+    }
+    post_recv(&p->b, &sb, 0x71, 1, &b_va, &len);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, PLDMA_DF_SIGNALED, len, src,
+                    0, 0, 0, 0x72);
+    for (i = 0; i < WAIT_STEPS && !qsmmu_pop_event(&p->b.s, ev); i++) {
+        step(p);
+    }
+    g_assert_true(QSMMU_EVT_STALL(ev));
+    g_assert_cmphex(QSMMU_EVT_ADDR(ev) & ~(PAGE - 1), ==, b_va + hole * PAGE);
+    g_assert_cmpuint(qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    /* a stall is answered by the SMMU, not by the QP command */
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==,
+                     PLDMA_QP_ST_BAD_STATE);
+    qsmmu_map(&p->b.s, p->b.pt_root, b_va + hole * PAGE, b_pa + hole * PAGE,
+              true);
+    qsmmu_resume(&p->b.s, SID, QSMMU_EVT_STAG(ev), QSMMU_RESUME_RETRY);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x71, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len, b_qpn, a_qpn,
+              0, 0, 0);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 0x72, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len, a_qpn, b_qpn,
+              0, 0, 0);
+    pair_stop(p);
+}
+
+/*
+ * Arming: fires once, at once when CQEs are not consumed, ARM_SOL only
+ * for a solicited or error CQE; a doorbell from a channel of another
+ * PASID is ignored
+ */
+static void test_cq_arm(void)
+{
+    Pair *p = pair_start();
+    uint32_t len = 512, rkey;
+    uint64_t src, b_pa, compl;
+    uint8_t e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+    int i;
+
+    pair_connect_cq(p, &sa, &sb, 0, CQ_SIZE);
+    src = alloc_pa(&p->a, len);
+    b_pa = alloc_pa(&p->b, len);
+    rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
+    qpldma_wr(&p->a.d, PLDMA_IRQ_MASK, PLDMA_IRQ_CQ);
+
+    /* a doorbell of channel 1, bound to another PASID: ignored */
+    qpldma_wr(&p->a.d, PLDMA_CH_BIND(1) + PLDMA_CHB_PASID,
+              5 | PLDMA_CHB_PASID_EN);
+    qpldma_cq_db(&p->a.d, 1, PLDMA_CQ_DB_CMD_ARM, 0, 0);
+    compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE, PLDMA_DF_SIGNALED, len,
+                    src, b_pa, rkey, 0, 1);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    g_assert_cmphex(qpldma_rd(&p->a.d, PLDMA_CQ_EVENTS_LO), ==, 0);
+    g_assert_false(qpldma_rd(&p->a.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CQ);
+    /* ... and its consumer index too */
+    qpldma_cq_db(&p->a.d, 1, PLDMA_CQ_DB_CMD_CI, 0, 1);
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_CI), ==, 0);
+    /* a CI beyond what was written: ignored */
+    qpldma_cq_db(&p->a.d, 0, PLDMA_CQ_DB_CMD_CI, 0, 2);
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_CI), ==, 0);
+
+    /* armed with a CQE not consumed (CI 0 < PI 1): fires at once */
+    qpldma_cq_db(&p->a.d, 0, PLDMA_CQ_DB_CMD_ARM, 0, 0);
+    g_assert_cmphex(qpldma_rd(&p->a.d, PLDMA_CQ_EVENTS_LO), ==, 1);
+    g_assert_true(qpldma_rd(&p->a.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CQ);
+    qpldma_wr(&p->a.d, PLDMA_CQ_EVENTS_LO, 1);
+    g_assert_false(qpldma_rd(&p->a.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CQ);
+
+    /* armed with everything consumed: the next CQE fires, once */
+    qpldma_cq_db(&p->a.d, 0, PLDMA_CQ_DB_CMD_ARM, 0, 1);
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_CI), ==, 1);
+    g_assert_cmphex(qpldma_rd(&p->a.d, PLDMA_CQ_EVENTS_LO), ==, 0);
+    for (i = 0; i < 2; i++) {
+        compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE, PLDMA_DF_SIGNALED,
+                        len, src, b_pa, rkey, 0, 2 + i);
+        g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+        wait_cqe(p, &p->a, &sa.scq, e);
+        if (i == 1) {
+            break;          /* the second CQE: not armed any more */
+        }
+        g_assert_cmphex(qpldma_rd(&p->a.d, PLDMA_CQ_EVENTS_LO), ==, 1);
+        g_assert_true(qpldma_rd(&p->a.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CQ);
+        /* W1C of IRQ_STATUS alone: set while CQ_EVENTS has the bit */
+        qpldma_wr(&p->a.d, PLDMA_IRQ_STATUS, PLDMA_IRQ_CQ);
+        g_assert_true(qpldma_rd(&p->a.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CQ);
+        qpldma_wr(&p->a.d, PLDMA_CQ_EVENTS_LO, 1);
+        g_assert_false(qpldma_rd(&p->a.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CQ);
+    }
+    g_assert_cmphex(qpldma_rd(&p->a.d, PLDMA_CQ_EVENTS_LO), ==, 0);
+    g_assert_false(qpldma_rd(&p->a.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_CQ);
+
+    /* ARM_SOL on B's receive CQ: a plain SEND does not fire, SE does */
+    qpldma_cq_db(&p->b.d, 0, PLDMA_CQ_DB_CMD_ARM_SOL, 1, 0);
+    send_recv(p, &sa, &sb, PLDMA_OP_SEND, 100, 0, 0);
+    g_assert_cmphex(qpldma_rd(&p->b.d, PLDMA_CQ_EVENTS_LO), ==, 0);
+    qpldma_cq_db(&p->b.d, 0, PLDMA_CQ_DB_CMD_ARM_SOL, 1, 1);
+    send_recv(p, &sa, &sb, PLDMA_OP_SEND, 100, PLDMA_DF_SOLICITED, 0);
+    g_assert_cmphex(qpldma_rd(&p->b.d, PLDMA_CQ_EVENTS_LO), ==, 2);
+    /* ARM_SOL on A's send CQ: an error CQE fires */
+    qpldma_cq_db(&p->a.d, 0, PLDMA_CQ_DB_CMD_ARM_SOL, 0, sa.scq.ci);
+    compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE, 0, len, src, b_pa,
+                    rkey ^ 0x100, 0, 9);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ACCESS);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    g_assert_cmpuint(e[PLDMA_CQE_STATUS], ==, PLDMA_WC_ST_REM_ACCESS_ERR);
+    g_assert_cmphex(qpldma_rd(&p->a.d, PLDMA_CQ_EVENTS_LO), ==, 1);
+    pair_stop(p);
+}
+
+/*
+ * CQ overflow: ERROR, CQ_ERRORS, its QP to ERR (QP_ERRORS); then flush:
+ * the QP's posted receive WQEs complete WR_FLUSH_ERR, its SQ's
+ * descriptors PLDMA_ST_FLUSHED
+ */
+static void test_cq_overflow_flush(void)
+{
+    Pair *p = pair_start();
+    uint32_t len = 256, rkey, a_qpn, b_qpn, l = 64, i;
+    uint64_t src, b_pa, compl, buf;
+    uint8_t e[PLDMA_CQE_SIZE];
+    QPldmaQPAttr at = { .state = PLDMA_QPS_ERR };
+    Side sa, sb;
+
+    pair_connect_cq(p, &sa, &sb, 0, 2);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    src = alloc_pa(&p->a, len);
+    b_pa = alloc_pa(&p->b, len);
+    rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
+    buf = alloc_pa(&p->a, l);
+    post_recv(&p->a, &sa, 0x100, 1, &buf, &l);
+    post_recv(&p->a, &sa, 0x101, 1, &buf, &l);
+    for (i = 0; i < 3; i++) {
+        compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE, PLDMA_DF_SIGNALED,
+                        len, src, b_pa, rkey, 0, 0x10 + i);
+        g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+    }
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_ERROR);
+    g_assert_cmphex(qpldma_rd(&p->a.d, PLDMA_CQ_ERRORS_LO), ==, 1);
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_PI), ==, 2);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_cmphex(qpldma_rd(&p->a.d, PLDMA_QP_ERRORS_LO), ==, 1);
+    g_assert_cmphex(qpldma_rd(&p->a.d, PLDMA_IRQ_STATUS) &
+                    (PLDMA_IRQ_CQ_ERROR | PLDMA_IRQ_QP_ERROR), ==,
+                    PLDMA_IRQ_CQ_ERROR | PLDMA_IRQ_QP_ERROR);
+    qpldma_wr(&p->a.d, PLDMA_QP_ERRORS_LO, 1);
+    qpldma_wr(&p->a.d, PLDMA_CQ_ERRORS_LO, 1);
+    g_assert_false(qpldma_rd(&p->a.d, PLDMA_IRQ_STATUS) &
+                   (PLDMA_IRQ_CQ_ERROR | PLDMA_IRQ_QP_ERROR));
+    /* A's receive WQEs were flushed to its receive CQ */
+    for (i = 0; i < 2; i++) {
+        wait_cqe(p, &p->a, &sa.rcq, e);
+        check_cqe(e, 0x100 + i, PLDMA_WC_RECV, PLDMA_WC_ST_WR_FLUSH_ERR, 0,
+                  a_qpn, b_qpn, 0, 0, 0);
+    }
+    qpldma_wr(&p->a.d, PLDMA_QP_SEL, 0);
+    g_assert_cmpuint(qpldma_rd(&p->a.d, PLDMA_QP_RQ_HEAD), ==, 2);
+    /* a later descriptor: flushed, never sent */
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, PLDMA_DF_SIGNALED, len, src,
+                    0, 0, 0, 0x20);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_FLUSHED);
+    /* a CQ in use cannot be destroyed, even in ERROR */
+    g_assert_cmpuint(qpldma_cq_destroy(&p->a.d, 0), ==, PLDMA_CQ_ST_BUSY);
+
+    /* B: modified to ERR with WQEs posted, and one posted after */
+    post_recv(&p->b, &sb, 0x200, 1, &b_pa, &l);
+    post_recv(&p->b, &sb, 0x201, 1, &b_pa, &l);
+    g_assert_cmpuint(qpldma_qp_modify(&p->b.d, 0, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
+    post_recv(&p->b, &sb, 0x202, 1, &b_pa, &l);
+    for (i = 0; i < 3; i++) {
+        wait_cqe(p, &p->b, &sb.rcq, e);
+        check_cqe(e, 0x200 + i, PLDMA_WC_RECV, PLDMA_WC_ST_WR_FLUSH_ERR, 0,
+                  b_qpn, a_qpn, 0, 0, 0);
+    }
+    compl = post_op(&p->b, &sb, PLDMA_OP_SEND, 0, len, b_pa, 0, 0, 0, 0x30);
+    g_assert_cmpuint(qpldma_wait_compl(&p->b.d, compl, step, p, WAIT_STEPS,
+                                       NULL), ==, PLDMA_ST_FLUSHED);
+    wait_cqe(p, &p->b, &sb.scq, e);
+    check_cqe(e, 0x30, PLDMA_WC_SEND, PLDMA_WC_ST_WR_FLUSH_ERR, 0, b_qpn,
+              a_qpn, 0, 0, PLDMA_ST_FLUSHED);
+    /* modified to ERR by the driver: not in QP_ERRORS */
+    g_assert_cmphex(qpldma_rd(&p->b.d, PLDMA_QP_ERRORS_LO), ==, 0);
+    pair_stop(p);
+}
+
+/*
+ * A CQ of 4 entries taken round three times: the owner bit flips at every
+ * wrap, the consumer's doorbell makes room, no overflow
+ */
+static void test_cq_wrap(void)
+{
+    Pair *p = pair_start();
+    uint32_t len = 128, rkey, i;
+    uint64_t src, b_pa, compl;
+    uint8_t e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+
+    pair_connect_cq(p, &sa, &sb, 0, 4);
+    src = alloc_pa(&p->a, len);
+    b_pa = alloc_pa(&p->b, len);
+    rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < 10; i++) {
+        compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE, PLDMA_DF_SIGNALED,
+                        len, src, b_pa, rkey, 0, 0x1000 + i);
+        g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+        wait_cqe(p, &p->a, &sa.scq, e);
+        g_assert_cmphex(ldq_le_p(e + PLDMA_CQE_WR_ID), ==, 0x1000 + i);
+        g_assert_cmpuint(e[PLDMA_CQE_OWNER], ==, !((i / 4) & 1));
+        g_assert_false(qpldma_cq_poll(&p->a.d, &sa.scq, e));
+        qpldma_cq_db(&p->a.d, 0, PLDMA_CQ_DB_CMD_CI, 0, sa.scq.ci);
+    }
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_ACTIVE);
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_PI), ==, 10);
+    g_assert_cmpuint(qpldma_cq_reg(&p->a.d, 0, PLDMA_CQ_CI), ==, 10);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_RTS);
+    pair_stop(p);
+}
+
+/*
+ * A hostile peer's SENDs: another QPN, PSNs out of the window, a Middle
+ * with no First change nothing; then the right one lands
+ */
+static void test_hostile_send(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[512], e[PLDMA_CQE_SIZE];
+    uint32_t len, d0, psn, l = 1024, syn, i;
+    uint64_t buf;
+    QPldmaQPAttr at;
+    Side sd;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 7 + 1;
+    }
+    /* the device's QP 0 again, with an RQ and CQs */
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, 0, CQ_SIZE);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect_cq(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    buf = alloc_pa(&pe.n, l);
+    post_recv(&pe.n, &sd, 0xab, 1, &buf, &l);
+
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = roce_frame(f, IP_B, 0x04, pe.qpn ^ 0x100, pe.epsn, false, 0, 0, 0,
+                     -1, 0, pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_OTHER, 0x04, pe.qpn, pe.epsn, false, 0, 0, 0,
+                     -1, 0, pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + 5000) & 0xffffff,
+                     false, 0, 0, 0, -1, 0, pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 3);
+    /* ahead within the window: a sequence NAK */
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + 3) & 0xffffff,
+                     false, 0, 0, 0, -1, 0, pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x60);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    /* a Last with no First: NAK invalid at the expected PSN */
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    syn = peer_answer(&pe, &psn, NULL);
+    g_assert_cmphex(syn, ==, 0x61);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, buf, l));
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    qpldma_wr(&pe.n.d, PLDMA_QP_SEL, 0);
+    g_assert_cmpuint(qpldma_rd(&pe.n.d, PLDMA_QP_RQ_HEAD), ==, 0);
+
+    /* the right one: SEND Only at the expected PSN */
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    qpldma_mem_check(pe.n.qts, buf, pl, sizeof(pl));
+    g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    check_cqe(e, 0xab, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
+              pe.qpn, pe.my_qpn, 0, 0, 0);
+    peer_close(&pe);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1354,5 +2201,14 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/long-read-retry", test_long_read_retry);
+    qtest_add_func("/pldma-qp/cq-config", test_cq_config);
+    qtest_add_func("/pldma-qp/send-recv", test_send_recv);
+    qtest_add_func("/pldma-qp/send-errors", test_send_errors);
+    qtest_add_func("/pldma-qp/recv-fault", test_recv_fault);
+    qtest_add_func("/pldma-qp/recv-fault-stall", test_recv_fault_stall);
+    qtest_add_func("/pldma-qp/cq-arm", test_cq_arm);
+    qtest_add_func("/pldma-qp/cq-overflow-flush", test_cq_overflow_flush);
+    qtest_add_func("/pldma-qp/cq-wrap", test_cq_wrap);
+    qtest_add_func("/pldma-qp/hostile-send", test_hostile_send);
     return g_test_run();
 }

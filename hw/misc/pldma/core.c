@@ -281,7 +281,8 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
     }
     if (ch->dflags & ~PLDMA_DF_VALID_MASK || ch->ahead > PLDMA_AHEAD_MAX ||
         (ldl_le_p(d + PLDMA_DESC_AHEAD) & ~0xffU) ||
-        ldl_le_p(d + PLDMA_DESC_IMM) || ldl_le_p(d + PLDMA_DESC_RSVD1)) {
+        (ldl_le_p(d + PLDMA_DESC_IMM) && !pldma_op_has_imm(ch->op)) ||
+        ldl_le_p(d + PLDMA_DESC_RSVD1)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: reserved "
                       "bits set\n", ch->idx, ch->head);
         return PLDMA_ST_BAD_DESC;
@@ -294,6 +295,9 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
         break;
     case PLDMA_OP_RDMA_WRITE:
     case PLDMA_OP_RDMA_READ:
+    case PLDMA_OP_SEND:
+    case PLDMA_OP_SEND_IMM:
+    case PLDMA_OP_RDMA_WRITE_IMM:
         return pldma_net_decode(ch, d);
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad opcode "
@@ -438,6 +442,8 @@ static void pldma_advance(PLDMAChannel *ch)
     PLDMACore *s = ch->s;
 
     trace_pldma_desc_done(ch->idx, ch->head, ch->cstatus, ch->done);
+    /* the CQE of a QP's send queue, before its QP may go to ERR */
+    pldma_cq_send_done(ch);
     pldma_net_ch_end(ch);
     pldma_probes_clear(ch);
     ch->head = (ch->head + 1) & (ch->ring_size - 1);
@@ -807,7 +813,7 @@ static uint32_t pldma_cap(PLDMACore *s)
         cap |= PLDMA_CAP_PASID | PLDMA_FSET(s->pasid_bits, 20, 16);
     }
     if (s->nic) {
-        cap |= PLDMA_CAP_REMOTE | PLDMA_CAP_QP;
+        cap |= PLDMA_CAP_REMOTE | PLDMA_CAP_QP | PLDMA_CAP_CQ;
     }
     return cap;
 }
@@ -911,6 +917,7 @@ static void pldma_reset_engine(PLDMACore *s)
     s->inline_descs = PLDMA_INLINE_DESCS;
     s->inline_runs = PLDMA_INLINE_RUNS;
     pldma_timing_reset(s);
+    pldma_cq_reset(s);
     pldma_net_reset(s);
 }
 
@@ -997,6 +1004,8 @@ static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
         break;
     case PLDMA_IRQ_STATUS:
         s->irq_status &= ~val;
+        /* IRQ_CQ, CQ_ERROR, QP_ERROR follow their bitmaps */
+        pldma_cq_irq_sync(s);
         break;
     case PLDMA_IRQ_MASK:
         s->irq_mask = val;
@@ -1108,7 +1117,12 @@ static uint64_t pldma_ch_read(PLDMAChannel *ch, hwaddr off)
     case PLDMA_CH_AHEAD_DST_MAP_HI:
         return ch->ahead_dst_map >> 32;
     case PLDMA_CH_CMD:
+    case PLDMA_CH_CQ_DB:
         return 0;
+    case PLDMA_CH_RQ_TAIL:
+        return pldma_recv_rq_reg(ch, true);
+    case PLDMA_CH_RQ_HEAD:
+        return pldma_recv_rq_reg(ch, false);
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: read of undefined "
                       "register 0x%" HWADDR_PRIx "\n", ch->idx, off);
@@ -1147,6 +1161,12 @@ static void pldma_ch_write(PLDMAChannel *ch, hwaddr off, uint32_t val)
         break;
     case PLDMA_CH_CMD:
         pldma_cmd(ch, val);
+        break;
+    case PLDMA_CH_CQ_DB:
+        pldma_cq_doorbell(ch, val);
+        break;
+    case PLDMA_CH_RQ_TAIL:
+        pldma_recv_rq_doorbell(ch, val);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: write 0x%x to "
@@ -1621,6 +1641,7 @@ const VMStateDescription vmstate_pldma_core = {
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_qps,
         &vmstate_pldma_timing,
+        &vmstate_pldma_cqs,
         NULL
     }
 };
@@ -1647,6 +1668,8 @@ void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset)
         "node number on the RDMA link, 1..63 (required with netdev=)");
     object_class_property_set_description(klass, "num-qps",
         "number of RC queue pairs with a link, 1..64");
+    object_class_property_set_description(klass, "num-cqs",
+        "number of completion queues with a link, 1..64");
     object_class_property_set_description(klass, "mtu",
         "RDMA payload bytes per segment, power of 2, 256..4096, "
         "the same on every node");

@@ -55,35 +55,13 @@
 #define UDP_HDR             8
 #define BTH_LEN             12
 #define RETH_LEN            16
+#define IMM_LEN             4
 #define AETH_LEN            4
 #define ICRC_LEN            4
 #define HDRS_MAX            (ETH_HDR + IP_HDR + UDP_HDR + BTH_LEN + RETH_LEN + \
-                             AETH_LEN)
+                             IMM_LEN + AETH_LEN)
 #define FRAME_MAX(mtu)      (HDRS_MAX + (mtu) + ICRC_LEN)
 
-/* RC opcodes */
-#define OP_WRITE_FIRST      0x06
-#define OP_WRITE_MIDDLE     0x07
-#define OP_WRITE_LAST       0x08
-#define OP_WRITE_ONLY       0x0a
-#define OP_READ_REQ         0x0c
-#define OP_READ_RESP_FIRST  0x0d
-#define OP_READ_RESP_MIDDLE 0x0e
-#define OP_READ_RESP_LAST   0x0f
-#define OP_READ_RESP_ONLY   0x10
-#define OP_ACK              0x11
-
-/* AETH syndrome */
-#define AETH_ACK            0x1f    /* ACK, credit count "invalid" */
-#define AETH_RNR(t)         (0x20 | ((t) & 0x1f))
-#define AETH_NAK_SEQ        0x60
-#define AETH_NAK_INVALID    0x61
-#define AETH_NAK_ACCESS     0x62
-#define AETH_NAK_OPERR      0x63
-#define AETH_KIND(s)        ((s) >> 5)  /* 0 ACK, 1 RNR, 3 NAK */
-
-/* MSN of the responder's "resolved, resend now" ACK */
-#define PLDMA_NET_RESUME_MSN 0xffffffU
 /*
  * QPNs: a request goes to the responder's QP for the requester's channel,
  * answers to the channel's own QP (never QP0/QP1, which carry MADs)
@@ -95,8 +73,6 @@
 /* Segments in flight, and how often the requester asks for an ACK */
 #define PLDMA_NET_WINDOW        64
 #define PLDMA_NET_ACKREQ_EVERY  16
-/* PSNs further ahead than this are not a gap but garbage: dropped */
-#define PLDMA_NET_PSN_AHEAD     4096
 
 /* IB RNR timer codes, in units of 10 us (code 0 is the longest) */
 static const uint32_t rnr_timer_10us[32] = {
@@ -104,27 +80,6 @@ static const uint32_t rnr_timer_10us[32] = {
     256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
     16384, 24576, 32768, 49152,
 };
-
-typedef struct PLDMAPkt {
-    uint8_t opcode;
-    bool ackreq;
-    uint8_t pad;
-    uint32_t qpn;
-    uint32_t psn;
-    bool has_reth;
-    uint64_t va;
-    uint32_t rkey;
-    uint32_t dmalen;
-    bool has_aeth;
-    uint8_t syndrome;
-    uint32_t msn;
-    const uint8_t *payload;
-    uint32_t plen;
-    uint16_t node;          /* node-id path: the sender (rx) or dest (tx) */
-    uint8_t qp;             /* QP path: 1 + index of our QP, 0: node path */
-    uint32_t src_ip;        /* rx: the IPv4 source */
-    const uint8_t *smac;    /* rx: the Ethernet source */
-} PLDMAPkt;
 
 /* Responder connections: the node-id path's, then one per QP */
 #define NET_CONNS(s)        (PLDMA_NET_CONNS + (s)->num_qps)
@@ -139,9 +94,27 @@ static void cnt(PLDMACore *s, unsigned i)
     s->net_cnt[i]++;
 }
 
+int32_t pldma_psn_diff(uint32_t a, uint32_t b)
+{
+    return psn_diff(a, b);
+}
+
+void pldma_net_cnt(PLDMACore *s, unsigned i)
+{
+    cnt(s, i);
+}
+
 static bool op_has_reth(uint8_t op)
 {
-    return op == OP_WRITE_FIRST || op == OP_WRITE_ONLY || op == OP_READ_REQ;
+    return op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
+           op == OP_WRITE_ONLY_IMM || op == OP_READ_REQ;
+}
+
+/* ImmDt: SEND Last/Only and RDMA WRITE Last/Only with Immediate */
+static bool op_has_imm(uint8_t op)
+{
+    return op == OP_SEND_LAST_IMM || op == OP_SEND_ONLY_IMM ||
+           op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM;
 }
 
 static bool op_has_aeth(uint8_t op)
@@ -152,7 +125,7 @@ static bool op_has_aeth(uint8_t op)
 
 static bool op_has_payload(uint8_t op)
 {
-    return (op >= OP_WRITE_FIRST && op <= OP_WRITE_ONLY) ||
+    return op <= OP_WRITE_ONLY_IMM ||
            (op >= OP_READ_RESP_FIRST && op <= OP_READ_RESP_ONLY);
 }
 
@@ -179,6 +152,11 @@ static uint32_t conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c)
                  : s->rnr_timer;
 }
 
+uint32_t pldma_net_conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c)
+{
+    return conn_rnr_timer(s, c);
+}
+
 /* For traces: the node (0 on a QP) and the channel or QP index */
 static uint16_t conn_node(PLDMACore *s, const PLDMANetConn *c)
 {
@@ -200,6 +178,11 @@ static void qp_drop(PLDMACore *s, const PLDMAPkt *p, const char *why)
     cnt(s, PLDMA_NCNT_RX_DROPPED);
     cnt(s, PLDMA_NCNT_QP_DROPPED);
     trace_pldma_qp_dropped(p->qpn, p->src_ip, p->opcode, p->psn, why);
+}
+
+void pldma_net_qp_drop(PLDMACore *s, const PLDMAPkt *p, const char *why)
+{
+    qp_drop(s, p, why);
 }
 
 /* Dropped as not about the message in flight (both paths) */
@@ -344,7 +327,7 @@ static void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
 
     /* BTH */
     q[0] = p->opcode;
-    q[1] = pad << 4;                        /* SE 0, M 0, PadCnt, TVer 0 */
+    q[1] = (p->se ? 0x80 : 0) | pad << 4;   /* SE, M 0, PadCnt, TVer 0 */
     stw_be_p(q + 2, 0xffff);                /* default P_Key */
     q[4] = 0;
     stl_be_p(q + 4, p->qpn & PLDMA_PSN_MASK);     /* resv8a 0, DestQP */
@@ -355,6 +338,10 @@ static void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
         stl_be_p(q + 8, p->rkey);
         stl_be_p(q + 12, p->dmalen);
         q += RETH_LEN;
+    }
+    if (op_has_imm(p->opcode)) {
+        stl_le_p(q, p->imm);                /* as the descriptor holds it */
+        q += IMM_LEN;
     }
     if (op_has_aeth(p->opcode)) {
         stl_be_p(q, ((uint32_t)p->syndrome << 24) | (p->msn & PLDMA_PSN_MASK));
@@ -433,11 +420,10 @@ static bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
         return false;
     }
     p->opcode = q[0];
-    if (p->opcode < OP_WRITE_FIRST || p->opcode > OP_ACK ||
-        p->opcode == 0x09 || p->opcode == 0x0b ||
-        lduw_be_p(q + 2) != 0xffff || (q[1] & 0x0f)) {
-        return false;                       /* not RC WRITE/READ/ACK */
+    if (p->opcode > OP_ACK || lduw_be_p(q + 2) != 0xffff || (q[1] & 0x0f)) {
+        return false;                       /* not RC SEND/WRITE/READ/ACK */
     }
+    p->se = q[1] >> 7;
     p->pad = (q[1] >> 4) & 3;
     p->qpn = ldl_be_p(q + 4) & PLDMA_PSN_MASK;
     w = ldl_be_p(q + 8);
@@ -446,7 +432,9 @@ static bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
     hdrs = BTH_LEN;
     p->has_reth = op_has_reth(p->opcode);
     p->has_aeth = op_has_aeth(p->opcode);
+    p->has_imm = op_has_imm(p->opcode);
     if (UDP_HDR + hdrs + (p->has_reth ? RETH_LEN : 0) +
+        (p->has_imm ? IMM_LEN : 0) +
         (p->has_aeth ? AETH_LEN : 0) + ICRC_LEN > l4) {
         return false;
     }
@@ -457,6 +445,11 @@ static bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
         p->dmalen = ldl_be_p(q + 12);
         q += RETH_LEN;
         hdrs += RETH_LEN;
+    }
+    if (p->has_imm) {
+        p->imm = ldl_le_p(q);
+        q += IMM_LEN;
+        hdrs += IMM_LEN;
     }
     if (p->has_aeth) {
         w = ldl_be_p(q);
@@ -526,7 +519,7 @@ static void pldma_net_finish(PLDMAChannel *ch, uint32_t status)
         /* (a Go-back-N may have rewound what was sent, not what arrived) */
         ch->done = ch->len;
         ch->net.ok = true;
-    } else if (ch->op == PLDMA_OP_RDMA_WRITE) {
+    } else if (pldma_op_sends(ch->op)) {
         /* what is known to have arrived, not what was sent */
         ch->done = ch->net.acked;
     }
@@ -567,6 +560,9 @@ static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp,
     PLDMANetReq *r = &ch->net;
     uint32_t t = qp->timers;
 
+    if (qp->state == PLDMA_QPS_ERR) {
+        return PLDMA_ST_FLUSHED;    /* flushed: never sent (no PSN used) */
+    }
     if (node != 0 || qp->state != PLDMA_QPS_RTS) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: node %u on "
                       "the send queue of a QP in state %u\n", ch->idx,
@@ -599,16 +595,24 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
             memset(r, 0, sizeof(*r));
             return st;
         }
+    } else if (pldma_op_qp_only(ch->op)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: opcode 0x%x "
+                      "on a channel that is no QP's send queue\n", ch->idx,
+                      ch->head, ch->op);
+        return PLDMA_ST_BAD_OPCODE;
     } else if (!s->nic || node == 0 || node >= PLDMA_NET_MAX_NODES ||
                node == s->node_id) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: no node %u "
                       "to reach\n", ch->idx, ch->head, node);
         return PLDMA_ST_BAD_NODE;
     }
-    r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
+    /* (a SEND has no remote address: REMOTE_VA and RKEY are not used) */
+    if (ch->op != PLDMA_OP_SEND && ch->op != PLDMA_OP_SEND_IMM) {
+        r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
+    }
     if (ch->len == 0 || ch->len > s->max_transfer ||
         r->rva + ch->len < r->rva ||
-        (ch->op == PLDMA_OP_RDMA_WRITE && ch->src + ch->len < ch->src) ||
+        (pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||
         (ch->op == PLDMA_OP_RDMA_READ && ch->dst + ch->len < ch->dst)) {
         memset(r, 0, sizeof(*r));   /* nothing sent: the QP's PSN stays */
         return PLDMA_ST_BAD_LENGTH;
@@ -622,6 +626,10 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
         r->rnr_retry = s->rnr_retry;
     }
     r->rkey = ldl_le_p(d + PLDMA_DESC_RKEY);
+    if (pldma_op_has_imm(ch->op)) {
+        r->imm = ldl_le_p(d + PLDMA_DESC_IMM);
+    }
+    r->se = (ch->dflags & PLDMA_DF_SOLICITED) && pldma_op_qp_only(ch->op);
     r->nsegs = nsegs_of(r->mtu, ch->len);
     r->end_psn = (r->psn + r->nsegs) & PLDMA_PSN_MASK;
     return 0;
@@ -682,6 +690,23 @@ static void pldma_net_tx_wait(PLDMAChannel *ch)
     if (!timer_pending(ch->net_timer)) {
         pldma_net_arm(ch, ch->net.rto_us);
     }
+}
+
+/* The opcode of a segment of a WRITE, WRITE with immediate or SEND */
+static uint8_t req_opcode(uint8_t op, bool first, bool last)
+{
+    bool imm = pldma_op_has_imm(op);
+
+    if (op == PLDMA_OP_SEND || op == PLDMA_OP_SEND_IMM) {
+        return first ? (last ? (imm ? OP_SEND_ONLY_IMM : OP_SEND_ONLY)
+                             : OP_SEND_FIRST)
+                     : (last ? (imm ? OP_SEND_LAST_IMM : OP_SEND_LAST)
+                             : OP_SEND_MIDDLE);
+    }
+    return first ? (last ? (imm ? OP_WRITE_ONLY_IMM : OP_WRITE_ONLY)
+                         : OP_WRITE_FIRST)
+                 : (last ? (imm ? OP_WRITE_LAST_IMM : OP_WRITE_LAST)
+                         : OP_WRITE_MIDDLE);
 }
 
 /*
@@ -754,8 +779,11 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
             pldma_access_failed(ch, a, fva, false);
             return false;
         }
-        p.opcode = first ? (last ? OP_WRITE_ONLY : OP_WRITE_FIRST)
-                         : (last ? OP_WRITE_LAST : OP_WRITE_MIDDLE);
+        p.opcode = req_opcode(ch->op, first, last);
+        if (last && pldma_op_has_imm(ch->op)) {
+            p.imm = r->imm;
+        }
+        p.se = last && r->se;
         if (first) {
             p.va = r->rva;
             p.rkey = r->rkey;
@@ -800,7 +828,7 @@ static void pldma_net_timer(void *opaque)
         return;
     }
     trace_pldma_net_timeout(ch->idx, r->node, r->retries, r->acked);
-    pldma_net_rewind(ch, ch->op == PLDMA_OP_RDMA_WRITE ? r->acked : ch->done);
+    pldma_net_rewind(ch, pldma_op_sends(ch->op) ? r->acked : ch->done);
 }
 
 /* The requester channel a response is for, if it is in a remote op */
@@ -899,7 +927,7 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
             }
             return;
         }
-        if (ch->op != PLDMA_OP_RDMA_WRITE || seg < 0) {
+        if (!pldma_op_sends(ch->op) || seg < 0) {
             return;
         }
         if ((uint64_t)(seg + 1) * mtu > r->acked) {
@@ -927,7 +955,7 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
             return;
         }
         /* everything before the segment that faulted has arrived */
-        if (ch->op == PLDMA_OP_RDMA_WRITE) {
+        if (pldma_op_sends(ch->op)) {
             pldma_net_acked(ch, off);
             off = r->acked;
         } else {
@@ -946,7 +974,7 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
         if (p->syndrome == AETH_NAK_SEQ) {
             cnt(s, PLDMA_NCNT_NAK_RX_SEQ);
             /* the responder expects segment seg: go back to it */
-            if (ch->op == PLDMA_OP_RDMA_WRITE && seg >= 0 && !r->rnr) {
+            if (pldma_op_sends(ch->op) && seg >= 0 && !r->rnr) {
                 pldma_net_acked(ch, (uint64_t)seg * mtu);
                 trace_pldma_net_go_back(ch->idx, p->node, p->psn, r->acked);
                 pldma_net_rewind(ch, r->acked);
@@ -1067,8 +1095,8 @@ static void conn_dest(PLDMACore *s, const PLDMANetConn *c, PLDMAPkt *p)
  * messages the responder completed (IBA C9-147/148); the node-id path
  * sends 0, or @msn for its "resolved, resend now".
  */
-static void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
-                             uint8_t syndrome, uint32_t msn)
+void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                      uint8_t syndrome, uint32_t msn)
 {
     PLDMAPkt p = {
         .opcode = OP_ACK, .psn = psn & PLDMA_PSN_MASK,
@@ -1106,14 +1134,17 @@ static void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
  * middle ends its message there.  Both ends agree on the PSN after any
  * NAK, so no later message can be taken for a duplicate.
  */
-static void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
-                          uint8_t syndrome)
+void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                   uint8_t syndrome)
 {
     if (c->qp) {
         c->epsn = psn & PLDMA_PSN_MASK;
         c->msg_valid = false;
         c->msg_nak = 0;
         c->rd_active = false;
+        /* a SEND in progress ends; its receive WQE stays posted */
+        c->rmsg_valid = false;
+        c->imm_wqe = false;
         /*
          * The NAK names the PSN expected: the segments of the refused
          * message that follow get no sequence NAK on top of it (a lost
@@ -1219,8 +1250,10 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
 {
     uint32_t mtu = conn_mtu(s, c);
     uint8_t op = p->opcode;
-    bool first = op == OP_WRITE_FIRST || op == OP_WRITE_ONLY;
-    bool last = op == OP_WRITE_LAST || op == OP_WRITE_ONLY;
+    bool first = op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
+                 op == OP_WRITE_ONLY_IMM;
+    bool last = op == OP_WRITE_LAST || op == OP_WRITE_ONLY ||
+                op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM;
     uint64_t off;
     uint8_t nak;
     PLDMAAccess a;
@@ -1279,7 +1312,8 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     }
     if (first) {
         nak = p->dmalen == 0 || p->dmalen > s->max_transfer ||
-              (op == OP_WRITE_ONLY) != (p->dmalen <= mtu)
+              (op == OP_WRITE_ONLY || op == OP_WRITE_ONLY_IMM) !=
+              (p->dmalen <= mtu) || c->rmsg_valid   /* a SEND unfinished */
               ? AETH_NAK_INVALID
               : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
                                     PLDMA_KEY_ACC_WRITE);
@@ -1334,6 +1368,10 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         pldma_net_msg_nak(s, c, p->psn, nak);
         return;
     }
+    /* WRITE with immediate: its Last/Only needs a receive WQE (recv.c) */
+    if (p->has_imm && !pldma_recv_imm_take(s, c, p, rch)) {
+        return;
+    }
     a = pldma_net_resp_rw(s, c, c->msg_rkey, c->msg_va + off,
                           (void *)p->payload, p->plen, true, off, c->msg_len);
     if (a == PLDMA_ACC_BUSERR) {
@@ -1358,6 +1396,10 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     c->nak_seq = false;
     if (last) {
         c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
+    }
+    /* ... and its CQE; no answer if the QP went to ERR (its CQ failed) */
+    if (p->has_imm && !pldma_recv_imm_done(s, c, p, rch)) {
+        return;
     }
     if (p->ackreq || last) {
         pldma_net_answer(s, c, p->psn, AETH_ACK, 0);
@@ -1510,12 +1552,19 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
 }
 
 /* The fault of connection @c is resolved: let its requester go on */
-static void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
+void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
 {
+    bool recv = c->fault_recv;
+
     trace_pldma_net_resolved(conn_node(s, c), conn_ch(s, c), c->epsn, ok);
     c->fault = false;
     c->stalled = false;
+    c->fault_recv = false;
     if (!ok) {
+        /* a receive WQE's buffer: the WQE completes in error (recv.c) */
+        if (recv && !pldma_recv_failed(s, c)) {
+            return;             /* its QP went to ERR: nothing to answer */
+        }
         /* the OS could not make the page present: end the message */
         if (c->qp) {
             pldma_net_nak(s, c, c->fault_psn, AETH_NAK_OPERR);
@@ -1594,6 +1643,8 @@ static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
         pldma_net_rx_read_resp(s, p);
     } else if (p->opcode == OP_READ_REQ) {
         pldma_net_rx_read_req(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
+    } else if (p->opcode <= OP_SEND_ONLY_IMM) {
+        pldma_recv_rx_send(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
     } else {
         pldma_net_rx_write(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
     }
@@ -1635,6 +1686,8 @@ static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
             pldma_net_rx_ack(s, &p);
         } else if (p.opcode >= OP_READ_RESP_FIRST) {
             pldma_net_rx_read_resp(s, &p);
+        } else if (p.opcode <= OP_SEND_ONLY_IMM || p.has_imm) {
+            cnt(s, PLDMA_NCNT_RX_DROPPED);  /* SEND, immediate: QPs only */
         } else if ((p.qpn & ~0xffU) == QPN_REQ(0) &&
                    QPN_CH(p.qpn) < PLDMA_MAX_CHANNELS) {
             uint32_t rch = QPN_CH(p.qpn);
@@ -1761,7 +1814,8 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
         for (i = 0; i < NET_CONNS(s); i++) {
             PLDMANetConn *c = &s->conns[i];
 
-            if (c->fault && !c->stalled && c->fault_key == s->key_sel) {
+            if (c->fault && !c->stalled && !c->fault_recv &&
+                c->fault_key == s->key_sel) {
                 pldma_net_conn_resolved(s, c, false);
             }
         }
@@ -1771,7 +1825,8 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
         for (i = 0; i < NET_CONNS(s); i++) {
             PLDMANetConn *c = &s->conns[i];
 
-            if (c->fault && !c->stalled && c->fault_key == s->key_sel) {
+            if (c->fault && !c->stalled && !c->fault_recv &&
+                c->fault_key == s->key_sel) {
                 pldma_net_conn_resolved(s, c, cmd == PLDMA_KEY_CMD_RESOLVED);
             }
         }
@@ -1790,7 +1845,7 @@ bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 {
     PLDMAKey *k;
 
-    if (pldma_qp_read(s, addr, val)) {
+    if (pldma_qp_read(s, addr, val) || pldma_cq_read(s, addr, val)) {
         return true;
     }
     if (addr >= PLDMA_NET_CNT(0) && addr < PLDMA_NET_CNT(PLDMA_NCNT_NUM)) {
@@ -1839,7 +1894,7 @@ bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 
 bool pldma_net_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
-    if (pldma_qp_write(s, addr, val)) {
+    if (pldma_qp_write(s, addr, val) || pldma_cq_write(s, addr, val)) {
         return true;
     }
     switch (addr) {
@@ -1951,6 +2006,9 @@ bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp)
 
     if (s->num_qps < 1 || s->num_qps > PLDMA_MAX_QPS) {
         error_setg(errp, "num-qps must be between 1 and %d", PLDMA_MAX_QPS);
+        return false;
+    }
+    if (!pldma_cq_realize(s, errp)) {
         return false;
     }
     pldma_qp_realize(s);

@@ -46,8 +46,12 @@ static unsigned pldma_pci_vector(PLDMACore *core, unsigned bit)
     if (bit < PLDMA_MAX_CHANNELS) {
         return PLDMA_PCI_VEC_CH(bit);
     }
-    if (BIT(bit) == PLDMA_IRQ_CH_ERROR) {
+    if (BIT(bit) == PLDMA_IRQ_CH_ERROR || BIT(bit) == PLDMA_IRQ_CQ_ERROR ||
+        BIT(bit) == PLDMA_IRQ_QP_ERROR) {
         return PLDMA_PCI_VEC_ERROR(core->num_channels);
+    }
+    if (BIT(bit) == PLDMA_IRQ_CQ) {
+        return PLDMA_PCI_VEC_CQ(core->num_channels);
     }
     return PLDMA_PCI_VEC_FAULT(core->num_channels);
 }

@@ -31,6 +31,8 @@
     DEFINE_PROP_UINT32("node-id", _state, _core.node_id, 0), \
     DEFINE_PROP_UINT32("num-qps", _state, _core.num_qps, \
                        PLDMA_DEFAULT_QPS), \
+    DEFINE_PROP_UINT32("num-cqs", _state, _core.num_cqs, \
+                       PLDMA_DEFAULT_CQS), \
     DEFINE_PROP_UINT32("mtu", _state, _core.mtu, PLDMA_DEFAULT_MTU), \
     DEFINE_PROP_UINT32("retransmit-timeout", _state, _core.rto_us, \
                        PLDMA_DEFAULT_RTO_US), \
@@ -148,9 +150,135 @@ extern const VMStateDescription vmstate_pldma_qps;
 void pldma_net_qp_connect(PLDMACore *s, uint32_t idx);
 void pldma_net_qp_clear(PLDMACore *s, uint32_t idx);
 
+/* RC opcodes (IBA table 38), for net.c and recv.c */
+#define OP_SEND_FIRST       0x00
+#define OP_SEND_MIDDLE      0x01
+#define OP_SEND_LAST        0x02
+#define OP_SEND_LAST_IMM    0x03
+#define OP_SEND_ONLY        0x04
+#define OP_SEND_ONLY_IMM    0x05
+#define OP_WRITE_FIRST      0x06
+#define OP_WRITE_MIDDLE     0x07
+#define OP_WRITE_LAST       0x08
+#define OP_WRITE_LAST_IMM   0x09
+#define OP_WRITE_ONLY       0x0a
+#define OP_WRITE_ONLY_IMM   0x0b
+#define OP_READ_REQ         0x0c
+#define OP_READ_RESP_FIRST  0x0d
+#define OP_READ_RESP_MIDDLE 0x0e
+#define OP_READ_RESP_LAST   0x0f
+#define OP_READ_RESP_ONLY   0x10
+#define OP_ACK              0x11
+
+/* AETH syndrome */
+#define AETH_ACK            0x1f    /* ACK, credit count "invalid" */
+#define AETH_RNR(t)         (0x20 | ((t) & 0x1f))
+#define AETH_NAK_SEQ        0x60
+#define AETH_NAK_INVALID    0x61
+#define AETH_NAK_ACCESS     0x62
+#define AETH_NAK_OPERR      0x63
+#define AETH_KIND(s)        ((s) >> 5)  /* 0 ACK, 1 RNR, 3 NAK */
+
+/* MSN of the responder's "resolved, resend now" ACK */
+#define PLDMA_NET_RESUME_MSN 0xffffffU
+/* PSNs further ahead than this are not a gap but garbage: dropped */
+#define PLDMA_NET_PSN_AHEAD     4096
+
+/* A frame, parsed (rx) or to build (tx) */
+typedef struct PLDMAPkt {
+    uint8_t opcode;
+    bool ackreq;
+    bool se;                /* BTH solicited event */
+    uint8_t pad;
+    uint32_t qpn;
+    uint32_t psn;
+    bool has_reth;
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t dmalen;
+    bool has_imm;
+    uint32_t imm;           /* ImmDt, wire byte order (loaded LE) */
+    bool has_aeth;
+    uint8_t syndrome;
+    uint32_t msn;
+    const uint8_t *payload;
+    uint32_t plen;
+    uint16_t node;          /* node-id path: the sender (rx) or dest (tx) */
+    uint8_t qp;             /* QP path: 1 + index of our QP, 0: node path */
+    uint32_t src_ip;        /* rx: the IPv4 source */
+    const uint8_t *smac;    /* rx: the Ethernet source */
+} PLDMAPkt;
+
+/* net.c, for recv.c (the responder of SEND and WRITE with immediate) */
+int32_t pldma_psn_diff(uint32_t a, uint32_t b);
+void pldma_net_cnt(PLDMACore *s, unsigned i);
+void pldma_net_qp_drop(PLDMACore *s, const PLDMAPkt *p, const char *why);
+uint32_t pldma_net_conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c);
+void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                      uint8_t syndrome, uint32_t msn);
+void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                   uint8_t syndrome);
+void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok);
+
+/* cq.c: completion queues */
+typedef struct PLDMACqe {
+    uint64_t wr_id;
+    uint32_t byte_len;
+    uint32_t imm;           /* wire byte order (loaded LE) */
+    uint32_t qpn;
+    uint32_t src_qp;
+    uint8_t opcode;         /* PLDMA_WC_* */
+    uint8_t status;         /* PLDMA_WC_ST_* */
+    uint8_t flags;          /* PLDMA_CQE_F_* */
+    uint32_t vendor_err;
+} PLDMACqe;
+
+bool pldma_cq_realize(PLDMACore *s, Error **errp);
+void pldma_cq_reset(PLDMACore *s);
+bool pldma_cq_read(PLDMACore *s, hwaddr addr, uint64_t *val);
+bool pldma_cq_write(PLDMACore *s, hwaddr addr, uint32_t val);
+void pldma_cq_doorbell(PLDMAChannel *ch, uint32_t val);
+bool pldma_cq_post(PLDMACore *s, uint32_t cq, const PLDMACqe *e);
+void pldma_cq_irq_sync(PLDMACore *s);
+void pldma_cq_send_done(PLDMAChannel *ch);
+bool pldma_cq_in_use(PLDMACore *s, uint32_t cq);
+extern const VMStateDescription vmstate_pldma_cqs;
+
+/* recv.c: receive queues, the responder of SEND and WRITE with immediate */
+void pldma_recv_rq_doorbell(PLDMAChannel *ch, uint32_t val);
+uint32_t pldma_recv_rq_reg(PLDMAChannel *ch, bool tail);
+void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                        uint32_t idx);
+bool pldma_recv_imm_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                         uint32_t idx);
+bool pldma_recv_imm_done(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                         uint32_t idx);
+bool pldma_recv_failed(PLDMACore *s, PLDMANetConn *c);
+uint32_t pldma_recv_resolve(PLDMACore *s, uint32_t idx, bool ok);
+void pldma_recv_flush(PLDMACore *s, uint32_t idx);
+
+/* The opcodes a QP's send queue runs through net.c */
+static inline bool pldma_op_qp_only(uint8_t op)
+{
+    return op == PLDMA_OP_SEND || op == PLDMA_OP_SEND_IMM ||
+           op == PLDMA_OP_RDMA_WRITE_IMM;
+}
+
 static inline bool pldma_op_remote(uint8_t op)
 {
-    return op == PLDMA_OP_RDMA_WRITE || op == PLDMA_OP_RDMA_READ;
+    return op == PLDMA_OP_RDMA_WRITE || op == PLDMA_OP_RDMA_READ ||
+           pldma_op_qp_only(op);
+}
+
+/* A remote op whose requester sends the payload (WRITE, SEND) */
+static inline bool pldma_op_sends(uint8_t op)
+{
+    return pldma_op_remote(op) && op != PLDMA_OP_RDMA_READ;
+}
+
+static inline bool pldma_op_has_imm(uint8_t op)
+{
+    return op == PLDMA_OP_SEND_IMM || op == PLDMA_OP_RDMA_WRITE_IMM;
 }
 
 #endif /* HW_MISC_PLDMA_INTERNAL_H */

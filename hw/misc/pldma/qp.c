@@ -81,10 +81,18 @@ static void qp_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
 
         memset(qp, 0, sizeof(*qp));
         qp->gen = gen;
+        qp->send_cq = PLDMA_CQ_NONE;
+        qp->recv_cq = PLDMA_CQ_NONE;
         qp_new_gen(qp);
         pldma_net_qp_clear(s, idx);
     } else if (st == PLDMA_QPS_ERR) {
         pldma_net_qp_clear(s, idx);
+        qp->state = st;
+        trace_pldma_qp_state(idx, pldma_qp_qpn(s, idx), qp_state_name(old),
+                             qp_state_name(st));
+        /* its posted receive WQEs complete WR_FLUSH_ERR (recv.c) */
+        pldma_recv_flush(s, idx);
+        return;
     } else if (st == PLDMA_QPS_RTR && old != PLDMA_QPS_RTR) {
         qp->state = st;
         pldma_net_qp_connect(s, idx);
@@ -107,11 +115,18 @@ PLDMAQP *pldma_qp_of_sq(PLDMACore *s, uint32_t ch)
     return NULL;
 }
 
-/* A message on the QP failed in a way that leaves the peer unknown */
+/*
+ * The QP enters ERR by itself: a message failed in a way that leaves the
+ * peer unknown, or one of its CQs failed.  QP_ERRORS tells the driver
+ * (verbs' IB_EVENT_QP_FATAL).
+ */
 void pldma_qp_to_err(PLDMACore *s, uint32_t idx)
 {
     if (idx < s->num_qps && s->qps[idx].state != PLDMA_QPS_RESET &&
         s->qps[idx].state != PLDMA_QPS_ERR) {
+        trace_pldma_qp_fatal(idx, pldma_qp_qpn(s, idx));
+        s->qp_errors |= 1ULL << idx;
+        pldma_cq_irq_sync(s);
         qp_set_state(s, idx, PLDMA_QPS_ERR);
     }
 }
@@ -133,6 +148,7 @@ static bool qp_transition(uint32_t cur, uint32_t next, uint32_t *req,
     case PLDMA_QPS_RESET:
         if (next == PLDMA_QPS_INIT) {
             *req = PLDMA_QPA_REQ_INIT;
+            *opt = PLDMA_QPA_RQ | PLDMA_QPA_CQ;
             return true;
         }
         return false;
@@ -163,6 +179,14 @@ static bool qp_transition(uint32_t cur, uint32_t next, uint32_t *req,
     default:
         return false;
     }
+}
+
+/* A QP's CQ: none, or an ACTIVE CQ of its PD */
+static bool qp_cq_ok(PLDMACore *s, uint32_t cq, uint32_t pd)
+{
+    return cq == PLDMA_CQ_NONE ||
+           (cq < s->num_cqs && s->cqs[cq].state == PLDMA_CQS_ACTIVE &&
+            s->cqs[cq].pd == pd);
 }
 
 /* Check the staged values of the attributes in @mask; a PLDMA_QP_ST_* */
@@ -200,6 +224,20 @@ static uint32_t qp_check_attrs(PLDMACore *s, uint32_t idx, uint32_t mask)
     if ((mask & (PLDMA_QPA_TIMEOUT | PLDMA_QPA_RETRY_CNT |
                  PLDMA_QPA_RNR_RETRY | PLDMA_QPA_MIN_RNR_TIMER)) &&
         (st->timers & ~PLDMA_QPT_MAKE(7, 7, 31, 31))) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
+    if ((mask & PLDMA_QPA_RQ) &&
+        (st->rq_size < PLDMA_RQ_MIN_ENTRIES ||
+         st->rq_size > PLDMA_RQ_MAX_ENTRIES || !is_power_of_2(st->rq_size) ||
+         !QEMU_IS_ALIGNED(st->rq_base, PLDMA_RWQE_SIZE) ||
+         st->rq_base + (uint64_t)st->rq_size * PLDMA_RWQE_SIZE <
+         st->rq_base)) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
+    /* (the PD is staged in the same RESET->INIT) */
+    if ((mask & PLDMA_QPA_CQ) &&
+        (!qp_cq_ok(s, st->send_cq, st->pd) ||
+         !qp_cq_ok(s, st->recv_cq, st->pd))) {
         return PLDMA_QP_ST_BAD_ATTR;
     }
     if (mask & PLDMA_QPA_SQ) {
@@ -251,6 +289,16 @@ static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
     }
     if (mask & PLDMA_QPA_SQ) {
         qp->sq = st->sq;
+    }
+    if (mask & PLDMA_QPA_RQ) {
+        qp->rq_base = st->rq_base;
+        qp->rq_size = st->rq_size;
+        qp->rq_head = 0;
+        qp->rq_tail = 0;
+    }
+    if (mask & PLDMA_QPA_CQ) {
+        qp->send_cq = st->send_cq;
+        qp->recv_cq = st->recv_cq;
     }
     if (mask & PLDMA_QPA_ACCESS_FLAGS) {
         qp->access = st->access;
@@ -316,6 +364,9 @@ static void qp_cmd(PLDMACore *s, uint32_t cmd)
     } else if (cmd == PLDMA_QP_CMD_QUERY) {
         qp_query(s, idx);
         s->qp_status = PLDMA_QP_ST_OK;
+    } else if (cmd == PLDMA_QP_CMD_RESOLVED || cmd == PLDMA_QP_CMD_FAILED) {
+        s->qp_status = pldma_recv_resolve(s, idx,
+                                          cmd == PLDMA_QP_CMD_RESOLVED);
     } else {
         s->qp_status = PLDMA_QP_ST_BAD_CMD;
     }
@@ -396,6 +447,30 @@ bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
     case PLDMA_QP_STATUS:
         *val = s->qp_status;
         return true;
+    case PLDMA_QP_RQ_BASE_LO:
+        *val = (uint32_t)st->rq_base;
+        return true;
+    case PLDMA_QP_RQ_BASE_HI:
+        *val = st->rq_base >> 32;
+        return true;
+    case PLDMA_QP_RQ_SIZE:
+        *val = st->rq_size;
+        return true;
+    case PLDMA_QP_SEND_CQ:
+        *val = st->send_cq;
+        return true;
+    case PLDMA_QP_RECV_CQ:
+        *val = st->recv_cq;
+        return true;
+    case PLDMA_QP_RQ_HEAD:
+        *val = sel_ok ? s->qps[s->qp_sel].rq_head : 0;
+        return true;
+    case PLDMA_QP_ERRORS_LO:
+        *val = (uint32_t)s->qp_errors;
+        return true;
+    case PLDMA_QP_ERRORS_HI:
+        *val = s->qp_errors >> 32;
+        return true;
     default:
         return false;
     }
@@ -418,6 +493,7 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
     case PLDMA_QP_QPN:
     case PLDMA_QP_STATE:
     case PLDMA_QP_STATUS:
+    case PLDMA_QP_RQ_HEAD:
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: write to read-only QP "
                       "register 0x%" HWADDR_PRIx "\n", addr);
         return true;
@@ -466,6 +542,29 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
     case PLDMA_QP_CMD:
         qp_cmd(s, val);
         return true;
+    case PLDMA_QP_RQ_BASE_LO:
+        st->rq_base = deposit64(st->rq_base, 0, 32, val);
+        return true;
+    case PLDMA_QP_RQ_BASE_HI:
+        st->rq_base = deposit64(st->rq_base, 32, 32, val);
+        return true;
+    case PLDMA_QP_RQ_SIZE:
+        st->rq_size = val;
+        return true;
+    case PLDMA_QP_SEND_CQ:
+        st->send_cq = val;
+        return true;
+    case PLDMA_QP_RECV_CQ:
+        st->recv_cq = val;
+        return true;
+    case PLDMA_QP_ERRORS_LO:
+        s->qp_errors &= ~(uint64_t)val;
+        pldma_cq_irq_sync(s);
+        return true;
+    case PLDMA_QP_ERRORS_HI:
+        s->qp_errors &= ~((uint64_t)val << 32);
+        pldma_cq_irq_sync(s);
+        return true;
     default:
         return false;
     }
@@ -482,6 +581,9 @@ void pldma_qp_reset(PLDMACore *s)
         }
     }
     memset(&s->qp_stage, 0, sizeof(s->qp_stage));
+    s->qp_stage.send_cq = PLDMA_CQ_NONE;
+    s->qp_stage.recv_cq = PLDMA_CQ_NONE;
+    s->qp_errors = 0;
     s->qp_mask = 0;
     s->qp_sel = 0;
     s->qp_status = 0;

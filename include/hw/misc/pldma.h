@@ -71,6 +71,8 @@ typedef struct PLDMANetReq {
     uint32_t rnr_retry;
     uint32_t end_psn;       /* QP: PSN of the next message once it ends */
     bool ok;                /* QP: the message completed SUCCESS */
+    uint32_t imm;           /* _IMM opcodes: DESC_IMM, wire byte order */
+    bool se;                /* DF_SOLICITED: the BTH SE bit of the last */
 } PLDMANetReq;
 
 typedef struct PLDMAChannel {
@@ -219,6 +221,22 @@ typedef struct PLDMANetConn {
     uint32_t rd_rkey;
     uint8_t qp;             /* 1 + index of the QP it belongs to, 0: node */
     uint32_t msn;           /* QP: messages completed (AETH MSN) */
+    /*
+     * QP: the receive WQE of the SEND message being received, or of the
+     * WRITE with immediate at its Last/Only (hw/misc/pldma/recv.c), read
+     * at rq_head and consumed when the message ends
+     */
+    bool rmsg_valid;        /* a SEND message is in progress */
+    bool imm_wqe;           /* the WQE is taken by a WRITE with immediate */
+    uint32_t rmsg_psn;      /* PSN of the SEND's First */
+    uint32_t rmsg_off;      /* bytes of it received */
+    uint64_t rwqe_id;
+    uint64_t rwqe_total;    /* bytes its scatter entries hold */
+    uint32_t rwqe_nsge;
+    uint64_t rwqe_addr[PLDMA_RWQE_MAX_SGE];
+    uint32_t rwqe_len[PLDMA_RWQE_MAX_SGE];
+    bool fault_recv;        /* the fault is on a receive WQE's buffer */
+    bool rq_rnr;            /* an RNR NAK for an empty RQ is outstanding */
 } PLDMANetConn;
 
 /*
@@ -240,7 +258,28 @@ typedef struct PLDMAQP {
     uint32_t rq_psn;
     uint32_t path_mtu;      /* PLDMA_MTU_* */
     uint32_t timers;        /* PLDMA_QPT_* */
+    /* receive queue and CQs (CAP.CQ, hw/misc/pldma/recv.c, cq.c) */
+    uint64_t rq_base;
+    uint32_t rq_size;       /* entries, 0: no receive queue */
+    uint32_t rq_head;       /* next receive WQE to consume */
+    uint32_t rq_tail;       /* one past the last posted (CH_RQ_TAIL) */
+    uint32_t send_cq;       /* CQ index or PLDMA_CQ_NONE */
+    uint32_t recv_cq;
 } PLDMAQP;
+
+/*
+ * A completion queue (hw/misc/pldma/cq.c): a ring of PLDMA_CQE_SIZE
+ * entries in DMA memory without PASID; pi and ci count entries mod 2^24
+ */
+typedef struct PLDMACQ {
+    uint32_t state;         /* PLDMA_CQS_* */
+    uint64_t base;
+    uint32_t size;          /* entries, a power of two */
+    uint32_t pd;            /* PASID register (CHB_PASID format) */
+    uint32_t pi;            /* CQEs written */
+    uint32_t ci;            /* consumer index, as rung */
+    uint32_t arm;           /* 0 or PLDMA_CQ_DB_CMD_ARM / _ARM_SOL */
+} PLDMACQ;
 
 /* Node-id path responder connections; the QPs' come after them */
 #define PLDMA_NET_CONNS     (PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS)
@@ -316,6 +355,14 @@ struct PLDMACore {
     uint32_t qp_mask;       /* QP_ATTR_MASK */
     uint32_t qp_sel;
     uint32_t qp_status;
+    uint64_t qp_errors;     /* QP_ERRORS */
+    /* completion queues (hw/misc/pldma/cq.c) */
+    PLDMACQ cqs[PLDMA_MAX_CQS];
+    PLDMACQ cq_stage;       /* CQ_BASE, CQ_SIZE, CQ_PD */
+    uint32_t cq_sel;
+    uint32_t cq_status;
+    uint64_t cq_events;     /* CQ_EVENTS */
+    uint64_t cq_errors;     /* CQ_ERRORS */
     uint32_t *psn_next;     /* [channel * PLDMA_NET_MAX_NODES + node] */
     uint8_t peer_mac[PLDMA_NET_MAX_NODES][6];
     bool peer_mac_known[PLDMA_NET_MAX_NODES];
@@ -341,6 +388,7 @@ struct PLDMACore {
     uint32_t max_outstanding;
     uint32_t node_id;       /* 1..63 with a netdev */
     uint32_t num_qps;
+    uint32_t num_cqs;
     uint32_t mtu;
     uint32_t rto_us;        /* retransmit timeout */
     uint32_t retry_count;
@@ -409,6 +457,7 @@ void pldma_net_unrealize(PLDMACore *s);
 #define PLDMA_DEFAULT_RNR_RETRY     1000    /* ~1 s at the default timer */
 #define PLDMA_DEFAULT_RNR_TIMER     14  /* 1.28 ms */
 #define PLDMA_DEFAULT_QPS           16
+#define PLDMA_DEFAULT_CQS           32
 
 /* hw/misc/pldma/fault.c: the stall master side, for the front-ends */
 bool pldma_core_can_stall(PLDMACore *s, uint32_t sid);

@@ -75,8 +75,8 @@ void qpldma_desc_rdma(uint8_t *desc, uint8_t op, uint16_t node, uint32_t len,
     desc[PLDMA_DESC_OPCODE] = op;
     stw_le_p(desc + PLDMA_DESC_NODE, node);
     stl_le_p(desc + PLDMA_DESC_LEN, len);
-    stq_le_p(desc + (op == PLDMA_OP_RDMA_WRITE ? PLDMA_DESC_SRC
-                                               : PLDMA_DESC_DST), local);
+    stq_le_p(desc + (op == PLDMA_OP_RDMA_READ ? PLDMA_DESC_DST
+                                              : PLDMA_DESC_SRC), local);
     stq_le_p(desc + PLDMA_DESC_REMOTE_VA, rva);
     stl_le_p(desc + PLDMA_DESC_RKEY, rkey);
     stq_le_p(desc + PLDMA_DESC_COMPL, compl);
@@ -160,6 +160,15 @@ uint32_t qpldma_qp_modify(QPldma *d, uint32_t idx, uint32_t mask,
     qpldma_wr(d, PLDMA_QP_RQ_PSN, a->rq_psn);
     qpldma_wr(d, PLDMA_QP_PATH_MTU, a->path_mtu);
     qpldma_wr(d, PLDMA_QP_TIMERS, a->timers);
+    if (mask & PLDMA_QPA_RQ) {
+        qpldma_wr(d, PLDMA_QP_RQ_BASE_LO, (uint32_t)a->rq_base);
+        qpldma_wr(d, PLDMA_QP_RQ_BASE_HI, a->rq_base >> 32);
+        qpldma_wr(d, PLDMA_QP_RQ_SIZE, a->rq_size);
+    }
+    if (mask & PLDMA_QPA_CQ) {
+        qpldma_wr(d, PLDMA_QP_SEND_CQ, a->send_cq);
+        qpldma_wr(d, PLDMA_QP_RECV_CQ, a->recv_cq);
+    }
     qpldma_wr(d, PLDMA_QP_CMD, PLDMA_QP_CMD_MODIFY);
     return qpldma_rd(d, PLDMA_QP_STATUS);
 }
@@ -181,6 +190,70 @@ void qpldma_qp_query(QPldma *d, uint32_t idx, QPldmaQPAttr *a)
     a->rq_psn = qpldma_rd(d, PLDMA_QP_RQ_PSN);
     a->path_mtu = qpldma_rd(d, PLDMA_QP_PATH_MTU);
     a->timers = qpldma_rd(d, PLDMA_QP_TIMERS);
+    a->rq_base = qpldma_rd(d, PLDMA_QP_RQ_BASE_LO) |
+                 (uint64_t)qpldma_rd(d, PLDMA_QP_RQ_BASE_HI) << 32;
+    a->rq_size = qpldma_rd(d, PLDMA_QP_RQ_SIZE);
+    a->send_cq = qpldma_rd(d, PLDMA_QP_SEND_CQ);
+    a->recv_cq = qpldma_rd(d, PLDMA_QP_RECV_CQ);
+}
+
+uint32_t qpldma_cq_create(QPldma *d, uint32_t idx, uint64_t base,
+                          uint32_t size, uint32_t pd)
+{
+    qpldma_wr(d, PLDMA_CQ_SEL, idx);
+    qpldma_wr(d, PLDMA_CQ_BASE_LO, (uint32_t)base);
+    qpldma_wr(d, PLDMA_CQ_BASE_HI, base >> 32);
+    qpldma_wr(d, PLDMA_CQ_SIZE, size);
+    qpldma_wr(d, PLDMA_CQ_PD, pd);
+    qpldma_wr(d, PLDMA_CQ_CMD, PLDMA_CQ_CMD_CREATE);
+    return qpldma_rd(d, PLDMA_CQ_STATUS);
+}
+
+uint32_t qpldma_cq_destroy(QPldma *d, uint32_t idx)
+{
+    qpldma_wr(d, PLDMA_CQ_SEL, idx);
+    qpldma_wr(d, PLDMA_CQ_CMD, PLDMA_CQ_CMD_DESTROY);
+    return qpldma_rd(d, PLDMA_CQ_STATUS);
+}
+
+uint32_t qpldma_cq_reg(QPldma *d, uint32_t idx, uint32_t reg)
+{
+    qpldma_wr(d, PLDMA_CQ_SEL, idx);
+    return qpldma_rd(d, reg);
+}
+
+void qpldma_cq_db(QPldma *d, int ch, uint32_t cmd, uint32_t cq, uint32_t ci)
+{
+    qpldma_ch_wr(d, ch, PLDMA_CH_CQ_DB, PLDMA_CQ_DB_MAKE(cmd, cq, ci));
+}
+
+bool qpldma_cq_poll(QPldma *d, QPldmaCQ *cq, uint8_t *cqe)
+{
+    uint64_t pa = cq->pa + (uint64_t)(cq->ci & (cq->size - 1)) *
+                  PLDMA_CQE_SIZE;
+    uint8_t owner = !((cq->ci / cq->size) & 1);
+
+    qtest_memread(d->qts, pa, cqe, PLDMA_CQE_SIZE);
+    if ((cqe[PLDMA_CQE_OWNER] & 1) != owner) {
+        return false;
+    }
+    cq->ci = (cq->ci + 1) & 0xffffff;
+    return true;
+}
+
+void qpldma_rwqe(QTestState *qts, uint64_t pa, uint64_t wr_id,
+                 uint32_t nsge, const uint64_t *addr, const uint32_t *len)
+{
+    uint8_t w[PLDMA_RWQE_SIZE] = { 0 };
+    uint32_t i;
+
+    stq_le_p(w + PLDMA_RWQE_WR_ID, wr_id);
+    stl_le_p(w + PLDMA_RWQE_NUM_SGE, nsge);
+    for (i = 0; i < nsge && i < PLDMA_RWQE_MAX_SGE; i++) {
+        stq_le_p(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_ADDR, addr[i]);
+        stl_le_p(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_LEN, len[i]);
+    }
+    qtest_memwrite(qts, pa, w, sizeof(w));
 }
 
 uint32_t qpldma_qp_state(QPldma *d, uint32_t idx)

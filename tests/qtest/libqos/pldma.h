@@ -77,6 +77,10 @@ typedef struct QPldmaQPAttr {
     uint32_t rq_psn;
     uint32_t path_mtu;
     uint32_t timers;
+    uint64_t rq_base;       /* PLDMA_QPA_RQ */
+    uint32_t rq_size;
+    uint32_t send_cq;       /* PLDMA_QPA_CQ */
+    uint32_t recv_cq;
 } QPldmaQPAttr;
 
 /* Stage the attributes of @mask and MODIFY QP @idx; returns QP_STATUS */
@@ -86,6 +90,30 @@ uint32_t qpldma_qp_modify(QPldma *d, uint32_t idx, uint32_t mask,
 void qpldma_qp_query(QPldma *d, uint32_t idx, QPldmaQPAttr *a);
 uint32_t qpldma_qp_state(QPldma *d, uint32_t idx);
 uint32_t qpldma_qpn(QPldma *d, uint32_t idx);
+/* Create CQ @idx on @base (@size entries, PD @pd); returns CQ_STATUS */
+uint32_t qpldma_cq_create(QPldma *d, uint32_t idx, uint64_t base,
+                          uint32_t size, uint32_t pd);
+uint32_t qpldma_cq_destroy(QPldma *d, uint32_t idx);
+/* CQ_STATE, CQ_PI, CQ_CI of CQ @idx */
+uint32_t qpldma_cq_reg(QPldma *d, uint32_t idx, uint32_t reg);
+/* Ring the CQ doorbell on channel @ch's page */
+void qpldma_cq_db(QPldma *d, int ch, uint32_t cmd, uint32_t cq, uint32_t ci);
+/*
+ * A CQ as its consumer sees it: the ring at @pa, @size entries, the
+ * consumer index.  qpldma_cq_poll() copies the next CQE (owner bit of the
+ * current pass set) to @cqe (PLDMA_CQE_SIZE bytes) and consumes it.
+ */
+typedef struct QPldmaCQ {
+    uint32_t idx;
+    uint64_t pa;
+    uint32_t size;
+    uint32_t ci;
+} QPldmaCQ;
+bool qpldma_cq_poll(QPldma *d, QPldmaCQ *cq, uint8_t *cqe);
+/* Write a receive WQE at @pa: @wr_id, @nsge entries of @addr/@len */
+void qpldma_rwqe(QTestState *qts, uint64_t pa, uint64_t wr_id,
+                 uint32_t nsge, const uint64_t *addr, const uint32_t *len);
+
 /* The NIC's MAC (NET_MAC_LO/HI) */
 void qpldma_mac(QPldma *d, uint8_t *mac);
 

@@ -947,7 +947,7 @@ static void peer_open_smmu(Peer *pe, uint32_t access, bool smmu)
                            smmu ? ",fault-mode=report" : "", net);
     node_start(&pe->n, args);
     if (smmu) {
-        smmu_setup(&pe->n);
+        smmu_setup(&pe->n, false);
     }
     pe->fd = qpldma_link_connect(&pe->link);
     qpldma_link_wait(pe->n.qts);

@@ -23,7 +23,7 @@ if [ "$(uname -m)" = x86_64 ]; then
 	check "IOMMU has PASIDs (ECAP.PASID)" test $((ecap & (1 << 40))) -ne 0
 	check "IOMMU has the device IOTLB (ECAP.DT)" test $((ecap & (1 << 2))) -ne 0
 	for b in 29:PRS 48:SMPWC; do
-		[ $((ecap & (1 << ${b%%:*}))) -ne 0 ] || echo "# IOMMU lacks ECAP.${b#*:}: no SVA"
+		[ $((ecap & (1 << ${b%%:*}))) -ne 0 ] || echo "# IOMMU lacks ECAP.${b#*:}"
 	done
 	check "iommu group for the IOMMU's devices" test -d /sys/kernel/iommu_groups
 	done_testing

@@ -122,10 +122,26 @@ kernel_select() {
 	return 0
 }
 
+# arch_select: the guest architecture named by PLDMA_ARCH (run-guest,
+# build-kernel and build-initramfs --arch): aarch64 (the default: virt with
+# the SMMUv3) or x86_64 (q35 with intel-iommu).  Sets GARCH, KIMAGE (the
+# kernel's make target) and KIMAGE_PATH (relative to its build directory).
+arch_select() {
+	case "${PLDMA_ARCH:-aarch64}" in
+	aarch64|arm64) GARCH=aarch64 KIMAGE=Image KIMAGE_PATH=arch/arm64/boot/Image ;;
+	x86_64|amd64) GARCH=x86_64 KIMAGE=bzImage KIMAGE_PATH=arch/x86/boot/bzImage ;;
+	*) die "unknown guest architecture '${PLDMA_ARCH:-}' (aarch64 or x86_64)" ;;
+	esac
+	export PLDMA_ARCH=$GARCH
+}
+
 # initramfs_path: the initramfs built for the selected kernel (kernel_select)
+# and architecture (arch_select; x86_64's carry it in their name)
 initramfs_path() {
 	local out=${BUILD_DIR:-$TOP/build}
-	if [ "$KTAG" = 6.12 ]; then
+	if [ "${GARCH:-aarch64}" != aarch64 ]; then
+		echo "$out/initramfs-$GARCH-$KTAG.cpio.gz"
+	elif [ "$KTAG" = 6.12 ]; then
 		echo "$out/initramfs.cpio.gz"
 	else
 		echo "$out/initramfs-$KTAG.cpio.gz"

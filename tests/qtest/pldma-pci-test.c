@@ -26,6 +26,7 @@
 #define SID             DEVFN           /* bus 0: the requester ID */
 #define ECAM            0x4010000000ULL
 #define PASID_CAP       0x100
+#define ATS_CAP         0x108
 #define SMMU_MEM        0x44000000ULL
 #define SMMU_MEM_SIZE   (32 * 1024 * 1024)
 #define NCH             2
@@ -185,7 +186,7 @@ static void check_dst(Fixture *f, uint64_t len)
     }
 }
 
-/* Config space: IDs, BARs, the PCIe, MSI-X and PASID capabilities */
+/* Config space: IDs, BARs, the PCIe, MSI-X, PASID and ATS capabilities */
 static void test_config(void)
 {
     Fixture f;
@@ -214,15 +215,44 @@ static void test_config(void)
     g_assert_cmpuint(qpci_config_readl(f.dev, msix + PCI_MSIX_TABLE) &
                      PCI_MSIX_FLAGS_BIRMASK, ==, PLDMA_PCI_BAR_MSIX);
 
-    /* PASID extended capability: width 16, enable writable, nothing else */
+    /*
+     * PASID extended capability (pcie_pasid_init): width 16, no execute or
+     * privileged mode; upstream's helper leaves the three enable bits of
+     * PASID Control writable, nothing else
+     */
     hdr = ecam_readl(&f, PASID_CAP);
     g_assert_cmphex(PCI_EXT_CAP_ID(hdr), ==, PCI_EXT_CAP_ID_PASID);
+    g_assert_cmphex(PCI_EXT_CAP_NEXT(hdr), ==, ATS_CAP);
     g_assert_cmpuint((ecam_readl(&f, PASID_CAP + PCI_PASID_CAP) >> 8) & 0x1f,
                      ==, 16);
+    g_assert_cmphex(ecam_readl(&f, PASID_CAP + PCI_PASID_CAP) &
+                    (PCI_PASID_CAP_EXEC | PCI_PASID_CAP_PRIV), ==, 0);
     pasid_enable(&f, false);
     ecam_writew(&f, PASID_CAP + PCI_PASID_CTRL, 0xffff);
     g_assert_cmphex(ecam_readl(&f, PASID_CAP + PCI_PASID_CAP) >> 16, ==,
-                    PCI_PASID_CTRL_ENABLE);
+                    PCI_PASID_CTRL_ENABLE | PCI_PASID_CTRL_EXEC |
+                    PCI_PASID_CTRL_PRIV);
+
+    /*
+     * ATS extended capability (pcie_ats_init), the last one: page-aligned
+     * translations, Enable and STU writable (upstream's mask: STU bits
+     * 3:0), off until the OS enables it
+     */
+    hdr = ecam_readl(&f, ATS_CAP);
+    g_assert_cmphex(PCI_EXT_CAP_ID(hdr), ==, PCI_EXT_CAP_ID_ATS);
+    g_assert_cmphex(PCI_EXT_CAP_NEXT(hdr), ==, 0);
+    g_assert_cmphex(ecam_readl(&f, ATS_CAP + PCI_ATS_CAP) &
+                    PCI_ATS_CAP_PAGE_ALIGNED, ==, PCI_ATS_CAP_PAGE_ALIGNED);
+    g_assert_cmphex(ecam_readl(&f, ATS_CAP + PCI_ATS_CAP) >> 16, ==, 0);
+    ecam_writew(&f, ATS_CAP + PCI_ATS_CTRL, 0xffff);
+    g_assert_cmphex(ecam_readl(&f, ATS_CAP + PCI_ATS_CAP) >> 16, ==,
+                    PCI_ATS_CTRL_ENABLE | 0xf);
+
+    /* a system reset disables both */
+    qobject_unref(qtest_qmp(f.qts, "{ 'execute': 'system_reset' }"));
+    qtest_qmp_eventwait(f.qts, "RESET");
+    g_assert_cmphex(ecam_readl(&f, PASID_CAP + PCI_PASID_CAP) >> 16, ==, 0);
+    g_assert_cmphex(ecam_readl(&f, ATS_CAP + PCI_ATS_CAP) >> 16, ==, 0);
     stop(&f);
 }
 

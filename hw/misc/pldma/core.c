@@ -101,6 +101,21 @@ MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch)
     return attrs;
 }
 
+/*
+ * The translation of @va for one access: the front-end's own (PCIe ATS
+ * for a PASID) when it has one for these attributes, else the IOMMU's.
+ */
+IOMMUTLBEntry pldma_iotlb_entry(PLDMACore *s, hwaddr va, bool is_write,
+                                MemTxAttrs attrs)
+{
+    IOMMUTLBEntry e;
+
+    if (s->ops->translate && s->ops->translate(s, va, is_write, attrs, &e)) {
+        return e;
+    }
+    return address_space_get_iotlb_entry(s->dma_as, va, is_write, attrs);
+}
+
 /* A mapping of guest memory for direct access */
 typedef struct PLDMAMap {
     AddressSpace *as;       /* where it was mapped (after translation) */
@@ -141,12 +156,12 @@ static PLDMAAccess pldma_map(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
         }
         /* restored, not cleared: a translation can nest (event writes) */
         s->cur = ch;
-        e = address_space_get_iotlb_entry(s->dma_as, va, is_write, attrs);
+        e = pldma_iotlb_entry(s, va, is_write, attrs);
         s->cur = prev;
         if (ch && ch->stall_seen) {
             return PLDMA_ACC_STALLED;
         }
-        if (e.perm == IOMMU_NONE || !e.target_as) {
+        if (!(e.perm & (is_write ? IOMMU_WO : IOMMU_RO)) || !e.target_as) {
             return PLDMA_ACC_FAULT;
         }
         pldma_timing_xlat(s, ch, va, e.addr_mask, attrs.pid);

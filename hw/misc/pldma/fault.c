@@ -200,7 +200,7 @@ static bool pldma_probe(PLDMAChannel *ch, uint64_t page, bool is_write)
     RCU_READ_LOCK_GUARD();
     s->cur = ch;
     ch->probing = true;
-    e = address_space_get_iotlb_entry(s->dma_as, page, is_write, attrs);
+    e = pldma_iotlb_entry(s, page, is_write, attrs);
     ch->probing = false;
     s->cur = prev;
     return e.perm & (is_write ? IOMMU_WO : IOMMU_RO);

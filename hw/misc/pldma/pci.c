@@ -11,8 +11,16 @@
  *   BAR 2  MSI-X: one vector per channel (IRQ_CH_DONE(n)), one for the
  *          fault queue (IRQ_FAULT, IRQ_FQ_OVERFLOW, IRQ_CH_FAULTED) and one
  *          for errors (IRQ_CH_ERROR); INTx when MSI-X is off;
- *   the PCIe PASID extended capability, Max PASID Width = pasid-bits; a
- *   channel's DMA carries its PASID only while PASID Control.Enable is set.
+ *   the PCIe PASID extended capability (pcie_pasid_init), Max PASID Width
+ *   = pasid-bits; a channel's DMA carries its PASID only while PASID
+ *   Control.Enable is set;
+ *   the PCIe ATS extended capability (pcie_ats_init): while ATS
+ *   Control.Enable is set, a channel's PASID-tagged accesses are
+ *   translated with ATS translation requests for that PASID
+ *   (pci_ats_request_translation), the way an IOMMU without
+ *   per-transaction PASID attributes (intel-iommu) serves PASIDs, and the
+ *   translated addresses then accessed directly; nothing is cached, so
+ *   there is nothing for an invalidation to drop.
  * Its StreamID is its requester ID.  PCIe endpoints are not stalled by an
  * SMMUv3 (the architecture gives them PRI, which Linux's arm-smmu-v3 does
  * not consume), so the device only works in report mode.  See
@@ -34,6 +42,7 @@
 
 #define PLDMA_PCI_EXP_OFFSET    0x80
 #define PLDMA_PCI_PASID_OFFSET  0x100
+#define PLDMA_PCI_ATS_OFFSET    0x108   /* after PASID, PCI_EXT_CAP_PASID_SIZEOF */
 
 static PLDMAPCIState *pldma_pci(PLDMACore *core)
 {
@@ -90,15 +99,42 @@ static void pldma_pci_update_irq(PLDMACore *core, uint32_t pending)
 
 static bool pldma_pci_pasid_enabled(PLDMACore *core)
 {
-    PCIDevice *pd = PCI_DEVICE(pldma_pci(core));
+    return pcie_pasid_enabled(PCI_DEVICE(pldma_pci(core)));
+}
 
-    return pci_get_word(pd->config + PLDMA_PCI_PASID_OFFSET + PCI_PASID_CTRL) &
-           PCI_PASID_CTRL_ENABLE;
+/*
+ * With ATS enabled, a PASID-tagged access is translated by an ATS
+ * translation request for its PASID, for the page of @va; the permission
+ * the access needs missing is a fault (e->perm IOMMU_NONE), which report
+ * mode hands to the driver.
+ */
+static bool pldma_pci_translate(PLDMACore *core, hwaddr va, bool is_write,
+                                MemTxAttrs attrs, IOMMUTLBEntry *e)
+{
+    PCIDevice *pd = PCI_DEVICE(pldma_pci(core));
+    IOMMUAccessFlags need = is_write ? IOMMU_WO : IOMMU_RO;
+    uint32_t err = 0;
+    ssize_t n;
+
+    if (attrs.unspecified || !pcie_ats_enabled(pd)) {
+        return false;
+    }
+    n = pci_ats_request_translation(pd, attrs.pid, false, false, va, 1,
+                                    !is_write, e, 1, &err);
+    if (n != 1 || err || !(e->perm & need)) {
+        trace_pldma_pci_ats_fault(attrs.pid, va, is_write, n, err);
+        *e = (IOMMUTLBEntry) { .perm = IOMMU_NONE };
+        return true;
+    }
+    trace_pldma_pci_ats(attrs.pid, va, e->translated_addr, e->addr_mask,
+                        e->perm);
+    return true;
 }
 
 static const PLDMACoreOps pldma_pci_ops = {
     .update_irq = pldma_pci_update_irq,
     .pasid_enabled = pldma_pci_pasid_enabled,
+    .translate = pldma_pci_translate,
 };
 
 static void pldma_pci_write_config(PCIDevice *pd, uint32_t addr,
@@ -106,12 +142,16 @@ static void pldma_pci_write_config(PCIDevice *pd, uint32_t addr,
 {
     PLDMAPCIState *s = PLDMA_PCI(pd);
     bool pasid_was = pldma_pci_pasid_enabled(&s->core);
+    bool ats_was = pcie_ats_enabled(pd);
 
     pci_default_write_config(pd, addr, val, len);
     /* the requester ID changes when the guest numbers the buses */
     s->core.stream_id = pci_requester_id(pd);
     if (pasid_was != pldma_pci_pasid_enabled(&s->core)) {
         trace_pldma_pci_pasid_enable(!pasid_was);
+    }
+    if (ats_was != pcie_ats_enabled(pd)) {
+        trace_pldma_pci_ats_enable(!ats_was);
     }
     if (range_covers_byte(addr, len, PCI_COMMAND)) {
         /* INTx may have been masked or MSI-X switched */
@@ -164,12 +204,10 @@ static void pldma_pci_realize(PCIDevice *pd, Error **errp)
         goto fail_msix;
     }
     /* PASID: no execute or privileged mode, Max PASID Width = pasid-bits */
-    pcie_add_capability(pd, PCI_EXT_CAP_ID_PASID, 1, PLDMA_PCI_PASID_OFFSET,
-                        PCI_EXT_CAP_PASID_SIZEOF);
-    pci_set_word(pd->config + PLDMA_PCI_PASID_OFFSET + PCI_PASID_CAP,
-                 (core->pasid_bits & 0x1f) << 8);
-    pci_set_word(pd->wmask + PLDMA_PCI_PASID_OFFSET + PCI_PASID_CTRL,
-                 PCI_PASID_CTRL_ENABLE);
+    pcie_pasid_init(pd, PLDMA_PCI_PASID_OFFSET, core->pasid_bits, false,
+                    false);
+    /* ATS: translations of whole pages (page aligned) */
+    pcie_ats_init(pd, PLDMA_PCI_ATS_OFFSET, true);
     return;
 
 fail_msix:
@@ -199,9 +237,14 @@ static void pldma_pci_reset_hold(Object *obj, ResetType type)
 {
     PLDMAPCIState *s = PLDMA_PCI(obj);
 
+    PCIDevice *pd = PCI_DEVICE(s);
+
     pldma_core_reset(&s->core);
     s->msix_pending = 0;
-    msix_reset(PCI_DEVICE(s));
+    msix_reset(pd);
+    /* PASID and ATS Control reset to 0 (disabled) */
+    pci_set_word(pd->config + PLDMA_PCI_PASID_OFFSET + PCI_PASID_CTRL, 0);
+    pci_set_word(pd->config + PLDMA_PCI_ATS_OFFSET + PCI_ATS_CTRL, 0);
 }
 
 static int pldma_pci_post_load(void *opaque, int version_id)

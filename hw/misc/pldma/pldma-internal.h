@@ -97,6 +97,8 @@ PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
                      void *buf, hwaddr len, bool is_write, uint64_t *fault_va);
 void pldma_run_now(PLDMAChannel *ch);
 MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch);
+IOMMUTLBEntry pldma_iotlb_entry(PLDMACore *s, hwaddr va, bool is_write,
+                                MemTxAttrs attrs);
 bool pldma_pasid_reg_valid(const PLDMACore *s, uint32_t reg);
 
 /* fault.c */

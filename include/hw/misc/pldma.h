@@ -177,6 +177,14 @@ typedef struct PLDMACoreOps {
     bool (*pasid_enabled)(PLDMACore *s);
     /* optional: does the IOMMU hold the stall (STAG) of a migrated channel */
     bool (*stall_is_pending)(PLDMACore *s, uint16_t stag);
+    /*
+     * optional: translate @va for an access with @attrs in a way of the
+     * bus's own (PCIe: an ATS translation request for the PASID), filling
+     * *@e; false leaves it to the IOMMU of s->dma_as, as for untranslated
+     * DMA (address_space_get_iotlb_entry)
+     */
+    bool (*translate)(PLDMACore *s, hwaddr va, bool is_write,
+                      MemTxAttrs attrs, IOMMUTLBEntry *e);
 } PLDMACoreOps;
 
 /* A remote key: a range of a PASID's address space, remote access bits */

@@ -1693,6 +1693,9 @@ void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset)
     object_class_property_set_description(klass, "mtu",
         "RDMA payload bytes per segment, power of 2, 256..4096, "
         "the same on every node");
+    object_class_property_set_description(klass, "resp-fault-timeout",
+        "milliseconds (virtual clock) a reported responder fault waits for "
+        "its answer before the message is NAKed, 0 = no bound");
     object_class_property_set_description(klass, "retransmit-timeout",
         "RDMA retransmit timeout in microseconds (virtual clock), "
         "1..10000000");

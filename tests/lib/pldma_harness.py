@@ -772,6 +772,35 @@ class Cluster:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
+def tshark(pcap, args, chunk=20000):
+    """Run tshark -r PCAP ARGS over a capture in pieces of CHUNK frames
+    (editcap -c): Wireshark's InfiniBand dissector keeps per-capture state
+    that makes one pass quadratic in the frame count (100,000 RoCEv2
+    frames: 50 s in one piece, 5 s in five), while every check here reads
+    frames one by one.  Returns (status, stdout, stderr) as one run would;
+    frame numbers restart in every piece."""
+    if not shutil.which('editcap'):
+        r = subprocess.run(['tshark', '-r', pcap] + list(args), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, check=False)
+        return r.returncode, r.stdout, r.stderr
+    with tempfile.TemporaryDirectory(prefix='pldma-tshark-') as d:
+        r = subprocess.run(['editcap', '-c', str(chunk), pcap, os.path.join(d, 'part.pcap')],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           check=False)
+        if r.returncode:
+            return r.returncode, '', 'editcap: ' + r.stderr
+        out, err = [], []
+        for part in sorted(os.listdir(d)):
+            r = subprocess.run(['tshark', '-r', os.path.join(d, part)] + list(args),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               check=False)
+            if r.returncode:
+                return r.returncode, ''.join(out), r.stderr
+            out.append(r.stdout)
+            err.append(r.stderr)
+        return 0, ''.join(out), ''.join(err)
+
+
 def lines_of(path):
     """A log file's lines, carriage returns dropped ([] if it is missing)."""
     try:

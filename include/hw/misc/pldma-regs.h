@@ -74,6 +74,14 @@
 #define   PLDMA_CAP_QP                PLDMA_BIT(12) /* RC queue pairs */
 #define   PLDMA_CAP_CQ                PLDMA_BIT(13) /* CQs, RQs, SEND/RECV */
 #define   PLDMA_CAP_ETH               PLDMA_BIT(14) /* the Ethernet function */
+/*
+ * fault-mode=pri (pldma-pci only): a translation without the needed
+ * permission becomes a PCIe page request (PRI); the channel waits in
+ * STALLED until the page group response, as in stall mode.  To the
+ * driver, pri is what stall is on the platform device: the IOMMU's IOPF
+ * resolves the fault and nothing is posted to the fault queue.
+ */
+#define   PLDMA_CAP_FAULT_PRI         PLDMA_BIT(15) /* fault-mode=pri */
 #define   PLDMA_CAP_PASID_BITS(v)     PLDMA_FGET(v, 20, 16)
 #define PLDMA_MAX_XFER              0x00c   /* RO  max descriptor length */
 #define PLDMA_CTRL                  0x010   /* RW */

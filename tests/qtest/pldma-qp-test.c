@@ -2272,7 +2272,8 @@ static void test_hostile_send(void)
 
 typedef struct Mig {
     Pair *p;
-    char *a_args;
+    bool resp;              /* migrate B, the responder (A otherwise) */
+    char *a_args, *b_args;
     uint32_t a_psn[2], b_psn[2];
     uint64_t a_src, a_dst, b_dst, b_src;
     uint64_t compl[2];
@@ -2350,16 +2351,18 @@ static void mig_connect(Mig *m, uint32_t idx)
 }
 
 /*
- * Start the pair, the WRITE (QP 0) and the READ (QP 1), stop B in the
- * middle of them and save A to a file; returns its path (A is stopped)
+ * Start the pair, the WRITE (QP 0) and the READ (QP 1), stop one node in
+ * the middle of them and save the other (A, or B with m->resp) to a file;
+ * returns its path (the saved node is gone)
  */
 static char *mig_start(Mig *m)
 {
-    g_autofree char *b = NULL, *a_net = NULL, *b_net = NULL;
+    g_autofree char *a_net = NULL, *b_net = NULL;
     g_autofree char *uri = NULL;
     char *path;
     QPldmaRing r0, r1;
     uint32_t wkey, rkey;
+    Node *mig;
     Pair *p;
     int fd, i;
 
@@ -2367,9 +2370,9 @@ static char *mig_start(Mig *m)
     qpldma_link_init(&p->link, "pldma-qpmig-XXXXXX");
     b_net = qpldma_link_netdev(&p->link, true);
     a_net = qpldma_link_netdev(&p->link, false);
-    b = g_strdup_printf(MIG_NODE_ARGS, 2, b_net);
+    m->b_args = g_strdup_printf(MIG_NODE_ARGS, 2, b_net);
     m->a_args = g_strdup_printf(MIG_NODE_ARGS, 1, a_net);
-    node_start(&p->b, b);
+    node_start(&p->b, m->b_args);
     node_start(&p->a, m->a_args);
     qpldma_link_wait(p->a.qts);
     qpldma_link_wait(p->b.qts);
@@ -2395,7 +2398,8 @@ static char *mig_start(Mig *m)
     for (i = 0; i < 5000 && ncnt(&p->b, PLDMA_NCNT_RX_FRAMES) < 300; i++) {
         g_usleep(200);
     }
-    qtest_qmp_assert_success(p->b.qts, "{ 'execute': 'stop' }");
+    qtest_qmp_assert_success(m->resp ? p->a.qts : p->b.qts,
+                             "{ 'execute': 'stop' }");
     g_usleep(100 * 1000);
     for (i = 0; i < 2; i++) {
         g_assert_cmpuint(qtest_readl(p->a.qts, m->compl[i] +
@@ -2408,27 +2412,37 @@ static char *mig_start(Mig *m)
     g_assert(fd >= 0);
     close(fd);
     uri = g_strdup_printf("exec:cat > %s", path);
-    qtest_qmp_assert_success(p->a.qts, "{ 'execute': 'migrate', "
+    mig = m->resp ? &p->b : &p->a;
+    qtest_qmp_assert_success(mig->qts, "{ 'execute': 'migrate', "
                              "'arguments': { 'uri': %s } }", uri);
-    g_assert_true(mig_wait(p->a.qts));
-    /* the source goes: its connection closes, B listens again */
-    qtest_quit(p->a.qts);
-    p->a.qts = NULL;
+    g_assert_true(mig_wait(mig->qts));
+    /*
+     * The source goes: its connection closes.  B (server=on) listens
+     * again; A (reconnect-ms) connects again, to a new B that listens on
+     * the same path (QEMU unlinks it first).
+     */
+    qtest_quit(mig->qts);
+    mig->qts = NULL;
     return path;
 }
 
-/* A runs on @dst now: B goes on, both transfers complete, checked */
+/*
+ * The migrated node runs on @dst now: the other goes on, both transfers
+ * complete, checked
+ */
 static void mig_finish(Mig *m, QTestState *dst)
 {
     Pair *p = m->p;
+    Node *mig = m->resp ? &p->b : &p->a;
     QPldmaQPAttr q;
     uint64_t bytes;
     uint32_t i;
 
-    p->a.qts = dst;
-    p->a.d.qts = dst;
+    mig->qts = dst;
+    mig->d.qts = dst;
     p->timers = true;
-    qtest_qmp_assert_success(p->b.qts, "{ 'execute': 'cont' }");
+    qtest_qmp_assert_success(m->resp ? p->a.qts : p->b.qts,
+                             "{ 'execute': 'cont' }");
     for (i = 0; i < 2; i++) {
         g_assert_cmpuint(wait_compl(p, m->compl[i], &bytes), ==,
                          PLDMA_ST_SUCCESS);
@@ -2448,8 +2462,14 @@ static void mig_finish(Mig *m, QTestState *dst)
             g_assert_cmphex(q.rq_psn, ==, (m->a_psn[0] + MIG_SEGS) & 0xffffff);
         }
     }
-    /* retransmissions, nothing else: no NAK but sequence, no drop */
-    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), >, 0);
+    /*
+     * Retransmissions, nothing else: no NAK but sequence, no drop.  A
+     * migrated requester resends what was not acknowledged; a migrated
+     * responder's peer resends what was lost, if anything was.
+     */
+    if (!m->resp) {
+        g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), >, 0);
+    }
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 0);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_INVALID), ==, 0);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_OPERR), ==, 0);
@@ -2464,6 +2484,7 @@ static void mig_finish(Mig *m, QTestState *dst)
                    ncnt(&p->b, PLDMA_NCNT_DUPS));
     pair_stop(p);
     g_free(m->a_args);
+    g_free(m->b_args);
     g_free(m->wdata);
     g_free(m->rdata);
 }
@@ -2473,6 +2494,18 @@ static void test_migrate_requester(void)
     Mig m = { 0 };
     g_autofree char *path = mig_start(&m);
     QTestState *dst = mig_load(m.a_args, path);
+
+    g_assert_nonnull(dst);
+    unlink(path);
+    mig_finish(&m, dst);
+}
+
+/* B, the responder, migrated in the middle of the WRITE and the READ */
+static void test_migrate_responder(void)
+{
+    Mig m = { .resp = true };
+    g_autofree char *path = mig_start(&m);
+    QTestState *dst = mig_load(m.b_args, path);
 
     g_assert_nonnull(dst);
     unlink(path);
@@ -2569,6 +2602,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);
     qtest_add_func("/pldma-qp/long-read-retry", test_long_read_retry);
     qtest_add_func("/pldma-qp/migrate-requester", test_migrate_requester);
+    qtest_add_func("/pldma-qp/migrate-responder", test_migrate_responder);
     qtest_add_func("/pldma-qp/migrate-hostile", test_migrate_hostile);
     return g_test_run();
 }

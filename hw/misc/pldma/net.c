@@ -35,6 +35,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/error-report.h"
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"

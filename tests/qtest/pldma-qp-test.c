@@ -2257,14 +2257,14 @@ static void test_hostile_send(void)
  * ---- migration of a node with a link (docs/specs/pldma.rst, "Remote
  * DMA", migration) ----
  *
- * A (node 1, the side that connects, reconnect-ms) runs an 8 MiB RDMA
- * WRITE on QP 0 and an 8 MiB RDMA READ on QP 1 to B.  Mid-transfer B is
+ * A (node 1, the side that connects, reconnect-ms) runs a 4 MiB RDMA
+ * WRITE on QP 0 and a 4 MiB RDMA READ on QP 1 to B.  Mid-transfer B is
  * stopped (its socket fills, A's frames wait in the net layer), A is
  * migrated through a file to a new QEMU with the same command line, which
  * connects to B again; B goes on.  Both transfers complete, byte for byte,
  * and the peer saw retransmissions only.
  */
-#define MIG_LEN         (8 * MiB)
+#define MIG_LEN         (4 * MiB)
 #define MIG_SEGS        (MIG_LEN / 1024)
 #define MIG_NODE_ARGS   "-M virt -m 512M -nodefaults " \
                         "-device pldma,id=dma0,netdev=n0,node-id=%d " \

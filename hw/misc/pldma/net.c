@@ -2310,7 +2310,8 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
     }
     if (r->acked > ch->len || r->sent_hw > (uint64_t)ch->len + 1 ||
         r->rd_end > ch->len ||
-        (ch->op == PLDMA_OP_RDMA_READ && r->acked)) {
+        (r->acked % r->mtu && r->acked != ch->len) ||
+        (ch->done % r->mtu && ch->done != ch->len)) {
         return "remote operation's sent or acknowledged bytes";
     }
     if (r->rto_us == 0 || r->rto_us > 10 * 1000 * 1000 ||

@@ -15,6 +15,7 @@
 #include "libqtest.h"
 #include "libqos/pldma.h"
 #include "libqos/smmuv3.h"
+#include "qobject/qdict.h"
 
 #define PLDMA_BASE      0x0c000000ULL
 #define RAM_BASE        0x40000000ULL
@@ -2252,6 +2253,326 @@ static void test_hostile_send(void)
     peer_close(&pe);
 }
 
+/*
+ * ---- migration of a node with a link (docs/specs/pldma.rst, "Remote
+ * DMA", migration) ----
+ *
+ * A (node 1, the side that connects, reconnect-ms) runs a 4 MiB RDMA
+ * WRITE on QP 0 and a 4 MiB RDMA READ on QP 1 to B.  Mid-transfer B is
+ * stopped (its socket fills, A's frames wait in the net layer), A is
+ * migrated through a file to a new QEMU with the same command line, which
+ * connects to B again; B goes on.  Both transfers complete, byte for byte,
+ * and the peer saw retransmissions only.
+ */
+#define MIG_LEN         (4 * MiB)
+#define MIG_SEGS        (MIG_LEN / 1024)
+#define MIG_NODE_ARGS   "-M virt -m 512M -nodefaults " \
+                        "-device pldma,id=dma0,netdev=n0,node-id=%d " \
+                        "-netdev %s"
+
+typedef struct Mig {
+    Pair *p;
+    bool resp;              /* migrate B, the responder (A otherwise) */
+    char *a_args, *b_args;
+    uint32_t a_psn[2], b_psn[2];
+    uint64_t a_src, a_dst, b_dst, b_src;
+    uint64_t compl[2];
+    uint8_t *wdata, *rdata;
+} Mig;
+
+static const char *mig_status(QTestState *qts)
+{
+    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
+    QDict *ret = qdict_get_qdict(rsp, "return");
+    const char *st = "";
+
+    if (ret && qdict_haskey(ret, "status")) {
+        st = qdict_get_str(ret, "status");
+        st = !strcmp(st, "completed") ? "completed" :
+             !strcmp(st, "failed") ? "failed" : "";
+    }
+    qobject_unref(rsp);
+    return st;
+}
+
+static bool mig_wait(QTestState *qts)
+{
+    const char *st;
+    int i;
+
+    for (i = 0; i < 6000; i++) {
+        st = mig_status(qts);
+        if (*st) {
+            return !strcmp(st, "completed");
+        }
+        g_usleep(10 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+/* Load @path into a new QEMU with @args; NULL (and no QEMU) if refused */
+static QTestState *mig_load(const char *args, const char *path)
+{
+    g_autofree char *uri = g_strdup_printf("exec:cat %s", path);
+    QTestState *dst = qtest_initf("%s -incoming defer", args);
+    QDict *rsp;
+
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s, "
+                             "'exit-on-error': false } }", uri);
+    if (mig_wait(dst)) {
+        return dst;
+    }
+    /* refused: the destination still answers, nothing crashed or hung */
+    rsp = qtest_qmp(dst, "{ 'execute': 'query-status' }");
+    g_assert_true(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    qtest_quit(dst);
+    return NULL;
+}
+
+/* QP @idx of A (SQ channel @idx) to QP @idx of B, random PSNs */
+static void mig_connect(Mig *m, uint32_t idx)
+{
+    Pair *p = m->p;
+    uint8_t mac_a[6], mac_b[6];
+    QPldmaQPAttr at;
+
+    m->a_psn[idx] = rand_psn();
+    m->b_psn[idx] = rand_psn();
+    qpldma_mac(&p->a.d, mac_a);
+    qpldma_mac(&p->b.d, mac_b);
+    attr_to(&at, mac_a, IP_A, qpldma_qpn(&p->a.d, idx), m->b_psn[idx],
+            m->a_psn[idx], idx);
+    qp_connect(&p->b, idx, &at);
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, idx), m->a_psn[idx],
+            m->b_psn[idx], idx);
+    qp_connect(&p->a, idx, &at);
+}
+
+/*
+ * Start the pair, the WRITE (QP 0) and the READ (QP 1), stop one node in
+ * the middle of them and save the other (A, or B with m->resp) to a file;
+ * returns its path (the saved node is gone)
+ */
+static char *mig_start(Mig *m)
+{
+    g_autofree char *a_net = NULL, *b_net = NULL;
+    g_autofree char *uri = NULL;
+    char *path;
+    QPldmaRing r0, r1;
+    uint32_t wkey, rkey;
+    Node *mig;
+    Pair *p;
+    int fd, i;
+
+    p = m->p = g_new0(Pair, 1);
+    qpldma_link_init(&p->link, "pldma-qpmig-XXXXXX");
+    b_net = qpldma_link_netdev(&p->link, true);
+    a_net = qpldma_link_netdev(&p->link, false);
+    m->b_args = g_strdup_printf(MIG_NODE_ARGS, 2, b_net);
+    m->a_args = g_strdup_printf(MIG_NODE_ARGS, 1, a_net);
+    node_start(&p->b, m->b_args);
+    node_start(&p->a, m->a_args);
+    qpldma_link_wait(p->a.qts);
+    qpldma_link_wait(p->b.qts);
+    mig_connect(m, 0);
+    mig_connect(m, 1);
+    ring_init(&p->a, &r0, 0);
+    ring_init(&p->a, &r1, 1);
+
+    m->a_src = alloc_pa(&p->a, MIG_LEN);
+    m->a_dst = alloc_pa(&p->a, MIG_LEN);
+    m->b_dst = alloc_pa(&p->b, MIG_LEN);
+    m->b_src = alloc_pa(&p->b, MIG_LEN);
+    m->wdata = qpldma_mem_random(p->a.qts, m->a_src, MIG_LEN);
+    m->rdata = qpldma_mem_random(p->b.qts, m->b_src, MIG_LEN);
+    wkey = key_register(&p->b, 0, 0, m->b_dst, MIG_LEN, PLDMA_KEY_ACC_WRITE);
+    rkey = key_register(&p->b, 1, 0, m->b_src, MIG_LEN, PLDMA_KEY_ACC_READ);
+
+    m->compl[0] = post(&p->a, &r0, PLDMA_OP_RDMA_WRITE, 0, MIG_LEN,
+                       m->a_src, m->b_dst, wkey);
+    m->compl[1] = post(&p->a, &r1, PLDMA_OP_RDMA_READ, 0, MIG_LEN,
+                       m->a_dst, m->b_src, rkey);
+    /* some of both is through, then B stops taking frames */
+    for (i = 0; i < 5000 && ncnt(&p->b, PLDMA_NCNT_RX_FRAMES) < 300; i++) {
+        g_usleep(200);
+    }
+    qtest_qmp_assert_success(m->resp ? p->a.qts : p->b.qts,
+                             "{ 'execute': 'stop' }");
+    g_usleep(100 * 1000);
+    for (i = 0; i < 2; i++) {
+        g_assert_cmpuint(qtest_readl(p->a.qts, m->compl[i] +
+                                     PLDMA_COMPL_STATUS), ==,
+                         PLDMA_ST_PENDING);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RX_FRAMES), >, 0);
+
+    fd = g_file_open_tmp("pldma-qpmig-XXXXXX", &path, NULL);
+    g_assert(fd >= 0);
+    close(fd);
+    uri = g_strdup_printf("exec:cat > %s", path);
+    mig = m->resp ? &p->b : &p->a;
+    qtest_qmp_assert_success(mig->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(mig_wait(mig->qts));
+    /*
+     * The source goes: its connection closes.  B (server=on) listens
+     * again; A (reconnect-ms) connects again, to a new B that listens on
+     * the same path (QEMU unlinks it first).
+     */
+    qtest_quit(mig->qts);
+    mig->qts = NULL;
+    return path;
+}
+
+/*
+ * The migrated node runs on @dst now: the other goes on, both transfers
+ * complete, checked
+ */
+static void mig_finish(Mig *m, QTestState *dst)
+{
+    Pair *p = m->p;
+    Node *mig = m->resp ? &p->b : &p->a;
+    QPldmaQPAttr q;
+    uint64_t bytes;
+    uint32_t i;
+
+    mig->qts = dst;
+    mig->d.qts = dst;
+    p->timers = true;
+    qtest_qmp_assert_success(m->resp ? p->a.qts : p->b.qts,
+                             "{ 'execute': 'cont' }");
+    for (i = 0; i < 2; i++) {
+        g_assert_cmpuint(wait_compl(p, m->compl[i], &bytes), ==,
+                         PLDMA_ST_SUCCESS);
+        g_assert_cmpuint(bytes, ==, MIG_LEN);
+    }
+    qpldma_mem_check(p->b.qts, m->b_dst, m->wdata, MIG_LEN);
+    qpldma_mem_check(p->a.qts, m->a_dst, m->rdata, MIG_LEN);
+
+    /* the connections go on: PSNs past both messages, both ends in RTS */
+    for (i = 0; i < 2; i++) {
+        qpldma_qp_query(&p->a.d, i, &q);
+        g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+        g_assert_cmphex(q.sq_psn, ==, (m->a_psn[i] + MIG_SEGS) & 0xffffff);
+        qpldma_qp_query(&p->b.d, i, &q);
+        g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+        if (i == 0) {
+            g_assert_cmphex(q.rq_psn, ==, (m->a_psn[0] + MIG_SEGS) & 0xffffff);
+        }
+    }
+    /*
+     * Retransmissions, nothing else: no NAK but sequence, no drop.  A
+     * migrated requester resends what was not acknowledged; a migrated
+     * responder's peer resends what was lost, if anything was.
+     */
+    if (!m->resp) {
+        g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), >, 0);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_INVALID), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_OPERR), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_NAK_RX_ACCESS) +
+                     ncnt(&p->a, PLDMA_NCNT_NAK_RX_INVALID) +
+                     ncnt(&p->a, PLDMA_NCNT_NAK_RX_OPERR), ==, 0);
+    g_test_message("A resent %u segments, B took %u duplicates",
+                   ncnt(&p->a, PLDMA_NCNT_RETX_SEGS),
+                   ncnt(&p->b, PLDMA_NCNT_DUPS));
+    pair_stop(p);
+    g_free(m->a_args);
+    g_free(m->b_args);
+    g_free(m->wdata);
+    g_free(m->rdata);
+}
+
+static void test_migrate_requester(void)
+{
+    Mig m = { 0 };
+    g_autofree char *path = mig_start(&m);
+    QTestState *dst = mig_load(m.a_args, path);
+
+    g_assert_nonnull(dst);
+    unlink(path);
+    mig_finish(&m, dst);
+}
+
+/* B, the responder, migrated in the middle of the WRITE and the READ */
+static void test_migrate_responder(void)
+{
+    Mig m = { .resp = true };
+    g_autofree char *path = mig_start(&m);
+    QTestState *dst = mig_load(m.b_args, path);
+
+    g_assert_nonnull(dst);
+    unlink(path);
+    mig_finish(&m, dst);
+}
+
+/* @len bytes of @data to a new temporary file; returns its path */
+static char *mig_file(const uint8_t *data, size_t len)
+{
+    char *path;
+    int fd = g_file_open_tmp("pldma-qpmig-XXXXXX", &path, NULL);
+
+    g_assert(fd >= 0);
+    close(fd);
+    g_assert_true(g_file_set_contents(path, (const char *)data, len, NULL));
+    return path;
+}
+
+/*
+ * A hostile stream: the in-flight WRITE's QP index, then its PSN,
+ * corrupted in A's saved state.  Each is refused on load with an error
+ * (the destination answers its monitor), and the untouched stream still
+ * loads and completes.
+ */
+static void test_migrate_hostile(void)
+{
+    static const char name[] = "pldma-core/net";
+    Mig m = { 0 };
+    g_autofree char *path = mig_start(&m);
+    g_autofree uint8_t *data = NULL;
+    uint8_t *sub, *ch0;
+    QTestState *dst;
+    gsize len;
+    int i;
+
+    g_assert_true(g_file_get_contents(path, (char **)&data, &len, NULL));
+    sub = memmem(data, len, name, strlen(name));
+    g_assert_nonnull(sub);
+    /* QEMU_VM_SUBSECTION, the name's length, the name, the version */
+    g_assert_cmpuint(sub[-1], ==, strlen(name));
+    g_assert_cmpuint(sub[-2], ==, 0x05);
+    ch0 = sub + strlen(name) + 4;
+    /* channel 0's requester: node (be16), 1 + QP index, PSN (be32) */
+    g_assert_cmpuint(lduw_be_p(ch0), ==, 0);
+    g_assert_cmpuint(ch0[2], ==, 1);
+    g_assert_cmphex(ldl_be_p(ch0 + 3), ==, m.a_psn[0]);
+
+    for (i = 0; i < 2; i++) {
+        g_autofree uint8_t *bad = g_memdup2(data, len);
+        g_autofree char *bad_path = NULL;
+        uint8_t *bch0 = bad + (ch0 - data);
+
+        if (i == 0) {
+            bch0[2] = 0x40;             /* QP 63: beyond num-qps */
+        } else {
+            stl_be_p(bch0 + 3, m.a_psn[0] | 0x01000000);   /* > 24 bits */
+        }
+        bad_path = mig_file(bad, len);
+        g_assert_null(mig_load(m.a_args, bad_path));
+        unlink(bad_path);
+    }
+    dst = mig_load(m.a_args, path);
+    g_assert_nonnull(dst);
+    unlink(path);
+    mig_finish(&m, dst);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -2280,5 +2601,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);
     qtest_add_func("/pldma-qp/long-read-retry", test_long_read_retry);
+    qtest_add_func("/pldma-qp/migrate-requester", test_migrate_requester);
+    qtest_add_func("/pldma-qp/migrate-responder", test_migrate_responder);
+    qtest_add_func("/pldma-qp/migrate-hostile", test_migrate_hostile);
     return g_test_run();
 }

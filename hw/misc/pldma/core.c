@@ -1429,8 +1429,17 @@ static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
     }
     if (ch->phase == PLDMA_PHASE_XFER &&
         (ch->len == 0 || ch->len > s->max_transfer ||
-         (ch->op != PLDMA_OP_COPY && ch->op != PLDMA_OP_FILL))) {
+         (ch->op != PLDMA_OP_COPY && ch->op != PLDMA_OP_FILL &&
+         !pldma_op_remote(ch->op)))) {
         return "transfer of a bad descriptor (length beyond max-transfer)";
+    }
+    if (ch->state != PLDMA_STATE_DISABLED &&
+        ch->phase != PLDMA_PHASE_FETCH && pldma_op_remote(ch->op)) {
+        const char *why = pldma_net_ch_check(s, ch);
+
+        if (why) {
+            return why;
+        }
     }
     if (ch->stall_pending != (ch->state == PLDMA_STATE_STALLED)) {
         return "stall bookkeeping disagrees with the state";
@@ -1662,6 +1671,7 @@ const VMStateDescription vmstate_pldma_core = {
         &vmstate_pldma_timing,
         &vmstate_pldma_cqs,
         &vmstate_pldma_eth,
+        &vmstate_pldma_net,     /* last: checked against the above */
         NULL
     }
 };

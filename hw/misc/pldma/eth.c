@@ -24,6 +24,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
+#include "qemu/error-report.h"
 #include "qemu/bswap.h"
 #include "qemu/main-loop.h"
 #include "migration/vmstate.h"
@@ -564,9 +565,17 @@ static int pldma_eth_post_load(void *opaque, int version_id)
                                   s->eth.ctrl & PLDMA_ETH_CTRL_TX_EN) ||
         (s->eth.ctrl & ~(PLDMA_ETH_CTRL_RX_EN | PLDMA_ETH_CTRL_TX_EN |
                          PLDMA_ETH_CTRL_PROMISC))) {
+        error_report("pldma: migrated Ethernet function rejected (ctrl 0x%x "
+                     "rx ring %u/%u/%u tx ring %u/%u/%u)", s->eth.ctrl,
+                     s->eth.rx.size, s->eth.rx.head, s->eth.rx.tail,
+                     s->eth.tx.size, s->eth.tx.head, s->eth.tx.tail);
         return -EINVAL;
     }
     s->eth.event_mask &= PLDMA_ETH_EV_ALL;
+    /*
+     * A frame the net layer had queued for us is not migrated: dropped,
+     * as a lossy Ethernet may (ARP, TCP resend); the ring goes on
+     */
     s->eth.tx_blocked = false;
     pldma_eth_irq_sync(s);
     qemu_bh_schedule(s->eth.tx_bh);

@@ -139,6 +139,8 @@ bool pldma_net_write(PLDMACore *s, hwaddr addr, uint32_t val);
 bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp);
 void pldma_net_reset(PLDMACore *s);
 void pldma_net_flush(PLDMACore *s);
+const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch);
+extern const VMStateDescription vmstate_pldma_net;
 
 /* qp.c: queue pairs (registers, state machine) */
 bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val);

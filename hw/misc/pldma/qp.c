@@ -60,6 +60,18 @@ static const struct {
 };
 #undef QP_STATE_NAME
 
+static bool qp_state_known(uint32_t st)
+{
+    uint32_t i;
+
+    for (i = 0; i < ARRAY_SIZE(qp_state_names); i++) {
+        if (qp_state_names[i].st == st) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static const char *qp_state_name(uint32_t st)
 {
     for (size_t i = 0; i < ARRAY_SIZE(qp_state_names); i++) {
@@ -621,11 +633,7 @@ static const VMStateDescription vmstate_pldma_qp = {
     }
 };
 
-/*
- * Only a device with a link has QPs, and a link blocks migration today
- * (docs/specs/pldma.rst): the table is sent when a QP is in use, so that
- * the stream format is there when the responder state joins it.
- */
+/* The table is sent when a QP is in use (only a device with a link) */
 static bool pldma_qps_needed(void *opaque)
 {
     PLDMACore *s = opaque;
@@ -639,18 +647,57 @@ static bool pldma_qps_needed(void *opaque)
     return false;
 }
 
+/* Why the migrated QP @i is one the device could not have made, or NULL */
+static const char *pldma_qp_check(PLDMACore *s, uint32_t i)
+{
+    const PLDMAQP *qp = &s->qps[i];
+    uint32_t j;
+
+    if (!qp_gen_ok(qp->gen)) {
+        return "bad QPN generation";
+    }
+    if (qp->state == PLDMA_QPS_RESET) {
+        return NULL;
+    }
+    if (i >= s->num_qps || !s->nic) {
+        return "QP beyond num-qps (or without a link) in use";
+    }
+    if (!qp_state_known(qp->state)) {
+        return "unknown state";
+    }
+    if (qp->sq >= s->num_channels) {
+        return "send queue beyond num-channels";
+    }
+    for (j = 0; j < i; j++) {
+        if (s->qps[j].state != PLDMA_QPS_RESET && s->qps[j].sq == qp->sq) {
+            return "send queue of two QPs";
+        }
+    }
+    if ((qp->dest_qpn | qp->sq_psn | qp->rq_psn) & ~PLDMA_PSN_MASK ||
+        qp->timers & ~PLDMA_QPT_MAKE(7, 7, 31, 31) ||
+        qp->access & ~PLDMA_KEY_ACC_MASK ||
+        !pldma_pasid_reg_valid(s, qp->pd)) {
+        return "QPN, PSN, timers, access flags or PD out of range";
+    }
+    if ((qp->state == PLDMA_QPS_RTR || qp->state == PLDMA_QPS_RTS) &&
+        (qp->path_mtu < PLDMA_MTU_256 || qp->path_mtu > PLDMA_MTU_4096 ||
+         PLDMA_MTU_BYTES(qp->path_mtu) > s->mtu)) {
+        return "path MTU out of range";
+    }
+    return NULL;
+}
+
 static bool pldma_qps_post_load(void *opaque, int version_id, Error **errp)
 {
     PLDMACore *s = opaque;
+    const char *why;
     uint32_t i;
 
     for (i = 0; i < PLDMA_MAX_QPS; i++) {
-        PLDMAQP *qp = &s->qps[i];
-
-        if ((i >= s->num_qps && qp->state != PLDMA_QPS_RESET) ||
-            !qp_gen_ok(qp->gen) || qp->sq >= PLDMA_MAX_CHANNELS ||
-            qp->path_mtu > PLDMA_MTU_4096) {
-            error_setg(errp, "pldma: QP %u is out of range", i);
+        why = pldma_qp_check(s, i);
+        if (why) {
+            error_setg(errp, "pldma: migrated QP %u rejected: %s (state %u "
+                       "sq %u)", i, why, s->qps[i].state, s->qps[i].sq);
             return false;
         }
     }

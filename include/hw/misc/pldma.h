@@ -418,7 +418,6 @@ struct PLDMACore {
     size_t held_len;
     bool in_rx;
     bool tx_blocked;        /* the net layer holds a frame: send no more */
-    Error *net_blocker;     /* migration blocker while there is a link */
     QEMUTimer *fault_timer; /* the bound of reported responder faults */
     uint32_t resp_fault_ms; /* resp-fault-timeout: that bound, ms */
 

@@ -17,6 +17,7 @@
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/pci.h>
+#include <linux/pci-ats.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
 
@@ -107,8 +108,19 @@ static void pldma_disable_features(void *data)
 	struct pldma_dev *pd = data;
 
 	iommu_dev_disable_feature(pd->dev, IOMMU_DEV_FEAT_SVA);
-	if (pd->stall_mode)
+	if (pd->iopf)
 		iommu_dev_disable_feature(pd->dev, IOMMU_DEV_FEAT_IOPF);
+}
+
+/*
+ * IOPF before SVA: for stall and pri mode, and for any PCIe function with
+ * a PRI capability (intel-iommu refuses SVA for a function that supports
+ * PRI without it enabled, whatever its fault mode; IOPF enables it).
+ */
+static bool pldma_wants_iopf(struct pldma_dev *pd)
+{
+	return pd->stall_mode ||
+	       (dev_is_pci(pd->dev) && pci_pri_supported(to_pci_dev(pd->dev)));
 }
 
 static int pldma_enable_sva(struct pldma_dev *pd)
@@ -116,14 +128,15 @@ static int pldma_enable_sva(struct pldma_dev *pd)
 	struct device *dev = pd->dev;
 	int ret;
 
-	if (pd->stall_mode) {
+	pd->iopf = pldma_wants_iopf(pd);
+	if (pd->iopf) {
 		ret = iommu_dev_enable_feature(dev, IOMMU_DEV_FEAT_IOPF);
 		if (ret)
 			return dev_err_probe(dev, ret, "cannot enable IOPF\n");
 	}
 	ret = iommu_dev_enable_feature(dev, IOMMU_DEV_FEAT_SVA);
 	if (ret) {
-		if (pd->stall_mode)
+		if (pd->iopf)
 			iommu_dev_disable_feature(dev, IOMMU_DEV_FEAT_IOPF);
 		return dev_err_probe(dev, ret, "cannot enable SVA\n");
 	}
@@ -188,7 +201,13 @@ int pldma_core_probe(struct pldma_dev *pd, resource_size_t size)
 	if (!nch)
 		return dev_err_probe(dev, -ENODEV, "no channels\n");
 	pd->nch = nch;
-	pd->stall_mode = pd->cap & PLDMA_CAP_FAULT_STALL;
+	/*
+	 * pri (pldma-pci behind an IOMMU with PRI): the channel waits in
+	 * STALLED while the IOMMU's IOPF serves the page request, exactly as
+	 * in stall mode, so the driver treats it as stall mode.
+	 */
+	pd->pri_mode = pd->cap & PLDMA_CAP_FAULT_PRI;
+	pd->stall_mode = pd->cap & (PLDMA_CAP_FAULT_STALL | PLDMA_CAP_FAULT_PRI);
 	pd->max_xfer = pldma_rd(pd, PLDMA_MAX_XFER);
 	pd->chunk = pldma_rd(pd, PLDMA_CHUNK_SIZE);
 	pldma_remote_init(pd);
@@ -283,7 +302,7 @@ int pldma_register(struct pldma_dev *pd, const char *bus)
 
 	dev_info(dev, "%s: v%u.%u, %u channels, %s mode, %s, stream %#x\n",
 		 pd->name, pd->version >> 16, pd->version & 0xffff, pd->nch,
-		 pd->stall_mode ? "stall" : "report", bus,
+		 pldma_mode_name(pd), bus,
 		 pldma_rd(pd, PLDMA_STREAM_ID));
 	if (pd->node_id)
 		dev_info(dev, "%s: remote DMA, node %u, MTU %u\n", pd->name,

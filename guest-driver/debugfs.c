@@ -31,10 +31,12 @@ static int pldma_stats_show(struct seq_file *m, void *v)
 	struct pldma_ctx *ctx;
 	unsigned int i;
 
-	seq_printf(m, "mode: %s\nchannels: %u\n",
-		   pd->stall_mode ? "stall" : "report", pd->nch);
+	seq_printf(m, "mode: %s\nchannels: %u\n", pldma_mode_name(pd),
+		   pd->nch);
 	for (i = 0; i < PLDMA_STRAT_NUM; i++)
-		seq_printf(m, "faults_%s: %lld\n", pldma_strat_names[i],
+		seq_printf(m, "faults_%s: %lld\n",
+			   i == PLDMA_STRAT_STALL && pd->pri_mode ? "pri" :
+			   pldma_strat_names[i],
 			   atomic64_read(&pd->st.faults[i]));
 	seq_printf(m, "stalls: %lld\n", atomic64_read(&pd->st.stalls));
 	seq_printf(m, "pages_present: %lld\n",

@@ -25,7 +25,9 @@
  * claims a free channel and ties it to the PASID.  The channel page can be
  * mmap()ed; descriptors, rings and completion records live in the process's
  * memory.  Page faults of the device are served according to the strategy
- * the file selected: stall mode is served by the IOMMU core (IOPF); in
+ * the file selected: stall mode is served by the IOMMU core (IOPF), and so
+ * is pri mode (pldma-pci's PCIe page requests, the PCIe equivalent of the
+ * SMMU's stall: to the driver a stall mode under another name); in
  * report mode the driver makes one page or a window present in the bound mm
  * and restarts the channel, or forwards the fault to the process.
  *
@@ -271,7 +273,9 @@ struct pldma_dev {
 	u32 nch;
 	u32 max_xfer;
 	u32 chunk;
-	bool stall_mode;
+	bool stall_mode;	/* stall or pri: the IOMMU's IOPF serves faults */
+	bool pri_mode;		/* pri: the faults are PCIe page requests */
+	bool iopf;		/* < 6.16: IOMMU_DEV_FEAT_IOPF enabled */
 	u32 irq_mask;
 	struct pldma_vec vecs[PLDMA_MAX_VECS];
 	char name[16];
@@ -418,6 +422,14 @@ struct pldma_ctx {
 	atomic_t qp_errors;		/* its QP entered ERR (QP_ERRORS) */
 	struct pldma_counters st;
 };
+
+/* The fault mode's name: "pri" is stall mode through PCIe page requests */
+static inline const char *pldma_mode_name(const struct pldma_dev *pd)
+{
+	if (pd->pri_mode)
+		return "pri";
+	return pd->stall_mode ? "stall" : "report";
+}
 
 static inline u32 pldma_rd(struct pldma_dev *pd, u32 off)
 {

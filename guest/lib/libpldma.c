@@ -97,6 +97,13 @@ int pldma_fault_mode(const struct pldma_chan *ch)
 	return ch->info.fault_mode;
 }
 
+const char *pldma_mode_name(const struct pldma_chan *ch)
+{
+	if (ch->info.fault_mode == PLDMA_MODE_STALL)
+		return ch->info.cap & PLDMA_CAP_FAULT_PRI ? "pri" : "stall";
+	return ch->info.fault_mode == PLDMA_MODE_REPORT ? "report" : "?";
+}
+
 uint32_t pldma_reg(const struct pldma_chan *ch, uint32_t off)
 {
 	return ch->regs[off / 4];
@@ -140,11 +147,27 @@ const char *pldma_strategy_name(int strategy, unsigned int touch, char *buf,
 	return buf;
 }
 
+const char *pldma_chan_strategy_name(const struct pldma_chan *ch,
+				     int strategy, unsigned int touch,
+				     char *buf, size_t len)
+{
+	if (strategy == PLDMA_STRAT_STALL && ch &&
+	    ch->info.cap & PLDMA_CAP_FAULT_PRI) {
+		snprintf(buf, len, "pri");
+		return buf;
+	}
+	return pldma_strategy_name(strategy, touch, buf, len);
+}
+
 int pldma_strategy_parse(const char *s, int *strategy, unsigned int *touch)
 {
 	int i;
 
 	*touch = 0;
+	if (!strcmp(s, "pri")) {
+		*strategy = PLDMA_STRAT_STALL;
+		return 0;
+	}
 	if (!strncmp(s, "touch", 5)) {
 		char *end;
 		unsigned long n = s[5] ? strtoul(s + 5, &end, 10) : 16;

@@ -40,12 +40,24 @@ void pldma_close(struct pldma_chan *ch);
 int pldma_fd(const struct pldma_chan *ch);
 const struct pldma_info *pldma_info(const struct pldma_chan *ch);
 int pldma_fault_mode(const struct pldma_chan *ch);
+/*
+ * The fault mode's name: "stall", "report", or "pri" (pldma-pci's PCIe page
+ * requests: PLDMA_MODE_STALL to the interface, PLDMA_CAP_FAULT_PRI in cap)
+ */
+const char *pldma_mode_name(const struct pldma_chan *ch);
 /* Whether this channel's device can run the strategy */
 int pldma_supports(const struct pldma_chan *ch, int strategy);
 
-/* Strategy names: pin, prefault, stall, one, touchN (e.g. touch16), user */
+/*
+ * Strategy names: pin, prefault, stall, one, touchN (e.g. touch16), user;
+ * "pri" parses as PLDMA_STRAT_STALL (the same strategy on a pri device)
+ */
 const char *pldma_strategy_name(int strategy, unsigned int touch,
 				char *buf, size_t len);
+/* The same, but PLDMA_STRAT_STALL is "pri" on a pri device */
+const char *pldma_chan_strategy_name(const struct pldma_chan *ch,
+				     int strategy, unsigned int touch,
+				     char *buf, size_t len);
 int pldma_strategy_parse(const char *s, int *strategy, unsigned int *touch);
 
 /* Channel registers and counters (the mmap()ed channel page) */

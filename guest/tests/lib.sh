@@ -23,6 +23,14 @@ t() {
 	elif [ $_rc = 77 ]; then ok "$_d # SKIP no suitable device"
 	else not_ok "$_d"; fi
 }
+# iopf_strategy: the name of the strategy the IOMMU's IOPF serves on the
+# loaded devices: "stall" (the platform pldma behind the SMMUv3), "pri"
+# (pldma-pci's PCIe page requests), nothing when every device is in report
+# mode (pldma.ko loaded: it reads debugfs)
+iopf_strategy() {
+	cat /sys/kernel/debug/pldma/pldma*/stats 2>/dev/null |
+		awk '$1 == "mode:" && ($2 == "stall" || $2 == "pri") { print $2; exit }'
+}
 # thp always|madvise|never: transparent huge pages for the next tests
 thp() { echo "$1" >/sys/kernel/mm/transparent_hugepage/enabled; }
 # kernel_reports: one TAP line for the kernel's own reports since boot, in

@@ -176,7 +176,7 @@ static int run_evict(struct pldma_chan *ch, int strategy, unsigned int touch,
 	char name[24];
 	int s, r, rc = 0;
 
-	pldma_strategy_name(strategy, touch, name, sizeof(name));
+	pldma_chan_strategy_name(ch, strategy, touch, name, sizeof(name));
 	for (s = 0; s < nsets; s++) {
 		src[s] = pu_src_alloc(size, s + 1);
 		dst[s] = pu_dst_alloc(size, thp);
@@ -315,8 +315,8 @@ int main(int argc, char **argv)
 				fprintf(stderr, "cannot allocate %zu\n", size);
 				return 2;
 			}
-			pldma_strategy_name(strategy, touch, c->name,
-					    sizeof(c->name));
+			pldma_chan_strategy_name(ch, strategy, touch, c->name,
+						 sizeof(c->name));
 			if (warm) {
 				struct pldma_result r;
 
@@ -375,9 +375,18 @@ int main(int argc, char **argv)
 	}
 	ratio("touch16/one 4MiB untouched", "touch16", "one", 4 << 20, 0.33);
 	ratio("batch16/one 4MiB untouched", "batch16", "one", 4 << 20, 0.33);
-	ratio("stall/pin(+transfer+unpin) 4MiB", "stall", "pin", 4 << 20, 0.8);
-	ratio("demand-paged(stall)/prefaulted 4MiB", "stall", "prefault",
-	      4 << 20, 1.25);
+	/* the stall strategy is "pri" on pldma-pci's fault-mode=pri */
+	if (find("pri", 4 << 20)) {
+		ratio("pri/pin(+transfer+unpin) 4MiB", "pri", "pin", 4 << 20,
+		      0.8);
+		ratio("demand-paged(pri)/prefaulted 4MiB", "pri", "prefault",
+		      4 << 20, 1.25);
+	} else {
+		ratio("stall/pin(+transfer+unpin) 4MiB", "stall", "pin",
+		      4 << 20, 0.8);
+		ratio("demand-paged(stall)/prefaulted 4MiB", "stall",
+		      "prefault", 4 << 20, 1.25);
+	}
 	ratio("demand-paged(touch16)/prefaulted 4MiB", "touch16", "prefault",
 	      4 << 20, 1.25);
 	ratio("demand-paged(batch64)/prefaulted 4MiB", "batch64", "prefault",

@@ -203,7 +203,8 @@ int main(int argc, char **argv)
 		long bad;
 		int ret;
 
-		pldma_strategy_name(s, strategies[i].touch, name, sizeof(name));
+		pldma_chan_strategy_name(ch, s, strategies[i].touch, name,
+					 sizeof(name));
 		if (!ch) {
 			printf("%-10s (no device in %s mode: skipped)\n", name,
 			       s == PLDMA_STRAT_STALL ? "stall" : "report");
@@ -220,16 +221,15 @@ int main(int argc, char **argv)
 		ran++;
 		if (ret || r.status != PLDMA_ST_SUCCESS) {
 			printf("%-10s %-7s transfer FAILED: %s, status %s\n",
-			       name, pldma_fault_mode(ch) == PLDMA_MODE_STALL ?
-			       "stall" : "report", ret ? strerror(-ret) : "ok",
+			       name, pldma_mode_name(ch),
+			       ret ? strerror(-ret) : "ok",
 			       status_name(r.status));
 			failed++;
 			continue;
 		}
 		bad = pu_verify(dst, size, i);
 		printf("%-10s %-7s %8llu %8llu %10.1f  %s\n", name,
-		       pldma_fault_mode(ch) == PLDMA_MODE_STALL ? "stall" :
-		       "report", (unsigned long long)r.faults,
+		       pldma_mode_name(ch), (unsigned long long)r.faults,
 		       (unsigned long long)r.pages, r.time_ns / 1000.0,
 		       bad < 0 ? "data verified" : "DATA DIFFERS");
 		if (bad >= 0) {
@@ -251,7 +251,8 @@ int main(int argc, char **argv)
 
 		if (!ch)
 			continue;
-		pldma_strategy_name(s, strategies[i].touch, name, sizeof(name));
+		pldma_chan_strategy_name(ch, s, strategies[i].touch, name,
+					 sizeof(name));
 		dst = pu_dst_alloc(65536, -1);
 		hole = mmap(NULL, 65536, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
 			    -1, 0);

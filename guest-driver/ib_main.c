@@ -5,10 +5,12 @@
  * reaches it through uverbs and the rdma-core provider of this repository
  * (rdma-core/providers/pldma), which matches the device by name.
  *
- * Implemented: device and port queries, ucontexts (the process's mm bound
- * to the device by SVA: its PASID is the address space of the process's
- * PDs) and PDs.  Every other verb is absent from the ops, so ib_core and
- * libibverbs answer EOPNOTSUPP for it.
+ * Implemented: device and port queries (GIDs: ib_core's RoCEv2 table,
+ * built from the PLDMA's net_device, pldmaeth<N>), ucontexts (a channel
+ * context of the process, pldma_ctx_open(): its mm bound to the device by
+ * SVA, its PASID the address space of the process's PDs), PDs and MRs
+ * (ib_mr.c: pinned, ODP and implicit ODP).  Every other verb is absent from
+ * the ops, so ib_core and libibverbs answer EOPNOTSUPP for it.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -64,7 +66,12 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->max_pd = PLDMA_IB_MAX_PD;
 	attr->max_mr = PLDMA_NUM_KEYS;
 	attr->max_pkeys = 1;
-	/* not advertised: IB_ODP_SUPPORT, until reg_user_mr exists */
+	/*
+	 * ODP: an MR pins nothing, the device faults through the PASID.  No
+	 * RC transport cap yet: CQs and QPs are not implemented.
+	 */
+	attr->kernel_cap_flags = IBK_ON_DEMAND_PAGING;
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	return 0;
 }
 
@@ -122,9 +129,11 @@ static int pldma_ib_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 }
 
 /*
- * A ucontext is one process's use of the device: its mm is bound to the
- * device (SVA) and the PASID is the address space of every PD it makes.
- * Two processes have two PASIDs and see nothing of each other's memory.
+ * A ucontext is one process's use of the device: a channel context, as an
+ * open file of /dev/pldmaN is (pldma_ctx_open(): a channel claimed, the mm
+ * bound to the device by SVA); the PASID is the address space of every PD
+ * it makes.  Two processes have two PASIDs and see nothing of each other's
+ * memory.  The channel's fault mode serves the faults of its ODP MRs.
  */
 static int pldma_ib_alloc_ucontext(struct ib_ucontext *uctx,
 				   struct ib_udata *udata)
@@ -136,43 +145,40 @@ static int pldma_ib_alloc_ucontext(struct ib_ucontext *uctx,
 
 	if (!(pd->cap & PLDMA_CAP_PASID))
 		return -EOPNOTSUPP;
-	uc->sva = iommu_sva_bind_device(pd->dev, current->mm);
-	if (IS_ERR(uc->sva))
-		return PTR_ERR(uc->sva);
-	uc->pasid = iommu_sva_get_pasid(uc->sva);
-	if (uc->pasid == IOMMU_PASID_INVALID ||
-	    uc->pasid >= BIT(PLDMA_CAP_PASID_BITS(pd->cap))) {
-		ret = -ENOSPC;
-		goto err_unbind;
-	}
+	uc->ctx = pldma_ctx_open(pd, NULL);
+	if (IS_ERR(uc->ctx))
+		return PTR_ERR(uc->ctx);
+	uc->pasid = uc->ctx->pasid;
 
 	resp.pasid = uc->pasid;
 	resp.num_qps = pd->num_qps;
 	resp.num_cqs = pd->num_cqs;
 	ret = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 	if (ret)
-		goto err_unbind;
-	dev_dbg(pd->dev, "%s: ucontext of pid %d, PASID %u\n",
+		goto err_close;
+	dev_dbg(pd->dev, "%s: ucontext of pid %d, ch%u, PASID %u\n",
 		dev_name(&uctx->device->dev), task_tgid_nr(current),
-		uc->pasid);
+		uc->ctx->ch, uc->pasid);
 	return 0;
 
-err_unbind:
-	iommu_sva_unbind_device(uc->sva);
+err_close:
+	pldma_ctx_close(uc->ctx);
 	return ret;
 }
 
+/* After every object of the context (MRs: their keys) was destroyed */
 static void pldma_ib_dealloc_ucontext(struct ib_ucontext *uctx)
 {
 	struct pldma_ib_ucontext *uc = to_pucontext(uctx);
 
-	iommu_sva_unbind_device(uc->sva);
+	pldma_ctx_close(uc->ctx);
 }
 
 /*
  * Device removal with the context open: ib_core destroys its objects and
- * calls dealloc_ucontext (the SVA unbind) before the device goes.  Nothing
- * of the device is mapped into the process yet, so there is nothing to zap.
+ * calls dealloc_ucontext (channel stopped, SVA unbound) before the device
+ * goes.  Nothing of the device is mapped into the process yet, so there is
+ * nothing to zap.
  */
 static void pldma_ib_disassociate_ucontext(struct ib_ucontext *uctx)
 {
@@ -211,6 +217,8 @@ static const struct ib_device_ops pldma_ib_ops = {
 	.disassociate_ucontext = pldma_ib_disassociate_ucontext,
 	.alloc_pd = pldma_ib_alloc_pd,
 	.dealloc_pd = pldma_ib_dealloc_pd,
+	.reg_user_mr = pldma_ib_reg_user_mr,
+	.dereg_mr = pldma_ib_dereg_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, pldma_ib_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_pd, pldma_ib_pd, ibpd),
@@ -223,6 +231,7 @@ static const struct ib_device_ops pldma_ib_ops = {
  */
 int pldma_ib_register(struct pldma_dev *pd)
 {
+	struct net_device *ndev;
 	struct pldma_ibdev *pib;
 	struct ib_device *ibdev;
 	int ret;
@@ -242,16 +251,30 @@ int pldma_ib_register(struct pldma_dev *pd)
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, pd->mac);
 	strscpy(ibdev->node_desc, pd->name, sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &pldma_ib_ops);
+	/*
+	 * The RoCEv2 GID table: ib_core fills it from the net_device's
+	 * addresses (an IPv4 address is the IPv4-mapped GID the device uses,
+	 * PLDMA_NET_IP) and follows its changes.
+	 */
+	ndev = pldma_eth_netdev(pd);
+	if (ndev) {
+		ret = ib_device_set_netdev(ibdev, ndev, 1);
+		if (ret)
+			goto err_dealloc;
+	}
 
 	ret = ib_register_device(ibdev, pd->name, pd->dev);
-	if (ret) {
-		ib_dealloc_device(ibdev);
-		return ret;
-	}
+	if (ret)
+		goto err_dealloc;
 	pd->ib = pib;
-	dev_info(pd->dev, "%s: RDMA device %s, RoCEv2 port 1\n", pd->name,
-		 dev_name(&ibdev->dev));
+	dev_info(pd->dev, "%s: RDMA device %s, RoCEv2 port 1%s%s\n", pd->name,
+		 dev_name(&ibdev->dev), ndev ? ", GIDs of " : "",
+		 ndev ? netdev_name(ndev) : "");
 	return 0;
+
+err_dealloc:
+	ib_dealloc_device(ibdev);
+	return ret;
 }
 
 /* Waits for no user: the contexts still open are disassociated. */

@@ -472,6 +472,10 @@ void pldma_unregister(void *data);
 /* cdev.c */
 extern const struct file_operations pldma_fops;
 void pldma_ctx_put(struct pldma_ctx *ctx);
+struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
+				 struct address_space *mapping);
+void pldma_ctx_close(struct pldma_ctx *ctx);
+struct net_device *pldma_eth_netdev(struct pldma_dev *pd);
 void pldma_ctx_detach(struct pldma_ctx *ctx);
 
 /* irq.c */
@@ -504,6 +508,8 @@ void pldma_reap_pins(struct pldma_ctx *ctx, bool all);
 
 /* remote.c */
 void pldma_remote_init(struct pldma_dev *pd);
+int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *r);
+int pldma_mr_deregister(struct pldma_ctx *ctx, u32 rkey);
 long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_dereg_mr(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_net_stats(struct pldma_ctx *ctx, void __user *arg);

@@ -2,8 +2,10 @@
 /*
  * rdma-core provider for PLDMA: what pldma.ko's ib_device implements, and
  * nothing more: device and port queries, the context (the kernel binds the
- * process's mm to the device by SVA and returns its PASID) and PDs.  Verbs
- * that are absent here (MR, CQ, QP, ...) return EOPNOTSUPP from libibverbs
+ * process's mm to the device by SVA and returns its PASID), PDs and MRs
+ * (pinned, or IBV_ACCESS_ON_DEMAND: nothing pinned, the device faults
+ * through the PASID; implicit ODP with addr NULL, length SIZE_MAX).  Verbs
+ * that are absent here (CQ, QP, ...) return EOPNOTSUPP from libibverbs
  * (its default ops), as ib_core does for the kernel's.
  */
 #include <config.h>
@@ -72,6 +74,38 @@ static int pldma_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
+static struct ibv_mr *pldma_reg_mr(struct ibv_pd *pd, void *addr,
+				   size_t length, uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static int pldma_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+	free(vmr);
+	return 0;
+}
+
 static void pldma_free_context(struct ibv_context *ibctx)
 {
 	struct pldma_context *ctx = to_pctx(ibctx);
@@ -85,6 +119,8 @@ static const struct verbs_context_ops pldma_ctx_ops = {
 	.query_port = pldma_query_port,
 	.alloc_pd = pldma_alloc_pd,
 	.dealloc_pd = pldma_dealloc_pd,
+	.reg_mr = pldma_reg_mr,
+	.dereg_mr = pldma_dereg_mr,
 	.free_context = pldma_free_context,
 };
 

@@ -160,6 +160,9 @@ struct pldma_qp {
 	atomic_t rq_mapped;		/* VMAs of the ring */
 	u32 send_cq;
 	u32 recv_cq;
+	void *ib_qp;			/* struct ib_qp of ib_qp.c, or NULL;
+					 * under pd->lock
+					 */
 	/* RECV-buffer responder faults (cq.c), rec under pd->lock */
 	bool rec_valid;
 	struct pldma_fault_rec rec;
@@ -184,6 +187,9 @@ struct pldma_cq {
 	atomic_t mapped;		/* VMAs of the ring */
 	atomic_t events;		/* IRQ_CQ for it since creation */
 	bool error;			/* CQ_ERRORS said so */
+	void *ib_cq;			/* struct ib_cq of ib_cq.c, or NULL;
+					 * under pd->lock
+					 */
 	wait_queue_head_t wq;		/* PLDMA_IOC_CQ_WAIT */
 };
 
@@ -521,6 +527,10 @@ void pldma_key_fault_work(struct work_struct *work);
 
 /* qp.c */
 void pldma_qp_init(struct pldma_dev *pd);
+int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *c);
+int pldma_qp_modify(struct pldma_ctx *ctx, struct pldma_qp_attr *a);
+int pldma_qp_query(struct pldma_ctx *ctx, struct pldma_qp_attr *a);
+int pldma_qp_destroy(struct pldma_ctx *ctx, u32 qpn);
 long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_qp_modify(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_qp_query(struct pldma_ctx *ctx, void __user *arg);
@@ -530,6 +540,10 @@ const char *pldma_qp_state_name(u32 state);
 
 /* cq.c */
 void pldma_cq_init(struct pldma_dev *pd);
+int pldma_cq_create(struct pldma_ctx *ctx, struct pldma_cq_create *c);
+int pldma_cq_destroy(struct pldma_ctx *ctx, u32 idx);
+void pldma_ib_cq_event(void *ib_cq);
+void pldma_ib_qp_fatal(void *ib_qp);
 long pldma_ioc_cq_create(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_cq_destroy(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_cq_wait(struct pldma_ctx *ctx, void __user *arg);

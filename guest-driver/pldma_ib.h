@@ -27,7 +27,71 @@ struct pldma_ib_ucontext {
 	struct ib_ucontext ibuc;
 	struct pldma_ctx *ctx;
 	u32 pasid;			/* ctx->pasid */
+	struct rdma_user_mmap_entry *db;	/* the channel page */
 };
+
+/* What an mmap() offset of the uverbs file maps */
+enum pldma_ib_mmap_type {
+	PLDMA_IB_MMAP_DB,		/* the context's channel page */
+	PLDMA_IB_MMAP_CQ,		/* a CQ's ring (read-only) */
+	PLDMA_IB_MMAP_RQ,		/* the QP's RQ ring */
+};
+
+struct pldma_ib_mmap {
+	struct rdma_user_mmap_entry rdma;
+	enum pldma_ib_mmap_type type;
+	u32 idx;			/* CQ index */
+};
+
+struct rdma_user_mmap_entry *
+pldma_ib_mmap_insert(struct pldma_ib_ucontext *uc,
+		     enum pldma_ib_mmap_type type, u32 idx, size_t size,
+		     u64 *offset);
+
+struct pldma_ib_cq {
+	struct ib_cq ibcq;
+	u32 idx;			/* the device's CQ */
+	struct rdma_user_mmap_entry *ring;
+};
+
+static inline struct pldma_ib_cq *to_pcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct pldma_ib_cq, ibcq);
+}
+
+/*
+ * The QP of a ucontext (its channel is the send queue: one a context).
+ * The four timer attributes share one device register: the last values
+ * set are kept, so that a modify naming some of them keeps the others.
+ */
+struct pldma_ib_qp {
+	struct ib_qp ibqp;
+	struct pldma_ib_ucontext *uc;
+	struct rdma_user_mmap_entry *rq;
+	u32 sq_entries;
+	u32 rq_entries;
+	struct ib_qp_cap cap;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+};
+
+static inline struct pldma_ib_qp *to_pqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct pldma_ib_qp, ibqp);
+}
+
+int pldma_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		       struct uverbs_attr_bundle *attrs);
+int pldma_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		       struct ib_udata *udata);
+int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		       int mask, struct ib_udata *udata);
+int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		      struct ib_qp_init_attr *init);
+int pldma_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
 struct pldma_ib_pd {
 	struct ib_pd ibpd;

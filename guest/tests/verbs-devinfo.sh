@@ -122,10 +122,19 @@ pp() { # NAME SIZE ITERS [OPTION...]: one run, its TAP lines
 }
 pp "4 KiB x 500 (pinned MRs)" 4096 500
 pp "1 byte x 200 (pinned MRs)" 1 200
-pp "64 KiB x 100 (pinned MRs, 64 segments a message)" 65536 100
+pp "16 KiB x 100 (pinned MRs, 16 segments a message)" 16384 100
 pp "4 KiB x 200, ODP MRs (-o)" 4096 200 -o
-pp "64 KiB x 50, ODP MRs (-o)" 65536 50 -o
+pp "16 KiB x 100, ODP MRs (-o)" 16384 100 -o
 pp "4 KiB x 200, completion events (-e)" 4096 200 -e
+
+# RDMA WRITE, READ, WRITE_WITH_IMM, SEND_WITH_IMM, unsignaled work
+# requests, a forged rkey (guest/tests/verbs-rdma.c), pinned and ODP MRs
+for m in pinned odp; do
+	timeout 120 verbs-rdma pldma0 ${G0:-0} pldma1 ${G1:-0} $m >$O 2>&1; rc=$?
+	sed 's/^/# /' $O
+	check "verbs-rdma ($m MRs): $(grep -c '^ok' $O) checks passed, $(grep -c '^not ok' $O) failed" \
+		test $rc = 0 -a "$(grep -c '^not ok' $O)" = 0 -a "$(grep -c '^ok' $O)" -ge 20
+done
 
 # Removal with a context open (ibv_asyncwatch holds one and waits for
 # async events): ib_core disassociates it (SVA unbound before the bus's DMA

@@ -33,11 +33,6 @@
 #define PLDMA_IB_GID_TBL_LEN	16
 #define PLDMA_IB_MAX_PD		0x10000
 
-static struct pldma_ibdev *to_pibdev(struct ib_device *ibdev)
-{
-	return container_of(ibdev, struct pldma_ibdev, ibdev);
-}
-
 static int pldma_ib_query_device(struct ib_device *ibdev,
 				 struct ib_device_attr *attr,
 				 struct ib_udata *udata)
@@ -314,6 +309,7 @@ static const struct ib_device_ops pldma_ib_ops = {
 	.dealloc_pd = pldma_ib_dealloc_pd,
 	.reg_user_mr = pldma_ib_reg_user_mr,
 	.dereg_mr = pldma_ib_dereg_mr,
+	.advise_mr = pldma_ib_advise_mr,
 	.mmap = pldma_ib_mmap,
 	.mmap_free = pldma_ib_mmap_free,
 	.create_cq = pldma_ib_create_cq,
@@ -347,6 +343,7 @@ int pldma_ib_register(struct pldma_dev *pd)
 	if (!pib)
 		return -ENOMEM;
 	pib->pd = pd;
+	xa_init(&pib->mrs);
 	ibdev = &pib->ibdev;
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;

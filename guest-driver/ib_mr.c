@@ -16,6 +16,11 @@
  * Implicit ODP (addr 0, length U64_MAX) is the whole user address space
  * of the PASID: a key covering [0, TASK_SIZE).
  *
+ * ibv_advise_mr(PREFETCH, PREFETCH_WRITE) is Touch-Ahead done ahead: the
+ * range of an ODP MR is made present through the mm (fixup_user_fault(),
+ * as the report-mode fault service does), nothing pinned, so the device's
+ * first access does not fault.
+ *
  * Copyright (c) 2026 The PLDMA authors
  */
 #include <linux/mm.h>
@@ -46,6 +51,7 @@ struct ib_mr *pldma_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				   PLDMA_IB_DMAH_ARG
 				   struct ib_udata *udata)
 {
+	struct pldma_ibdev *pib = to_pibdev(ibpd->device);
 	struct pldma_reg_mr r = { };
 	struct pldma_ib_ucontext *uc;
 	struct pldma_ib_mr *mr;
@@ -97,12 +103,24 @@ struct ib_mr *pldma_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		mr->has_key = true;
 		mr->ibmr.rkey = r.rkey;
 		mr->ibmr.lkey = r.rkey;
+	}
+	mr->ibmr.iova = implicit ? 0 : virt_addr;
+	mr->ibmr.length = length;
+	mr->ibmr.pd = ibpd;
+	mr->odp = !mr->umem;
+	/* the lkey names the MR for advise_mr: a device key, or random */
+	if (mr->has_key) {
+		ret = xa_insert(&pib->mrs, mr->ibmr.lkey, mr, GFP_KERNEL);
 	} else {
-		mr->ibmr.lkey = get_random_u32();
+		do {
+			mr->ibmr.lkey = get_random_u32();
+			ret = xa_insert(&pib->mrs, mr->ibmr.lkey, mr,
+					GFP_KERNEL);
+		} while (ret == -EBUSY);
 		mr->ibmr.rkey = 0;
 	}
-	mr->ibmr.iova = virt_addr;
-	mr->ibmr.length = length;
+	if (ret)
+		goto err_key;
 	dev_dbg(&ibpd->device->dev,
 		"MR %#llx+%#llx access %#x PASID %u lkey %#x rkey %#x %s\n",
 		start, length, access, uc->pasid, mr->ibmr.lkey,
@@ -110,6 +128,9 @@ struct ib_mr *pldma_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		mr->umem ? "pinned" : "ODP");
 	return &mr->ibmr;
 
+err_key:
+	if (mr->has_key)
+		pldma_mr_deregister(uc->ctx, mr->ibmr.rkey);
 err_release:
 	if (mr->umem)
 		ib_umem_release(mr->umem);
@@ -124,6 +145,7 @@ int pldma_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct pldma_ib_ucontext *uc = pldma_ib_uc(udata);
 	int ret;
 
+	xa_erase(&to_pibdev(ibmr->device)->mrs, ibmr->lkey);
 	/* the key first: no remote access once the pages may go */
 	if (mr->has_key) {
 		ret = pldma_mr_deregister(uc->ctx, ibmr->rkey);
@@ -134,5 +156,69 @@ int pldma_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kfree(mr);
+	return 0;
+}
+
+/*
+ * ibv_advise_mr: each SGE must lie in an MR of @ibpd (by its lkey).  A
+ * pinned MR is present already; an ODP MR's range is faulted in through
+ * the mm, page by page, VMA by VMA (killable).  PREFETCH_NO_FAULT asks
+ * for nothing that is not present: nothing to do.
+ */
+int pldma_ib_advise_mr(struct ib_pd *ibpd,
+		       enum ib_uverbs_advise_mr_advice advice, u32 flags,
+		       struct ib_sge *sg_list, u32 num_sge,
+		       struct uverbs_attr_bundle *attrs)
+{
+	struct pldma_ibdev *pib = to_pibdev(ibpd->device);
+	struct pldma_ib_ucontext *uc;
+	bool write, odp = false, found;
+	u64 iova = 0, len = 0, va, end;
+	struct pldma_ib_mr *mr;
+	unsigned int n;
+	u32 i;
+	int got;
+
+	if (!attrs)
+		return -EOPNOTSUPP;
+	uc = pldma_ib_uc(&attrs->driver_udata);
+	if (flags & ~IB_UVERBS_ADVISE_MR_FLAG_FLUSH)
+		return -EOPNOTSUPP;
+	if (advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH &&
+	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return -EOPNOTSUPP;
+	write = advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+	for (i = 0; i < num_sge; i++) {
+		/* values, not the MR: another thread may deregister it */
+		found = false;
+		xa_lock(&pib->mrs);
+		mr = xa_load(&pib->mrs, sg_list[i].lkey);
+		if (mr && mr->ibmr.pd == ibpd) {
+			iova = mr->ibmr.iova;
+			len = mr->ibmr.length;
+			odp = mr->odp;
+			found = true;
+		}
+		xa_unlock(&pib->mrs);
+		if (!found)
+			return -ENOENT;
+		va = sg_list[i].addr;
+		end = va + sg_list[i].length;
+		if (end < va || va < iova || end > iova + len)
+			return -EINVAL;
+		if (!odp || advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+			continue;
+		for (va &= PAGE_MASK; va < end; va += (u64)got * PAGE_SIZE) {
+			if (fatal_signal_pending(current))
+				return -EINTR;
+			n = min_t(u64, (end - va + PAGE_SIZE - 1) >> PAGE_SHIFT,
+				  PLDMA_AHEAD_MAX);
+			got = pldma_fault_in(uc->ctx, va, write, n);
+			if (!got)
+				return -EFAULT;
+			cond_resched();
+		}
+	}
 	return 0;
 }

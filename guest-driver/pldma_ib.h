@@ -16,7 +16,13 @@ struct pldma_dev;
 struct pldma_ibdev {
 	struct ib_device ibdev;
 	struct pldma_dev *pd;
+	struct xarray mrs;		/* lkey -> struct pldma_ib_mr */
 };
+
+static inline struct pldma_ibdev *to_pibdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct pldma_ibdev, ibdev);
+}
 
 /*
  * A ucontext is a channel context of the process (pldma_ctx_open(), as an
@@ -107,6 +113,7 @@ struct pldma_ib_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;		/* NULL: ODP, nothing pinned */
 	bool has_key;			/* ibmr.rkey is a device key */
+	bool odp;			/* nothing pinned */
 };
 
 static inline struct pldma_ib_mr *to_pmr(struct ib_mr *ibmr)
@@ -119,6 +126,10 @@ struct ib_mr *pldma_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				   PLDMA_IB_DMAH_ARG
 				   struct ib_udata *udata);
 int pldma_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int pldma_ib_advise_mr(struct ib_pd *ibpd,
+		       enum ib_uverbs_advise_mr_advice advice, u32 flags,
+		       struct ib_sge *sg_list, u32 num_sge,
+		       struct uverbs_attr_bundle *attrs);
 
 static inline struct pldma_ib_ucontext *to_pucontext(struct ib_ucontext *uc)
 {

@@ -126,6 +126,7 @@ pp "16 KiB x 100 (pinned MRs, 16 segments a message)" 16384 100
 pp "4 KiB x 200, ODP MRs (-o)" 4096 200 -o
 pp "16 KiB x 100, ODP MRs (-o)" 16384 100 -o
 pp "4 KiB x 200, completion events (-e)" 4096 200 -e
+pp "4 KiB x 200, ODP MRs prefetched (-o -P)" 4096 200 -o -P
 
 # RDMA WRITE, READ, WRITE_WITH_IMM, SEND_WITH_IMM, unsignaled work
 # requests, a forged rkey (guest/tests/verbs-rdma.c), pinned and ODP MRs

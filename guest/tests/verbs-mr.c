@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 	long pin0, pin1;
 	int i, nk, err;
 	pid_t pid;
-	char *buf;
+	char *buf, *pbuf;
 
 	if (argc != 2) {
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
@@ -189,6 +189,48 @@ int main(int argc, char **argv)
 	      vmpin_kb());
 	if (mr)
 		check(!ibv_dereg_mr(mr), "ODP MR deregistered");
+	/*
+	 * prefetch (ibv_advise_mr): an ODP MR's range made present; a fresh
+	 * mapping (the pinned MR above faulted all of buf in)
+	 */
+	pbuf = untouched(4 * MB);
+	mr = pbuf ? ibv_reg_mr(pd, pbuf, 4 * MB, RW | IBV_ACCESS_ON_DEMAND) :
+		    NULL;
+	check(mr != NULL, "ODP MR of 4 MiB for prefetch");
+	if (mr) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)pbuf + MB, .length = MB,
+			.lkey = mr->lkey,
+		};
+		unsigned char vec[256];
+		int present = 0;
+
+		check(mincore(pbuf + MB, MB, vec) == 0 && !(vec[0] & 1),
+		      "ODP MR: its pages are not present before prefetch");
+		err = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+				    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+		check(err == 0, "ibv_advise_mr PREFETCH_WRITE of 1 MiB (%s)",
+		      strerror(err));
+		if (!mincore(pbuf + MB, MB, vec))
+			for (i = 0; i < 256; i++)
+				present += vec[i] & 1;
+		check(present == 256,
+		      "prefetch: all 256 pages present (%d), VmPin still %ld kB",
+		      present, vmpin_kb());
+		check(vmpin_kb() == pin0, "prefetch pinned nothing");
+		sge.length = 4 * MB;
+		err = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+				    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+		check(err == EINVAL, "prefetch past the MR's end: EINVAL (%s)",
+		      strerror(err));
+		sge.length = 4096;
+		sge.lkey ^= 0x100;
+		err = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+				    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+		check(err == ENOENT, "prefetch with a forged lkey: ENOENT (%s)",
+		      strerror(err));
+		ibv_dereg_mr(mr);
+	}
 	mr = ibv_reg_mr(pd, buf, 4 * MB, IBV_ACCESS_LOCAL_WRITE);
 	check(mr != NULL && mr->rkey == 0,
 	      "local-only MR: registered, no remote key (lkey %#x)",

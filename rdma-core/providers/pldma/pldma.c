@@ -106,6 +106,14 @@ static struct ibv_mr *pldma_reg_mr(struct ibv_pd *pd, void *addr,
 	return &vmr->ibv_mr;
 }
 
+/* Prefetch: the kernel makes an ODP MR's range present (Touch-Ahead) */
+static int pldma_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			   uint32_t flags, struct ibv_sge *sg_list,
+			   uint32_t num_sge)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
+}
+
 static int pldma_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;
@@ -573,6 +581,7 @@ static const struct verbs_context_ops pldma_ctx_ops = {
 	.dealloc_pd = pldma_dealloc_pd,
 	.reg_mr = pldma_reg_mr,
 	.dereg_mr = pldma_dereg_mr,
+	.advise_mr = pldma_advise_mr,
 	.create_cq = pldma_create_cq,
 	.poll_cq = pldma_poll_cq,
 	.req_notify_cq = pldma_req_notify_cq,

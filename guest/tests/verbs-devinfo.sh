@@ -128,6 +128,21 @@ pp "16 KiB x 100, ODP MRs (-o)" 16384 100 -o
 pp "4 KiB x 200, completion events (-e)" 4096 200 -e
 pp "4 KiB x 200, ODP MRs prefetched (-o -P)" 4096 200 -o -P
 
+# A process killed mid-transfer: its end goes (QP to RESET, channel
+# released); the other end's work requests fail, it does not hang
+timeout 40 ibv_rc_pingpong -d pldma0 -g ${G0:-0} -s 4096 -n 1000000 >/tmp/k.s 2>&1 & sp=$!
+sleep 1
+ibv_rc_pingpong -d pldma1 -g ${G1:-0} -s 4096 -n 1000000 127.0.0.1 >/tmp/k.c 2>&1 & cp=$!
+sleep 3
+kill -9 $cp; wait $cp 2>/dev/null
+wait $sp; rs=$?
+sed 's/^/# server: /' /tmp/k.s
+check "client killed mid-transfer: the server ends with an error, does not hang (exit $rs)" \
+	test $rs != 0 -a $rs != 124
+check "... after a completion error" grep -q 'Failed status' /tmp/k.s
+ibv_devinfo -d pldma1 >/dev/null 2>&1
+check "pldma1 opens again after the kill" test $? = 0
+
 # RDMA WRITE, READ, WRITE_WITH_IMM, SEND_WITH_IMM, unsignaled work
 # requests, a forged rkey (guest/tests/verbs-rdma.c), pinned and ODP MRs
 for m in pinned odp; do

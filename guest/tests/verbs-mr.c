@@ -316,6 +316,68 @@ int main(int argc, char **argv)
 		check(!ibv_dereg_mr(mr), "our MR is still ours to deregister");
 	}
 
+	/* a QP's handle, forged here and in another process */
+	{
+		struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+		struct ibv_qp_init_attr qa = {
+			.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
+			.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct ibv_qp *qp = cq ? ibv_create_qp(pd, &qa) : NULL;
+		struct ibv_qp_attr qattr = {
+			.qp_state = IBV_QPS_INIT, .port_num = 1,
+		};
+		static char fakeqp[1024];
+		struct ibv_qp *f = (struct ibv_qp *)fakeqp;
+
+		check(qp != NULL, "CQ and RC QP created");
+		if (qp) {
+			errno = 0;
+			check(ibv_create_qp(pd, &qa) == NULL && errno == EBUSY,
+			      "a second QP in the context: EBUSY (%s)",
+			      strerror(errno));
+			qa.cap.max_inline_data = 64;
+			errno = 0;
+			check(ibv_create_qp(pd, &qa) == NULL && errno == EINVAL,
+			      "inline data asked for: EINVAL (%s)",
+			      strerror(errno));
+			*f = *qp;
+			f->handle = qp->handle + 1000;
+			err = ibv_modify_qp(f, &qattr, IBV_QP_STATE |
+					    IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					    IBV_QP_ACCESS_FLAGS);
+			check(err != 0, "modify of a forged QP handle refused (%s)",
+			      strerror(err));
+			pid = fork();
+			if (pid == 0) {
+				struct ibv_context *c2 = open_dev(argv[1]);
+
+				if (!c2)
+					_exit(2);
+				*f = *qp;
+				f->context = c2;
+				_exit(ibv_modify_qp(f, &qattr, IBV_QP_STATE |
+						    IBV_QP_PKEY_INDEX |
+						    IBV_QP_PORT |
+						    IBV_QP_ACCESS_FLAGS) ? 0 : 1);
+			}
+			waitpid(pid, &i, 0);
+			check(WIFEXITED(i) && WEXITSTATUS(i) == 0,
+			      "another process cannot modify our QP by its handle");
+			check(!ibv_modify_qp(qp, &qattr, IBV_QP_STATE |
+					     IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					     IBV_QP_ACCESS_FLAGS),
+			      "our QP is still ours: RESET -> INIT");
+			qattr.qp_state = IBV_QPS_RTS;
+			check(ibv_modify_qp(qp, &qattr, IBV_QP_STATE) != 0,
+			      "INIT -> RTS without its attributes refused");
+			check(!ibv_destroy_qp(qp), "QP destroyed");
+		}
+		if (cq)
+			check(!ibv_destroy_cq(cq), "CQ destroyed");
+	}
+
 	/* RLIMIT_MEMLOCK: pinned fails, ODP works */
 	drop_ipc_lock();
 	{

@@ -252,6 +252,11 @@ static int pldma_ib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	vm_flags_clear(vma, VM_MAYEXEC);
 	switch (e->type) {
 	case PLDMA_IB_MMAP_DB:
+		/*
+		 * Not into a child: its writes would run descriptors in this
+		 * process's address space (the channel's PASID)
+		 */
+		vm_flags_set(vma, VM_DONTCOPY);
 		ret = rdma_user_mmap_io(uctx, vma,
 					(pd->phys +
 					 PLDMA_CH_PAGE_OFFSET(uc->ctx->ch)) >>

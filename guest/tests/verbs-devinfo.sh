@@ -128,20 +128,29 @@ pp "16 KiB x 100, ODP MRs (-o)" 16384 100 -o
 pp "4 KiB x 200, completion events (-e)" 4096 200 -e
 pp "4 KiB x 200, ODP MRs prefetched (-o -P)" 4096 200 -o -P
 
-# A process killed mid-transfer: its end goes (QP to RESET, channel
-# released); the other end's work requests fail, it does not hang
-timeout 40 ibv_rc_pingpong -d pldma0 -g ${G0:-0} -s 4096 -n 1000000 >/tmp/k.s 2>&1 & sp=$!
+# A process killed mid-transfer (SIGKILL: ib_core destroys its QP, CQ and
+# MRs and the context's channel goes), then its peer: the device serves a
+# fresh pair afterwards, and rmmod at the end still succeeds.  (Whether the
+# peer sees an error depends on what it had outstanding: an RC QP that only
+# waits for a receive waits forever, on any RDMA device.)
+ibv_rc_pingpong -d pldma0 -g ${G0:-0} -s 4096 -n 1000000 >/tmp/k.s 2>&1 & sp=$!
 sleep 1
 ibv_rc_pingpong -d pldma1 -g ${G1:-0} -s 4096 -n 1000000 127.0.0.1 >/tmp/k.c 2>&1 & cp=$!
-sleep 3
+# connected: the client closes its TCP socket once the QPs are exchanged
+socks() { ls -l /proc/$cp/fd 2>/dev/null | grep -c 'socket:'; }
+i=0
+while [ "$(socks)" = 0 ] && [ -d /proc/$cp ] && [ $i -lt 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+while [ "$(socks)" != 0 ] && [ -d /proc/$cp ] && [ $i -lt 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+sleep 2
+check "the client is still transferring after 2 s (-n 1000000)" test -d /proc/$cp
 kill -9 $cp; wait $cp 2>/dev/null
-wait $sp; rs=$?
-sed 's/^/# server: /' /tmp/k.s
-check "client killed mid-transfer: the server ends with an error, does not hang (exit $rs)" \
-	test $rs != 0 -a $rs != 124
-check "... after a completion error" grep -q 'Failed status' /tmp/k.s
-ibv_devinfo -d pldma1 >/dev/null 2>&1
-check "pldma1 opens again after the kill" test $? = 0
+sleep 1
+kill -9 $sp 2>/dev/null; wait $sp 2>/dev/null
+pp "4 KiB x 100 after a client and a server were killed" 4096 100
 
 # RDMA WRITE, READ, WRITE_WITH_IMM, SEND_WITH_IMM, unsignaled work
 # requests, a forged rkey (guest/tests/verbs-rdma.c), pinned and ODP MRs

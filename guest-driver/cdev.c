@@ -47,29 +47,34 @@ void pldma_ctx_put(struct pldma_ctx *ctx)
 /* File operations                                                    */
 /* ------------------------------------------------------------------ */
 
-static int pldma_open(struct inode *inode, struct file *file)
+/*
+ * A channel context of the calling process: a channel claimed, the mm
+ * bound (SVA), the channel enabled with the PASID.  An open file is one
+ * (@mapping: the file's, to zap its mappings at removal); so is each
+ * ucontext of the ib_device (ib_main.c, @mapping NULL: ib_core zaps).
+ */
+struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
+				 struct address_space *mapping)
 {
-	struct pldma_dev *pd = container_of(file->private_data,
-					    struct pldma_dev, misc);
 	unsigned int ch, limit, mine = 0;
 	struct pldma_ctx *ctx;
 	int ret;
 
 	if (!(pd->cap & PLDMA_CAP_PASID) || !current->mm)
-		return -ENODEV;
+		return ERR_PTR(-ENODEV);
 
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	down_read(&pd->gone_sem);
 	if (pd->gone) {
 		up_read(&pd->gone_sem);
 		kfree(ctx);
-		return -ENODEV;
+		return ERR_PTR(-ENODEV);
 	}
 	kref_get(&pd->ref);
 	ctx->pd = pd;
-	ctx->mapping = file->f_mapping;
+	ctx->mapping = mapping;
 	mutex_init(&ctx->mutex);
 	spin_lock_init(&ctx->flock);
 	init_waitqueue_head(&ctx->wq);
@@ -150,9 +155,8 @@ static int pldma_open(struct inode *inode, struct file *file)
 	trace_pldma_bind(pd->id, ch, ctx->pasid, ctx->tgid);
 	dev_dbg(pd->dev, "ch%u: bound to pid %d, PASID %u\n", ch, ctx->tgid,
 		ctx->pasid);
-	file->private_data = ctx;
 	up_read(&pd->gone_sem);
-	return nonseekable_open(inode, file);
+	return ctx;
 
 err_unbind:
 	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID, 0);
@@ -165,7 +169,20 @@ err_free:
 	up_read(&pd->gone_sem);
 	pldma_dev_put(pd);
 	kfree(ctx);
-	return ret;
+	return ERR_PTR(ret);
+}
+
+static int pldma_open(struct inode *inode, struct file *file)
+{
+	struct pldma_dev *pd = container_of(file->private_data,
+					    struct pldma_dev, misc);
+	struct pldma_ctx *ctx;
+
+	ctx = pldma_ctx_open(pd, file->f_mapping);
+	if (IS_ERR(ctx))
+		return PTR_ERR(ctx);
+	file->private_data = ctx;
+	return nonseekable_open(inode, file);
 }
 
 /*
@@ -235,9 +252,9 @@ static void pldma_ctx_unbind(struct pldma_ctx *ctx)
 	trace_pldma_unbind(ctx->pd->id, ctx->ch, ctx->pasid, ctx->tgid);
 }
 
-static int pldma_release(struct inode *inode, struct file *file)
+/* The end of pldma_ctx_open()'s context: its objects, channel, bond. */
+void pldma_ctx_close(struct pldma_ctx *ctx)
 {
-	struct pldma_ctx *ctx = file->private_data;
 	struct pldma_dev *pd = ctx->pd;
 	u32 state;
 
@@ -280,6 +297,11 @@ out:
 
 	dev_dbg(pd->dev, "ch%u: released by pid %d\n", ctx->ch, ctx->tgid);
 	pldma_ctx_put(ctx);
+}
+
+static int pldma_release(struct inode *inode, struct file *file)
+{
+	pldma_ctx_close(file->private_data);
 	return 0;
 }
 
@@ -902,7 +924,8 @@ void pldma_ctx_detach(struct pldma_ctx *ctx)
 	pldma_ctx_stop(ctx, &state);
 	WRITE_ONCE(ctx->detached, true);
 	mutex_unlock(&ctx->cmd_lock);
-	unmap_mapping_range(ctx->mapping, 0, 0, 1);
+	if (ctx->mapping)
+		unmap_mapping_range(ctx->mapping, 0, 0, 1);
 	/* the rings' mappings are gone: devres frees their memory */
 	pldma_cq_release(ctx);
 	pldma_ctx_unbind(ctx);

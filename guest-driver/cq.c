@@ -74,13 +74,15 @@ static struct pldma_cq *pldma_cq_find(struct pldma_ctx *ctx, u32 idx)
 	return &pd->cqs[idx];
 }
 
-static int pldma_cq_destroy(struct pldma_ctx *ctx, u32 idx);
-
-/* Called with the device known present (pd->gone_sem held). */
-long pldma_ioc_cq_create(struct pldma_ctx *ctx, void __user *arg)
+/*
+ * Create a CQ of @ctx as @cp asks (the index and mmap data out), every
+ * value checked; the ioctl and the ib_device's create_cq (ib_cq.c) come
+ * here with the device known present (pd->gone_sem held).
+ */
+int pldma_cq_create(struct pldma_ctx *ctx, struct pldma_cq_create *cp)
 {
 	struct pldma_dev *pd = ctx->pd;
-	struct pldma_cq_create c;
+	struct pldma_cq_create c = *cp;
 	struct pldma_cq *cq = NULL;
 	dma_addr_t dma;
 	unsigned int i;
@@ -88,8 +90,6 @@ long pldma_ioc_cq_create(struct pldma_ctx *ctx, void __user *arg)
 	u32 size;
 	int ret;
 
-	if (copy_from_user(&c, arg, sizeof(c)))
-		return -EFAULT;
 	if (c.cq || c.mmap_offset || c.mmap_size || c.rsvd[0] || c.rsvd[1] ||
 	    c.rsvd[2])
 		return -EINVAL;
@@ -136,6 +136,7 @@ long pldma_ioc_cq_create(struct pldma_ctx *ctx, void __user *arg)
 	spin_lock_irq(&pd->lock);
 	cq->error = false;
 	cq->ring = ring;
+	cq->ib_cq = NULL;
 	cq->ctx = ctx;
 	spin_unlock_irq(&pd->lock);
 	ctx->ncqs++;
@@ -143,14 +144,9 @@ long pldma_ioc_cq_create(struct pldma_ctx *ctx, void __user *arg)
 			      ctx->tgid);
 	mutex_unlock(&pd->key_mutex);
 
-	c.cq = cq->idx;
-	c.mmap_offset = PLDMA_MMAP_CQ(cq->idx);
-	c.mmap_size = size;
-	if (copy_to_user(arg, &c, sizeof(c))) {
-		/* nobody learnt the index: the CQ goes again */
-		pldma_cq_destroy(ctx, c.cq);
-		return -EFAULT;
-	}
+	cp->cq = cq->idx;
+	cp->mmap_offset = PLDMA_MMAP_CQ(cq->idx);
+	cp->mmap_size = size;
 	return 0;
 err:
 	mutex_unlock(&pd->key_mutex);
@@ -177,8 +173,9 @@ static int pldma_cq_free(struct pldma_ctx *ctx, struct pldma_cq *cq)
 		spin_unlock_irq(&pd->lock);
 		return -EBUSY;
 	}
-	/* no mmap() finds it any more */
+	/* no mmap() finds it any more, no event goes to ib_core */
 	cq->ctx = NULL;
+	cq->ib_cq = NULL;
 	ring = cq->ring;
 	cq->ring = NULL;
 	spin_unlock_irq(&pd->lock);
@@ -203,7 +200,7 @@ static int pldma_cq_free(struct pldma_ctx *ctx, struct pldma_cq *cq)
 	return 0;
 }
 
-static int pldma_cq_destroy(struct pldma_ctx *ctx, u32 idx)
+int pldma_cq_destroy(struct pldma_ctx *ctx, u32 idx)
 {
 	struct pldma_dev *pd = ctx->pd;
 	struct pldma_cq *cq;
@@ -215,6 +212,25 @@ static int pldma_cq_destroy(struct pldma_ctx *ctx, u32 idx)
 		ret = pldma_cq_free(ctx, cq);
 	mutex_unlock(&pd->key_mutex);
 	return ret;
+}
+
+/* Called with the device known present (pd->gone_sem held). */
+long pldma_ioc_cq_create(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_cq_create c;
+	int ret;
+
+	if (copy_from_user(&c, arg, sizeof(c)))
+		return -EFAULT;
+	ret = pldma_cq_create(ctx, &c);
+	if (ret)
+		return ret;
+	if (copy_to_user(arg, &c, sizeof(c))) {
+		/* nobody learnt the index: the CQ goes again */
+		pldma_cq_destroy(ctx, c.cq);
+		return -EFAULT;
+	}
+	return 0;
 }
 
 long pldma_ioc_cq_destroy(struct pldma_ctx *ctx, void __user *arg)
@@ -460,6 +476,8 @@ void pldma_cq_irq(struct pldma_dev *pd, u32 status)
 			trace_pldma_cq_event(pd->id, i, 0,
 					     atomic_read(&cq->events));
 			wake_up_interruptible(&cq->wq);
+			if (cq->ib_cq)
+				pldma_ib_cq_event(cq->ib_cq);
 		}
 		spin_unlock(&pd->lock);
 	}
@@ -489,6 +507,8 @@ void pldma_cq_irq(struct pldma_dev *pd, u32 status)
 				continue;
 			atomic_inc(&qp->ctx->qp_errors);
 			wake_up_interruptible(&qp->ctx->wq);
+			if (qp->ib_qp)
+				pldma_ib_qp_fatal(qp->ib_qp);
 		}
 		spin_unlock(&pd->lock);
 	}

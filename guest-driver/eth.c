@@ -415,3 +415,9 @@ int pldma_eth_register(struct pldma_dev *pd)
 		    pd->mac);
 	return 0;
 }
+
+/* The PLDMA's net_device, or NULL: the ib_device's GIDs come from it. */
+struct net_device *pldma_eth_netdev(struct pldma_dev *pd)
+{
+	return pd->eth ? pd->eth->ndev : NULL;
+}

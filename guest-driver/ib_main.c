@@ -5,10 +5,15 @@
  * reaches it through uverbs and the rdma-core provider of this repository
  * (rdma-core/providers/pldma), which matches the device by name.
  *
- * Implemented: device and port queries, ucontexts (the process's mm bound
- * to the device by SVA: its PASID is the address space of the process's
- * PDs) and PDs.  Every other verb is absent from the ops, so ib_core and
- * libibverbs answer EOPNOTSUPP for it.
+ * Implemented: device and port queries (GIDs: ib_core's RoCEv2 table,
+ * built from the PLDMA's net_device, pldmaeth<N>), ucontexts (a channel
+ * context of the process, pldma_ctx_open(): its mm bound to the device by
+ * SVA, its PASID the address space of the process's PDs), PDs, MRs
+ * (ib_mr.c: pinned, ODP and implicit ODP), CQs (ib_cq.c) and RC QPs
+ * (ib_qp.c), and the mmap() of the context's channel page and of the CQ
+ * and RQ rings.  Every other verb is absent from the ops, so ib_core and
+ * libibverbs answer EOPNOTSUPP for it; there are no kernel verbs (no kernel
+ * PD, CQ or QP).
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -27,11 +32,6 @@
 
 #define PLDMA_IB_GID_TBL_LEN	16
 #define PLDMA_IB_MAX_PD		0x10000
-
-static struct pldma_ibdev *to_pibdev(struct ib_device *ibdev)
-{
-	return container_of(ibdev, struct pldma_ibdev, ibdev);
-}
 
 static int pldma_ib_query_device(struct ib_device *ibdev,
 				 struct ib_device_attr *attr,
@@ -58,13 +58,28 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	/* the device's resources; the verbs that use them are listed above */
 	attr->max_qp = pd->num_qps;
 	attr->max_cq = pd->num_cqs;
-	attr->max_cqe = pd->num_cqs ? PLDMA_CQ_MAX_ENTRIES : 0;
+	attr->max_cqe = pd->num_cqs ? PLDMA_CQ_MAX_ENTRIES - 1 : 0;
+	attr->max_qp_wr = PLDMA_RING_MAX_ENTRIES - 1;
+	attr->max_send_sge = 1;
 	attr->max_recv_sge = PLDMA_RWQE_MAX_SGE;
 	attr->max_sge_rd = 1;
+	attr->max_qp_rd_atom = 16;
+	attr->max_qp_init_rd_atom = 16;
+	attr->max_res_rd_atom = 16 * pd->num_qps;
+	attr->atomic_cap = IB_ATOMIC_NONE;
 	attr->max_pd = PLDMA_IB_MAX_PD;
 	attr->max_mr = PLDMA_NUM_KEYS;
 	attr->max_pkeys = 1;
-	/* not advertised: IB_ODP_SUPPORT, until reg_user_mr exists */
+	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN;
+	/*
+	 * ODP: an MR pins nothing, the device faults through the PASID, as
+	 * requester and as responder, for every RC operation it does.
+	 */
+	attr->kernel_cap_flags = IBK_ON_DEMAND_PAGING;
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
+	attr->odp_caps.per_transport_caps.rc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ;
 	return 0;
 }
 
@@ -122,9 +137,11 @@ static int pldma_ib_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 }
 
 /*
- * A ucontext is one process's use of the device: its mm is bound to the
- * device (SVA) and the PASID is the address space of every PD it makes.
- * Two processes have two PASIDs and see nothing of each other's memory.
+ * A ucontext is one process's use of the device: a channel context, as an
+ * open file of /dev/pldmaN is (pldma_ctx_open(): a channel claimed, the mm
+ * bound to the device by SVA); the PASID is the address space of every PD
+ * it makes.  Two processes have two PASIDs and see nothing of each other's
+ * memory.  The channel's fault mode serves the faults of its ODP MRs.
  */
 static int pldma_ib_alloc_ucontext(struct ib_ucontext *uctx,
 				   struct ib_udata *udata)
@@ -136,46 +153,130 @@ static int pldma_ib_alloc_ucontext(struct ib_ucontext *uctx,
 
 	if (!(pd->cap & PLDMA_CAP_PASID))
 		return -EOPNOTSUPP;
-	uc->sva = iommu_sva_bind_device(pd->dev, current->mm);
-	if (IS_ERR(uc->sva))
-		return PTR_ERR(uc->sva);
-	uc->pasid = iommu_sva_get_pasid(uc->sva);
-	if (uc->pasid == IOMMU_PASID_INVALID ||
-	    uc->pasid >= BIT(PLDMA_CAP_PASID_BITS(pd->cap))) {
-		ret = -ENOSPC;
-		goto err_unbind;
-	}
+	uc->ctx = pldma_ctx_open(pd, NULL);
+	if (IS_ERR(uc->ctx))
+		return PTR_ERR(uc->ctx);
+	uc->pasid = uc->ctx->pasid;
 
+	uc->db = pldma_ib_mmap_insert(uc, PLDMA_IB_MMAP_DB, 0, PAGE_SIZE,
+				      &resp.db_mmap_offset);
+	if (IS_ERR(uc->db)) {
+		ret = PTR_ERR(uc->db);
+		goto err_close;
+	}
 	resp.pasid = uc->pasid;
 	resp.num_qps = pd->num_qps;
 	resp.num_cqs = pd->num_cqs;
+	resp.max_xfer = pd->max_xfer;
+	resp.db_mmap_size = PAGE_SIZE;
 	ret = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 	if (ret)
-		goto err_unbind;
-	dev_dbg(pd->dev, "%s: ucontext of pid %d, PASID %u\n",
+		goto err_remove;
+	dev_dbg(pd->dev, "%s: ucontext of pid %d, ch%u, PASID %u\n",
 		dev_name(&uctx->device->dev), task_tgid_nr(current),
-		uc->pasid);
+		uc->ctx->ch, uc->pasid);
 	return 0;
 
-err_unbind:
-	iommu_sva_unbind_device(uc->sva);
+err_remove:
+	rdma_user_mmap_entry_remove(uc->db);
+err_close:
+	pldma_ctx_close(uc->ctx);
 	return ret;
 }
 
+/* After every object of the context (MRs: their keys) was destroyed */
 static void pldma_ib_dealloc_ucontext(struct ib_ucontext *uctx)
 {
 	struct pldma_ib_ucontext *uc = to_pucontext(uctx);
 
-	iommu_sva_unbind_device(uc->sva);
+	rdma_user_mmap_entry_remove(uc->db);
+	pldma_ctx_close(uc->ctx);
 }
 
 /*
- * Device removal with the context open: ib_core destroys its objects and
- * calls dealloc_ucontext (the SVA unbind) before the device goes.  Nothing
- * of the device is mapped into the process yet, so there is nothing to zap.
+ * Device removal with the context open: ib_core destroys its objects,
+ * zaps the channel page's mappings (rdma_user_mmap_io) and calls
+ * dealloc_ucontext (channel stopped, SVA unbound) before the device goes.
  */
 static void pldma_ib_disassociate_ucontext(struct ib_ucontext *uctx)
 {
+}
+
+/* An mmap() offset of the context for a page or ring of @type */
+struct rdma_user_mmap_entry *
+pldma_ib_mmap_insert(struct pldma_ib_ucontext *uc,
+		     enum pldma_ib_mmap_type type, u32 idx, size_t size,
+		     u64 *offset)
+{
+	struct pldma_ib_mmap *e;
+	int ret;
+
+	e = kzalloc(sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return ERR_PTR(-ENOMEM);
+	e->type = type;
+	e->idx = idx;
+	ret = rdma_user_mmap_entry_insert(&uc->ibuc, &e->rdma, size);
+	if (ret) {
+		kfree(e);
+		return ERR_PTR(ret);
+	}
+	*offset = rdma_user_mmap_get_offset(&e->rdma);
+	return &e->rdma;
+}
+
+static void pldma_ib_mmap_free(struct rdma_user_mmap_entry *entry)
+{
+	kfree(container_of(entry, struct pldma_ib_mmap, rdma));
+}
+
+/*
+ * The channel page (uncached, ib_core zaps it at removal), or a ring
+ * (cq.c's pldma_ring_mmap(): a CQ's read-only, the RQ's read-write; a
+ * mapped ring keeps its CQ or QP from being destroyed).
+ */
+static int pldma_ib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct pldma_ib_ucontext *uc = to_pucontext(uctx);
+	struct pldma_dev *pd = uc->ctx->pd;
+	struct rdma_user_mmap_entry *entry;
+	struct pldma_ib_mmap *e;
+	int ret;
+
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	entry = rdma_user_mmap_entry_get(uctx, vma);
+	if (!entry)
+		return -EINVAL;
+	e = container_of(entry, struct pldma_ib_mmap, rdma);
+	vm_flags_clear(vma, VM_MAYEXEC);
+	switch (e->type) {
+	case PLDMA_IB_MMAP_DB:
+		/*
+		 * Not into a child: its writes would run descriptors in this
+		 * process's address space (the channel's PASID)
+		 */
+		vm_flags_set(vma, VM_DONTCOPY);
+		ret = rdma_user_mmap_io(uctx, vma,
+					(pd->phys +
+					 PLDMA_CH_PAGE_OFFSET(uc->ctx->ch)) >>
+					PAGE_SHIFT, PAGE_SIZE,
+					pgprot_noncached(vma->vm_page_prot),
+					entry);
+		break;
+	case PLDMA_IB_MMAP_CQ:
+		vma->vm_pgoff = PLDMA_MMAP_CQ(e->idx) >> PAGE_SHIFT;
+		ret = pldma_ring_mmap(uc->ctx, vma);
+		break;
+	case PLDMA_IB_MMAP_RQ:
+		vma->vm_pgoff = PLDMA_MMAP_RQ >> PAGE_SHIFT;
+		ret = pldma_ring_mmap(uc->ctx, vma);
+		break;
+	default:
+		ret = -EINVAL;
+	}
+	rdma_user_mmap_entry_put(entry);
+	return ret;
 }
 
 static int pldma_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
@@ -211,9 +312,22 @@ static const struct ib_device_ops pldma_ib_ops = {
 	.disassociate_ucontext = pldma_ib_disassociate_ucontext,
 	.alloc_pd = pldma_ib_alloc_pd,
 	.dealloc_pd = pldma_ib_dealloc_pd,
+	.reg_user_mr = pldma_ib_reg_user_mr,
+	.dereg_mr = pldma_ib_dereg_mr,
+	.advise_mr = pldma_ib_advise_mr,
+	.mmap = pldma_ib_mmap,
+	.mmap_free = pldma_ib_mmap_free,
+	.create_cq = pldma_ib_create_cq,
+	.destroy_cq = pldma_ib_destroy_cq,
+	.create_qp = pldma_ib_create_qp,
+	.modify_qp = pldma_ib_modify_qp,
+	.query_qp = pldma_ib_query_qp,
+	.destroy_qp = pldma_ib_destroy_qp,
 
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, pldma_ib_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_pd, pldma_ib_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_cq, pldma_ib_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_qp, pldma_ib_qp, ibqp),
 };
 
 /*
@@ -223,6 +337,7 @@ static const struct ib_device_ops pldma_ib_ops = {
  */
 int pldma_ib_register(struct pldma_dev *pd)
 {
+	struct net_device *ndev;
 	struct pldma_ibdev *pib;
 	struct ib_device *ibdev;
 	int ret;
@@ -233,6 +348,7 @@ int pldma_ib_register(struct pldma_dev *pd)
 	if (!pib)
 		return -ENOMEM;
 	pib->pd = pd;
+	xa_init(&pib->mrs);
 	ibdev = &pib->ibdev;
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
@@ -242,16 +358,30 @@ int pldma_ib_register(struct pldma_dev *pd)
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, pd->mac);
 	strscpy(ibdev->node_desc, pd->name, sizeof(ibdev->node_desc));
 	ib_set_device_ops(ibdev, &pldma_ib_ops);
+	/*
+	 * The RoCEv2 GID table: ib_core fills it from the net_device's
+	 * addresses (an IPv4 address is the IPv4-mapped GID the device uses,
+	 * PLDMA_NET_IP) and follows its changes.
+	 */
+	ndev = pldma_eth_netdev(pd);
+	if (ndev) {
+		ret = ib_device_set_netdev(ibdev, ndev, 1);
+		if (ret)
+			goto err_dealloc;
+	}
 
 	ret = ib_register_device(ibdev, pd->name, pd->dev);
-	if (ret) {
-		ib_dealloc_device(ibdev);
-		return ret;
-	}
+	if (ret)
+		goto err_dealloc;
 	pd->ib = pib;
-	dev_info(pd->dev, "%s: RDMA device %s, RoCEv2 port 1\n", pd->name,
-		 dev_name(&ibdev->dev));
+	dev_info(pd->dev, "%s: RDMA device %s, RoCEv2 port 1%s%s\n", pd->name,
+		 dev_name(&ibdev->dev), ndev ? ", GIDs of " : "",
+		 ndev ? netdev_name(ndev) : "");
 	return 0;
+
+err_dealloc:
+	ib_dealloc_device(ibdev);
+	return ret;
 }
 
 /* Waits for no user: the contexts still open are disassociated. */

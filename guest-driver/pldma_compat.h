@@ -23,4 +23,17 @@
 #define PLDMA_HAVE_IOMMU_DEV_FEAT	0
 #endif
 
+/*
+ * ib_device_ops.reg_user_mr gained a DMA handle argument (struct ib_dmah,
+ * TLP processing hints) in 6.17.
+ */
+#if KERNEL_VERSION(6, 17, 0) > LINUX_VERSION_CODE
+#define PLDMA_IB_DMAH_ARG
+#define PLDMA_IB_DMAH_NONE	true
+#else
+struct ib_dmah;
+#define PLDMA_IB_DMAH_ARG	struct ib_dmah *dmah,
+#define PLDMA_IB_DMAH_NONE	(!dmah)
+#endif
+
 #endif /* _PLDMA_COMPAT_H */

@@ -162,6 +162,9 @@ struct pldma_qp {
 	atomic_t rq_mapped;		/* VMAs of the ring */
 	u32 send_cq;
 	u32 recv_cq;
+	void *ib_qp;			/* struct ib_qp of ib_qp.c, or NULL;
+					 * under pd->lock
+					 */
 	/* RECV-buffer responder faults (cq.c), rec under pd->lock */
 	bool rec_valid;
 	struct pldma_fault_rec rec;
@@ -186,6 +189,9 @@ struct pldma_cq {
 	atomic_t mapped;		/* VMAs of the ring */
 	atomic_t events;		/* IRQ_CQ for it since creation */
 	bool error;			/* CQ_ERRORS said so */
+	void *ib_cq;			/* struct ib_cq of ib_cq.c, or NULL;
+					 * under pd->lock
+					 */
 	wait_queue_head_t wq;		/* PLDMA_IOC_CQ_WAIT */
 };
 
@@ -484,6 +490,10 @@ void pldma_unregister(void *data);
 /* cdev.c */
 extern const struct file_operations pldma_fops;
 void pldma_ctx_put(struct pldma_ctx *ctx);
+struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
+				 struct address_space *mapping);
+void pldma_ctx_close(struct pldma_ctx *ctx);
+struct net_device *pldma_eth_netdev(struct pldma_dev *pd);
 void pldma_ctx_detach(struct pldma_ctx *ctx);
 
 /* irq.c */
@@ -516,6 +526,8 @@ void pldma_reap_pins(struct pldma_ctx *ctx, bool all);
 
 /* remote.c */
 void pldma_remote_init(struct pldma_dev *pd);
+int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *r);
+int pldma_mr_deregister(struct pldma_ctx *ctx, u32 rkey);
 long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_dereg_mr(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_net_stats(struct pldma_ctx *ctx, void __user *arg);
@@ -527,6 +539,10 @@ void pldma_key_fault_work(struct work_struct *work);
 
 /* qp.c */
 void pldma_qp_init(struct pldma_dev *pd);
+int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *c);
+int pldma_qp_modify(struct pldma_ctx *ctx, struct pldma_qp_attr *a);
+int pldma_qp_query(struct pldma_ctx *ctx, struct pldma_qp_attr *a);
+int pldma_qp_destroy(struct pldma_ctx *ctx, u32 qpn);
 long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_qp_modify(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_qp_query(struct pldma_ctx *ctx, void __user *arg);
@@ -536,6 +552,10 @@ const char *pldma_qp_state_name(u32 state);
 
 /* cq.c */
 void pldma_cq_init(struct pldma_dev *pd);
+int pldma_cq_create(struct pldma_ctx *ctx, struct pldma_cq_create *c);
+int pldma_cq_destroy(struct pldma_ctx *ctx, u32 idx);
+void pldma_ib_cq_event(void *ib_cq);
+void pldma_ib_qp_fatal(void *ib_qp);
 long pldma_ioc_cq_create(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_cq_destroy(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_cq_wait(struct pldma_ctx *ctx, void __user *arg);

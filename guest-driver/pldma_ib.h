@@ -9,23 +9,127 @@
 
 #include <rdma/ib_verbs.h>
 
+#include "pldma_compat.h"
+
 struct pldma_dev;
 
 struct pldma_ibdev {
 	struct ib_device ibdev;
 	struct pldma_dev *pd;
+	struct xarray mrs;		/* lkey -> struct pldma_ib_mr */
 };
 
+static inline struct pldma_ibdev *to_pibdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct pldma_ibdev, ibdev);
+}
+
+/*
+ * A ucontext is a channel context of the process (pldma_ctx_open(), as an
+ * open file of /dev/pldmaN): its mm bound by SVA, its PASID the address
+ * space of every PD, and the keys and faults of its MRs served through it.
+ */
 struct pldma_ib_ucontext {
 	struct ib_ucontext ibuc;
-	struct iommu_sva *sva;		/* the process's mm, bound */
-	u32 pasid;			/* its address space on the device */
+	struct pldma_ctx *ctx;
+	u32 pasid;			/* ctx->pasid */
+	struct rdma_user_mmap_entry *db;	/* the channel page */
 };
+
+/* What an mmap() offset of the uverbs file maps */
+enum pldma_ib_mmap_type {
+	PLDMA_IB_MMAP_DB,		/* the context's channel page */
+	PLDMA_IB_MMAP_CQ,		/* a CQ's ring (read-only) */
+	PLDMA_IB_MMAP_RQ,		/* the QP's RQ ring */
+};
+
+struct pldma_ib_mmap {
+	struct rdma_user_mmap_entry rdma;
+	enum pldma_ib_mmap_type type;
+	u32 idx;			/* CQ index */
+};
+
+struct rdma_user_mmap_entry *
+pldma_ib_mmap_insert(struct pldma_ib_ucontext *uc,
+		     enum pldma_ib_mmap_type type, u32 idx, size_t size,
+		     u64 *offset);
+
+struct pldma_ib_cq {
+	struct ib_cq ibcq;
+	u32 idx;			/* the device's CQ */
+	struct rdma_user_mmap_entry *ring;
+};
+
+static inline struct pldma_ib_cq *to_pcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct pldma_ib_cq, ibcq);
+}
+
+/*
+ * The QP of a ucontext (its channel is the send queue: one a context).
+ * The four timer attributes share one device register: the last values
+ * set are kept, so that a modify naming some of them keeps the others.
+ */
+struct pldma_ib_qp {
+	struct ib_qp ibqp;
+	struct pldma_ib_ucontext *uc;
+	struct rdma_user_mmap_entry *rq;
+	u32 sq_entries;
+	u32 rq_entries;
+	struct ib_qp_cap cap;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+};
+
+static inline struct pldma_ib_qp *to_pqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct pldma_ib_qp, ibqp);
+}
+
+int pldma_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		       struct uverbs_attr_bundle *attrs);
+int pldma_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		       struct ib_udata *udata);
+int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		       int mask, struct ib_udata *udata);
+int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		      struct ib_qp_init_attr *init);
+int pldma_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 
 struct pldma_ib_pd {
 	struct ib_pd ibpd;
 	u32 pasid;			/* the ucontext's */
 };
+
+/*
+ * An MR: a device key (rkey) when it grants remote access; pinned pages
+ * (umem) unless IB_ACCESS_ON_DEMAND, where the device walks the PASID's
+ * page tables and its faults are served by the channel's fault mode.
+ */
+struct pldma_ib_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;		/* NULL: ODP, nothing pinned */
+	bool has_key;			/* ibmr.rkey is a device key */
+	bool odp;			/* nothing pinned */
+};
+
+static inline struct pldma_ib_mr *to_pmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct pldma_ib_mr, ibmr);
+}
+
+struct ib_mr *pldma_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				   u64 virt_addr, int access,
+				   PLDMA_IB_DMAH_ARG
+				   struct ib_udata *udata);
+int pldma_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int pldma_ib_advise_mr(struct ib_pd *ibpd,
+		       enum ib_uverbs_advise_mr_advice advice, u32 flags,
+		       struct ib_sge *sg_list, u32 num_sge,
+		       struct uverbs_attr_bundle *attrs);
 
 static inline struct pldma_ib_ucontext *to_pucontext(struct ib_ucontext *uc)
 {

@@ -251,12 +251,16 @@ static int pldma_qp_create_check(struct pldma_dev *pd,
 	return 0;
 }
 
-/* Called with the device known present (pd->gone_sem held). */
-long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg)
+/*
+ * Create the QP of @ctx as @cp asks (QPN and RQ mmap data out), every
+ * value checked; the ioctl and the ib_device's create_qp (ib_qp.c) come
+ * here with the device known present (pd->gone_sem held).
+ */
+int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp)
 {
 	struct pldma_dev *pd = ctx->pd;
 	u32 send_cq = PLDMA_CQ_NONE, recv_cq = PLDMA_CQ_NONE;
-	struct pldma_qp_create c;
+	struct pldma_qp_create c = *cp;
 	struct pldma_qp *qp = NULL;
 	dma_addr_t rq_dma = 0;
 	void *rq = NULL;
@@ -264,8 +268,6 @@ long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg)
 	unsigned int i;
 	int ret;
 
-	if (copy_from_user(&c, arg, sizeof(c)))
-		return -EFAULT;
 	ret = pldma_qp_create_check(pd, &c);
 	if (ret)
 		return ret;
@@ -320,19 +322,32 @@ long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg)
 	spin_lock_irq(&pd->lock);
 	qp->rec_valid = false;
 	qp->rq = rq;
+	qp->ib_qp = NULL;
 	qp->ctx = ctx;
 	ctx->qp = qp;
 	spin_unlock_irq(&pd->lock);
 	rq = NULL;
-	c.qpn = qp->qpn;
-	c.rq_mmap_size = rq_size;
-	c.rq_mmap_offset = rq_size ? PLDMA_MMAP_RQ : 0;
+	cp->qpn = qp->qpn;
+	cp->rq_mmap_size = rq_size;
+	cp->rq_mmap_offset = rq_size ? PLDMA_MMAP_RQ : 0;
 	trace_pldma_qp_create(pd->id, qp->qpn, ctx->ch, ctx->pasid, ctx->tgid);
 	ret = 0;
 out:
 	mutex_unlock(&pd->key_mutex);
 	if (rq)
 		dmam_free_coherent(pd->dev, rq_size, rq, rq_dma);
+	return ret;
+}
+
+/* Called with the device known present (pd->gone_sem held). */
+long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_qp_create c;
+	int ret;
+
+	if (copy_from_user(&c, arg, sizeof(c)))
+		return -EFAULT;
+	ret = pldma_qp_create(ctx, &c);
 	if (!ret && copy_to_user(arg, &c, sizeof(c))) {
 		/* nobody learnt the QPN: the QP goes again */
 		pldma_qp_release(ctx);
@@ -341,27 +356,36 @@ out:
 	return ret;
 }
 
-long pldma_ioc_qp_modify(struct pldma_ctx *ctx, void __user *arg)
+/* Modify the QP @a->qpn of @ctx; @a->qpn out: its QPN now */
+int pldma_qp_modify(struct pldma_ctx *ctx, struct pldma_qp_attr *a)
 {
 	struct pldma_dev *pd = ctx->pd;
-	struct pldma_qp_attr a;
 	struct pldma_qp *qp;
 	int ret;
 
-	if (copy_from_user(&a, arg, sizeof(a)))
-		return -EFAULT;
-	ret = pldma_qp_check(&a);
+	ret = pldma_qp_check(a);
 	if (ret)
 		return ret;
 	mutex_lock(&pd->key_mutex);
-	qp = pldma_qp_find(ctx, a.qpn);
+	qp = pldma_qp_find(ctx, a->qpn);
 	if (qp) {
-		ret = pldma_qp_modify_hw(ctx, qp, a.attr_mask, &a);
-		a.qpn = qp->qpn;
+		ret = pldma_qp_modify_hw(ctx, qp, a->attr_mask, a);
+		a->qpn = qp->qpn;
 	} else {
 		ret = -ENOENT;
 	}
 	mutex_unlock(&pd->key_mutex);
+	return ret;
+}
+
+long pldma_ioc_qp_modify(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_qp_attr a;
+	int ret;
+
+	if (copy_from_user(&a, arg, sizeof(a)))
+		return -EFAULT;
+	ret = pldma_qp_modify(ctx, &a);
 	if (ret)
 		return ret;
 	/* the QPN, new if the QP entered RESET */
@@ -370,13 +394,25 @@ long pldma_ioc_qp_modify(struct pldma_ctx *ctx, void __user *arg)
 
 long pldma_ioc_qp_query(struct pldma_ctx *ctx, void __user *arg)
 {
-	struct pldma_dev *pd = ctx->pd;
 	struct pldma_qp_attr a;
-	struct pldma_qp *qp;
-	u32 st, t;
+	int ret;
 
 	if (copy_from_user(&a, arg, sizeof(a)))
 		return -EFAULT;
+	ret = pldma_qp_query(ctx, &a);
+	if (ret)
+		return ret;
+	return copy_to_user(arg, &a, sizeof(a)) ? -EFAULT : 0;
+}
+
+/* The attributes of the QP @ap->qpn of @ctx, from the device */
+int pldma_qp_query(struct pldma_ctx *ctx, struct pldma_qp_attr *ap)
+{
+	struct pldma_dev *pd = ctx->pd;
+	struct pldma_qp_attr a = *ap;
+	struct pldma_qp *qp;
+	u32 st, t;
+
 	mutex_lock(&pd->key_mutex);
 	qp = pldma_qp_find(ctx, a.qpn);
 	if (!qp) {
@@ -410,7 +446,8 @@ long pldma_ioc_qp_query(struct pldma_ctx *ctx, void __user *arg)
 	a.rnr_retry = PLDMA_QPT_RNR_RETRY(t);
 	a.min_rnr_timer = PLDMA_QPT_MIN_RNR_TIMER(t);
 	mutex_unlock(&pd->key_mutex);
-	return copy_to_user(arg, &a, sizeof(a)) ? -EFAULT : 0;
+	*ap = a;
+	return 0;
 }
 
 /*
@@ -453,29 +490,37 @@ static int pldma_qp_free(struct pldma_ctx *ctx, struct pldma_qp *qp)
 	trace_pldma_qp_destroy(pd->id, qp->qpn, ctx->ch, ctx->pasid, ctx->tgid);
 	spin_lock_irq(&pd->lock);
 	qp->rec_valid = false;
+	qp->ib_qp = NULL;
 	qp->ctx = NULL;
 	ctx->qp = NULL;
 	spin_unlock_irq(&pd->lock);
 	return 0;
 }
 
-long pldma_ioc_qp_destroy(struct pldma_ctx *ctx, void __user *arg)
+/* To RESET and free: the QP @qpn of @ctx only */
+int pldma_qp_destroy(struct pldma_ctx *ctx, u32 qpn)
 {
 	struct pldma_dev *pd = ctx->pd;
-	struct pldma_qp_destroy d;
 	struct pldma_qp *qp;
 	int ret = -ENOENT;
+
+	mutex_lock(&pd->key_mutex);
+	qp = pldma_qp_find(ctx, qpn);
+	if (qp)
+		ret = pldma_qp_free(ctx, qp);
+	mutex_unlock(&pd->key_mutex);
+	return ret;
+}
+
+long pldma_ioc_qp_destroy(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_qp_destroy d;
 
 	if (copy_from_user(&d, arg, sizeof(d)))
 		return -EFAULT;
 	if (d.rsvd)
 		return -EINVAL;
-	mutex_lock(&pd->key_mutex);
-	qp = pldma_qp_find(ctx, d.qpn);
-	if (qp)
-		ret = pldma_qp_free(ctx, qp);
-	mutex_unlock(&pd->key_mutex);
-	return ret;
+	return pldma_qp_destroy(ctx, d.qpn);
 }
 
 /*

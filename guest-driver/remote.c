@@ -166,17 +166,19 @@ static int pldma_mr_strategy(struct pldma_ctx *ctx,
 	return 0;
 }
 
-/* Called with the device known present (pd->gone_sem held). */
-long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg)
+/*
+ * Register the window @r of @ctx's address space (@r->rkey out), every
+ * value checked.  The ioctl and the ib_device's reg_mr (ib_mr.c) both
+ * come here, with the device known present.
+ */
+int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp)
 {
 	struct pldma_dev *pd = ctx->pd;
 	struct pldma_key tmp = { }, *k = NULL;
-	struct pldma_reg_mr r;
+	struct pldma_reg_mr r = *rp;
 	unsigned int i, limit;
 	int ret;
 
-	if (copy_from_user(&r, arg, sizeof(r)))
-		return -EFAULT;
 	if (r.rsvd[0] || r.rsvd[1] || r.rsvd[2] || r.flags & ~PLDMA_MR_STRATEGY)
 		return -EINVAL;
 	if (!pd->node_id)
@@ -231,40 +233,60 @@ long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg)
 	spin_unlock_irq(&pd->lock);
 	ctx->nmrs++;
 	atomic64_inc(&pd->st.mrs);
-	r.rkey = k->rkey;
+	rp->rkey = k->rkey;
 	trace_pldma_mr_reg(pd->id, ctx->pasid, ctx->tgid, k->rkey, k->va,
 			   k->len, k->access, k->strategy, k->touch);
-	if (copy_to_user(arg, &r, sizeof(r))) {
-		pldma_key_revoke(ctx, k, PLDMA_KR_USER);
-		ret = -EFAULT;
-	}
 out:
 	mutex_unlock(&pd->key_mutex);
 	return ret;
 }
 
-long pldma_ioc_dereg_mr(struct pldma_ctx *ctx, void __user *arg)
+/* Revoke key @rkey of @ctx: only the context that registered it. */
+int pldma_mr_deregister(struct pldma_ctx *ctx, u32 rkey)
 {
 	struct pldma_dev *pd = ctx->pd;
-	struct pldma_dereg_mr d;
 	struct pldma_key *k;
 	int ret = -ENOENT;
 
-	if (copy_from_user(&d, arg, sizeof(d)))
-		return -EFAULT;
-	if (d.rsvd)
-		return -EINVAL;
-	if (PLDMA_RKEY_INDEX(d.rkey) >= PLDMA_NUM_KEYS)
+	if (PLDMA_RKEY_INDEX(rkey) >= PLDMA_NUM_KEYS)
 		return -ENOENT;
-	k = &pd->keys[PLDMA_RKEY_INDEX(d.rkey)];
+	k = &pd->keys[PLDMA_RKEY_INDEX(rkey)];
 	mutex_lock(&pd->key_mutex);
-	/* only the file that registered it */
-	if (k->ctx == ctx && k->rkey == d.rkey) {
+	if (k->ctx == ctx && k->rkey == rkey) {
 		pldma_key_revoke(ctx, k, PLDMA_KR_USER);
 		ret = 0;
 	}
 	mutex_unlock(&pd->key_mutex);
 	return ret;
+}
+
+/* Called with the device known present (pd->gone_sem held). */
+long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_reg_mr r;
+	int ret;
+
+	if (copy_from_user(&r, arg, sizeof(r)))
+		return -EFAULT;
+	ret = pldma_mr_register(ctx, &r);
+	if (ret)
+		return ret;
+	if (copy_to_user(arg, &r, sizeof(r))) {
+		pldma_mr_deregister(ctx, r.rkey);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+long pldma_ioc_dereg_mr(struct pldma_ctx *ctx, void __user *arg)
+{
+	struct pldma_dereg_mr d;
+
+	if (copy_from_user(&d, arg, sizeof(d)))
+		return -EFAULT;
+	if (d.rsvd)
+		return -EINVAL;
+	return pldma_mr_deregister(ctx, d.rkey);
 }
 
 /* release() and the device's removal: before the PASID goes away. */

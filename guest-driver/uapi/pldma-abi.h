@@ -15,12 +15,49 @@
 /* The ib_device's name prefix: the provider matches it (VERBS_NAME_MATCH). */
 #define PLDMA_IB_NAME_PREFIX "pldma"
 
-/* alloc_ucontext response: the address space the process's PDs use. */
+/*
+ * alloc_ucontext response: the address space the process's PDs use, and
+ * the context's channel page (pldma-regs.h "Channel page": the SQ's ring
+ * registers and doorbell, the CQ and RQ doorbells), to map with mmap() of
+ * db_mmap_size bytes at db_mmap_offset of the uverbs file (MAP_SHARED).
+ * The context's channel is the send queue of its QP: one QP a context.
+ */
 struct pldma_alloc_ucontext_resp {
 	__u32 pasid;		/* the PASID the process's mm is bound to */
 	__u32 num_qps;		/* QPs of the device */
 	__u32 num_cqs;		/* CQs of the device (0: none) */
+	__u32 max_xfer;		/* bytes a work request moves at most */
+	__aligned_u64 db_mmap_offset;
+	__u32 db_mmap_size;
 	__u32 reserved;
+};
+
+/*
+ * create_cq response: the CQ's ring of @entries CQEs (PLDMA_CQE_*), mapped
+ * read-only (PROT_READ, MAP_SHARED) from @mmap_offset, @mmap_size bytes.
+ * Consumer index and arming through the channel page (PLDMA_CH_CQ_DB).
+ */
+struct pldma_create_cq_resp {
+	__u32 cq;		/* the device's CQ index */
+	__u32 entries;		/* 2^k */
+	__aligned_u64 mmap_offset;
+	__u32 mmap_size;
+	__u32 reserved;
+};
+
+/*
+ * create_qp: the send queue is a ring of @sq_entries descriptors
+ * (PLDMA_DESC_*) in the process's memory, at @sq_ring (64-byte aligned),
+ * which the provider gives the channel (PLDMA_CH_RING_BASE/SIZE) itself;
+ * the response says the RQ ring (PLDMA_RWQE_*, read-write mapping), whose
+ * doorbell is PLDMA_CH_RQ_TAIL.
+ */
+struct pldma_create_qp_resp {
+	__u32 rq_entries;	/* 2^k, 0: no RQ */
+	__u32 rq_mmap_size;
+	__aligned_u64 rq_mmap_offset;
+	__u32 sq_entries;	/* 2^k: the ring the provider allocates */
+	__u32 max_inline;	/* 0: no inline data */
 };
 
 #endif /* PLDMA_ABI_USER_H */

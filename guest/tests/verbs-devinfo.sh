@@ -3,9 +3,12 @@
 # (libibverbs1, ibverbs-utils) through PLDMA's provider: pldma.ko registers
 # one ib_device per PLDMA with QPs; ibv_devices lists them, ibv_devinfo -v
 # opens them (a ucontext: the process's mm bound by SVA) and shows port 1,
-# an Ethernet (RoCEv2) port.  ibv_rc_pingpong gets a PD and stops at the
-# first verb that is not implemented (memory registration), with the error
-# libibverbs gives for an absent verb.
+# an Ethernet (RoCEv2) port whose GID table ib_core builds from pldmaeth<N>
+# (its IPv4 address: a RoCE v2 GID), and ODP.  verbs-mr (guest/tests)
+# registers memory: pinned, ODP, implicit ODP, and what a hostile user
+# tries.  ibv_rc_pingpong runs pldma0 <-> pldma1 (the device's RC QPs,
+# CQs and RQs through PLDMA's provider): pinned and ODP MRs, polling and
+# completion events, several sizes, buffers checked (-c).
 . /tests/lib.sh
 
 insmod /lib/modules/pldma.ko; check "insmod pldma.ko" test $? = 0
@@ -18,6 +21,30 @@ for u in /sys/class/infiniband_verbs/uverbs*; do
 	check "pldma0: $(basename "$u"), uverbs ABI version 1 (pldma-abi.h)" \
 		test "$(cat "$u/abi_version")" = 1
 done
+
+# The RoCEv2 GIDs: the interfaces' IPv4 addresses, as IPv4-mapped GIDs
+for i in 0 1; do
+	ip link set pldmaeth$i up
+	ip addr add 10.0.0.$((i + 1))/24 dev pldmaeth$i
+done
+sleep 1
+gid_of() { # DEVICE IPV4-GID-TAIL: its index in the table, or nothing
+	for g in /sys/class/infiniband/$1/ports/1/gids/*; do
+		if [ "$(cat "$g" 2>/dev/null)" = "0000:0000:0000:0000:0000:ffff:$2" ]; then
+			basename "$g"
+			return
+		fi
+	done
+}
+for i in 0 1; do
+	gi=$(gid_of pldma$i "0a00:000$((i + 1))")
+	check "pldma$i: GID ::ffff:10.0.0.$((i + 1)) (pldmaeth$i's address) in ports/1/gids (index ${gi:-none})" test -n "$gi"
+	ty=$(cat /sys/class/infiniband/pldma$i/ports/1/gid_attrs/types/${gi:-0} 2>/dev/null)
+	check "pldma$i: that GID is RoCE v2 (gid_attrs/types: $ty)" test "$ty" = "RoCE v2"
+	nd=$(cat /sys/class/infiniband/pldma$i/ports/1/gid_attrs/ndevs/${gi:-0} 2>/dev/null)
+	check "pldma$i: its netdev is pldmaeth$i ($nd)" test "$nd" = pldmaeth$i
+done
+G0=$(gid_of pldma0 0a00:0001)
 
 O=/tmp/verbs.out
 f() { grep -Eq "$1" $O; }
@@ -41,8 +68,20 @@ for d in pldma0 pldma1; do
 	check "$d: port 1 max_mtu 4096" f 'max_mtu:[[:space:]]+4096'
 	check "$d: max_qp from the device (QP_NUM)" f 'max_qp:[[:space:]]+[1-9]'
 	check "$d: max_pkeys 1" f 'max_pkeys:[[:space:]]+1'
-	check "$d: no ODP advertised (not implemented)" nf 'ON_DEMAND_PAGING'
+	check "$d: general ODP caps: ODP_SUPPORT" f '^[[:space:]]+ODP_SUPPORT[[:space:]]*$'
+	check "$d: general ODP caps: ODP_SUPPORT_IMPLICIT" f '^[[:space:]]+ODP_SUPPORT_IMPLICIT'
+	check "$d: a RoCE v2 GID listed" f 'GID\[ *[0-9]+\]:.*::ffff:10\.0\.0\.[12], RoCE v2'
 done
+
+# Memory registration (guest/tests/verbs-mr.c), its own TAP lines
+verbs-mr pldma0 >$O 2>&1; rc=$?
+sed 's/^/# /' $O
+check "verbs-mr pldma0: $(grep -c '^ok' $O) checks passed, $(grep -c '^not ok' $O) failed" \
+	test $rc = 0 -a "$(grep -c '^not ok' $O)" = 0 -a "$(grep -c '^ok' $O)" -ge 30
+verbs-mr pldma1 >$O 2>&1; rc=$?
+sed 's/^/# /' $O
+check "verbs-mr pldma1 (report mode): all checks passed" \
+	test $rc = 0 -a "$(grep -c '^not ok' $O)" = 0
 
 # Two processes at once: two ucontexts, two SVA bonds (two PASIDs)
 ibv_devinfo -d pldma0 >/tmp/a 2>&1 & a=$!
@@ -50,12 +89,77 @@ ibv_devinfo -d pldma0 >/tmp/b 2>&1 & b=$!
 wait $a; ra=$?; wait $b; rb=$?
 check "two processes open pldma0 at once" test "$ra$rb" = 00
 
-# A verbs program: the PD is allocated, then reg_mr is absent (EOPNOTSUPP)
-timeout 20 ibv_rc_pingpong -d pldma0 -g 0 >$O 2>&1; rc=$?
-sed 's/^/# /' $O
-check "ibv_rc_pingpong: the PD is allocated" nf "Couldn't allocate PD"
-check "ibv_rc_pingpong: stops at memory registration (reg_mr absent: EOPNOTSUPP)" f "Couldn't register MR"
-check "ibv_rc_pingpong exits non-zero (not implemented: MR, CQ, QP)" test $rc != 0
+
+# The data path: ibv_rc_pingpong, server on pldma0 (stall mode), client on
+# pldma1 (report mode), over the RoCEv2 GIDs; -c checks every received
+# buffer's contents.  Pinned MRs, ODP MRs (-o), completion events (-e).
+# Both ends are in this guest: each pldmaeth must accept ARP from the
+# other's address, a local one (ib_core resolves the destination MAC
+# through the neighbour table of pldmaeth<N>)
+ip link set lo up
+for c in all pldmaeth0 pldmaeth1; do
+	echo 1 >/proc/sys/net/ipv4/conf/$c/accept_local
+	echo 0 >/proc/sys/net/ipv4/conf/$c/rp_filter
+done
+G1=$(gid_of pldma1 0a00:0002)
+pp() { # NAME SIZE ITERS [OPTION...]: one run, its TAP lines
+	name=$1 size=$2 iters=$3
+	shift 3
+	timeout 90 ibv_rc_pingpong -d pldma0 -g ${G0:-0} -s $size -n $iters -c "$@" \
+		>/tmp/pp.s 2>&1 & sp=$!
+	sleep 1
+	timeout 80 ibv_rc_pingpong -d pldma1 -g ${G1:-0} -s $size -n $iters -c "$@" \
+		127.0.0.1 >/tmp/pp.c 2>&1; rc=$?
+	wait $sp; rs=$?
+	sed 's/^/# server: /' /tmp/pp.s
+	sed 's/^/# client: /' /tmp/pp.c
+	b=$((size * iters * 2))
+	check "ibv_rc_pingpong $name: server and client exit 0 ($rs, $rc)" test "$rs$rc" = 00
+	check "ibv_rc_pingpong $name: both say $b bytes in ... seconds" \
+		test "$(grep -c "^$b bytes in [0-9.]* seconds" /tmp/pp.s /tmp/pp.c | grep -c ':1$')" = 2
+	check "ibv_rc_pingpong $name: $iters iters, no completion error" \
+		eval "grep -q '^$iters iters in' /tmp/pp.c && ! grep -qi 'failed status\|Couldn' /tmp/pp.s /tmp/pp.c"
+}
+pp "4 KiB x 500 (pinned MRs)" 4096 500
+pp "1 byte x 200 (pinned MRs)" 1 200
+pp "16 KiB x 100 (pinned MRs, 16 segments a message)" 16384 100
+pp "4 KiB x 200, ODP MRs (-o)" 4096 200 -o
+pp "16 KiB x 100, ODP MRs (-o)" 16384 100 -o
+pp "4 KiB x 200, completion events (-e)" 4096 200 -e
+pp "4 KiB x 200, ODP MRs prefetched (-o -P)" 4096 200 -o -P
+
+# A process killed mid-transfer (SIGKILL: ib_core destroys its QP, CQ and
+# MRs and the context's channel goes), then its peer: the device serves a
+# fresh pair afterwards, and rmmod at the end still succeeds.  (Whether the
+# peer sees an error depends on what it had outstanding: an RC QP that only
+# waits for a receive waits forever, on any RDMA device.)
+ibv_rc_pingpong -d pldma0 -g ${G0:-0} -s 4096 -n 1000000 >/tmp/k.s 2>&1 & sp=$!
+sleep 1
+ibv_rc_pingpong -d pldma1 -g ${G1:-0} -s 4096 -n 1000000 127.0.0.1 >/tmp/k.c 2>&1 & cp=$!
+# connected: the client closes its TCP socket once the QPs are exchanged
+socks() { ls -l /proc/$cp/fd 2>/dev/null | grep -c 'socket:'; }
+i=0
+while [ "$(socks)" = 0 ] && [ -d /proc/$cp ] && [ $i -lt 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+while [ "$(socks)" != 0 ] && [ -d /proc/$cp ] && [ $i -lt 300 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+sleep 2
+check "the client is still transferring after 2 s (-n 1000000)" test -d /proc/$cp
+kill -9 $cp; wait $cp 2>/dev/null
+sleep 1
+kill -9 $sp 2>/dev/null; wait $sp 2>/dev/null
+pp "4 KiB x 100 after a client and a server were killed" 4096 100
+
+# RDMA WRITE, READ, WRITE_WITH_IMM, SEND_WITH_IMM, unsignaled work
+# requests, a forged rkey (guest/tests/verbs-rdma.c), pinned and ODP MRs
+for m in pinned odp; do
+	timeout 120 verbs-rdma pldma0 ${G0:-0} pldma1 ${G1:-0} $m >$O 2>&1; rc=$?
+	sed 's/^/# /' $O
+	check "verbs-rdma ($m MRs): $(grep -c '^ok' $O) checks passed, $(grep -c '^not ok' $O) failed" \
+		test $rc = 0 -a "$(grep -c '^not ok' $O)" = 0 -a "$(grep -c '^ok' $O)" -ge 20
+done
 
 # Removal with a context open (ibv_asyncwatch holds one and waits for
 # async events): ib_core disassociates it (SVA unbound before the bus's DMA

@@ -2,16 +2,29 @@
 /*
  * rdma-core provider for PLDMA: what pldma.ko's ib_device implements, and
  * nothing more: device and port queries, the context (the kernel binds the
- * process's mm to the device by SVA and returns its PASID) and PDs.  Verbs
- * that are absent here (MR, CQ, QP, ...) return EOPNOTSUPP from libibverbs
- * (its default ops), as ib_core does for the kernel's.
+ * process's mm to the device by SVA and returns its PASID), PDs and MRs
+ * (pinned, or IBV_ACCESS_ON_DEMAND: nothing pinned, the device faults
+ * through the PASID; implicit ODP with addr NULL, length SIZE_MAX), CQs
+ * and RC QPs.  The data path is here, in user space, through the pages the
+ * kernel maps: a work request is a descriptor in the SQ ring (our memory)
+ * or a receive WQE in the RQ ring, and one doorbell write per batch
+ * (PLDMA_CH_RING_TAIL, PLDMA_CH_RQ_TAIL of the context's channel page);
+ * completions are polled from the CQ ring by its owner bit and consumed or
+ * armed by a doorbell (PLDMA_CH_CQ_DB).  No system call per work request.
+ * Verbs that are absent here (SRQ, AH, MW, ...) return EOPNOTSUPP from
+ * libibverbs (its default ops), as ib_core does for the kernel's.
  */
 #include <config.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <util/mmio.h>
+#include <util/udma_barrier.h>
+#include <util/util.h>
 
 #include "pldma.h"
 
@@ -72,10 +85,491 @@ static int pldma_dealloc_pd(struct ibv_pd *pd)
 	return 0;
 }
 
+static struct ibv_mr *pldma_reg_mr(struct ibv_pd *pd, void *addr,
+				   size_t length, uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr)
+		return NULL;
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+/* Prefetch: the kernel makes an ODP MR's range present (Touch-Ahead) */
+static int pldma_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			   uint32_t flags, struct ibv_sge *sg_list,
+			   uint32_t num_sge)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
+}
+
+static int pldma_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+	free(vmr);
+	return 0;
+}
+
+static uint32_t pldma_db_rd(struct pldma_context *ctx, uint32_t off)
+{
+	return le32toh(mmio_read32_le((uint8_t *)ctx->db + off));
+}
+
+static void pldma_db_wr(struct pldma_context *ctx, uint32_t off, uint32_t v)
+{
+	mmio_write32_le((uint8_t *)ctx->db + off, htole32(v));
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, 4);
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, 8);
+}
+
+static uint32_t get32(const volatile uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, (const void *)p, 4);
+	return le32toh(v);
+}
+
+/* ------------------------------------------------------------------ */
+/* CQs                                                                */
+/* ------------------------------------------------------------------ */
+
+struct pldma_create_cq_resp_all {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct pldma_create_cq_resp drv;
+};
+
+static struct ibv_cq *pldma_create_cq(struct ibv_context *ibctx, int cqe,
+				      struct ibv_comp_channel *channel,
+				      int comp_vector)
+{
+	struct pldma_create_cq_resp_all resp = {};
+	struct ibv_create_cq cmd = {};
+	struct pldma_cq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
+				&cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (ret) {
+		errno = ret;
+		goto err_free;
+	}
+	cq->idx = resp.drv.cq;
+	cq->entries = resp.drv.entries;
+	cq->ring_size = resp.drv.mmap_size;
+	cq->ring_off = resp.drv.mmap_offset;
+	if (!cq->entries || cq->entries & (cq->entries - 1) ||
+	    (uint64_t)cq->entries * PLDMA_CQE_SIZE > cq->ring_size) {
+		errno = EPROTO;
+		goto err_destroy;
+	}
+	cq->ring = mmap(NULL, cq->ring_size, PROT_READ, MAP_SHARED,
+			ibctx->cmd_fd, cq->ring_off);
+	if (cq->ring == MAP_FAILED)
+		goto err_destroy;
+	return &cq->vcq.cq;
+
+err_destroy:
+	ret = errno;
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+	errno = ret;
+err_free:
+	free(cq);
+	return NULL;
+}
+
+static int pldma_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct pldma_cq *cq = to_pcq(ibcq);
+	int ret;
+
+	/* the kernel keeps a mapped ring: unmap first */
+	if (cq->ring)
+		munmap((void *)cq->ring, cq->ring_size);
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret) {
+		/* still ours: map it again (NULL ring if that fails) */
+		cq->ring = mmap(NULL, cq->ring_size, PROT_READ, MAP_SHARED,
+				ibcq->context->cmd_fd, cq->ring_off);
+		if (cq->ring == MAP_FAILED)
+			cq->ring = NULL;
+		return ret;
+	}
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}
+
+static void pldma_cq_doorbell(struct pldma_cq *cq, unsigned int cmd)
+{
+	/* what was read of the ring before the device may reuse it */
+	udma_from_device_barrier();
+	pldma_db_wr(to_pctx(cq->vcq.cq.context), PLDMA_CH_CQ_DB,
+		    PLDMA_CQ_DB_MAKE(cmd, cq->idx, cq->ci));
+}
+
+static int pldma_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
+{
+	struct pldma_cq *cq = to_pcq(ibcq);
+	uint32_t mask = cq->entries - 1;
+	int got = 0;
+
+	pthread_spin_lock(&cq->lock);
+	while (got < ne) {
+		const volatile uint8_t *e = cq->ring +
+			(size_t)(cq->ci & mask) * PLDMA_CQE_SIZE;
+		/* the first pass over the ring has owner 1, the next 0, ... */
+		uint8_t phase = !((cq->ci / cq->entries) & 1);
+		struct ibv_wc *w = &wc[got];
+		uint64_t wr_id;
+		uint32_t imm;
+
+		if ((e[PLDMA_CQE_OWNER] & 1) != phase)
+			break;
+		/* the owner byte before the rest of the entry */
+		udma_from_device_barrier();
+		memset(w, 0, sizeof(*w));
+		memcpy(&wr_id, (const void *)(e + PLDMA_CQE_WR_ID), 8);
+		w->wr_id = le64toh(wr_id);
+		w->status = e[PLDMA_CQE_STATUS];
+		w->opcode = e[PLDMA_CQE_OPCODE];
+		w->vendor_err = get32(e + PLDMA_CQE_VENDOR_ERR);
+		w->byte_len = get32(e + PLDMA_CQE_BYTE_LEN);
+		w->qp_num = get32(e + PLDMA_CQE_QPN);
+		w->src_qp = get32(e + PLDMA_CQE_SRC_QP);
+		if (e[PLDMA_CQE_FLAGS] & PLDMA_CQE_F_IMM) {
+			/* as on the wire: verbs' __be32 */
+			memcpy(&imm, (const void *)(e + PLDMA_CQE_IMM), 4);
+			w->imm_data = imm;
+			w->wc_flags |= IBV_WC_WITH_IMM;
+		}
+		cq->ci = (cq->ci + 1) & 0xffffff;
+		got++;
+	}
+	if (got)
+		pldma_cq_doorbell(cq, PLDMA_CQ_DB_CMD_CI);
+	pthread_spin_unlock(&cq->lock);
+	return got;
+}
+
+static int pldma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct pldma_cq *cq = to_pcq(ibcq);
+
+	pthread_spin_lock(&cq->lock);
+	pldma_cq_doorbell(cq, solicited_only ? PLDMA_CQ_DB_CMD_ARM_SOL :
+					       PLDMA_CQ_DB_CMD_ARM);
+	pthread_spin_unlock(&cq->lock);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* QPs                                                                */
+/* ------------------------------------------------------------------ */
+
+struct pldma_create_qp_resp_all {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct pldma_create_qp_resp drv;
+};
+
+static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
+				      struct ibv_qp_init_attr *attr)
+{
+	struct pldma_context *ctx = to_pctx(pd->context);
+	struct pldma_create_qp_resp_all resp = {};
+	struct ibv_create_qp cmd = {};
+	struct pldma_qp *qp;
+	uint64_t base;
+	int ret;
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp)
+		return NULL;
+	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
+	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
+	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		errno = ret;
+		goto err_free;
+	}
+	qp->sq_entries = resp.drv.sq_entries;
+	qp->rq_entries = resp.drv.rq_entries;
+	qp->rq_size = resp.drv.rq_mmap_size;
+	qp->sq_sig_all = attr->sq_sig_all;
+	if (qp->sq_entries < PLDMA_RING_MIN_ENTRIES ||
+	    qp->sq_entries > PLDMA_RING_MAX_ENTRIES ||
+	    qp->sq_entries & (qp->sq_entries - 1) ||
+	    (uint64_t)qp->rq_entries * PLDMA_RWQE_SIZE > qp->rq_size) {
+		errno = EPROTO;
+		goto err_destroy;
+	}
+	/* the SQ ring: descriptors in our memory, the channel runs them */
+	if (posix_memalign((void **)&qp->sq, 4096,
+			   (size_t)qp->sq_entries * PLDMA_DESC_SIZE)) {
+		errno = ENOMEM;
+		goto err_destroy;
+	}
+	memset(qp->sq, 0, (size_t)qp->sq_entries * PLDMA_DESC_SIZE);
+	/* the channel is idle (HEAD == TAIL): a new ring from its TAIL */
+	qp->sq_tail = pldma_db_rd(ctx, PLDMA_CH_RING_TAIL);
+	if (qp->sq_tail != pldma_db_rd(ctx, PLDMA_CH_RING_HEAD) ||
+	    qp->sq_tail >= qp->sq_entries) {
+		errno = EBUSY;
+		goto err_sq;
+	}
+	base = (uintptr_t)qp->sq;
+	pldma_db_wr(ctx, PLDMA_CH_RING_BASE_LO, (uint32_t)base);
+	pldma_db_wr(ctx, PLDMA_CH_RING_BASE_HI, (uint32_t)(base >> 32));
+	pldma_db_wr(ctx, PLDMA_CH_RING_SIZE, qp->sq_entries);
+	if (qp->rq_size) {
+		qp->rq = mmap(NULL, qp->rq_size, PROT_READ | PROT_WRITE,
+			      MAP_SHARED, pd->context->cmd_fd,
+			      resp.drv.rq_mmap_offset);
+		if (qp->rq == MAP_FAILED)
+			goto err_sq;
+	}
+	attr->cap.max_send_wr = qp->sq_entries - 1;
+	attr->cap.max_recv_wr = qp->rq_entries ? qp->rq_entries - 1 : 0;
+	attr->cap.max_send_sge = 1;
+	attr->cap.max_recv_sge = PLDMA_RWQE_MAX_SGE;
+	attr->cap.max_inline_data = 0;
+	return &qp->vqp.qp;
+
+err_sq:
+	free(qp->sq);
+err_destroy:
+	ret = errno;
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+	errno = ret;
+err_free:
+	free(qp);
+	return NULL;
+}
+
+static int pldma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			   int attr_mask)
+{
+	struct ibv_modify_qp cmd = {};
+
+	return ibv_cmd_modify_qp(qp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+static int pldma_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			  int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(qp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+static int pldma_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct pldma_qp *qp = to_pqp(ibqp);
+	int ret;
+
+	/* the kernel keeps a mapped RQ ring: unmap first */
+	if (qp->rq_size)
+		munmap(qp->rq, qp->rq_size);
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+	free(qp->sq);
+	pthread_spin_destroy(&qp->sq_lock);
+	pthread_spin_destroy(&qp->rq_lock);
+	free(qp);
+	return 0;
+}
+
+static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
+			   const struct ibv_send_wr *wr, uint8_t *d)
+{
+	uint64_t addr = 0;
+	uint32_t len = 0;
+	uint8_t op, flags = 0;
+
+	switch (wr->opcode) {
+	case IBV_WR_SEND:
+		op = PLDMA_OP_SEND;
+		break;
+	case IBV_WR_SEND_WITH_IMM:
+		op = PLDMA_OP_SEND_IMM;
+		break;
+	case IBV_WR_RDMA_WRITE:
+		op = PLDMA_OP_RDMA_WRITE;
+		break;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		op = PLDMA_OP_RDMA_WRITE_IMM;
+		break;
+	case IBV_WR_RDMA_READ:
+		op = PLDMA_OP_RDMA_READ;
+		break;
+	default:
+		return EINVAL;
+	}
+	if (wr->num_sge > 1 || wr->num_sge < 0 ||
+	    wr->send_flags & ~(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
+			       IBV_SEND_FENCE))
+		return EINVAL;
+	if (wr->num_sge) {
+		addr = wr->sg_list[0].addr;
+		len = wr->sg_list[0].length;
+	}
+	if (len > ctx->max_xfer)
+		return EINVAL;
+	if (qp->sq_sig_all || wr->send_flags & IBV_SEND_SIGNALED)
+		flags |= PLDMA_DF_SIGNALED;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		flags |= PLDMA_DF_SOLICITED;
+
+	memset(d, 0, PLDMA_DESC_SIZE);
+	d[PLDMA_DESC_OPCODE] = op;
+	d[PLDMA_DESC_FLAGS] = flags;
+	put32(d + PLDMA_DESC_LEN, len);
+	if (op == PLDMA_OP_RDMA_READ)
+		put64(d + PLDMA_DESC_DST, addr);
+	else
+		put64(d + PLDMA_DESC_SRC, addr);
+	if (op == PLDMA_OP_RDMA_WRITE || op == PLDMA_OP_RDMA_WRITE_IMM ||
+	    op == PLDMA_OP_RDMA_READ) {
+		put64(d + PLDMA_DESC_REMOTE_VA, wr->wr.rdma.remote_addr);
+		put32(d + PLDMA_DESC_RKEY, wr->wr.rdma.rkey);
+	}
+	/* as on the wire: verbs' __be32, stored as it is */
+	if (op == PLDMA_OP_SEND_IMM || op == PLDMA_OP_RDMA_WRITE_IMM)
+		memcpy(d + PLDMA_DESC_IMM, &wr->imm_data, 4);
+	put64(d + PLDMA_DESC_COOKIE, wr->wr_id);
+	return 0;
+}
+
+static int pldma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			   struct ibv_send_wr **bad_wr)
+{
+	struct pldma_context *ctx = to_pctx(ibqp->context);
+	struct pldma_qp *qp = to_pqp(ibqp);
+	uint32_t mask = qp->sq_entries - 1, head, next;
+	int ret = 0, n = 0;
+
+	pthread_spin_lock(&qp->sq_lock);
+	head = pldma_db_rd(ctx, PLDMA_CH_RING_HEAD);
+	for (; wr; wr = wr->next) {
+		next = (qp->sq_tail + 1) & mask;
+		if (next == head) {
+			/* full as last seen: look again once */
+			head = pldma_db_rd(ctx, PLDMA_CH_RING_HEAD);
+			if (next == head) {
+				ret = ENOMEM;
+				break;
+			}
+		}
+		ret = pldma_send_desc(qp, ctx, wr, qp->sq +
+				      (size_t)qp->sq_tail * PLDMA_DESC_SIZE);
+		if (ret)
+			break;
+		qp->sq_tail = next;
+		n++;
+	}
+	if (ret)
+		*bad_wr = wr;
+	if (n) {
+		/* the descriptors before the doorbell */
+		udma_to_device_barrier();
+		pldma_db_wr(ctx, PLDMA_CH_RING_TAIL, qp->sq_tail);
+	}
+	pthread_spin_unlock(&qp->sq_lock);
+	return ret;
+}
+
+static int pldma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+			   struct ibv_recv_wr **bad_wr)
+{
+	struct pldma_context *ctx = to_pctx(ibqp->context);
+	struct pldma_qp *qp = to_pqp(ibqp);
+	uint32_t mask = qp->rq_entries - 1, head, next;
+	int ret = 0, n = 0, i;
+	uint8_t *w;
+
+	if (!qp->rq_entries) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	pthread_spin_lock(&qp->rq_lock);
+	head = pldma_db_rd(ctx, PLDMA_CH_RQ_HEAD);
+	for (; wr; wr = wr->next) {
+		next = (qp->rq_tail + 1) & mask;
+		if (next == head) {
+			head = pldma_db_rd(ctx, PLDMA_CH_RQ_HEAD);
+			if (next == head) {
+				ret = ENOMEM;
+				break;
+			}
+		}
+		if (wr->num_sge < 0 || wr->num_sge > PLDMA_RWQE_MAX_SGE) {
+			ret = EINVAL;
+			break;
+		}
+		w = qp->rq + (size_t)qp->rq_tail * PLDMA_RWQE_SIZE;
+		memset(w, 0, PLDMA_RWQE_SIZE);
+		put64(w + PLDMA_RWQE_WR_ID, wr->wr_id);
+		put32(w + PLDMA_RWQE_NUM_SGE, wr->num_sge);
+		for (i = 0; i < wr->num_sge; i++) {
+			put64(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_ADDR,
+			      wr->sg_list[i].addr);
+			put32(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_LEN,
+			      wr->sg_list[i].length);
+			put32(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_LKEY,
+			      wr->sg_list[i].lkey);
+		}
+		qp->rq_tail = next;
+		n++;
+	}
+	if (ret)
+		*bad_wr = wr;
+	if (n) {
+		udma_to_device_barrier();
+		pldma_db_wr(ctx, PLDMA_CH_RQ_TAIL, qp->rq_tail);
+	}
+	pthread_spin_unlock(&qp->rq_lock);
+	return ret;
+}
+
 static void pldma_free_context(struct ibv_context *ibctx)
 {
 	struct pldma_context *ctx = to_pctx(ibctx);
 
+	if (ctx->db)
+		munmap(ctx->db, ctx->db_size);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
@@ -85,6 +579,19 @@ static const struct verbs_context_ops pldma_ctx_ops = {
 	.query_port = pldma_query_port,
 	.alloc_pd = pldma_alloc_pd,
 	.dealloc_pd = pldma_dealloc_pd,
+	.reg_mr = pldma_reg_mr,
+	.dereg_mr = pldma_dereg_mr,
+	.advise_mr = pldma_advise_mr,
+	.create_cq = pldma_create_cq,
+	.poll_cq = pldma_poll_cq,
+	.req_notify_cq = pldma_req_notify_cq,
+	.destroy_cq = pldma_destroy_cq,
+	.create_qp = pldma_create_qp,
+	.query_qp = pldma_query_qp,
+	.modify_qp = pldma_modify_qp,
+	.destroy_qp = pldma_destroy_qp,
+	.post_send = pldma_post_send,
+	.post_recv = pldma_post_recv,
 	.free_context = pldma_free_context,
 };
 
@@ -114,6 +621,15 @@ static struct verbs_context *pldma_alloc_context(struct ibv_device *ibdev,
 	ctx->pasid = resp.drv.pasid;
 	ctx->num_qps = resp.drv.num_qps;
 	ctx->num_cqs = resp.drv.num_cqs;
+	ctx->max_xfer = resp.drv.max_xfer;
+	ctx->db_size = resp.drv.db_mmap_size;
+	ctx->db = mmap(NULL, ctx->db_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       cmd_fd, resp.drv.db_mmap_offset);
+	if (ctx->db == MAP_FAILED) {
+		verbs_uninit_context(&ctx->vctx);
+		free(ctx);
+		return NULL;
+	}
 	verbs_set_ops(&ctx->vctx, &pldma_ctx_ops);
 	return &ctx->vctx;
 }

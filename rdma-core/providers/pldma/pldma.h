@@ -6,11 +6,13 @@
 #ifndef PLDMA_PROVIDER_H
 #define PLDMA_PROVIDER_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <infiniband/driver.h>
 #include <infiniband/kern-abi.h>
 
 #include "pldma-abi.h"
+#include "pldma-regs.h"
 
 struct pldma_device {
 	struct verbs_device vdev;
@@ -21,11 +23,52 @@ struct pldma_context {
 	uint32_t pasid;
 	uint32_t num_qps;
 	uint32_t num_cqs;
+	uint32_t max_xfer;
+	/* the context's channel page: SQ ring, SQ/RQ/CQ doorbells */
+	void *db;
+	size_t db_size;
+};
+
+/* A CQ: its ring mapped read-only, polled here */
+struct pldma_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	uint32_t idx;
+	uint32_t entries;
+	uint32_t ci;			/* CQEs consumed, mod 2^24 */
+	volatile uint8_t *ring;
+	size_t ring_size;
+	uint64_t ring_off;		/* its mmap() offset */
+};
+
+/* A QP: the SQ ring in our memory, the RQ ring mapped */
+struct pldma_qp {
+	struct verbs_qp vqp;
+	pthread_spinlock_t sq_lock;
+	pthread_spinlock_t rq_lock;
+	uint8_t *sq;
+	uint32_t sq_entries;
+	uint32_t sq_tail;
+	uint8_t *rq;
+	size_t rq_size;
+	uint32_t rq_entries;
+	uint32_t rq_tail;
+	int sq_sig_all;
 };
 
 static inline struct pldma_context *to_pctx(struct ibv_context *ibctx)
 {
 	return container_of(ibctx, struct pldma_context, vctx.context);
+}
+
+static inline struct pldma_cq *to_pcq(struct ibv_cq *ibcq)
+{
+	return container_of(ibcq, struct pldma_cq, vcq.cq);
+}
+
+static inline struct pldma_qp *to_pqp(struct ibv_qp *ibqp)
+{
+	return container_of(ibqp, struct pldma_qp, vqp.qp);
 }
 
 #endif /* PLDMA_PROVIDER_H */

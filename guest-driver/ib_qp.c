@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * PLDMA's ib_device: RC queue pairs.  A verbs QP is the device QP of the
+ * ucontext's channel context (qp.c): the context's channel is its send
+ * queue, a ring of descriptors in the process's memory that the provider
+ * gives the channel and rings through the channel page, and its receive
+ * queue a ring in coherent memory mapped read-write to the process (its
+ * doorbell PLDMA_CH_RQ_TAIL of the same page).  So a context has one QP.
+ *
+ * modify_qp passes ib_qp_attr to the device's QP attributes: the device's
+ * attribute mask has the bit values of ib_qp_attr_mask (pldma-regs.h).
+ * The address vector is RoCEv2's: the destination GID must be IPv4-mapped
+ * (the device speaks IPv4/UDP), the destination MAC is the one ib_core
+ * resolved (ah_attr.roce.dmac).
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ */
+#include <linux/log2.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+#include "pldma_drv.h"
+#include "pldma_ib.h"
+#include "uapi/pldma-abi.h"
+
+/* The attributes a modify may name (others: EOPNOTSUPP) */
+#define PLDMA_IB_QP_MASK	(IB_QP_STATE | IB_QP_CUR_STATE |	\
+				 IB_QP_ACCESS_FLAGS | IB_QP_PKEY_INDEX | \
+				 IB_QP_PORT | IB_QP_AV | IB_QP_PATH_MTU | \
+				 IB_QP_TIMEOUT | IB_QP_RETRY_CNT |	\
+				 IB_QP_RNR_RETRY | IB_QP_RQ_PSN |	\
+				 IB_QP_MAX_QP_RD_ATOMIC |		\
+				 IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN |	\
+				 IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN)
+/* ... and those the device takes, with the same bit values */
+#define PLDMA_IB_QP_DEV_MASK	(IB_QP_STATE | IB_QP_ACCESS_FLAGS |	\
+				 IB_QP_AV | IB_QP_PATH_MTU |		\
+				 IB_QP_TIMEOUT | IB_QP_RETRY_CNT |	\
+				 IB_QP_RNR_RETRY | IB_QP_RQ_PSN |	\
+				 IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN |	\
+				 IB_QP_DEST_QPN)
+static_assert(IB_QP_STATE == PLDMA_QPA_STATE);
+static_assert(IB_QP_ACCESS_FLAGS == PLDMA_QPA_ACCESS_FLAGS);
+static_assert(IB_QP_AV == PLDMA_QPA_AV);
+static_assert(IB_QP_PATH_MTU == PLDMA_QPA_PATH_MTU);
+static_assert(IB_QP_TIMEOUT == PLDMA_QPA_TIMEOUT);
+static_assert(IB_QP_RETRY_CNT == PLDMA_QPA_RETRY_CNT);
+static_assert(IB_QP_RNR_RETRY == PLDMA_QPA_RNR_RETRY);
+static_assert(IB_QP_RQ_PSN == PLDMA_QPA_RQ_PSN);
+static_assert(IB_QP_MIN_RNR_TIMER == PLDMA_QPA_MIN_RNR_TIMER);
+static_assert(IB_QP_SQ_PSN == PLDMA_QPA_SQ_PSN);
+static_assert(IB_QP_DEST_QPN == PLDMA_QPA_DEST_QPN);
+static_assert(IB_QPS_RTS == PLDMA_QPS_RTS && IB_QPS_ERR == PLDMA_QPS_ERR);
+static_assert(IB_MTU_4096 == PLDMA_MTU_4096);
+
+/* Outstanding RDMA READs a QP may have, each way (verbs' rd_atomic) */
+#define PLDMA_IB_MAX_RD_ATOMIC	16
+
+static struct pldma_ib_ucontext *pldma_ib_uc(struct ib_udata *udata)
+{
+	return rdma_udata_to_drv_context(udata, struct pldma_ib_ucontext,
+					 ibuc);
+}
+
+/* From the IRQ_QP_ERROR handler, pd->lock held */
+void pldma_ib_qp_fatal(void *p)
+{
+	struct ib_qp *ibqp = p;
+	struct ib_event ev = {
+		.device = ibqp->device,
+		.element.qp = ibqp,
+		.event = IB_EVENT_QP_FATAL,
+	};
+
+	if (ibqp->event_handler)
+		ibqp->event_handler(&ev, ibqp->qp_context);
+}
+
+int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		       struct ib_udata *udata)
+{
+	struct pldma_ib_qp *qp = to_pqp(ibqp);
+	struct pldma_create_qp_resp resp = { };
+	struct pldma_qp_create c = { };
+	struct pldma_ib_ucontext *uc;
+	struct ib_qp_cap *cap = &init->cap;
+	struct pldma_dev *pd;
+	int ret;
+
+	if (!udata)
+		return -EOPNOTSUPP;
+	uc = pldma_ib_uc(udata);
+	pd = uc->ctx->pd;
+	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags ||
+	    !pd->num_cqs)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	/* one SGE a send (a descriptor has one buffer), no inline data */
+	if (!cap->max_send_wr || cap->max_send_wr >= PLDMA_RING_MAX_ENTRIES ||
+	    cap->max_recv_wr >= PLDMA_RQ_MAX_ENTRIES ||
+	    cap->max_send_sge > 1 || cap->max_recv_sge > PLDMA_RWQE_MAX_SGE ||
+	    cap->max_inline_data)
+		return -EINVAL;
+	qp->sq_entries = max_t(u32, roundup_pow_of_two(cap->max_send_wr + 1),
+			       PLDMA_RING_MIN_ENTRIES);
+	qp->rq_entries = cap->max_recv_wr ?
+		max_t(u32, roundup_pow_of_two(cap->max_recv_wr + 1),
+		      PLDMA_RQ_MIN_ENTRIES) : 0;
+	c.flags = PLDMA_QPC_SEND_CQ | PLDMA_QPC_RECV_CQ;
+	c.send_cq = to_pcq(init->send_cq)->idx;
+	c.recv_cq = to_pcq(init->recv_cq)->idx;
+	c.rq_entries = qp->rq_entries;
+	/* EBUSY: the context's channel is another QP's send queue already */
+	ret = pldma_qp_create(uc->ctx, &c);
+	if (ret)
+		return ret;
+	if (c.rq_mmap_size) {
+		qp->rq = pldma_ib_mmap_insert(uc, PLDMA_IB_MMAP_RQ, 0,
+					      c.rq_mmap_size,
+					      &resp.rq_mmap_offset);
+		if (IS_ERR(qp->rq)) {
+			ret = PTR_ERR(qp->rq);
+			qp->rq = NULL;
+			goto err_destroy;
+		}
+	}
+	resp.rq_entries = qp->rq_entries;
+	resp.rq_mmap_size = c.rq_mmap_size;
+	resp.sq_entries = qp->sq_entries;
+	ret = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	if (ret)
+		goto err_remove;
+
+	cap->max_send_wr = qp->sq_entries - 1;
+	cap->max_recv_wr = qp->rq_entries ? qp->rq_entries - 1 : 0;
+	cap->max_send_sge = 1;
+	cap->max_recv_sge = PLDMA_RWQE_MAX_SGE;
+	cap->max_inline_data = 0;
+	qp->cap = *cap;
+	qp->timeout = 14;
+	qp->retry_cnt = 7;
+	qp->rnr_retry = 7;
+	qp->min_rnr_timer = 12;
+	ibqp->qp_num = c.qpn;
+	qp->uc = uc;
+	spin_lock_irq(&pd->lock);
+	uc->ctx->qp->ib_qp = ibqp;
+	spin_unlock_irq(&pd->lock);
+	return 0;
+
+err_remove:
+	if (qp->rq)
+		rdma_user_mmap_entry_remove(qp->rq);
+err_destroy:
+	pldma_qp_destroy(uc->ctx, c.qpn);
+	return ret;
+}
+
+/* The RoCEv2 address vector: an IPv4-mapped destination GID, its MAC */
+static int pldma_ib_qp_av(const struct rdma_ah_attr *ah,
+			  struct pldma_qp_attr *a)
+{
+	const struct ib_global_route *grh;
+	const struct in6_addr *dgid;
+
+	if (ah->type != RDMA_AH_ATTR_TYPE_ROCE ||
+	    !(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
+	    rdma_ah_get_port_num(ah) != 1)
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah);
+	if (!grh->sgid_attr ||
+	    grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+	dgid = (const struct in6_addr *)grh->dgid.raw;
+	if (!ipv6_addr_v4mapped(dgid))
+		return -EINVAL;
+	a->dest_ip = be32_to_cpu(dgid->s6_addr32[3]);
+	memcpy(a->dest_mac, ah->roce.dmac, ETH_ALEN);
+	return 0;
+}
+
+int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+		       int mask, struct ib_udata *udata)
+{
+	struct pldma_ib_qp *qp = to_pqp(ibqp);
+	struct pldma_ib_ucontext *uc = pldma_ib_uc(udata);
+	struct pldma_qp_attr a = { .qpn = ibqp->qp_num };
+	enum ib_qp_state cur, new;
+	int ret;
+
+	if (udata && udata->inlen)
+		return -EINVAL;
+	if (mask & ~PLDMA_IB_QP_MASK)
+		return -EOPNOTSUPP;
+	ret = pldma_qp_query(uc->ctx, &a);
+	if (ret)
+		return ret;
+	cur = a.qp_state;
+	if (mask & IB_QP_CUR_STATE && attr->cur_qp_state != cur)
+		return -EINVAL;
+	new = mask & IB_QP_STATE ? attr->qp_state : cur;
+	if (!ib_modify_qp_is_ok(cur, new, IB_QPT_RC, mask))
+		return -EINVAL;
+	if ((mask & IB_QP_PORT && attr->port_num != 1) ||
+	    (mask & IB_QP_PKEY_INDEX && attr->pkey_index) ||
+	    (mask & IB_QP_MAX_QP_RD_ATOMIC &&
+	     attr->max_rd_atomic > PLDMA_IB_MAX_RD_ATOMIC) ||
+	    (mask & IB_QP_MAX_DEST_RD_ATOMIC &&
+	     attr->max_dest_rd_atomic > PLDMA_IB_MAX_RD_ATOMIC))
+		return -EINVAL;
+
+	memset(&a, 0, sizeof(a));
+	a.qpn = ibqp->qp_num;
+	a.attr_mask = mask & PLDMA_IB_QP_DEV_MASK;
+	a.qp_state = new;
+	/*
+	 * Remote WRITE and READ; remote atomics are not done by the device
+	 * (such a request is NAKed as invalid), so that right is not kept.
+	 */
+	if (mask & IB_QP_ACCESS_FLAGS) {
+		if (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
+					      IB_ACCESS_REMOTE_WRITE |
+					      IB_ACCESS_REMOTE_READ |
+					      IB_ACCESS_REMOTE_ATOMIC))
+			return -EINVAL;
+		a.access = (attr->qp_access_flags & IB_ACCESS_REMOTE_WRITE ?
+			    PLDMA_MR_ACCESS_WRITE : 0) |
+			   (attr->qp_access_flags & IB_ACCESS_REMOTE_READ ?
+			    PLDMA_MR_ACCESS_READ : 0);
+	}
+	if (mask & IB_QP_AV) {
+		ret = pldma_ib_qp_av(&attr->ah_attr, &a);
+		if (ret)
+			return ret;
+	}
+	if (mask & IB_QP_PATH_MTU)
+		a.path_mtu = attr->path_mtu;
+	if (mask & IB_QP_DEST_QPN)
+		a.dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_SQ_PSN)
+		a.sq_psn = attr->sq_psn;
+	if (mask & IB_QP_RQ_PSN)
+		a.rq_psn = attr->rq_psn;
+	/* the timers share a register: the others keep their last values */
+	a.timeout = mask & IB_QP_TIMEOUT ? attr->timeout : qp->timeout;
+	a.retry_cnt = mask & IB_QP_RETRY_CNT ? attr->retry_cnt : qp->retry_cnt;
+	a.rnr_retry = mask & IB_QP_RNR_RETRY ? attr->rnr_retry : qp->rnr_retry;
+	a.min_rnr_timer = mask & IB_QP_MIN_RNR_TIMER ? attr->min_rnr_timer :
+						       qp->min_rnr_timer;
+	if (!a.attr_mask)
+		return 0;
+	ret = pldma_qp_modify(uc->ctx, &a);
+	if (ret)
+		return ret;
+	qp->timeout = a.timeout;
+	qp->retry_cnt = a.retry_cnt;
+	qp->rnr_retry = a.rnr_retry;
+	qp->min_rnr_timer = a.min_rnr_timer;
+	/* a QP that entered RESET has a new QPN (the device's generation) */
+	ibqp->qp_num = a.qpn;
+	return 0;
+}
+
+int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		      struct ib_qp_init_attr *init)
+{
+	struct pldma_ib_qp *qp = to_pqp(ibqp);
+	struct pldma_qp_attr a = { .qpn = ibqp->qp_num };
+	int ret;
+
+	ret = pldma_qp_query(qp->uc->ctx, &a);
+	if (ret)
+		return ret;
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = a.qp_state;
+	attr->cur_qp_state = a.qp_state;
+	attr->path_mtu = a.path_mtu;
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qp_access_flags = IB_ACCESS_LOCAL_WRITE |
+		(a.access & PLDMA_MR_ACCESS_WRITE ? IB_ACCESS_REMOTE_WRITE : 0) |
+		(a.access & PLDMA_MR_ACCESS_READ ? IB_ACCESS_REMOTE_READ : 0);
+	attr->dest_qp_num = a.dest_qpn;
+	attr->sq_psn = a.sq_psn;
+	attr->rq_psn = a.rq_psn;
+	attr->timeout = a.timeout;
+	attr->retry_cnt = a.retry_cnt;
+	attr->rnr_retry = a.rnr_retry;
+	attr->min_rnr_timer = a.min_rnr_timer;
+	attr->port_num = 1;
+	attr->max_rd_atomic = PLDMA_IB_MAX_RD_ATOMIC;
+	attr->max_dest_rd_atomic = PLDMA_IB_MAX_RD_ATOMIC;
+	attr->cap = qp->cap;
+	memset(init, 0, sizeof(*init));
+	init->qp_type = IB_QPT_RC;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->cap = qp->cap;
+	init->sq_sig_type = IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/* Refused (EBUSY) while the RQ ring is mapped: the provider unmaps it. */
+int pldma_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct pldma_ib_qp *qp = to_pqp(ibqp);
+	struct pldma_ib_ucontext *uc = pldma_ib_uc(udata);
+	int ret;
+
+	ret = pldma_qp_destroy(uc->ctx, ibqp->qp_num);
+	if (ret)
+		return ret;
+	if (qp->rq)
+		rdma_user_mmap_entry_remove(qp->rq);
+	return 0;
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * verbs-mr: memory registration on PLDMA's ib_device through Debian's
+ * unmodified libibverbs and PLDMA's provider, with what a hostile or
+ * careless user does.  TAP on stdout, one line per check; exit 1 if any
+ * failed.
+ *
+ *   pinned vs ODP: a plain MR pins (the process's VmPin grows by its size),
+ *       an IBV_ACCESS_ON_DEMAND MR pins nothing; with RLIMIT_MEMLOCK at
+ *       1 MiB and CAP_IPC_LOCK dropped, a 4 MiB pinned MR fails with ENOMEM
+ *       and the 4 MiB ODP MR works;
+ *   keys: a remote-access MR's lkey and rkey are the device key, two MRs of
+ *       one buffer have different rkeys, local-only MRs take no key, a
+ *       context holds at most its share of keys (EDQUOT) and gets them back
+ *       at deregistration;
+ *   implicit ODP: ibv_reg_mr(pd, NULL, SIZE_MAX, ON_DEMAND | ...) works,
+ *       and without ON_DEMAND fails;
+ *   bad values: length 0, remote write without local write, atomics, an
+ *       address range that is not user memory, a forged MR handle (ours
+ *       and, from a child process with its own context, the parent's).
+ *
+ * usage: verbs-mr DEVICE
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <infiniband/verbs.h>
+
+static int n, failed;
+
+static void check(int cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (!cond)
+		failed++;
+}
+
+/* The process's pinned memory (VmPin of /proc/self/status), kB */
+static long vmpin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static void *untouched(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* reg_mr that must fail: returns errno, or 0 if it succeeded (and undoes) */
+static int reg_fails(struct ibv_pd *pd, void *addr, size_t len, int access)
+{
+	struct ibv_mr *mr;
+
+	errno = 0;
+	mr = ibv_reg_mr(pd, addr, len, access);
+	if (mr) {
+		ibv_dereg_mr(mr);
+		return 0;
+	}
+	return errno ? errno : -1;
+}
+
+/* struct verbs_mr of libibverbs' driver.h, which no -dev package ships */
+struct fake_mr {
+	struct ibv_mr ibv_mr;
+	int mr_type;
+	int access;
+};
+
+#define RW (IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+	    IBV_ACCESS_REMOTE_READ)
+
+static void drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return;
+	d[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
+	d[CAP_IPC_LOCK / 32].permitted &= ~(1U << (CAP_IPC_LOCK % 32));
+	syscall(SYS_capset, &h, d);
+}
+
+int main(int argc, char **argv)
+{
+	const size_t MB = 1 << 20;
+	struct ibv_device_attr_ex attr = {};
+	struct ibv_mr *mr, *mr2, *mrs[64];
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct fake_mr fake;
+	long pin0, pin1;
+	int i, nk, err;
+	pid_t pid;
+	char *buf, *pbuf;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
+		return 2;
+	}
+	ctx = open_dev(argv[1]);
+	check(ctx != NULL, "%s: context opened", argv[1]);
+	if (!ctx)
+		return 1;
+	pd = ibv_alloc_pd(ctx);
+	check(pd != NULL, "PD allocated");
+	if (!pd)
+		return 1;
+
+	check(!ibv_query_device_ex(ctx, NULL, &attr) &&
+	      attr.odp_caps.general_caps & IBV_ODP_SUPPORT &&
+	      attr.odp_caps.general_caps & IBV_ODP_SUPPORT_IMPLICIT,
+	      "query_device_ex: ODP and implicit ODP advertised (general caps %#llx)",
+	      (unsigned long long)attr.odp_caps.general_caps);
+
+	/* pinned against on demand */
+	buf = untouched(4 * MB);
+	pin0 = vmpin_kb();
+	mr = ibv_reg_mr(pd, buf, 4 * MB, RW);
+	pin1 = vmpin_kb();
+	check(mr != NULL, "pinned MR of 4 MiB registered");
+	check(pin0 >= 0 && pin1 - pin0 == 4096,
+	      "pinned MR: VmPin grew by 4096 kB (%ld -> %ld)", pin0, pin1);
+	if (mr) {
+		check(mr->rkey && mr->lkey == mr->rkey,
+		      "remote-access MR: lkey = rkey = the device key (%#x)",
+		      mr->rkey);
+		mr2 = ibv_reg_mr(pd, buf, 4 * MB, RW);
+		check(mr2 && mr2->rkey != mr->rkey,
+		      "two MRs of one buffer: two keys (%#x, %#x)", mr->rkey,
+		      mr2 ? mr2->rkey : 0);
+		if (mr2)
+			ibv_dereg_mr(mr2);
+		check(!ibv_dereg_mr(mr), "pinned MR deregistered");
+		check(vmpin_kb() == pin0, "deregistered: VmPin back to %ld kB",
+		      pin0);
+	}
+	mr = ibv_reg_mr(pd, buf, 4 * MB, RW | IBV_ACCESS_ON_DEMAND);
+	check(mr != NULL, "ODP MR of 4 MiB (untouched) registered");
+	check(vmpin_kb() == pin0, "ODP MR: nothing pinned (VmPin %ld kB)",
+	      vmpin_kb());
+	if (mr)
+		check(!ibv_dereg_mr(mr), "ODP MR deregistered");
+	/*
+	 * prefetch (ibv_advise_mr): an ODP MR's range made present; a fresh
+	 * mapping (the pinned MR above faulted all of buf in)
+	 */
+	pbuf = untouched(4 * MB);
+	mr = pbuf ? ibv_reg_mr(pd, pbuf, 4 * MB, RW | IBV_ACCESS_ON_DEMAND) :
+		    NULL;
+	check(mr != NULL, "ODP MR of 4 MiB for prefetch");
+	if (mr) {
+		struct ibv_sge sge = {
+			.addr = (uintptr_t)pbuf + MB, .length = MB,
+			.lkey = mr->lkey,
+		};
+		unsigned char vec[256];
+		int present = 0;
+
+		check(mincore(pbuf + MB, MB, vec) == 0 && !(vec[0] & 1),
+		      "ODP MR: its pages are not present before prefetch");
+		err = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+				    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+		check(err == 0, "ibv_advise_mr PREFETCH_WRITE of 1 MiB (%s)",
+		      strerror(err));
+		if (!mincore(pbuf + MB, MB, vec))
+			for (i = 0; i < 256; i++)
+				present += vec[i] & 1;
+		check(present == 256,
+		      "prefetch: all 256 pages present (%d), VmPin still %ld kB",
+		      present, vmpin_kb());
+		check(vmpin_kb() == pin0, "prefetch pinned nothing");
+		sge.length = 4 * MB;
+		err = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+				    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+		check(err == EINVAL, "prefetch past the MR's end: EINVAL (%s)",
+		      strerror(err));
+		sge.length = 4096;
+		sge.lkey ^= 0x100;
+		err = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+				    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+		check(err == ENOENT, "prefetch with a forged lkey: ENOENT (%s)",
+		      strerror(err));
+		ibv_dereg_mr(mr);
+	}
+	mr = ibv_reg_mr(pd, buf, 4 * MB, IBV_ACCESS_LOCAL_WRITE);
+	check(mr != NULL && mr->rkey == 0,
+	      "local-only MR: registered, no remote key (lkey %#x)",
+	      mr ? mr->lkey : 0);
+	if (mr)
+		ibv_dereg_mr(mr);
+
+	/* implicit ODP */
+	mr = ibv_reg_mr(pd, NULL, SIZE_MAX, RW | IBV_ACCESS_ON_DEMAND);
+	check(mr != NULL && mr->rkey,
+	      "implicit ODP MR (NULL, SIZE_MAX) registered (rkey %#x): %s",
+	      mr ? mr->rkey : 0, mr ? "ok" : strerror(errno));
+	if (mr)
+		check(!ibv_dereg_mr(mr), "implicit ODP MR deregistered");
+	err = reg_fails(pd, NULL, SIZE_MAX, RW);
+	check(err != 0, "(NULL, SIZE_MAX) without ON_DEMAND refused (%s)",
+	      strerror(err));
+
+	/* bad values */
+	err = reg_fails(pd, buf, 0, RW);
+	check(err == EINVAL, "length 0: EINVAL (%s)", strerror(err));
+	err = reg_fails(pd, buf, 4 * MB, IBV_ACCESS_REMOTE_WRITE);
+	check(err == EINVAL, "remote write without local write: EINVAL (%s)",
+	      strerror(err));
+	err = reg_fails(pd, buf, 4 * MB,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+	check(err == EOPNOTSUPP, "remote atomic: EOPNOTSUPP (%s)",
+	      strerror(err));
+	err = reg_fails(pd, (void *)0xffff000000000000ULL, 4 * MB,
+			RW | IBV_ACCESS_ON_DEMAND);
+	check(err != 0, "ODP MR of kernel addresses refused (%s)",
+	      strerror(err));
+	err = reg_fails(pd, (void *)0xffff000000000000ULL, 4 * MB, RW);
+	check(err != 0, "pinned MR of kernel addresses refused (%s)",
+	      strerror(err));
+	err = reg_fails(pd, (void *)(uintptr_t)-4096, 8192,
+			RW | IBV_ACCESS_ON_DEMAND);
+	check(err == EINVAL, "range that wraps: EINVAL (%s)", strerror(err));
+
+	/* keys: a context's share, given back at deregistration */
+	for (nk = 0; nk < 64; nk++) {
+		mrs[nk] = ibv_reg_mr(pd, buf, 4096, RW | IBV_ACCESS_ON_DEMAND);
+		if (!mrs[nk])
+			break;
+	}
+	err = errno;
+	check(nk > 0 && nk < 64 && err == EDQUOT,
+	      "remote-access MRs: %d keys, then EDQUOT (%s)", nk,
+	      strerror(err));
+	mr = ibv_reg_mr(pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	check(mr != NULL, "a local-only MR still registers (takes no key)");
+	if (mr)
+		ibv_dereg_mr(mr);
+	for (i = 0; i < nk; i++)
+		ibv_dereg_mr(mrs[i]);
+	mr = ibv_reg_mr(pd, buf, 4096, RW | IBV_ACCESS_ON_DEMAND);
+	check(mr != NULL, "keys given back: a key registers again");
+
+	/* forged handles */
+	if (mr) {
+		memset(&fake, 0, sizeof(fake));
+		fake.ibv_mr = *mr;
+		fake.ibv_mr.handle = mr->handle + 1000;
+		err = ibv_dereg_mr(&fake.ibv_mr);
+		check(err != 0, "dereg of a forged MR handle refused (%s)",
+		      strerror(err));
+		pid = fork();
+		if (pid == 0) {
+			struct ibv_context *c2 = open_dev(argv[1]);
+			struct ibv_pd *pd2 = c2 ? ibv_alloc_pd(c2) : NULL;
+
+			if (!pd2)
+				_exit(2);
+			/* the parent's MR, by its handle, in our context */
+			fake.ibv_mr = *mr;
+			fake.ibv_mr.context = c2;
+			fake.ibv_mr.pd = pd2;
+			_exit(ibv_dereg_mr(&fake.ibv_mr) ? 0 : 1);
+		}
+		waitpid(pid, &i, 0);
+		check(WIFEXITED(i) && WEXITSTATUS(i) == 0,
+		      "another process cannot deregister our MR by its handle");
+		check(!ibv_dereg_mr(mr), "our MR is still ours to deregister");
+	}
+
+	/* a QP's handle, forged here and in another process */
+	{
+		struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+		struct ibv_qp_init_attr qa = {
+			.qp_type = IBV_QPT_RC, .send_cq = cq, .recv_cq = cq,
+			.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+		struct ibv_qp *qp = cq ? ibv_create_qp(pd, &qa) : NULL;
+		struct ibv_qp_attr qattr = {
+			.qp_state = IBV_QPS_INIT, .port_num = 1,
+		};
+		static char fakeqp[1024];
+		struct ibv_qp *f = (struct ibv_qp *)fakeqp;
+
+		check(qp != NULL, "CQ and RC QP created");
+		if (qp) {
+			errno = 0;
+			check(ibv_create_qp(pd, &qa) == NULL && errno == EBUSY,
+			      "a second QP in the context: EBUSY (%s)",
+			      strerror(errno));
+			qa.cap.max_inline_data = 64;
+			errno = 0;
+			check(ibv_create_qp(pd, &qa) == NULL && errno == EINVAL,
+			      "inline data asked for: EINVAL (%s)",
+			      strerror(errno));
+			*f = *qp;
+			f->handle = qp->handle + 1000;
+			err = ibv_modify_qp(f, &qattr, IBV_QP_STATE |
+					    IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					    IBV_QP_ACCESS_FLAGS);
+			check(err != 0, "modify of a forged QP handle refused (%s)",
+			      strerror(err));
+			pid = fork();
+			if (pid == 0) {
+				struct ibv_context *c2 = open_dev(argv[1]);
+
+				if (!c2)
+					_exit(2);
+				*f = *qp;
+				f->context = c2;
+				_exit(ibv_modify_qp(f, &qattr, IBV_QP_STATE |
+						    IBV_QP_PKEY_INDEX |
+						    IBV_QP_PORT |
+						    IBV_QP_ACCESS_FLAGS) ? 0 : 1);
+			}
+			waitpid(pid, &i, 0);
+			check(WIFEXITED(i) && WEXITSTATUS(i) == 0,
+			      "another process cannot modify our QP by its handle");
+			check(!ibv_modify_qp(qp, &qattr, IBV_QP_STATE |
+					     IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+					     IBV_QP_ACCESS_FLAGS),
+			      "our QP is still ours: RESET -> INIT");
+			qattr.qp_state = IBV_QPS_RTS;
+			check(ibv_modify_qp(qp, &qattr, IBV_QP_STATE) != 0,
+			      "INIT -> RTS without its attributes refused");
+			check(!ibv_destroy_qp(qp), "QP destroyed");
+		}
+		if (cq)
+			check(!ibv_destroy_cq(cq), "CQ destroyed");
+	}
+
+	/* RLIMIT_MEMLOCK: pinned fails, ODP works */
+	drop_ipc_lock();
+	{
+		struct rlimit rl = { .rlim_cur = MB, .rlim_max = MB };
+
+		check(!setrlimit(RLIMIT_MEMLOCK, &rl),
+		      "RLIMIT_MEMLOCK 1 MiB, CAP_IPC_LOCK dropped");
+	}
+	err = reg_fails(pd, buf, 4 * MB, RW);
+	check(err == ENOMEM, "pinned MR of 4 MiB over the limit: ENOMEM (%s)",
+	      strerror(err));
+	mr = ibv_reg_mr(pd, buf, 4 * MB, RW | IBV_ACCESS_ON_DEMAND);
+	check(mr != NULL, "ODP MR of 4 MiB under the same limit: registered");
+	if (mr)
+		ibv_dereg_mr(mr);
+
+	check(!ibv_dealloc_pd(pd), "PD deallocated");
+	check(!ibv_close_device(ctx), "context closed");
+	printf("1..%d\n", n);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * verbs-rdma: the RC operations ibv_rc_pingpong does not use, through
+ * Debian's libibverbs and PLDMA's provider, between two PLDMA ib_devices
+ * of this guest (one process, one context on each, an RC QP between
+ * them): RDMA WRITE, RDMA READ, WRITE_WITH_IMM, SEND_WITH_IMM into two
+ * receive SGEs, unsignaled work requests, and a WRITE with a forged rkey,
+ * which must complete with an error and write nothing.  Every transfer's
+ * bytes are compared.  TAP on stdout; exit 1 if any check failed.
+ *
+ * usage: verbs-rdma DEV_A GID_INDEX_A DEV_B GID_INDEX_B [odp]
+ *   odp: the MRs are IBV_ACCESS_ON_DEMAND and the buffers untouched
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <infiniband/verbs.h>
+
+#define LEN	(64 * 1024)
+
+static int n, failed;
+
+static void check(int cond, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (!cond)
+		failed++;
+}
+
+struct end {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
+	uint8_t *buf;		/* 2 * LEN */
+	union ibv_gid gid;
+	int gid_index;
+};
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static int setup(struct end *e, const char *dev, int gi, int odp)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 2 },
+	};
+	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		     IBV_ACCESS_REMOTE_READ;
+
+	e->gid_index = gi;
+	e->ctx = open_dev(dev);
+	if (!e->ctx)
+		return -1;
+	e->pd = ibv_alloc_pd(e->ctx);
+	e->cq = e->pd ? ibv_create_cq(e->ctx, 64, NULL, NULL, 0) : NULL;
+	if (!e->cq)
+		return -1;
+	qa.send_cq = e->cq;
+	qa.recv_cq = e->cq;
+	e->qp = ibv_create_qp(e->pd, &qa);
+	if (!e->qp)
+		return -1;
+	e->buf = mmap(NULL, 2 * LEN, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (e->buf == MAP_FAILED)
+		return -1;
+	e->mr = ibv_reg_mr(e->pd, e->buf, 2 * LEN,
+			   access | (odp ? IBV_ACCESS_ON_DEMAND : 0));
+	if (!e->mr)
+		return -1;
+	return ibv_query_gid(e->ctx, 1, gi, &e->gid);
+}
+
+static int connect_qp(struct end *e, const struct end *peer)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ,
+	};
+
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.rq_psn = 0x1000 + peer->qp->qp_num % 4096;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.sgid_index = e->gid_index;
+	a.ah_attr.grh.hop_limit = 1;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 0x1000 + e->qp->qp_num % 4096;
+	a.max_rd_atomic = 1;
+	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* One completion of @cq within 20 s; 0, or -1 on timeout */
+static int poll1(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	struct timespec t0, t;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		r = ibv_poll_cq(cq, 1, wc);
+		if (r)
+			return r == 1 ? 0 : -1;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 20)
+			return -1;
+	}
+}
+
+static void fill(uint8_t *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(i * 7 + seed + (i >> 9));
+}
+
+static int send_wr(struct end *e, enum ibv_wr_opcode op, uint64_t wr_id,
+		   void *addr, uint32_t len, uint64_t raddr, uint32_t rkey,
+		   uint32_t imm, unsigned int flags)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)addr, .length = len, .lkey = e->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = op,
+		.send_flags = flags, .imm_data = htonl(imm),
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	return ibv_post_send(e->qp, &wr, &bad);
+}
+
+int main(int argc, char **argv)
+{
+	struct end a = {}, b = {};
+	struct ibv_sge sg[2], sge3[3];
+	struct ibv_recv_wr rwr, *rbad;
+	struct ibv_send_wr swr, *sbad;
+	struct ibv_wc wc;
+	int odp, ret;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: %s DEV_A GID_A DEV_B GID_B [odp]\n",
+			argv[0]);
+		return 2;
+	}
+	odp = argc > 5 && !strcmp(argv[5], "odp");
+	check(!setup(&a, argv[1], atoi(argv[2]), odp) &&
+	      !setup(&b, argv[3], atoi(argv[4]), odp),
+	      "%s and %s: context, PD, CQ, RC QP, %s MR of 128 KiB", argv[1],
+	      argv[3], odp ? "ODP" : "pinned");
+	if (failed)
+		return 1;
+	check(!connect_qp(&a, &b) && !connect_qp(&b, &a),
+	      "QPs %#x <-> %#x: INIT, RTR (RoCEv2 AV), RTS", a.qp->qp_num,
+	      b.qp->qp_num);
+	if (failed)
+		return 1;
+
+	/* RDMA WRITE a -> b */
+	fill(a.buf, LEN, 1);
+	ret = send_wr(&a, IBV_WR_RDMA_WRITE, 11, a.buf, LEN,
+		      (uintptr_t)b.buf, b.mr->rkey, 0, IBV_SEND_SIGNALED);
+	check(!ret && !poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_RDMA_WRITE && wc.wr_id == 11,
+	      "RDMA WRITE 64 KiB: completion (status %d, opcode %d)",
+	      wc.status, wc.opcode);
+	check(!memcmp(a.buf, b.buf, LEN), "RDMA WRITE: the bytes arrived");
+
+	/* RDMA READ b -> a (second half of a) */
+	fill(b.buf + LEN, LEN, 2);
+	ret = send_wr(&a, IBV_WR_RDMA_READ, 12, a.buf + LEN, LEN,
+		      (uintptr_t)b.buf + LEN, b.mr->rkey, 0,
+		      IBV_SEND_SIGNALED);
+	check(!ret && !poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_RDMA_READ && wc.byte_len == LEN,
+	      "RDMA READ 64 KiB: completion (status %d, opcode %d, %u bytes)",
+	      wc.status, wc.opcode, wc.byte_len);
+	check(!memcmp(a.buf + LEN, b.buf + LEN, LEN),
+	      "RDMA READ: the bytes arrived");
+
+	/* WRITE_WITH_IMM a -> b: consumes a receive WQE of b */
+	memset(&rwr, 0, sizeof(rwr));
+	rwr.wr_id = 21;
+	check(!ibv_post_recv(b.qp, &rwr, &rbad), "post_recv (no SGE)");
+	fill(a.buf, 4096, 3);
+	ret = send_wr(&a, IBV_WR_RDMA_WRITE_WITH_IMM, 13, a.buf, 4096,
+		      (uintptr_t)b.buf + 8192, b.mr->rkey, 0xfeed0001,
+		      IBV_SEND_SIGNALED);
+	check(!ret && !poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	      wc.wr_id == 13, "WRITE_WITH_IMM: requester completion");
+	check(!poll1(b.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.wr_id == 21 &&
+	      wc.wc_flags & IBV_WC_WITH_IMM &&
+	      ntohl(wc.imm_data) == 0xfeed0001 &&
+	      wc.qp_num == b.qp->qp_num && wc.src_qp == a.qp->qp_num,
+	      "WRITE_WITH_IMM: responder RECV_RDMA_WITH_IMM, imm %#x, qp/src_qp",
+	      ntohl(wc.imm_data));
+	check(!memcmp(a.buf, b.buf + 8192, 4096),
+	      "WRITE_WITH_IMM: the bytes arrived");
+
+	/* SEND_WITH_IMM 1000 bytes into two receive SGEs (300 + 700) */
+	sg[0] = (struct ibv_sge){ (uintptr_t)b.buf + 100, 300, b.mr->lkey };
+	sg[1] = (struct ibv_sge){ (uintptr_t)b.buf + 5000, 700, b.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 22, .sg_list = sg, .num_sge = 2 };
+	check(!ibv_post_recv(b.qp, &rwr, &rbad), "post_recv (two SGEs)");
+	fill(a.buf, 1000, 4);
+	ret = send_wr(&a, IBV_WR_SEND_WITH_IMM, 14, a.buf, 1000, 0, 0,
+		      0xabcd, IBV_SEND_SIGNALED);
+	check(!ret && !poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_SEND, "SEND_WITH_IMM: requester completion");
+	check(!poll1(b.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	      wc.opcode == IBV_WC_RECV && wc.byte_len == 1000 &&
+	      wc.wr_id == 22 && ntohl(wc.imm_data) == 0xabcd,
+	      "SEND_WITH_IMM: RECV of 1000 bytes (%u), imm %#x", wc.byte_len,
+	      ntohl(wc.imm_data));
+	check(!memcmp(a.buf, b.buf + 100, 300) &&
+	      !memcmp(a.buf + 300, b.buf + 5000, 700),
+	      "SEND_WITH_IMM: scattered into both SGEs");
+
+	/* unsignaled, then signaled: one completion */
+	fill(a.buf, 8192, 5);
+	ret = send_wr(&a, IBV_WR_RDMA_WRITE, 15, a.buf, 4096,
+		      (uintptr_t)b.buf, b.mr->rkey, 0, 0);
+	ret |= send_wr(&a, IBV_WR_RDMA_WRITE, 16, a.buf + 4096, 4096,
+		       (uintptr_t)b.buf + 4096, b.mr->rkey, 0,
+		       IBV_SEND_SIGNALED);
+	check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 16 &&
+	      wc.status == IBV_WC_SUCCESS && ibv_poll_cq(a.cq, 1, &wc) == 0,
+	      "unsignaled WRITE then signaled: one completion, the signaled one's");
+	check(!memcmp(a.buf, b.buf, 8192), "both WRITEs' bytes arrived");
+
+	/* what the provider refuses at once */
+	memset(&swr, 0, sizeof(swr));
+	sge3[0] = sge3[1] = (struct ibv_sge){ (uintptr_t)a.buf, 8, a.mr->lkey };
+	swr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = sge3, .num_sge = 2,
+				    .opcode = IBV_WR_SEND };
+	check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL && sbad == &swr,
+	      "post_send with 2 SGEs: EINVAL, bad_wr set");
+	swr.num_sge = 1;
+	swr.send_flags = IBV_SEND_INLINE;
+	check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL,
+	      "post_send inline (max_inline_data 0): EINVAL");
+	swr.send_flags = 0;
+	swr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
+	check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL,
+	      "post_send atomic: EINVAL");
+
+	/* a forged rkey: a completion error, nothing written */
+	memset(b.buf + LEN, 0x5a, 4096);
+	fill(a.buf, 4096, 6);
+	ret = send_wr(&a, IBV_WR_RDMA_WRITE, 17, a.buf, 4096,
+		      (uintptr_t)b.buf + LEN, b.mr->rkey ^ 0x100, 0,
+		      IBV_SEND_SIGNALED);
+	check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 17 &&
+	      wc.status != IBV_WC_SUCCESS,
+	      "WRITE with a forged rkey: completion error (%s)",
+	      ibv_wc_status_str(wc.status));
+	{
+		int i, same = 1;
+
+		for (i = 0; i < 4096; i++)
+			same &= b.buf[LEN + i] == 0x5a;
+		check(same, "forged rkey: nothing written");
+	}
+
+	check(!ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp), "QPs destroyed");
+	check(!ibv_dereg_mr(a.mr) && !ibv_dereg_mr(b.mr), "MRs deregistered");
+	check(!ibv_destroy_cq(a.cq) && !ibv_destroy_cq(b.cq), "CQs destroyed");
+	check(!ibv_dealloc_pd(a.pd) && !ibv_dealloc_pd(b.pd) &&
+	      !ibv_close_device(a.ctx) && !ibv_close_device(b.ctx),
+	      "PDs deallocated, contexts closed");
+	printf("1..%d\n", n);
+	return failed ? 1 : 0;
+}

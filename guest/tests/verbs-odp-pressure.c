@@ -50,7 +50,7 @@ static unsigned rounds = 20;
 static int odp;
 
 struct conn {
-	uint32_t qpn, psn, rkey, pad;
+	uint32_t qpn, psn, rkey, mtu;	/* mtu: the port's active enum ibv_mtu */
 	uint64_t addr;
 	uint8_t gid[16];
 };
@@ -64,6 +64,7 @@ struct ctx {
 	uint8_t *buf;
 	union ibv_gid gid;
 	int gidx;
+	enum ibv_mtu mtu;	/* the port's active MTU, then the path's */
 };
 
 #define die(...) do { fprintf(stderr, "verbs-odp-pressure: " __VA_ARGS__); \
@@ -150,6 +151,13 @@ static void setup(struct ctx *x)
 	if (odp)
 		check_odp_caps(x->ctx);
 	x->gidx = gidx >= 0 ? gidx : pick_gid(x->ctx);
+	{
+		struct ibv_port_attr pa;
+
+		if (ibv_query_port(x->ctx, PORT_NUM, &pa))
+			die("ibv_query_port: %s", strerror(errno));
+		x->mtu = pa.active_mtu;
+	}
 	if (ibv_query_gid(x->ctx, PORT_NUM, x->gidx, &x->gid))
 		die("ibv_query_gid %d: %s", x->gidx, strerror(errno));
 	x->pd = ibv_alloc_pd(x->ctx);
@@ -179,7 +187,7 @@ static void connect_qp(struct ctx *x, const struct conn *me,
 		       const struct conn *peer)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.qp_state = IBV_QPS_RTR,
 		.dest_qp_num = peer->qpn, .rq_psn = peer->psn,
 		.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
 		.ah_attr = {
@@ -188,6 +196,12 @@ static void connect_qp(struct ctx *x, const struct conn *me,
 		},
 	};
 
+	/* the smaller of the two ports' active MTUs */
+	if (peer->mtu < IBV_MTU_256 || peer->mtu > IBV_MTU_4096)
+		die("the peer sent a bad MTU %u", peer->mtu);
+	if ((enum ibv_mtu)peer->mtu < x->mtu)
+		x->mtu = peer->mtu;
+	a.path_mtu = x->mtu;
 	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
 	if (ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
@@ -266,6 +280,7 @@ static void my_conn(struct ctx *x, struct conn *c)
 	c->qpn = htonl(x->qp->qp_num);
 	c->psn = htonl((t.tv_nsec ^ getpid()) & 0xffffff);
 	c->rkey = htonl(x->mr->rkey);
+	c->mtu = htonl(x->mtu);
 	c->addr = htobe64((uintptr_t)x->buf);
 	memcpy(c->gid, x->gid.raw, 16);
 }
@@ -275,6 +290,7 @@ static void to_host(struct conn *c)
 	c->qpn = ntohl(c->qpn);
 	c->psn = ntohl(c->psn);
 	c->rkey = ntohl(c->rkey);
+	c->mtu = ntohl(c->mtu);
 	c->addr = be64toh(c->addr);
 }
 
@@ -324,9 +340,13 @@ static int server(const char *port)
 		}
 		msg = htonl(off >= 0 ? 0xffffffffu : r);
 		xfer(fd, &msg, 4, 1);
+		if (off >= 0)
+			break;	/* the client stops too */
 	}
-	printf("verbs-odp-pressure: server: %u rounds of %zu bytes, %u verified, %d wrong\n",
-	       rounds, size, rounds - bad, bad);
+	/* r: the rounds verified before the first wrong one, if any */
+	printf("verbs-odp-pressure: server: %u of %u rounds of %zu bytes verified%s (path MTU %d)\n",
+	       r, rounds, size, bad ? ", the next one wrong" : "",
+	       128 << x.mtu);
 	return bad ? 1 : 0;
 }
 
@@ -395,8 +415,8 @@ static int client(const char *host, const char *port)
 		if (ntohl(msg) != r)
 			die("round %u: the server found the data wrong", r);
 	}
-	printf("verbs-odp-pressure: client: %u rounds of %zu-byte RDMA WRITEs (%s MR), all verified by the server\n",
-	       rounds, size, odp ? "ODP" : "pinned");
+	printf("verbs-odp-pressure: client: %u rounds of %zu-byte RDMA WRITEs (%s MR, path MTU %d), all verified by the server\n",
+	       rounds, size, odp ? "ODP" : "pinned", 128 << x.mtu);
 	return 0;
 }
 

@@ -251,7 +251,7 @@ for m in "" 1024; do
 	step $name tcp verbs-odp-pressure -d $DEV -g $GIDX -o -n 20 -s 4194304 $lim server @PORT@ -- \
 		verbs-odp-pressure -d $DEV -g $GIDX -o -n 20 -s 4194304 $lim client $sc_peer @PORT@
 	res $st "$pair verbs-odp-pressure${m:+ (memlock ${m} KiB)}: 20 rounds of 4 MiB, DONTNEED each, data verified ($([ $role = 1 ] && echo responder || echo requester))"
-	grep -q '^verbs-odp-pressure: ' $out
+	grep -qE '^verbs-odp-pressure: (server|client): ' $out
 	res $? "$pair $name: the program's verdict printed"
 done
 if want memlock && [ "$kind" = rxe ] && ! $odp; then
@@ -270,14 +270,20 @@ fi
 
 # rdma-core's own tests, on this node's device alone (loopback on its port)
 if [ -n "$tests" ] && want run_tests; then
+	# the rdma_cm tests' multiprocessing needs POSIX shared memory
+	mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
 	cd /usr/share/rdma-core-tests || exit 1
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	timeout 900 python3 run_tests.py --dev $DEV --gid $GIDX -v >/tmp/run_tests.out 2>&1; st=$?
+	# (iproute2's ip first: the tests read "ip -j addr")
+	PATH=/usr/bin:$PATH timeout 900 python3 tests/run_tests.py --dev $DEV --gid $GIDX -v >/tmp/run_tests.out 2>&1; st=$?
 	cd /
 	echo "# run_tests.py on $DEV: $(awk -v a="$t0" '{printf "%.0f", $1 - a}' /proc/uptime) s, status $st"
 	# per test: "test_x (tests.test_mod.Class.test_x) ... ok|skipped '...'|FAIL|ERROR"
 	grep -E ' \.\.\. ' /tmp/run_tests.out | sed 's/^/# rt: /'
 	grep -E '^(FAIL|ERROR):' /tmp/run_tests.out | sed 's/^/# rt: /'
+	# why: the exceptions that ended the failed tests, counted
+	grep -E '^[A-Za-z_][A-Za-z0-9_.]*(Error|Exception|Failure)[A-Za-z]*: ' /tmp/run_tests.out |
+		cut -c1-160 | sort | uniq -c | sort -rn | head -n 30 | sed 's/^/# rt why: /'
 	tail -n 5 /tmp/run_tests.out | sed 's/^/# rt: /'
 	# unittest's summary: "Ran N tests in Ts", then "OK (skipped=S)" or
 	# "FAILED (failures=F, errors=E, skipped=S)"

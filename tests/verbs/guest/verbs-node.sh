@@ -71,17 +71,17 @@ fi
 
 # the port's RoCEv2 GID holding our IPv4 address (it comes with the address)
 gid_index() {
-	local g n i=0
-	while [ $i -lt 100 ]; do
-		for g in /sys/class/infiniband/$DEV/ports/1/gid_attrs/types/*; do
-			n=${g##*/}
-			[ "$(cat "$g" 2>/dev/null)" = "RoCE v2" ] || continue
-			case "$(cat /sys/class/infiniband/$DEV/ports/1/gids/$n)" in
+	local p=/sys/class/infiniband/$DEV/ports/1 n t0
+	t0=$(cut -d. -f1 /proc/uptime)
+	# (one grep over the table: it can have hundreds of entries)
+	while [ $(($(cut -d. -f1 /proc/uptime) - t0)) -lt 15 ]; do
+		for n in $(grep -l '^RoCE v2$' $p/gid_attrs/types/* 2>/dev/null); do
+			n=${n##*/}
+			case "$(cat $p/gids/$n)" in
 			0000:0000:0000:0000:0000:ffff:*) echo "$n"; return 0 ;;
 			esac
 		done
-		sleep 0.1
-		i=$((i + 1))
+		sleep 0.2
 	done
 	return 1
 }
@@ -147,7 +147,7 @@ step() {
 	done
 	out=/tmp/$name.out
 	if [ "$role" = 1 ]; then
-		echo "# node1 $name:$scmd"
+		echo "# node1 $name at $(cut -d' ' -f1 /proc/uptime) s:$scmd"
 		timeout 240 $scmd >$out 2>&1 &
 		pid=$!
 		i=0
@@ -160,7 +160,7 @@ step() {
 		wait $pid; st=$?
 	else
 		msg=$(python3 /tests/vsync.py recv $SYNC 600)
-		echo "# node2 $name:$ccmd (the server is ${msg#* })"
+		echo "# node2 $name at $(cut -d' ' -f1 /proc/uptime) s:$ccmd (the server is ${msg#* })"
 		if [ "$msg" = "$name up" ]; then
 			timeout 240 $ccmd >$out 2>&1; st=$?
 		else
@@ -277,7 +277,7 @@ if [ -n "$tests" ] && want run_tests; then
 	# (iproute2's ip first: the tests read "ip -j addr")
 	PATH=/usr/bin:$PATH timeout 900 python3 tests/run_tests.py --dev $DEV --gid $GIDX -v >/tmp/run_tests.out 2>&1; st=$?
 	cd /
-	echo "# run_tests.py on $DEV: $(awk -v a="$t0" '{printf "%.0f", $1 - a}' /proc/uptime) s, status $st"
+	echo "# run_tests.py on $DEV: from $t0 s, $(awk -v a="$t0" '{printf "%.0f", $1 - a}' /proc/uptime) s, status $st"
 	# per test: "test_x (tests.test_mod.Class.test_x) ... ok|skipped '...'|FAIL|ERROR"
 	grep -E ' \.\.\. ' /tmp/run_tests.out | sed 's/^/# rt: /'
 	grep -E '^(FAIL|ERROR):' /tmp/run_tests.out | sed 's/^/# rt: /'
@@ -304,5 +304,6 @@ if [ "$kind" = rxe ]; then
 		echo "# rxe0 ${c##*/} $(cat "$c")"
 	done
 fi
+echo "# node$role done at $(cut -d' ' -f1 /proc/uptime) s"
 kernel_reports
 [ "$fails" = 0 ]

@@ -157,12 +157,25 @@ step() {
 		[ "$proto" = tcp ] || sleep 1
 		if kill -0 $pid 2>/dev/null; then msg=up; else msg=down; fi
 		python3 /tests/vsync.py send $sc_peer $SYNC "$name $msg" || true
+		if [ $msg = up ]; then
+			# the client is done (or gave up): the server has 20 s
+			# more to end by itself, then it is ended (a server whose
+			# client failed would wait for another one)
+			python3 /tests/vsync.py recv $SYNC 300 >/dev/null
+			i=0
+			while kill -0 $pid 2>/dev/null && [ $i -lt 100 ]; do
+				sleep 0.2; i=$((i + 1))
+			done
+			kill -0 $pid 2>/dev/null &&
+				{ kill $pid; echo "(ended: its client was done 20 s before)" >>$out; }
+		fi
 		wait $pid; st=$?
 	else
 		msg=$(python3 /tests/vsync.py recv $SYNC 600)
 		echo "# node2 $name at $(cut -d' ' -f1 /proc/uptime) s:$ccmd (the server is ${msg#* })"
 		if [ "$msg" = "$name up" ]; then
 			timeout 240 $ccmd >$out 2>&1; st=$?
+			python3 /tests/vsync.py send $sc_peer $SYNC "$name done" || true
 		else
 			echo "server of $name did not start ($msg)" >$out; st=1
 		fi

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0-or-later */
+// SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * ODP under pressure, on plain libibverbs (any provider: rxe, pldma).
  *
@@ -46,7 +46,7 @@
 static const char *dev_name;
 static int gidx = -1;
 static size_t size = 4 << 20;
-static unsigned rounds = 20;
+static unsigned int rounds = 20;
 static int odp;
 
 struct conn {
@@ -67,8 +67,11 @@ struct ctx {
 	enum ibv_mtu mtu;	/* the port's active MTU, then the path's */
 };
 
-#define die(...) do { fprintf(stderr, "verbs-odp-pressure: " __VA_ARGS__); \
-	fputc('\n', stderr); exit(1); } while (0)
+#define die(...) do { \
+		fprintf(stderr, "verbs-odp-pressure: " __VA_ARGS__); \
+		fputc('\n', stderr); \
+		exit(1); \
+	} while (0)
 
 static struct ibv_context *open_dev(void)
 {
@@ -235,12 +238,12 @@ static void xfer(int fd, void *p, size_t n, int out)
 	}
 }
 
-static uint64_t word(unsigned round, size_t i)
+static uint64_t word(unsigned int round, size_t i)
 {
 	return ((uint64_t)(round + 1) << 48) ^ (i * 0x9e3779b97f4a7c15ull);
 }
 
-static void fill(uint8_t *b, unsigned round)
+static void fill(uint8_t *b, unsigned int round)
 {
 	uint64_t *w = (uint64_t *)b;
 	size_t i;
@@ -250,7 +253,7 @@ static void fill(uint8_t *b, unsigned round)
 }
 
 /* the first wrong byte's offset, or -1 */
-static long verify(const uint8_t *b, unsigned round)
+static long verify(const uint8_t *b, unsigned int round)
 {
 	size_t i, j;
 
@@ -301,7 +304,7 @@ static int server(const char *port)
 	struct conn me, peer, mine;
 	struct ctx x;
 	int ls, fd, one = 1, bad = 0;
-	unsigned r;
+	unsigned int r;
 
 	setup(&x);
 	my_conn(&x, &me);
@@ -357,7 +360,7 @@ static int client(const char *host, const char *port)
 	struct conn me, peer, mine;
 	struct ctx x;
 	int fd = -1, tries;
-	unsigned r;
+	unsigned int r;
 
 	setup(&x);
 	my_conn(&x, &me);
@@ -395,8 +398,10 @@ static int client(const char *host, const char *port)
 		int n;
 
 		xfer(fd, &msg, 4, 0);	/* go */
-		/* the source's pages go too, then come back with new data
-		 * that the device's mapping (ODP) no longer covers */
+		/*
+		 * the source's pages go too, then come back with new data
+		 * that the device's mapping (ODP) no longer covers
+		 */
 		drop(&x);
 		fill(x.buf, r);
 		if (ibv_post_send(x.qp, &wr, &badwr))
@@ -420,8 +425,10 @@ static int client(const char *host, const char *port)
 	return 0;
 }
 
-/* RLIMIT_MEMLOCK to kib KiB, and CAP_IPC_LOCK dropped (root ignores the
- * limit with it: ib_umem_get() checks capable(CAP_IPC_LOCK)) */
+/*
+ * RLIMIT_MEMLOCK to kib KiB, and CAP_IPC_LOCK dropped (root ignores the
+ * limit with it: ib_umem_get() checks capable(CAP_IPC_LOCK))
+ */
 static void limit_memlock(long kib)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
@@ -493,13 +500,26 @@ int main(int argc, char **argv)
 
 	while ((o = getopt(argc, argv, "d:g:s:n:om:")) != -1) {
 		switch (o) {
-		case 'd': dev_name = optarg; break;
-		case 'g': gidx = atoi(optarg); break;
-		case 's': size = strtoul(optarg, NULL, 0); break;
-		case 'n': rounds = strtoul(optarg, NULL, 0); break;
-		case 'o': odp = 1; break;
-		case 'm': kib = strtol(optarg, NULL, 0); break;
-		default: goto usage;
+		case 'd':
+			dev_name = optarg;
+			break;
+		case 'g':
+			gidx = atoi(optarg);
+			break;
+		case 's':
+			size = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			rounds = strtoul(optarg, NULL, 0);
+			break;
+		case 'o':
+			odp = 1;
+			break;
+		case 'm':
+			kib = strtol(optarg, NULL, 0);
+			break;
+		default:
+			goto usage;
 		}
 	}
 	if (!size || size % 8 || size > (1ul << 30) || !rounds || rounds > 100000)

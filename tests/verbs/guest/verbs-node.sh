@@ -325,8 +325,24 @@ if [ -n "$rt_pid" ]; then
 	pass=$((ran - skip - f - e - x))
 	fail=$((f + e))
 	echo "# run_tests.py on $DEV: ran $ran: $pass passed, $skip skipped, $f failed, $e errors ($last)"
-	[ $pass -gt 0 ] && [ $fail = 0 ]
-	res $? "$DEV: rdma-core run_tests.py: $pass passed, $skip skipped, $fail failed"
+	# rxe's own failures, known and explained (README): noted, not counted
+	# on rxe; on a PLDMA every failure counts.
+	#   test_resize_cq: posts 6 UD SENDs, then shrinks the CQ to 1 and
+	#   expects EINVAL for the completions it holds; rxe completes SENDs
+	#   from a work item, so on a slow (TCG) guest fewer are there yet, the
+	#   shrink succeeds and a completion is lost: "timeout on polling"
+	known=0
+	if [ "$kind" = rxe ]; then
+		for t in $(sed -nE 's/^(ERROR|FAIL): ([a-z_0-9]+) .*/\2/p' /tmp/run_tests.out); do
+			case " test_resize_cq " in
+			*" $t "*) known=$((known + 1)); echo "# run_tests.py: $t failed on rxe: rxe's (known, README)" ;;
+			esac
+		done
+	fi
+	note=
+	[ $known = 0 ] || note=" ($known of them rxe's, known)"
+	[ $pass -gt 0 ] && [ $((fail - known)) = 0 ]
+	res $? "$DEV: rdma-core run_tests.py: $pass passed, $skip skipped, $fail failed$note"
 fi
 
 if [ "$kind" = rxe ]; then

@@ -1,0 +1,358 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# One of the two guests of tests/verbs/run: the programs that judge a verbs
+# device, unmodified, between this node and its peer.  Shipped in the verbs
+# archive (scripts/build-rdma-userland --verbs), which also brings perftest,
+# rdmacm-utils, python3, pyverbs and rdma-core's tests/.
+#
+# Kernel command line:
+#   pldma.rdma=1|2        1: the server side of every pair, 2: the client
+#   pldma.verbs_dev=rxe|pldma      this node's device (rxe0 on virtio-net,
+#                         or the PLDMA's pldma0 with pldmaeth0)
+#   pldma.verbs_peer=rxe|pldma     the peer's, for the names of results
+#   pldma.verbs_mtu=N     the RoCE link's MTU on an rxe node (default 1500)
+#   pldma.verbs_only=a,b  run only these steps (the names below)
+#   pldma.verbs_tests=1   this node runs rdma-core's run_tests.py on its
+#                         own device
+# RoCE link: 10.0.0.<role> (rxe on the virtio-net with MAC
+# 52:54:00:00:0<role>:01, or pldmaeth0); TCP side channel: 10.0.1.<role> on
+# the virtio-net with MAC 52:54:00:00:00:0<role>.  Each step: the server
+# node starts its program and, once it listens, tells the client node over
+# the side channel (vsync.py); the client runs its end; each node prints
+# its own TAP lines (unnumbered, "nodeN: ...", tests/verbs/run numbers them).
+. /tests/lib.sh
+rdma_setup
+kind= peer_kind= mtu= only= tests=
+for arg in $(cat /proc/cmdline); do
+	case "$arg" in
+	pldma.verbs_dev=*) kind=${arg#*=} ;;
+	pldma.verbs_peer=*) peer_kind=${arg#*=} ;;
+	pldma.verbs_mtu=*) mtu=${arg#*=} ;;
+	pldma.verbs_only=*) only=,${arg#*=}, ;;
+	pldma.verbs_tests=1) tests=1 ;;
+	esac
+done
+case "$role" in 1|2) ;; *) not_ok "pldma.rdma=1|2 missing"; exit 1 ;; esac
+peer_role=$((3 - role))
+me=10.0.0.$role peer=10.0.0.$peer_role
+sc_me=10.0.1.$role sc_peer=10.0.1.$peer_role
+SYNC=17000
+pair="$kind(node$role)-$peer_kind(node$peer_role)"
+echo "# verbs node $role: $kind, peer $peer_kind, Linux $(uname -r), /init at $(cut -d' ' -f1 /proc/uptime) s"
+echo "# initrd: $(dmesg | grep -E 'Trying to unpack|Freeing initrd memory' | sed 's/^\[ *\([0-9.]*\)\] /\1 s: /' | paste -sd';')"
+
+ifname_of() {
+	for d in /sys/class/net/*; do
+		[ "$(cat "$d/address")" = "$1" ] && { basename "$d"; return 0; }
+	done
+	return 1
+}
+ip link set lo up
+sc=$(ifname_of 52:54:00:00:00:0$role); res $? "side channel NIC: $sc"
+ip addr add $sc_me/24 dev "$sc" && ip link set "$sc" up; res $? "side channel $sc $sc_me"
+if [ "$kind" = pldma ]; then
+	insmod /lib/modules/pldma.ko; res $? "insmod pldma.ko"
+	DEV=pldma0
+	data=
+	for d in /sys/class/net/pldmaeth*; do
+		[ -e "$d" ] && data=${d##*/} && break
+	done
+	[ -n "$data" ]; res $? "the PLDMA's net_device: ${data:-none}"
+else
+	DEV=rxe0
+	data=$(ifname_of 52:54:00:00:0$role:01); res $? "the RoCE link's NIC: $data"
+fi
+# nothing but RoCE and ARP on the link
+echo 1 >/proc/sys/net/ipv6/conf/"$data"/disable_ipv6 2>/dev/null
+[ -z "$mtu" ] || [ "$kind" != rxe ] || ip link set "$data" mtu "$mtu"
+ip addr add $me/24 dev "$data" && ip link set "$data" up; res $? "$data $me"
+if [ "$kind" = rxe ]; then
+	rdma link add rxe0 type rxe netdev "$data"; res $? "rdma link add rxe0 netdev $data"
+fi
+
+# the port's RoCEv2 GID holding our IPv4 address (it comes with the address)
+gid_index() {
+	local p=/sys/class/infiniband/$DEV/ports/1 n t0
+	t0=$(cut -d. -f1 /proc/uptime)
+	# (one grep over the table: it can have hundreds of entries)
+	while [ $(($(cut -d. -f1 /proc/uptime) - t0)) -lt 15 ]; do
+		for n in $(grep -l '^RoCE v2$' $p/gid_attrs/types/* 2>/dev/null); do
+			n=${n##*/}
+			case "$(cat $p/gids/$n)" in
+			0000:0000:0000:0000:0000:ffff:*) echo "$n"; return 0 ;;
+			esac
+		done
+		sleep 0.2
+	done
+	return 1
+}
+GIDX=$(gid_index); res $? "$DEV: RoCEv2 GID of $me at index ${GIDX:-none}"
+GIDX=${GIDX:-0}
+ibv_devinfo -v -d $DEV >/tmp/devinfo 2>&1; res $? "$DEV: ibv_devinfo -v"
+grep -E 'fw_ver|state|active_mtu|link_layer|ODP|odp|SUPPORT_' /tmp/devinfo | sed 's/^/# /'
+# ODP for RC WRITE advertised: "rc_odp_caps:" lists SUPPORT_WRITE
+odp=false
+awk '/^[ \t]*rc_odp_caps:/ { f = 1; next } /_caps:/ { f = 0 }
+     f && /SUPPORT_WRITE/ { w = 1 } END { exit !w }' /tmp/devinfo && odp=true
+echo "# $DEV: ODP for RC WRITE advertised: $odp"
+
+# wait for the peer: its side channel answers ping (at most 180 s)
+i=0
+until ping -c 1 -W 1 $sc_peer >/dev/null 2>&1; do
+	i=$((i + 1)); [ $i -lt 180 ] || break
+done
+res $([ $i -lt 180 ]; echo $?) "the peer's side channel answers"
+# each tells the other whether its device has ODP: an rxe without it (6.12)
+# skips the --odp steps on both nodes (a capability it does not advertise);
+# a PLDMA without it fails them (the issue asks for ODP)
+if [ "$role" = 1 ]; then
+	python3 /tests/vsync.py send $sc_peer $SYNC "odp $odp"
+	peer_odp=$(python3 /tests/vsync.py recv $SYNC 300)
+else
+	peer_odp=$(python3 /tests/vsync.py recv $SYNC 300)
+	python3 /tests/vsync.py send $sc_peer $SYNC "odp $odp"
+fi
+peer_odp=${peer_odp#odp }
+odp_skip=
+[ "$kind" = rxe ] && ! $odp && odp_skip="$DEV on Linux $(uname -r) advertises no ODP for RC WRITE"
+[ "$peer_kind" = rxe ] && [ "$peer_odp" != true ] &&
+	odp_skip="the peer's rxe0 advertises no ODP for RC WRITE (ibv_devinfo -v)"
+
+# rdma-core's own tests, on this node's device alone (loopback on its
+# port), in the background while the pair's steps run: the guests wait on
+# the network and on timers more than they compute, so both go faster
+# together than one after the other
+rt_pid=
+if [ -n "$tests" ] && { [ -z "$only" ] || case "$only" in *,run_tests,*) true ;; *) false ;; esac; }; then
+	# the rdma_cm tests' multiprocessing needs POSIX shared memory
+	mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	# (iproute2's ip first: the tests read "ip -j addr")
+	(cd /usr/share/rdma-core-tests &&
+	 PATH=/usr/bin:$PATH timeout 900 python3 tests/run_tests.py --dev $DEV --gid $GIDX -v \
+		>/tmp/run_tests.out 2>&1
+	 echo $? >/tmp/run_tests.status) &
+	rt_pid=$!
+fi
+
+want() { [ -z "$only" ] || case "$only" in *,"$1",*) return 0 ;; *) return 1 ;; esac; }
+
+# listening PROTO PORT: a TCP listener on PORT (/proc/net/tcp), or for
+# rdma_cm a cm_id in LISTEN (iproute2's rdma)
+listening() {
+	if [ "$1" = tcp ]; then
+		grep -qi "^ *[0-9]*: 00000000:$(printf '%04X' "$2") 00000000:0000 0A" /proc/net/tcp
+	else
+		rdma resource show cm_id 2>/dev/null | grep LISTEN | grep -qE ":$2( |$)"
+	fi
+}
+
+# step NAME PROTO SERVER-COMMAND -- CLIENT-COMMAND: one program pair.
+# The server end (node 1) runs in the background; when it listens (or has
+# died) node 2 hears "NAME up|down" and runs its end, with @PEER@ replaced.
+# Each end's output: /tmp/NAME.out; its status: $st.  Port: $port.
+n_step=0
+step() {
+	local name=$1 proto=$2 msg w pid
+	shift 2
+	n_step=$((n_step + 1))
+	port=$((18500 + n_step))
+	local scmd= ccmd= side=s
+	for w in "$@"; do
+		if [ "$w" = -- ]; then side=c; continue; fi
+		w=$(printf "%s\n" "$w" | sed "s/@PORT@/$port/g; s/@PEER@/$peer/g; s/@ME@/$me/g")
+		if [ $side = s ]; then scmd="$scmd $w"; else ccmd="$ccmd $w"; fi
+	done
+	out=/tmp/$name.out
+	if [ "$role" = 1 ]; then
+		echo "# node1 $name at $(cut -d' ' -f1 /proc/uptime) s:$scmd"
+		timeout 240 $scmd >$out 2>&1 &
+		pid=$!
+		i=0
+		# (TCP: up to 60 s; rdma_cm: up to 8 s, then the server is taken
+		# as up while it runs: a wildcard listener, perftest -R's, need
+		# not show in iproute2's list)
+		lim=300
+		[ "$proto" = tcp ] || lim=40
+		while ! listening $proto $port && kill -0 $pid 2>/dev/null && [ $i -lt $lim ]; do
+			sleep 0.2; i=$((i + 1))
+		done
+		[ "$proto" = tcp ] || sleep 1
+		if kill -0 $pid 2>/dev/null; then msg=up; else msg=down; fi
+		python3 /tests/vsync.py send $sc_peer $SYNC "$name $msg" || true
+		if [ $msg = up ]; then
+			# the client is done (or gave up): the server has 20 s
+			# more to end by itself, then it is ended (a server whose
+			# client failed would wait for another one)
+			python3 /tests/vsync.py recv $SYNC 300 >/dev/null
+			i=0
+			while kill -0 $pid 2>/dev/null && [ $i -lt 100 ]; do
+				sleep 0.2; i=$((i + 1))
+			done
+			kill -0 $pid 2>/dev/null &&
+				{ kill $pid; echo "(ended: its client was done 20 s before)" >>$out; }
+		fi
+		wait $pid; st=$?
+	else
+		msg=$(python3 /tests/vsync.py recv $SYNC 600)
+		echo "# node2 $name at $(cut -d' ' -f1 /proc/uptime) s:$ccmd (the server is ${msg#* })"
+		if [ "$msg" = "$name up" ]; then
+			timeout 150 $ccmd >$out 2>&1; st=$?
+			python3 /tests/vsync.py send $sc_peer $SYNC "$name done" || true
+		else
+			echo "server of $name did not start ($msg)" >$out; st=1
+		fi
+	fi
+	sed 's/^/#   /' $out | head -n 60
+}
+
+# bw_check NAME ITERS: perftest's BW line (#bytes #iterations BW-peak
+# BW-average MsgRate) with the iterations asked for and a bandwidth
+bw_line() {
+	awk -v n="$2" '$1 ~ /^[0-9]+$/ && $2 == n && NF >= 5 && $4 + 0 > 0 { print; found=1 } END { exit !found }' "$1"
+}
+lat_line() {
+	awk -v n="$2" '$1 ~ /^[0-9]+$/ && $2 == n && NF >= 6 && $6 + 0 > 0 { print; found=1 } END { exit !found }' "$1"
+}
+
+# -u 18: a 1 s ACK timeout (perftest's default, 14, is 67 ms: with
+# run_tests.py beside it on a loaded TCG host, rxe ran out of its 7 retries
+# and completed a SEND with RETRY_EXC_ERR)
+P="-d $DEV -x $GIDX -F -u 18"
+BW_N=100 BW_S=65536 LAT_N=200
+
+# perftest NAME TOOL ODP-OPTION [more]: a bandwidth or latency test
+perftest_step() {
+	local name=$1 tool=$2 o=$3 kindof=bw n=$BW_N size=$BW_S
+	shift 3
+	case "$tool" in *_lat) kindof=lat n=$LAT_N size=8 ;; esac
+	want "$name" || return 0
+	if [ -n "$o" ] && [ -n "$odp_skip" ]; then
+		ok "$pair $name # SKIP $odp_skip"
+		return 0
+	fi
+	step $name tcp $tool $P $o -p @PORT@ -n $n -s $size "$@" -- \
+		$tool $P $o -p @PORT@ -n $n -s $size "$@" $sc_peer
+	res $st "$pair $name: $tool exits 0"
+	if [ "$role" = 2 ] && [ $st = 0 ]; then
+		if [ $kindof = bw ]; then
+			l=$(bw_line $out $n); res $? "$pair $name: BW line of $n iterations of $size B: ${l:-none}"
+		else
+			l=$(lat_line $out $n); res $? "$pair $name: latency line of $n iterations: ${l:-none}"
+		fi
+	fi
+}
+
+if want pingpong; then
+	step pingpong tcp ibv_rc_pingpong -d $DEV -g $GIDX -c -n 100 -s 4096 -p @PORT@ -- \
+		ibv_rc_pingpong -d $DEV -g $GIDX -c -n 100 -s 4096 -p @PORT@ $sc_peer
+	res $st "$pair ibv_rc_pingpong -c (data validated): exits 0"
+	grep -q '100 iters in' $out; res $? "$pair ibv_rc_pingpong: 100 iterations reported"
+fi
+if want pingpong-odp; then
+	if [ -n "$odp_skip" ]; then
+		ok "$pair ibv_rc_pingpong -o # SKIP $odp_skip"
+	else
+		step pingpong-odp tcp ibv_rc_pingpong -d $DEV -g $GIDX -o -c -n 100 -s 4096 -p @PORT@ -- \
+			ibv_rc_pingpong -d $DEV -g $GIDX -o -c -n 100 -s 4096 -p @PORT@ $sc_peer
+		res $st "$pair ibv_rc_pingpong -o -c (ODP MRs, data validated): exits 0"
+	fi
+fi
+for t in write_bw read_bw send_bw write_lat; do
+	perftest_step ib_$t ib_$t ""
+done
+for t in write_bw read_bw send_bw write_lat; do
+	perftest_step ib_$t-odp ib_$t --odp
+done
+if want rping; then
+	step rping cm rping -s -a @ME@ -p @PORT@ -C 20 -S 4096 -V -- \
+		rping -c -a @PEER@ -p @PORT@ -C 20 -S 4096 -V
+	res $st "$pair rping -V (rdma_cm, data verified): exits 0"
+fi
+if want ib_write_bw-R; then
+	step ib_write_bw-R cm ib_write_bw -R -d $DEV -F -u 18 -p @PORT@ -n $BW_N -s $BW_S -- \
+		ib_write_bw -R -d $DEV -F -u 18 -p @PORT@ -n $BW_N -s $BW_S @PEER@
+	res $st "$pair ib_write_bw -R (rdma_cm): exits 0"
+	if [ "$role" = 2 ] && [ $st = 0 ]; then
+		l=$(bw_line $out $BW_N); res $? "$pair ib_write_bw -R: BW line: ${l:-none}"
+	fi
+fi
+# ODP under pressure: the responder's buffer dropped (MADV_DONTNEED) before
+# every round, both MRs ODP, the data verified by the responder
+for m in "" 1024; do
+	name=odp-pressure${m:+-memlock}
+	want $name || continue
+	if [ -n "$odp_skip" ]; then
+		ok "$pair $name # SKIP $odp_skip"
+		continue
+	fi
+	lim=${m:+-m $m}
+	step $name tcp verbs-odp-pressure -d $DEV -g $GIDX -o -n 20 -s 4194304 $lim server @PORT@ -- \
+		verbs-odp-pressure -d $DEV -g $GIDX -o -n 20 -s 4194304 $lim client $sc_peer @PORT@
+	res $st "$pair verbs-odp-pressure${m:+ (memlock ${m} KiB)}: 20 rounds of 4 MiB, DONTNEED each, data verified ($([ $role = 1 ] && echo responder || echo requester))"
+	grep -qE '^verbs-odp-pressure: (server|client): ' $out
+	res $? "$pair $name: the program's verdict printed"
+done
+if want memlock && [ "$kind" = rxe ] && ! $odp; then
+	ok "$DEV: memlock 1 MiB, pinned MR ENOMEM and ODP MR works # SKIP $odp_skip"
+elif want memlock; then
+	verbs-odp-pressure -d $DEV -s 4194304 -m 1024 memlock >/tmp/memlock.out 2>&1; st=$?
+	sed 's/^/# /' /tmp/memlock.out
+	grep -E '^(ok|not ok) - ' /tmp/memlock.out | while read -r l; do
+		case "$l" in
+		ok*) ok "$DEV ${l#ok - }" ;;
+		*) echo "not ok - node$role: $DEV ${l#not ok - }" ;;
+		esac
+	done
+	res $st "$DEV: memlock 1 MiB: pinned 4 MiB MR ENOMEM, ODP MR registered"
+fi
+
+# rdma-core's own tests (started before the pairs' steps, beside them)
+if [ -n "$rt_pid" ]; then
+	wait $rt_pid
+	st=$(cat /tmp/run_tests.status 2>/dev/null || echo 1)
+	echo "# run_tests.py on $DEV: from $t0 s to $(cut -d" " -f1 /proc/uptime) s (beside the steps), status $st"
+	# per test: "test_x (tests.test_mod.Class.test_x) ... ok|skipped '...'|FAIL|ERROR"
+	grep -E ' \.\.\. ' /tmp/run_tests.out | sed 's/^/# rt: /'
+	grep -E '^(FAIL|ERROR):' /tmp/run_tests.out | sed 's/^/# rt: /'
+	# why: the exceptions that ended the failed tests, counted
+	grep -E '^[A-Za-z_][A-Za-z0-9_.]*(Error|Exception|Failure)[A-Za-z]*: ' /tmp/run_tests.out |
+		cut -c1-160 | sort | uniq -c | sort -rn | head -n 30 | sed 's/^/# rt why: /'
+	tail -n 5 /tmp/run_tests.out | sed 's/^/# rt: /'
+	# unittest's summary: "Ran N tests in Ts", then "OK (skipped=S)" or
+	# "FAILED (failures=F, errors=E, skipped=S)"
+	ran=$(sed -n 's/^Ran \([0-9]*\) tests\? in .*/\1/p' /tmp/run_tests.out)
+	last=$(grep -E '^(OK|FAILED)' /tmp/run_tests.out | tail -n 1)
+	num() { echo "$last" | sed -n "s/.*$1=\([0-9]*\).*/\1/p"; }
+	skip=$(num skipped) f=$(num failures) e=$(num errors) x=$(num 'expected failures')
+	skip=${skip:-0} f=${f:-0} e=${e:-0} x=${x:-0} ran=${ran:-0}
+	pass=$((ran - skip - f - e - x))
+	fail=$((f + e))
+	echo "# run_tests.py on $DEV: ran $ran: $pass passed, $skip skipped, $f failed, $e errors ($last)"
+	# rxe's own failures, known and explained (README): noted, not counted
+	# on rxe; on a PLDMA every failure counts.
+	#   test_resize_cq: posts 6 UD SENDs, then shrinks the CQ to 1 and
+	#   expects EINVAL for the completions it holds; rxe completes SENDs
+	#   from a work item, so on a slow (TCG) guest fewer are there yet, the
+	#   shrink succeeds and a completion is lost: "timeout on polling"
+	known=0
+	if [ "$kind" = rxe ]; then
+		for t in $(sed -nE 's/^(ERROR|FAIL): ([a-z_0-9]+) .*/\2/p' /tmp/run_tests.out); do
+			case " test_resize_cq " in
+			*" $t "*) known=$((known + 1)); echo "# run_tests.py: $t failed on rxe: rxe's (known, README)" ;;
+			esac
+		done
+	fi
+	note=
+	[ $known = 0 ] || note=" ($known of them rxe's, known)"
+	[ $pass -gt 0 ] && [ $((fail - known)) = 0 ]
+	res $? "$DEV: rdma-core run_tests.py: $pass passed, $skip skipped, $fail failed$note"
+fi
+
+if [ "$kind" = rxe ]; then
+	for c in /sys/class/infiniband/rxe0/ports/1/hw_counters/*; do
+		echo "# rxe0 ${c##*/} $(cat "$c")"
+	done
+fi
+echo "# node$role done at $(cut -d' ' -f1 /proc/uptime) s"
+kernel_reports
+[ "$fails" = 0 ]

@@ -12,10 +12,11 @@
 # Node 2 serves its store until node 1 says QUIT.
 # Kernel command line: pldma.edm_pages=N, pldma.edm_threshold=T,
 # pldma.edm_rounds=R, pldma.edm_strategies=S,S... (a client run each, the
-# first with the stall-mode check -S), pldma.edm_dev=DEV.
+# first with the stall-mode check -S), pldma.edm_dev=DEV, pldma.edm_nowp=1
+# (evictions without write protection: the writer phase must fail).
 . /tests/lib.sh
 rdma_setup
-pages=64 threshold=16 rounds=3 strats=one,user dev=rxe0
+pages=64 threshold=16 rounds=3 strats=one,user dev=rxe0 nowp=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	pldma.edm_pages=*) pages=${arg#*=} ;;
@@ -23,6 +24,7 @@ for arg in $(cat /proc/cmdline); do
 	pldma.edm_rounds=*) rounds=${arg#*=} ;;
 	pldma.edm_strategies=*) strats=${arg#*=} ;;
 	pldma.edm_dev=*) dev=${arg#*=} ;;
+	pldma.edm_nowp=1) nowp=-W ;;
 	esac
 done
 
@@ -49,7 +51,7 @@ else
 	insmod /lib/modules/pldma.ko; res $? "insmod pldma.ko"
 	stall=-S
 	for strat in $(echo "$strats" | tr , ' '); do
-		pldma-edm -d "$dev" -s "$strat" -t "$threshold" -r "$rounds" $stall \
+		pldma-edm -d "$dev" -s "$strat" -t "$threshold" -r "$rounds" $stall $nowp \
 			client 10.0.0.2 5100 "$pages" || fails=$((fails + 1))
 		stall=
 	done

@@ -31,9 +31,10 @@
  * UFFDIO_ZEROPAGE; a page that cannot be served (beyond the store) gets
  * UFFDIO_POISON, so its fault fails at once (SIGBUS for a CPU access, an
  * error for a DMA) instead of waiting forever.  Before a page is placed,
- * if THRESHOLD pages are resident, the oldest (FIFO) is evicted: copied to
- * the staging page, RDMA WRITten to its slot at the memory node, and
- * dropped with MADV_DONTNEED, after which the next access faults again.
+ * if THRESHOLD pages are resident, the oldest (FIFO) is evicted:
+ * write-protected (UFFDIO_WRITEPROTECT, so no write slips in unseen),
+ * copied to the staging page, RDMA WRITten to its slot at the memory node,
+ * and dropped with MADV_DONTNEED, after which the next access faults again.
  * Every page is written back (no dirty tracking): the counts are exact.
  *
  * Which PLDMA fault strategy reaches the handler: the report-mode kernel
@@ -61,12 +62,16 @@
  *      many zero pages; then the CPU checks the fill (PAGES - H fetches)
  *   5. PLDMA COPY [0, H) to [H, 2H) inside the region: 2H device faults
  *      and fetches; then the CPU checks the whole region (2H fetches)
+ *   then the memory node checks its store (CHECK): the pattern the region
+ *      holds, so every eviction's WRITE landed there
  *   6. PLDMA COPY from page PAGES (no page at the memory node): poisoned,
  *      the transfer ends with an error, 1 device fault
  *   -S: a stall-mode COPY from a missing page of the region ends with an
  *      error, and the handler never hears of it
- * Then the memory node checks its store (CHECK): the pattern the region
- * holds, so every eviction's WRITE landed there.
+ *   7. a writer thread writes words of 8 pages once each while 64 faults of
+ *      the main thread evict them: no write may be lost (the counts of
+ *      this phase depend on timing and are only printed; -W leaves the
+ *      eviction's write protection out, to show the lost writes)
  *
  * Results are TAP lines without numbers ("ok - ..."), numbered by the host.
  */
@@ -590,7 +595,7 @@ static int memnode(int port, unsigned long pages)
 
 struct counts {
 	unsigned long fetches, evictions, zeropages, poisoned, msgs,
-		      dev_msgs, dups;
+		      dev_msgs, dups, wp_faults;
 };
 
 static int uffd;
@@ -608,13 +613,32 @@ static struct counts cnt;
 static pid_t main_tid;
 static volatile int stop;
 static int broken;		/* an RDMA op failed: serve nothing more */
+static int use_wp = 1;		/* write-protect a page before evicting it */
 
-/* Evict the oldest resident page: copy, RDMA WRITE, MADV_DONTNEED */
+/*
+ * Evict the oldest resident page: write-protect, copy, RDMA WRITE,
+ * MADV_DONTNEED.  The write protection (UFFDIO_WRITEPROTECT; the region is
+ * registered for WP faults too) holds any writer of the page, a thread or
+ * the PLDMA, from the copy until the page is gone: without it a write
+ * landing between the copy and MADV_DONTNEED would be lost.  The held
+ * writer's WP fault is answered after the eviction (serve()).
+ */
 static int evict_one(void)
 {
 	unsigned long p = fifo[fifo_head];
 	uint8_t *va = region + p * PG;
 
+	if (use_wp) {
+		struct uffdio_writeprotect w = {
+			.range = { .start = (uintptr_t)va, .len = PG },
+			.mode = UFFDIO_WRITEPROTECT_MODE_WP,
+		};
+
+		if (ioctl(uffd, UFFDIO_WRITEPROTECT, &w)) {
+			note("UFFDIO_WRITEPROTECT: %s", strerror(errno));
+			return -1;
+		}
+	}
 	memcpy(stage, va, PG);
 	if (rdma_op(IBV_WR_RDMA_WRITE, stage_mr, stage, PG,
 		    mem.addr + p * PG, mem.rkey))
@@ -652,12 +676,29 @@ static int poison(uint64_t addr)
 	return ioctl(uffd, UFFDIO_POISON, &u) && errno != EEXIST ? -1 : 0;
 }
 
-/* One missing-page fault, under lk */
+/* One fault message, under lk */
 static int serve(const struct uffd_msg *m)
 {
 	uint64_t addr = m->arg.pagefault.address & ~(PG - 1);
 	unsigned long p = (addr - (uintptr_t)region) / PG;
 
+	if (m->arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) {
+		/*
+		 * A write held by an eviction's write protection.  The page is
+		 * gone now: wake the writer, whose retry is a missing fault
+		 * (and a fetch of what it was about to change).  A resident
+		 * page (an eviction that failed) is unprotected, which wakes.
+		 */
+		struct uffdio_writeprotect w = {
+			.range = { .start = addr, .len = PG }, .mode = 0,
+		};
+		struct uffdio_range r = { .start = addr, .len = PG };
+
+		cnt.wp_faults++;
+		if (p < npages && resident[p])
+			return ioctl(uffd, UFFDIO_WRITEPROTECT, &w);
+		return ioctl(uffd, UFFDIO_WAKE, &r);
+	}
 	cnt.msgs++;
 	if ((pid_t)m->arg.pagefault.feat.ptid != main_tid)
 		cnt.dev_msgs++;
@@ -788,6 +829,73 @@ static void fill_pages(size_t first, size_t n, uint32_t seed)
 		region[first * PG + i] = pu_byte(seed, first * PG + i);
 }
 
+/*
+ * Phase 7: a thread writes words of pages [0, W) once each, 0.5 ms apart,
+ * while the main thread reads WREADS pages of [W, 2H) in turn, each a
+ * fault whose eviction may take one of the writer's pages under it; the
+ * writer stops when the reads are done.  Every word written must hold
+ * what was written: a write landing between an eviction's copy and its
+ * MADV_DONTNEED would be lost without the write protection (-W leaves it
+ * out, and then writes are lost).
+ */
+#define WPAGES	8
+#define WWORDS	4096	/* at most: 512 in each page */
+#define WREADS	64
+#define WMARK	0xed00000000000000ULL
+
+static volatile int reads_done;
+static unsigned long written;
+
+/* the word of write k */
+static volatile uint64_t *wword(unsigned long k)
+{
+	return (volatile uint64_t *)(region + (k % WPAGES) * PG) + k / WPAGES;
+}
+
+static void *writer(void *arg)
+{
+	unsigned long k;
+
+	(void)arg;
+	for (k = 0; k < WWORDS && !reads_done; k++) {
+		*wword(k) = WMARK | k;
+		usleep(500);
+	}
+	written = k;
+	return NULL;
+}
+
+static void writer_phase(unsigned long H)
+{
+	unsigned long k, lost = 0, p = WPAGES, r;
+	struct counts b, a;
+	pthread_t w;
+	double t0 = now();
+
+	if (2 * H < WPAGES + threshold + 2)
+		return;
+	snap(&b);
+	reads_done = 0;
+	pthread_create(&w, NULL, writer, NULL);
+	for (r = 0; r < WREADS; r++) {
+		(void)*(volatile uint8_t *)(region + p * PG + 8);
+		if (++p == 2 * H)
+			p = WPAGES;
+	}
+	reads_done = 1;
+	pthread_join(w, NULL);
+	flush_all();
+	for (k = 0; k < written; k++)
+		if (*wword(k) != (WMARK | k))
+			lost++;
+	flush_all();
+	snap(&a);
+	result(!lost && written, "a writer thread beside the evictions: %lu words written, %lu lost; %lu evictions, %lu fetches, %lu writes held by an eviction's write protection (WP faults), %.2f s%s",
+	       written, lost, a.evictions - b.evictions, a.fetches - b.fetches,
+	       a.wp_faults - b.wp_faults, now() - t0,
+	       use_wp ? "" : " (-W: no write protection)");
+}
+
 static int fault_fn(struct pldma_chan *ch, const struct pldma_fault *f,
 		    void *arg)
 {
@@ -876,7 +984,8 @@ static int client(const char *host, int port, unsigned long pages,
 	}
 	reg.range.start = (uintptr_t)region;
 	reg.range.len = npages * PG;
-	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING |
+		   (use_wp ? UFFDIO_REGISTER_MODE_WP : 0);
 	if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {
 		note("UFFDIO_REGISTER: %s", strerror(errno));
 		return 1;
@@ -972,6 +1081,17 @@ static int client(const char *host, int port, unsigned long pages,
 	flush_all();
 	phase_check("CPU checks the region", &c0, 2 * H, 0, 0, t0);
 
+	/* the memory node holds what the region holds: pages [0, H) and
+	 * their copy in [H, 2H) */
+	if (sendf(fd, "CHECK %u 0 %lu 0", rounds + 1, H) ||
+	    recv_line(fd, line, sizeof(line)))
+		line[0] = 0;
+	result(!strcmp(line, "OK"), "the memory node's pages 0..H-1 hold the region's last contents (%s)", line);
+	if (sendf(fd, "CHECK %u %lu %lu 0", rounds + 1, H, H) ||
+	    recv_line(fd, line, sizeof(line)))
+		line[0] = 0;
+	result(!strcmp(line, "OK"), "the memory node's pages H..2H-1 hold the PLDMA's copy (%s)", line);
+
 	/* 6. a page the memory node does not have: poisoned, the DMA fails */
 	{
 		struct pldma_xfer x = {
@@ -1020,29 +1140,24 @@ static int client(const char *host, int port, unsigned long pages,
 		}
 	}
 
-	stop = 1;
-	pthread_join(th, NULL);
-	if (user_thread)
-		pldma_fault_thread_stop(ch);
-
-	/* the memory node holds what the region holds: pages [0, H) and
-	 * their copy in [H, 2H) */
-	if (sendf(fd, "CHECK %u 0 %lu 0", rounds + 1, H) ||
-	    recv_line(fd, line, sizeof(line)))
-		line[0] = 0;
-	result(!strcmp(line, "OK"), "the memory node's pages 0..H-1 hold the region's last contents (%s)", line);
-	if (sendf(fd, "CHECK %u %lu %lu 0", rounds + 1, H, H) ||
-	    recv_line(fd, line, sizeof(line)))
-		line[0] = 0;
-	result(!strcmp(line, "OK"), "the memory node's pages H..2H-1 hold the PLDMA's copy (%s)", line);
-	close(fd);
-
+	/* the totals of phases 1-6, whose counts are exact */
 	note("totals: fetches=%lu evictions=%lu zeropages=%lu poisoned=%lu devfaults=%lu handler_msgs=%lu from_device_path=%lu dups=%lu time=%.1f",
 	     cnt.fetches, cnt.evictions, cnt.zeropages, cnt.poisoned,
 	     dev_faults, cnt.msgs, cnt.dev_msgs, cnt.dups, now() - tstart);
 	printf("# edm totals: pages=%lu threshold=%u rounds=%u strategy=%s fetches=%lu evictions=%lu zeropages=%lu poisoned=%lu devfaults=%lu\n",
 	       pages, threshold, rounds, sname, cnt.fetches, cnt.evictions,
 	       cnt.zeropages, cnt.poisoned, dev_faults);
+
+	/* 7. a writer thread beside the evictions */
+	writer_phase(H);
+
+	stop = 1;
+	pthread_join(th, NULL);
+	if (user_thread)
+		pldma_fault_thread_stop(ch);
+
+	close(fd);
+
 	pldma_close(ch);
 	return fails ? 1 : 0;
 }
@@ -1051,7 +1166,7 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: pldma-edm [-d DEV] memnode PORT PAGES\n"
-		"       pldma-edm [-d DEV] [-s STRATEGY] [-t THRESHOLD] [-r ROUNDS] [-S] client HOST PORT PAGES\n"
+		"       pldma-edm [-d DEV] [-s STRATEGY] [-t THRESHOLD] [-r ROUNDS] [-S] [-W] client HOST PORT PAGES\n"
 		"       pldma-edm quit HOST PORT\n");
 	return 2;
 }
@@ -1062,7 +1177,7 @@ int main(int argc, char **argv)
 	int opt, stall_check = 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((opt = getopt(argc, argv, "d:s:t:r:S")) != -1) {
+	while ((opt = getopt(argc, argv, "d:s:t:r:SW")) != -1) {
 		switch (opt) {
 		case 'd':
 			devname = optarg;
@@ -1084,6 +1199,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			stall_check = 1;
+			break;
+		case 'W':
+			use_wp = 0;
 			break;
 		default:
 			return usage();

@@ -3,7 +3,8 @@
 # (pldma.rdma=2): EDM's DM-Handler on verbs (guest/tests/pldma-edm.c).
 #
 # Both: the NIC 52:54:00:00:0e:0N (N = role) on the shared link, rxe0 on it
-# (Linux's soft-RoCE: the verbs device, -d), 10.0.0.N; pldma-edm comes on
+# (Linux's soft-RoCE: the verbs device, -d), 10.0.0.N; or on node 1 with
+# pldma.edm_dev=pldmaN, that PLDMA's Ethernet port; pldma-edm comes on
 # a small read-only virtio-blk disk holding a cpio archive (tests/edm/run
 # cross-builds it against Debian's libibverbs, which this node's rdma
 # userland carries: .opts, --rdma-userland).
@@ -30,6 +31,11 @@ done
 
 (cd / && cpio -i -d -u </dev/vda 2>/dev/null) && [ -x /usr/bin/pldma-edm ]
 res $? "pldma-edm unpacked from the virtio-blk disk"
+# node 1's PLDMA may be its NIC on the link (tests/edm/run --verbs pldma:
+# its Ethernet port, whose address is the RoCE address)
+if [ "$role" = 1 ]; then
+	insmod /lib/modules/pldma.ko; res $? "insmod pldma.ko"
+fi
 nic=
 for d in /sys/class/net/*; do
 	[ "$(cat "$d/address")" = "52:54:00:00:0e:0$role" ] && nic=$(basename "$d")
@@ -47,8 +53,7 @@ if [ "$role" = 2 ]; then
 	echo "# memory node: Linux $(uname -r)"
 	pldma-edm -d "$dev" memnode 5100 "$pages" || fails=$((fails + 1))
 else
-	echo "# compute node: Linux $(uname -r)"
-	insmod /lib/modules/pldma.ko; res $? "insmod pldma.ko"
+	echo "# compute node: Linux $(uname -r), verbs device $dev"
 	stall=-S
 	for strat in $(echo "$strats" | tr , ' '); do
 		pldma-edm -d "$dev" -s "$strat" -t "$threshold" -r "$rounds" $stall $nowp \

@@ -119,7 +119,7 @@ struct uffdio_poison {
 #define PG		4096UL
 #define MAX_PAGES	65536	/* 256 MiB at the memory node */
 #define POLL_MS		20000	/* one RDMA op */
-#define MTU_BYTES	1024
+#define IDLE_MS		300000	/* the memory node waits for a client */
 
 static int fails;
 static const char *devname;
@@ -531,8 +531,15 @@ static int memnode(int port, unsigned long pages)
 	note("memory node: %lu pages at %p, rkey %#x, port %d", pages,
 	     (void *)store, mr->rkey, port);
 	while (!quit) {
-		int fd = accept(ls, NULL, NULL);
+		struct pollfd pfd = { .fd = ls, .events = POLLIN };
+		int fd;
 
+		/* a client that never comes (its node died) ends the node */
+		if (poll(&pfd, 1, IDLE_MS) != 1) {
+			result(0, "memory node: no client for %d s", IDLE_MS / 1000);
+			break;
+		}
+		fd = accept(ls, NULL, NULL);
 		if (fd < 0)
 			return 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -1211,9 +1218,15 @@ int main(int argc, char **argv)
 	argv += optind;
 	if (argc == 3 && !strcmp(argv[0], "memnode"))
 		return memnode(atoi(argv[1]), strtoul(argv[2], NULL, 0));
-	if (argc == 4 && !strcmp(argv[0], "client"))
-		return client(argv[1], atoi(argv[2]),
-			      strtoul(argv[3], NULL, 0), rounds, stall_check);
+	if (argc == 4 && !strcmp(argv[0], "client")) {
+		int ret = client(argv[1], atoi(argv[2]),
+				 strtoul(argv[3], NULL, 0), rounds,
+				 stall_check);
+
+		if (ret && !fails)
+			result(0, "client: the setup failed (see above)");
+		return ret;
+	}
 	if (argc == 3 && !strcmp(argv[0], "quit")) {
 		char line[64];
 		int fd = connect_to(argv[1], atoi(argv[2]));

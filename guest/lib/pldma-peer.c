@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "pldma.h"
+#include "pldma-line.h"
 #include "pldma-peer.h"
 #include "pldma-util.h"
 
@@ -85,36 +86,6 @@ static int parse_strat(const char *s, int *strategy, unsigned int *touch)
 /* Lines                                                              */
 /* ------------------------------------------------------------------ */
 
-static int sendf(int fd, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
-	va_end(ap);
-	buf[n++] = '\n';
-	return write(fd, buf, n) == n ? 0 : -1;
-}
-
-static int recv_line(int fd, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	while (n + 1 < len) {
-		ssize_t r = read(fd, buf + n, 1);
-
-		if (r <= 0)
-			return -1;
-		if (buf[n] == '\n')
-			break;
-		n++;
-	}
-	buf[n] = 0;
-	return 0;
-}
-
 char *pp_rpc(int fd, const char *fmt, ...)
 {
 	static char reply[256];
@@ -136,25 +107,7 @@ int pp_ok(const char *r)
 
 int pp_connect(const char *host, int port)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int i, fd, one = 1;
-
-	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
-		return -1;
-	/* the peer guest may still be booting */
-	for (i = 0; i < 600; i++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd < 0)
-			return -1;
-		if (!connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
-				   sizeof(one));
-			return fd;
-		}
-		close(fd);
-		usleep(200000);
-	}
-	return -1;
+	return connect_to(host, port);
 }
 
 /* "QPN PSN IP MAC MTU" of a QP, as the QP request and its reply carry it */

@@ -102,6 +102,8 @@
 #include <infiniband/verbs.h>
 
 #include "pldma.h"
+#include "pldma-line.h"
+#include "pldma-tap.h"
 #include "pldma-util.h"
 
 /* Linux 6.6+ (the cross toolchain's headers are older) */
@@ -121,100 +123,11 @@ struct uffdio_poison {
 #define POLL_MS		20000	/* one RDMA op */
 #define IDLE_MS		300000	/* the memory node waits for a client */
 
-static int fails;
 static const char *devname;
-
-static void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - edm: ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		fails++;
-}
-
-static void note(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# edm: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* ------------------------------------------------------------------ */
 /* TCP side channel: one text line each way                           */
 /* ------------------------------------------------------------------ */
-
-static int sendf(int fd, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0 || n >= (int)sizeof(buf) - 1)
-		return -1;
-	buf[n++] = '\n';
-	return write(fd, buf, n) == n ? 0 : -1;
-}
-
-static int recv_line(int fd, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	while (n + 1 < len) {
-		ssize_t r = read(fd, buf + n, 1);
-
-		if (r <= 0)
-			return -1;
-		if (buf[n] == '\n')
-			break;
-		n++;
-	}
-	buf[n] = 0;
-	return 0;
-}
-
-static int connect_to(const char *host, int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int fd, i, one = 1;
-
-	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
-		return -1;
-	/* the memory node may still be booting: try for 120 s */
-	for (i = 0; i < 600; i++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd < 0)
-			return -1;
-		if (!connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-			return fd;
-		}
-		close(fd);
-		usleep(200000);
-	}
-	return -1;
-}
 
 /* ------------------------------------------------------------------ */
 /* Verbs: the device, one RC QP, one-sided READ and WRITE             */
@@ -1183,6 +1096,7 @@ int main(int argc, char **argv)
 	unsigned int rounds = 3;
 	int opt, stall_check = 0;
 
+	tap_tag = "edm: ";
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((opt = getopt(argc, argv, "d:s:t:r:SW")) != -1) {
 		switch (opt) {

@@ -80,38 +80,11 @@
 
 #include "pldma.h"
 #include "pldma-peer.h"
+#include "pldma-tap.h"
 #include "pldma-util.h"
 
 #define PG		4096UL
 
-static int fails;
-static const char *tag = "";
-
-static void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - %s", ok ? "ok" : "not ok", tag);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		fails++;
-}
-
-static void note(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# %s", tag);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
 
 /* A transfer that did not complete: what the channel and the link say */
 static void dump_chan(struct pldma_chan *ch)
@@ -245,7 +218,7 @@ static int pair(const char *host, int port, unsigned int lnode,
 
 	snprintf(tagbuf, sizeof(tagbuf), "%s(node %u) -> %s(node %u): ", lstr,
 		 lnode, rstr, rnode);
-	tag = tagbuf;
+	tap_tag = tagbuf;
 	ch = pp_chan_node(lnode);
 	if (!ch || pldma_strategy_parse(lstr, &lstrat, &ltouch) ||
 	    parse_strat(rstr, &rstrat, &rtouch)) {
@@ -345,7 +318,7 @@ static int verbs(const char *host, int port, unsigned int lnode,
 	static char tagbuf[96];
 
 	snprintf(tagbuf, sizeof(tagbuf), "%s(node %u) -> rxe: ", lstr, lnode);
-	tag = tagbuf;
+	tap_tag = tagbuf;
 	ch = pp_chan_node(lnode);
 	if (!ch || pldma_strategy_parse(lstr, &lstrat, &ltouch)) {
 		result(0, "local device and strategy");
@@ -514,7 +487,7 @@ static int keys(const char *host, int port, unsigned int lnode,
 
 	snprintf(tagbuf, sizeof(tagbuf), "keys (node %u -> node %u): ",
 		 lnode, rnode);
-	tag = tagbuf;
+	tap_tag = tagbuf;
 	ch = pp_chan_node(lnode);
 	fd = pp_connect(host, port);
 	src = pu_src_alloc(len, 7);
@@ -598,7 +571,7 @@ static int selftest(unsigned int node)
 	static char tagbuf[32];
 
 	snprintf(tagbuf, sizeof(tagbuf), "selftest node %u: ", node);
-	tag = tagbuf;
+	tap_tag = tagbuf;
 	if (!ch) {
 		result(0, "device with node-id %u", node);
 		return 1;
@@ -1402,7 +1375,7 @@ static int msg(int listen_side, const char *host, int port, unsigned int lnode,
 	size_t len;
 	int i, dir;
 
-	tag = listen_side ? "msg A: " : "msg B: ";
+	tap_tag = listen_side ? "msg A: " : "msg B: ";
 	if (listen_side) {
 		struct sockaddr_in a = {
 			.sin_family = AF_INET,
@@ -1726,7 +1699,7 @@ static int cqhold(unsigned int node)
 	uint32_t events = 0;
 	int ret, i;
 
-	tag = "cqhold: ";
+	tap_tag = "cqhold: ";
 	ch = open_other(node);
 	if (!ch || !pldma_info(ch)->num_cqs) {
 		result(0, "a channel with CQs on node %u", node);

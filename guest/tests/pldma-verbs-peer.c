@@ -55,6 +55,8 @@
 
 #include <infiniband/verbs.h>
 
+#include "pldma-line.h"
+#include "pldma-tap.h"
 #include "pldma-util.h"		/* pu_byte(): the pattern both ends check */
 
 #define PG		4096UL
@@ -63,79 +65,12 @@
 #define MTU_BYTES	1024	/* IBV_MTU_1024: a 1500-byte Ethernet MTU */
 #define POLL_SECS	300	/* one message, RNR retries included */
 
-static int fails;
 static const char *devname = "rxe0";
 static const char *strat = "default";	/* the PLDMA's responder strategy */
-
-static void result(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - rxe: ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		fails++;
-}
-
-static void note(const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("# rxe: ");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-}
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* ------------------------------------------------------------------ */
 /* Side channel (pldma-peer.h's protocol: one line a request or reply) */
 /* ------------------------------------------------------------------ */
-
-static int sendf(int fd, const char *fmt, ...)
-{
-	char buf[256];
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(buf, sizeof(buf) - 1, fmt, ap);
-	va_end(ap);
-	if (n < 0 || n >= (int)sizeof(buf) - 1)
-		return -1;
-	buf[n++] = '\n';
-	return write(fd, buf, n) == n ? 0 : -1;
-}
-
-static int recv_line(int fd, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	while (n + 1 < len) {
-		ssize_t r = read(fd, buf + n, 1);
-
-		if (r <= 0)
-			return -1;
-		if (buf[n] == '\n')
-			break;
-		n++;
-	}
-	buf[n] = 0;
-	return 0;
-}
 
 static char *rpc(int fd, const char *fmt, ...)
 {
@@ -521,29 +456,6 @@ out:
 	return qp_err ? -2 : good ? 0 : -1;
 }
 
-static int connect_to(const char *host, int port)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int i, fd, one = 1;
-
-	if (inet_pton(AF_INET, host, &a.sin_addr) != 1)
-		return -1;
-	/* the peer guest may still be booting */
-	for (i = 0; i < 600; i++) {
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		if (fd < 0)
-			return -1;
-		if (!connect(fd, (struct sockaddr *)&a, sizeof(a))) {
-			setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one,
-				   sizeof(one));
-			return fd;
-		}
-		close(fd);
-		usleep(200000);
-	}
-	return -1;
-}
-
 static int pair(const char *host, int port, unsigned int node, int nsizes,
 		char **sizes)
 {
@@ -809,6 +721,7 @@ int main(int argc, char **argv)
 	int opt, fd;
 	char *r;
 
+	tap_tag = "rxe: ";
 	while ((opt = getopt(argc, argv, "+d:os:")) != -1) {
 		if (opt == 'd')
 			devname = optarg;

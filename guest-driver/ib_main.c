@@ -48,6 +48,14 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->max_mr_size = U64_MAX;
 	attr->page_size_cap = PAGE_SIZE;
+	/*
+	 * The function's PCI IDs; the platform PLDMA (device tree) is the
+	 * same engine and reports the IDs of the PCI function (a verbs
+	 * device has a vendor: rdma-core's tests check it is not 0)
+	 */
+	attr->vendor_id = PLDMA_PCI_VENDOR_ID;
+	attr->vendor_part_id = PLDMA_PCI_DEVICE_ID;
+	attr->hw_ver = pd->version & 0xffff;
 	if (dev_is_pci(pd->dev)) {
 		struct pci_dev *pdev = to_pci_dev(pd->dev);
 

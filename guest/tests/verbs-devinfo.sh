@@ -62,6 +62,10 @@ for d in pldma0 pldma1; do
 	check "$d: ibv_devinfo -v exits 0 (context opened: SVA bind)" test $rc = 0
 	check "$d: transport InfiniBand (RoCE is IB transport)" f 'transport:[[:space:]]+InfiniBand'
 	check "$d: fw_ver from the device's VERSION register" f 'fw_ver:[[:space:]]+[0-9]+\.[0-9]+\.0'
+	# (the PCI function's IDs on a platform PLDMA too: rdma-core's
+	# tests assert a vendor)
+	check "$d: vendor_id 0x1234, vendor_part_id 4592 (0x11f0)" \
+		eval "f 'vendor_id:[[:space:]]+0x1234\$' && f 'vendor_part_id:[[:space:]]+4592\$'"
 	check "$d: phys_port_cnt 1" f 'phys_port_cnt:[[:space:]]+1'
 	check "$d: port 1 PORT_ACTIVE" f 'state:[[:space:]]+PORT_ACTIVE'
 	check "$d: port 1 link_layer Ethernet" f 'link_layer:[[:space:]]+Ethernet'

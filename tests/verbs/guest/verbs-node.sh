@@ -118,11 +118,14 @@ odp_skip=
 	odp_skip="the peer's rxe0 advertises no ODP for RC WRITE (ibv_devinfo -v)"
 
 # rdma-core's own tests, on this node's device alone (loopback on its
-# port), in the background while the pair's steps run: the guests wait on
-# the network and on timers more than they compute, so both go faster
-# together than one after the other
+# port), in the background: on rxe while the pair's steps run (the guests
+# wait on the network and on timers more than they compute, so both go
+# faster together than one after the other); on a PLDMA after them, since
+# each verbs context holds one of the device's channels and the tests'
+# contexts (those of a failed test until Python collects them) would take
+# the ones the steps' programs need
 rt_pid=
-if [ -n "$tests" ] && { [ -z "$only" ] || case "$only" in *,run_tests,*) true ;; *) false ;; esac; }; then
+run_tests_start() {
 	# the rdma_cm tests' multiprocessing needs POSIX shared memory
 	mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm
 	t0=$(cut -d' ' -f1 /proc/uptime)
@@ -132,7 +135,11 @@ if [ -n "$tests" ] && { [ -z "$only" ] || case "$only" in *,run_tests,*) true ;;
 		>/tmp/run_tests.out 2>&1
 	 echo $? >/tmp/run_tests.status) &
 	rt_pid=$!
-fi
+}
+rt_want=
+[ -n "$tests" ] && { [ -z "$only" ] || case "$only" in *,run_tests,*) true ;; *) false ;; esac; } &&
+	rt_want=1
+[ -z "$rt_want" ] || [ "$kind" = pldma ] || run_tests_start
 
 want() { [ -z "$only" ] || case "$only" in *,"$1",*) return 0 ;; *) return 1 ;; esac; }
 
@@ -306,11 +313,13 @@ elif want memlock; then
 	res $st "$DEV: memlock 1 MiB: pinned 4 MiB MR ENOMEM, ODP MR registered"
 fi
 
-# rdma-core's own tests (started before the pairs' steps, beside them)
+# rdma-core's own tests (on rxe started before the pairs' steps, beside
+# them; on a PLDMA now)
+[ -z "$rt_want" ] || [ "$kind" != pldma ] || run_tests_start
 if [ -n "$rt_pid" ]; then
 	wait $rt_pid
 	st=$(cat /tmp/run_tests.status 2>/dev/null || echo 1)
-	echo "# run_tests.py on $DEV: from $t0 s to $(cut -d" " -f1 /proc/uptime) s (beside the steps), status $st"
+	echo "# run_tests.py on $DEV: from $t0 s to $(cut -d" " -f1 /proc/uptime) s, status $st"
 	# per test: "test_x (tests.test_mod.Class.test_x) ... ok|skipped '...'|FAIL|ERROR"
 	grep -E ' \.\.\. ' /tmp/run_tests.out | sed 's/^/# rt: /'
 	grep -E '^(FAIL|ERROR):' /tmp/run_tests.out | sed 's/^/# rt: /'

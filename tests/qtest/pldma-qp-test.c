@@ -2254,6 +2254,75 @@ static void test_hostile_send(void)
 }
 
 /*
+ * A SEND of two packets with no receive WQE posted: the First gets an RNR
+ * NAK, and the Last its requester had already sent is dropped without a
+ * sequence NAK (to Linux rxe's completer one means "resend now": it ends
+ * the RNR wait and spends a retry).  A WQE posted, the resent message
+ * lands in it whole.
+ */
+static void test_recv_rnr_silence(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[1536], e[PLDMA_CQE_SIZE];
+    uint32_t len, psn, l = 2048, seq0, ooo0, i;
+    uint64_t buf;
+    QPldmaQPAttr at;
+    Side sd;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 5 + 9;
+    }
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, 0, CQ_SIZE);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect_cq(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    buf = alloc_pa(&pe.n, l);
+
+    /* SEND First: no WQE, RNR NAK at its PSN */
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    /* the Last, already sent: dropped, no answer at all */
+    seq0 = ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ);
+    ooo0 = ncnt(&pe.n, PLDMA_NCNT_OOO);
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 1024, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_OOO), ==, ooo0 + 1);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, buf, l));
+
+    /* a WQE: "resend now" (the PSN before the NAKed one) */
+    post_recv(&pe.n, &sd, 0xcd, 1, &buf, &l);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, (pe.epsn - 1) & 0xffffff);
+    /* the message again: ACKs (both ask), the WQE completes with it */
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 1024, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    qpldma_mem_check(pe.n.qts, buf, pl, sizeof(pl));
+    g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    check_cqe(e, 0xcd, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
+              pe.qpn, pe.my_qpn, 0, 0, 0);
+    peer_close(&pe);
+}
+
+/*
  * ---- migration of a node with a link (docs/specs/pldma.rst, "Remote
  * DMA", migration) ----
  *
@@ -2597,6 +2666,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/cq-overflow-flush", test_cq_overflow_flush);
     qtest_add_func("/pldma-qp/cq-wrap", test_cq_wrap);
     qtest_add_func("/pldma-qp/hostile-send", test_hostile_send);
+    qtest_add_func("/pldma-qp/recv-rnr-silence", test_recv_rnr_silence);
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);

@@ -541,38 +541,58 @@ static void write_read(Pair *p, QPldmaRing *r, uint32_t len, uint32_t key)
 static void test_write_read(void)
 {
     Pair *p = pair_start();
-    uint32_t a_psn, b_psn, nsegs, rkey;
-    uint64_t compl, src;
+    uint32_t a_psn, b_psn, nsegs, rkey, tx0;
+    uint64_t compl, compl2, src;
     QPldmaQPAttr q;
     QPldmaRing r;
 
     pair_connect(p, &a_psn, &b_psn);
     ring_init(&p->a, &r, 0);
     write_read(p, &r, 64 * KiB + 123, 0);
+    tx0 = ncnt(&p->b, PLDMA_NCNT_TX_FRAMES);
 
     /*
-     * Refused by the responder (a bad rkey): NAK remote access, the QP
-     * stays in RTS, neither end moves its PSN, the next messages land
+     * Refused by the responder (a bad rkey): NAK remote access, fatal to
+     * the requester (IBA; Linux rxe's completer): its QP goes to ERR
+     * without a QP_ERRORS bit (the completion reports it), the READ
+     * posted behind the WRITE is FLUSHED and never sent, the responder's
+     * expected PSN has not moved.  Again for a READ on a new connection.
      */
     src = alloc_pa(&p->a, 8 * KiB);
     rkey = key_register(&p->b, 3, 0, alloc_pa(&p->b, 8 * KiB), 8 * KiB,
                         PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, 8 * KiB, src, 0,
                  rkey ^ 0x100);
+    compl2 = post(&p->a, &r, PLDMA_OP_RDMA_READ, 0, 4 * KiB, src, 0, rkey);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
                      PLDMA_ST_REMOTE_ACCESS);
+    g_assert_cmpuint(wait_compl(p, compl2, NULL), ==, PLDMA_ST_FLUSHED);
+    qpldma_qp_query(&p->a.d, 0, &q);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_ERR);
+    g_assert_cmpuint(qpldma_rd(&p->a.d, PLDMA_QP_ERRORS_LO), ==, 0);
+    qpldma_qp_query(&p->b.d, 0, &q);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+    g_assert_cmphex(q.rq_psn, ==, (a_psn + 130) & 0xffffff);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 1);
+    /* B sent the NAK and nothing else: the READ never reached it */
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_TX_FRAMES), ==, tx0 + 1);
+
+    qp_reset(&p->a, 0);
+    qp_reset(&p->b, 0);
+    pair_connect(p, &a_psn, &b_psn);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_READ, 0, 4 * KiB, src, 0,
                  rkey ^ 0x100);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
                      PLDMA_ST_REMOTE_ACCESS);
-    qpldma_qp_query(&p->a.d, 0, &q);
-    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
-    g_assert_cmphex(q.sq_psn, ==, (a_psn + 130) & 0xffffff);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 2);
+    qp_reset(&p->a, 0);
+    qp_reset(&p->b, 0);
+    pair_connect(p, &a_psn, &b_psn);
 
     write_read(p, &r, 1 * MiB, 1);
-    /* the PSNs went on from the random ones: 65 + 65 + 1024 + 1024 */
-    nsegs = 65 + 65 + 1024 + 1024;
+    /* the PSNs went on from the random ones: 1024 + 1024 */
+    nsegs = 1024 + 1024;
     qpldma_qp_query(&p->a.d, 0, &q);
     g_assert_cmphex(q.sq_psn, ==, (a_psn + nsegs) & 0xffffff);
     qpldma_qp_query(&p->b.d, 0, &q);
@@ -1492,6 +1512,25 @@ static void pair_connect_cq(Pair *p, Side *sa, Side *sb, uint32_t b_pd,
     qp_connect_cq(&p->a, 0, &at, sa);
 }
 
+/* Both QPs 0 to RESET and connected again (new PSNs), same CQs and RQs */
+static void pair_reconnect_cq(Pair *p, Side *sa, Side *sb)
+{
+    uint8_t mac_a[6], mac_b[6];
+    uint32_t a_psn = rand_psn(), b_psn = rand_psn();
+    QPldmaQPAttr at;
+
+    qp_reset(&p->a, 0);
+    qp_reset(&p->b, 0);
+    sa->rq_tail = 0;
+    sb->rq_tail = 0;
+    qpldma_mac(&p->a.d, mac_a);
+    qpldma_mac(&p->b.d, mac_b);
+    attr_to(&at, mac_a, IP_A, qpldma_qpn(&p->a.d, 0), b_psn, a_psn, 0);
+    qp_connect_cq(&p->b, 0, &at, sb);
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 0), a_psn, b_psn, 0);
+    qp_connect_cq(&p->a, 0, &at, sa);
+}
+
 /* Post a receive WQE on @n's QP 0 (SQ channel 0) */
 static void post_recv(Node *n, Side *sd, uint64_t wr_id, uint32_t nsge,
                       const uint64_t *addr, const uint32_t *len)
@@ -1812,6 +1851,18 @@ static void test_send_errors(void)
     check_cqe(e, 2, PLDMA_WC_SEND, PLDMA_WC_ST_REM_INV_REQ_ERR, 0, a_qpn,
               b_qpn, 0, 0, PLDMA_ST_REMOTE_INVALID);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_INVALID), ==, 1);
+    /* the NAK is fatal to the requester (IBA, rxe): A's QP is in ERR */
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, PLDMA_DF_SIGNALED, 100, src,
+                    0, 0, 0, 7);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_FLUSHED);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 7, PLDMA_WC_SEND, PLDMA_WC_ST_WR_FLUSH_ERR, 0, a_qpn,
+              b_qpn, 0, 0, PLDMA_ST_FLUSHED);
+    pair_reconnect_cq(p, &sa, &sb);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
 
     /* a bad WQE (4 entries) */
     post_recv(&p->b, &sb, 0x53, 4, bad_addr, bad);
@@ -1824,9 +1875,10 @@ static void test_send_errors(void)
     check_cqe(e, 3, PLDMA_WC_SEND, PLDMA_WC_ST_REM_INV_REQ_ERR, 0, a_qpn,
               b_qpn, 0, 0, PLDMA_ST_REMOTE_INVALID);
 
-    /* both QPs go on (a NAK keeps them in RTS) */
+    /* A's QP in ERR again; a new connection carries a SEND */
     qpldma_qp_query(&p->a.d, 0, &q);
-    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_ERR);
+    pair_reconnect_cq(p, &sa, &sb);
     send_recv(p, &sa, &sb, PLDMA_OP_SEND, 4000, 0, 0);
     qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
     g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_RQ_HEAD), ==, sb.rq_tail);
@@ -1924,8 +1976,8 @@ static void test_recv_fault(void)
     wait_cqe(p, &p->a, &sa.scq, e);
     check_cqe(e, 0x64, PLDMA_WC_SEND, PLDMA_WC_ST_REM_OP_ERR, 0, a_qpn, b_qpn,
               0, 0, PLDMA_ST_REMOTE_ERROR);
-    /* both QPs go on */
-    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_RTS);
+    /* the NAK (remote operational error) is fatal to A's QP only */
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
     g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
     pair_stop(p);
 }

@@ -494,10 +494,10 @@ void pldma_net_ch_end(PLDMAChannel *ch)
 
         /*
          * The QP's next message starts where the responder expects it:
-         * after this one, or at the PSN it refused with a NAK
-         * (pldma_net_nak()).  A message that ended otherwise (timeout,
-         * RNR retries, cancelled, reset) leaves the responder's PSN
-         * unknown: the QP goes to ERR, as on IB.
+         * after this one.  A message that ended otherwise (timeout, RNR
+         * retries, cancelled, reset) leaves the responder's PSN unknown:
+         * the QP goes to ERR, as on IB (after a fatal NAK it is there
+         * already, pldma_qp_nak_err()).
          */
         if (qp->gen == r->qp_gen && qp->state == PLDMA_QPS_RTS) {
             trace_pldma_qp_msg_end(r->qp - 1, r->psn, r->end_psn, r->ok);
@@ -986,13 +986,15 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
                p->syndrome == AETH_NAK_INVALID ? PLDMA_NCNT_NAK_RX_INVALID :
                PLDMA_NCNT_NAK_RX_OPERR);
         trace_pldma_net_nak(ch->idx, p->node, p->psn, p->syndrome);
-        /*
-         * A QP's responder expects the PSN it refused next
-         * (pldma_net_nak()): the next message starts there
-         */
-        r->end_psn = p->psn;
         pldma_net_finish(ch, nak_status(p->syndrome));
-        r->ok = true;       /* the QP goes on: its peer knows where */
+        if (r->qp) {
+            /*
+             * Fatal to an RC requester (IBA 9.9.2: remote access, invalid
+             * request, remote operational error; Linux rxe's completer
+             * moves its QP to ERR): ERR, and what follows is flushed
+             */
+            pldma_qp_nak_err(s, r->qp - 1);
+        }
         return;
     default:
         cnt(s, PLDMA_NCNT_RX_DROPPED);
@@ -1130,10 +1132,10 @@ void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
 /*
  * A NAK that ends a request (remote access, invalid request, remote
  * operational error).  On a QP the responder then expects the PSN it
- * refused, where the requester starts its next message (pldma_net_rx_ack):
- * a refused request (WRITE First, READ) moves nothing, one refused in the
- * middle ends its message there.  Both ends agree on the PSN after any
- * NAK, so no later message can be taken for a duplicate.
+ * refused: a refused request (WRITE First, READ) moves nothing, one
+ * refused in the middle ends its message there, and a request without a
+ * valid key never moves the connection.  The requester's QP goes to ERR
+ * on such a NAK (pldma_net_rx_ack(), as IBA and Linux rxe have it).
  */
 void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome)

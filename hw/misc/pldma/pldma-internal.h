@@ -148,6 +148,7 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val);
 void pldma_qp_reset(PLDMACore *s);
 void pldma_qp_realize(PLDMACore *s);
 void pldma_qp_to_err(PLDMACore *s, uint32_t idx);
+void pldma_qp_nak_err(PLDMACore *s, uint32_t idx);
 PLDMAQP *pldma_qp_of_sq(PLDMACore *s, uint32_t ch);
 uint32_t pldma_qp_qpn(PLDMACore *s, uint32_t idx);
 extern const VMStateDescription vmstate_pldma_qps;

@@ -1886,6 +1886,74 @@ static void test_send_errors(void)
 }
 
 /*
+ * Zero-length messages, as IBA has them: a SEND (with immediate) of no
+ * bytes is one SEND Only packet without payload that consumes a receive
+ * WQE, which completes RECV with BYTE_LEN 0; an RDMA WRITE of no bytes is
+ * one WRITE Only whose R_Key and VA are not checked (C9-88: rkey 0 here),
+ * with immediate it consumes a WQE (RECV_RDMA_WITH_IMM, BYTE_LEN 0).
+ * The sender's completions say 0 bytes; nothing is written.  A
+ * zero-length READ is BAD_LENGTH, nothing sent.
+ */
+static void test_zero_length(void)
+{
+    Pair *p = pair_start();
+    static const uint8_t ops[4] = {
+        PLDMA_OP_SEND, PLDMA_OP_SEND_IMM, PLDMA_OP_RDMA_WRITE,
+        PLDMA_OP_RDMA_WRITE_IMM,
+    };
+    uint32_t a_qpn, b_qpn, l = 256, tx0, i;
+    uint64_t buf, compl, bytes;
+    uint8_t e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+
+    pair_connect_cq(p, &sa, &sb, 0, CQ_SIZE);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    buf = alloc_pa(&p->b, l);
+    for (i = 0; i < 4; i++) {
+        bool imm = ops[i] == PLDMA_OP_SEND_IMM ||
+                   ops[i] == PLDMA_OP_RDMA_WRITE_IMM;
+        bool recv = ops[i] != PLDMA_OP_RDMA_WRITE;
+        bool send = ops[i] == PLDMA_OP_SEND || ops[i] == PLDMA_OP_SEND_IMM;
+
+        if (recv) {
+            post_recv(&p->b, &sb, 0x70 + i, 1, &buf, &l);
+        }
+        tx0 = ncnt(&p->a, PLDMA_NCNT_TX_FRAMES);
+        compl = post_op(&p->a, &sa, ops[i], PLDMA_DF_SIGNALED, 0, 0, 0, 0,
+                        imm ? IMM_WIRE : 0, 0x80 + i);
+        g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+        g_assert_cmpuint(bytes, ==, 0);
+        g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_TX_FRAMES), ==, tx0 + 1);
+        wait_cqe(p, &p->a, &sa.scq, e);
+        check_cqe(e, 0x80 + i, send ? PLDMA_WC_SEND : PLDMA_WC_RDMA_WRITE,
+                  PLDMA_WC_ST_SUCCESS, 0, a_qpn, b_qpn, 0, 0, 0);
+        if (recv) {
+            wait_cqe(p, &p->b, &sb.rcq, e);
+            check_cqe(e, 0x70 + i, send ? PLDMA_WC_RECV
+                                        : PLDMA_WC_RECV_RDMA_WITH_IMM,
+                      PLDMA_WC_ST_SUCCESS, 0, b_qpn, a_qpn,
+                      imm ? PLDMA_CQE_F_IMM : 0, imm ? IMM_WIRE : 0, 0);
+        }
+        g_assert_false(qpldma_cq_poll(&p->b.d, &sb.rcq, e));
+    }
+    g_assert_true(qpldma_mem_zero(p->b.qts, buf, l));
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_RQ_HEAD), ==, sb.rq_tail);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_INVALID), ==, 0);
+
+    /* a zero-length READ: BAD_LENGTH, an error CQE, nothing sent */
+    tx0 = ncnt(&p->a, PLDMA_NCNT_TX_FRAMES);
+    compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_READ, 0, 0, 0, 0, 0, 0, 0x90);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_LENGTH);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    g_assert_cmphex(ldq_le_p(e + PLDMA_CQE_WR_ID), ==, 0x90);
+    g_assert_cmpuint(e[PLDMA_CQE_STATUS], !=, PLDMA_WC_ST_SUCCESS);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_TX_FRAMES), ==, tx0);
+    pair_stop(p);
+}
+
+/*
  * A RECV buffer not mapped (report mode): a fault record with
  * FR_F_RECV, DESC the QP; mapped and QP_CMD_RESOLVED, the message
  * completes whole in the same WQE
@@ -2712,6 +2780,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/cq-config", test_cq_config);
     qtest_add_func("/pldma-qp/send-recv", test_send_recv);
     qtest_add_func("/pldma-qp/send-errors", test_send_errors);
+    qtest_add_func("/pldma-qp/zero-length", test_zero_length);
     qtest_add_func("/pldma-qp/recv-fault", test_recv_fault);
     qtest_add_func("/pldma-qp/recv-fault-stall", test_recv_fault_stall);
     qtest_add_func("/pldma-qp/cq-arm", test_cq_arm);

@@ -135,6 +135,17 @@ static uint32_t nsegs_of(uint32_t mtu, uint32_t len)
     return len ? DIV_ROUND_UP(len, mtu) : 1;
 }
 
+/*
+ * A message of no bytes: one packet without payload (IBA 9.4: a
+ * zero-length SEND consumes a receive WQE; a zero-length RDMA WRITE
+ * needs no valid R_Key or VA, C9-88).  On a QP, for SEND and WRITE (with
+ * or without immediate); a zero-length READ is not supported.
+ */
+bool pldma_net_zero_len_ok(uint8_t op, uint32_t qp)
+{
+    return qp && op != PLDMA_OP_RDMA_READ;
+}
+
 static PLDMAQP *conn_qp(PLDMACore *s, const PLDMANetConn *c)
 {
     return c->qp ? &s->qps[c->qp - 1] : NULL;
@@ -611,8 +622,8 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
     if (ch->op != PLDMA_OP_SEND && ch->op != PLDMA_OP_SEND_IMM) {
         r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
     }
-    if (ch->len == 0 || ch->len > s->max_transfer ||
-        r->rva + ch->len < r->rva ||
+    if ((ch->len == 0 && !pldma_net_zero_len_ok(ch->op, r->qp)) ||
+        ch->len > s->max_transfer || r->rva + ch->len < r->rva ||
         (pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||
         (ch->op == PLDMA_OP_RDMA_READ && ch->dst + ch->len < ch->dst)) {
         memset(r, 0, sizeof(*r));   /* nothing sent: the QP's PSN stays */
@@ -750,7 +761,8 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         pldma_net_send_read_req(ch);
         return false;
     }
-    while (ch->done < ch->len) {
+    /* (a zero-length message: one packet, sent again after a rewind) */
+    while (ch->done < ch->len || ch->len == 0) {
         uint32_t seg = ch->done / r->mtu;
         uint32_t n = MIN(r->mtu, ch->len - ch->done);
         bool first = seg == 0, last = ch->done + n == ch->len;
@@ -774,7 +786,8 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
             pldma_net_tx_wait(ch);
             return false;
         }
-        a = pldma_rw(s, ch, ch->src + ch->done, buf, n, false, &fva);
+        a = n ? pldma_rw(s, ch, ch->src + ch->done, buf, n, false, &fva)
+              : PLDMA_ACC_OK;
         if (a != PLDMA_ACC_OK) {
             /* a local fault: the channel's own path, then go on here */
             pldma_access_failed(ch, a, fva, false);
@@ -802,6 +815,9 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         ch->done += n;
         r->sent_hw = MAX(r->sent_hw, ch->done);
         *budget -= MIN(*budget, n);
+        if (ch->len == 0) {
+            break;
+        }
     }
     r->wait = true;         /* everything sent: the last ACK completes it */
     return false;
@@ -1378,10 +1394,15 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         return;
     }
     if (first) {
-        nak = p->dmalen == 0 || p->dmalen > s->max_transfer ||
+        /*
+         * A zero-length WRITE (a QP's) needs no valid R_Key or VA (IBA
+         * C9-88): nothing is accessed
+         */
+        nak = (p->dmalen == 0 && !c->qp) || p->dmalen > s->max_transfer ||
               (op == OP_WRITE_ONLY || op == OP_WRITE_ONLY_IMM) !=
               (p->dmalen <= mtu) || c->rmsg_valid   /* a SEND unfinished */
               ? AETH_NAK_INVALID
+              : p->dmalen == 0 ? 0
               : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
                                     PLDMA_KEY_ACC_WRITE);
         if (nak) {
@@ -1429,8 +1450,8 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         return;
     }
     /* the key, again: it may have been revoked since the first segment */
-    nak = pldma_net_check_key(s, c, c->msg_rkey, c->msg_va + off, p->plen,
-                              PLDMA_KEY_ACC_WRITE);
+    nak = p->plen ? pldma_net_check_key(s, c, c->msg_rkey, c->msg_va + off,
+                                        p->plen, PLDMA_KEY_ACC_WRITE) : 0;
     if (nak) {
         pldma_net_msg_nak(s, c, p->psn, nak);
         return;
@@ -1439,8 +1460,10 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     if (p->has_imm && !pldma_recv_imm_take(s, c, p, rch)) {
         return;
     }
-    a = pldma_net_resp_rw(s, c, c->msg_rkey, c->msg_va + off,
-                          (void *)p->payload, p->plen, true, off, c->msg_len);
+    a = p->plen ? pldma_net_resp_rw(s, c, c->msg_rkey, c->msg_va + off,
+                                    (void *)p->payload, p->plen, true, off,
+                                    c->msg_len)
+                : PLDMA_ACC_OK;
     if (a == PLDMA_ACC_BUSERR) {
         pldma_net_msg_nak(s, c, p->psn, AETH_NAK_OPERR);
         return;
@@ -2301,8 +2324,8 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
     if (r->mtu < 256 || r->mtu > PLDMA_NET_MAX_MTU || !is_power_of_2(r->mtu)) {
         return "remote operation's MTU out of range";
     }
-    if (ch->len == 0 || ch->len > s->max_transfer ||
-        r->nsegs != nsegs_of(r->mtu, ch->len)) {
+    if ((ch->len == 0 && !pldma_net_zero_len_ok(ch->op, r->qp)) ||
+        ch->len > s->max_transfer || r->nsegs != nsegs_of(r->mtu, ch->len)) {
         return "remote operation's length or segment count";
     }
     if (r->psn & ~PLDMA_PSN_MASK || r->end_psn & ~PLDMA_PSN_MASK ||

@@ -1340,6 +1340,103 @@ static void test_long_read_retry(void)
     peer_close(&pe);
 }
 
+/* Read the READ responses @pe's device sends for a request at @psn */
+static uint32_t read_resps(Peer *pe, uint32_t psn, uint32_t n)
+{
+    uint32_t i;
+    Rx rx;
+
+    for (i = 0; i < n; i++) {
+        g_assert_true(peer_rx(pe, &rx));
+        g_assert_cmphex(rx.op, ==, n == 1 ? 0x10 : i == 0 ? 0x0d :
+                        i == n - 1 ? 0x0f : 0x0e);
+        g_assert_cmphex(rx.psn, ==, (psn + i) & 0xffffff);
+    }
+    return i;
+}
+
+/*
+ * Duplicate READ requests, as IBA has the responder take them (Linux
+ * rxe's duplicate_request()): one that repeats a READ taken, or a part of
+ * it with the same R_Key, is served again from its own PSN; one that asks
+ * for more than the original, starts before it, has another R_Key, or
+ * names a PSN no READ had is dropped without an answer, and nothing
+ * moves.  Before, any duplicate in the PSN window was served as a READ
+ * of its own.
+ */
+static void test_read_dup_subset(void)
+{
+    Peer pe;
+    uint8_t f[2048];
+    uint32_t rkey, rkey2, len, d0, e0 = 0;
+    uint64_t pa;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_READ);
+    pa = alloc_pa(&pe.n, 16 * KiB);
+    rkey = key_register(&pe.n, 0, 0, pa, 16 * KiB, PLDMA_KEY_ACC_READ);
+    rkey2 = key_register(&pe.n, 1, 0, pa, 16 * KiB, PLDMA_KEY_ACC_READ);
+
+    /* the original: 8 KiB at pa + 4 KiB, 8 responses */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa + 4 * KiB,
+                     rkey, 8 * KiB, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn, 8);
+    /* the same again: served whole */
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn, 8);
+    /* its last 6 KiB from their PSN: served from there */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 2) & 0xffffff, true,
+                     pa + 6 * KiB, rkey, 6 * KiB, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn + 2, 6);
+    /* a part inside it: 1 KiB, one response */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 3) & 0xffffff, true,
+                     pa + 7 * KiB, rkey, 1 * KiB, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn + 3, 1);
+
+    /* more than the original: past its end, before its start, or longer */
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 2) & 0xffffff, true,
+                     pa + 6 * KiB, rkey, 8 * KiB, -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey,
+                     8 * KiB, -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa + 4 * KiB,
+                     rkey, 12 * KiB, -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    /* another R_Key over the same memory */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa + 4 * KiB,
+                     rkey2, 8 * KiB, -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    /* a PSN before the original: no READ had it */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn - 1) & 0xffffff, true,
+                     pa, rkey, 1 * KiB, -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 5);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_ACCESS) +
+                     ncnt(&pe.n, PLDMA_NCNT_NAK_TX_INVALID) +
+                     ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, e0);
+
+    /* the next READ at the expected PSN: served, and so its repeat */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 8) & 0xffffff, true,
+                     pa, rkey2, 2 * KiB, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn + 8, 2);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn + 8, 2);
+    /* and the first one's still: a part of it */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 7) & 0xffffff, true,
+                     pa + 11 * KiB, rkey, 1 * KiB, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn + 7, 1);
+    g_assert_false(peer_rx(&pe, &rx));
+    peer_close(&pe);
+}
+
 /*
  * The requester of a QP: a spoofed ACK or READ response from another IP,
  * or outside the send queue's window, does nothing; the real ones
@@ -2792,6 +2889,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);
     qtest_add_func("/pldma-qp/long-read-retry", test_long_read_retry);
+    qtest_add_func("/pldma-qp/read-dup-subset", test_read_dup_subset);
     qtest_add_func("/pldma-qp/migrate-requester", test_migrate_requester);
     qtest_add_func("/pldma-qp/migrate-responder", test_migrate_responder);
     qtest_add_func("/pldma-qp/migrate-hostile", test_migrate_hostile);

@@ -1496,6 +1496,35 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     }
 }
 
+/*
+ * A QP's duplicate READ request @p repeats one it took: one of the READs
+ * remembered whose PSNs hold @p's, with the same R_Key, and @p's range is
+ * the original's or a part of it (IBA 9.7.5.1.x; Linux rxe's responder,
+ * duplicate_request(), drops any other silently).  It is then served
+ * from its own PSN, VA and length.
+ */
+static bool pldma_net_rd_dup_ok(PLDMACore *s, const PLDMANetConn *c,
+                                const PLDMAPkt *p)
+{
+    uint32_t mtu = conn_mtu(s, c), i, k;
+
+    for (i = 0; i < PLDMA_NET_RD_ORIG; i++) {
+        int32_t seg;
+
+        /* the newest first */
+        k = (c->rdo_next + PLDMA_NET_RD_ORIG - 1 - i) % PLDMA_NET_RD_ORIG;
+        seg = psn_diff(p->psn, c->rdo_psn[k]);
+        if (!c->rdo_len[k] || seg < 0 ||
+            seg >= (int32_t)nsegs_of(mtu, c->rdo_len[k])) {
+            continue;
+        }
+        return p->rkey == c->rdo_rkey[k] && p->va >= c->rdo_va[k] &&
+               p->dmalen <= c->rdo_len[k] &&
+               p->va - c->rdo_va[k] <= c->rdo_len[k] - p->dmalen;
+    }
+    return false;
+}
+
 static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
                                   const PLDMAPkt *p, uint32_t rch)
 {
@@ -1505,14 +1534,13 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     if (!c->synced) {
         d = 0;          /* the first request since our reset */
     }
-    /*
-     * An old duplicate, unless a QP's requester asks again for (the rest
-     * of) its last READ: one READ may span more PSNs than the window
-     */
-    if (d < -PLDMA_NET_PSN_AHEAD &&
-        !(c->qp && c->rd_len && psn_diff(p->psn, c->rd_first_psn) >= 0 &&
-          psn_diff(p->psn, c->rd_first_psn) <
-          (int32_t)nsegs_of(conn_mtu(s, c), c->rd_len))) {
+    if (c->qp && d < 0 && !pldma_net_rd_dup_ok(s, c, p)) {
+        /* not a repeat of a READ taken, or more than it: dropped */
+        qp_drop(s, p, "duplicate READ beyond the original");
+        return;
+    }
+    /* the node-id path: an old duplicate */
+    if (!c->qp && d < -PLDMA_NET_PSN_AHEAD) {
         cnt(s, PLDMA_NCNT_RX_DROPPED);
         return;
     }
@@ -1585,6 +1613,14 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
                   PLDMA_PSN_MASK;
         c->nak_seq = false;
         c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
+        if (c->qp) {
+            /* the original its duplicates are checked against */
+            c->rdo_psn[c->rdo_next] = p->psn;
+            c->rdo_va[c->rdo_next] = p->va;
+            c->rdo_len[c->rdo_next] = p->dmalen;
+            c->rdo_rkey[c->rdo_next] = p->rkey;
+            c->rdo_next = (c->rdo_next + 1) % PLDMA_NET_RD_ORIG;
+        }
     }
     qemu_bh_schedule(s->bh);
 }
@@ -2409,6 +2445,15 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
     if (c->rwqe_nsge > PLDMA_RWQE_MAX_SGE) {
         return "receive WQE with too many scatter entries";
     }
+    if (c->rdo_next >= PLDMA_NET_RD_ORIG) {
+        return "READ resources";
+    }
+    for (j = 0; j < PLDMA_NET_RD_ORIG; j++) {
+        if ((c->rdo_len[j] && !c->qp) || c->rdo_psn[j] & ~PLDMA_PSN_MASK ||
+            c->rdo_len[j] > s->max_transfer) {
+            return "READ resources";
+        }
+    }
     for (j = 0; j < c->rwqe_nsge; j++) {
         total += c->rwqe_len[j];
     }
@@ -2597,6 +2642,11 @@ static const VMStateDescription vmstate_pldma_conn = {
         VMSTATE_UINT64_ARRAY(rwqe_addr, PLDMANetConn, PLDMA_RWQE_MAX_SGE),
         VMSTATE_UINT32_ARRAY(rwqe_len, PLDMANetConn, PLDMA_RWQE_MAX_SGE),
         VMSTATE_BOOL(rq_rnr, PLDMANetConn),
+        VMSTATE_UINT32_ARRAY(rdo_psn, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT64_ARRAY(rdo_va, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT32_ARRAY(rdo_len, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT32_ARRAY(rdo_rkey, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT8(rdo_next, PLDMANetConn),
         VMSTATE_END_OF_LIST()
     }
 };

@@ -1438,6 +1438,110 @@ static void test_read_dup_subset(void)
 }
 
 /*
+ * A local fault of the requester inside a READ's response stream (its
+ * destination page not mapped, report mode): once RESTARTed, the READ is
+ * asked again from the faulting page for the rest of the original request
+ * only, a subset as IBA wants a repeated READ (Linux rxe's responder drops
+ * any other), not for a new window past the original's end.  A response
+ * of the original stream that arrives after it does not make the
+ * requester ask a third time (a standard responder serves every
+ * duplicate whole).  Then the READ completes, byte for byte.
+ */
+static void test_read_local_fault_subset(void)
+{
+    const uint32_t len = 128 * KiB, win = 64 * KiB;
+    const uint64_t rva = 0x100000;
+    Peer pe;
+    uint8_t f[2048], d[PLDMA_DESC_SIZE], rec[PLDMA_FR_SIZE];
+    g_autofree uint8_t *data = g_malloc(len);
+    uint64_t dst, compl, ring, off, bytes;
+    uint32_t i, flen, psn, reqs0;
+    QPldmaRing r;
+    Rx rx;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ, true);
+    for (i = 0; i < len; i++) {
+        data[i] = i * 7 + (i >> 10);
+    }
+    /* VA = PA for the ring, the record and the destination but page 1 */
+    ring = alloc_pa(&pe.n, PAGE);
+    compl = alloc_pa(&pe.n, PAGE);
+    dst = alloc_pa(&pe.n, len);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, ring, ring, true);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, compl, compl, true);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != PAGE) {
+            qsmmu_map(&pe.n.s, pe.n.pt_root, dst + off, dst + off, true);
+        }
+    }
+    qpldma_ring_init(&pe.n.d, &r, 0, ring, 16, PASID | PLDMA_CHB_PASID_EN);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, 0, len, dst, rva, 0x4343, compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+
+    /* the first window's request */
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x0c);
+    psn = rx.psn;
+    g_assert_cmphex(psn, ==, pe.sq_psn);
+    g_assert_cmphex(rx.va, ==, rva);
+    g_assert_cmpuint(rx.dmalen, ==, win);
+    /* 8 responses: the fifth lands on page 1 and faults */
+    for (i = 0; i < 8; i++) {
+        flen = roce_frame(f, IP_B, i ? 0x0e : 0x0d, pe.qpn,
+                          (psn + i) & 0xffffff, false, 0, 0, 0,
+                          i ? -1 : 0x1f, 0, data + i * 1024, 1024);
+        peer_inject(&pe, f, flen);
+    }
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==,
+                    dst + PAGE);
+    g_assert_false(peer_rx(&pe, &rx));
+    qsmmu_map(&pe.n.s, pe.n.pt_root, dst + PAGE, dst + PAGE, true);
+    qpldma_ch_wr(&pe.n.d, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+
+    /* asked again: from the faulting page to the original's end */
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x0c);
+    g_assert_cmphex(rx.psn, ==, (psn + 4) & 0xffffff);
+    g_assert_cmphex(rx.va, ==, rva + PAGE);
+    g_assert_cmpuint(rx.dmalen, ==, win - PAGE);
+    /* a late response of the first stream: no third request */
+    reqs0 = ncnt(&pe.n, PLDMA_NCNT_TX_FRAMES);
+    flen = roce_frame(f, IP_B, 0x0e, pe.qpn, (psn + 9) & 0xffffff, false, 0,
+                      0, 0, -1, 0, data + 9 * 1024, 1024);
+    peer_inject(&pe, f, flen);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_TX_FRAMES), ==, reqs0);
+
+    /* the responses to it, then the second window's */
+    for (i = 4; i < 64; i++) {
+        flen = roce_frame(f, IP_B, i == 4 ? 0x0d : i == 63 ? 0x0f : 0x0e,
+                          pe.qpn, (psn + i) & 0xffffff, false, 0, 0, 0,
+                          i == 4 || i == 63 ? 0x1f : -1, 0,
+                          data + i * 1024, 1024);
+        qpldma_stream_send(pe.fd, f, flen);
+    }
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x0c);
+    g_assert_cmphex(rx.psn, ==, (psn + 64) & 0xffffff);
+    g_assert_cmphex(rx.va, ==, rva + win);
+    g_assert_cmpuint(rx.dmalen, ==, len - win);
+    for (i = 64; i < 128; i++) {
+        flen = roce_frame(f, IP_B, i == 64 ? 0x0d : i == 127 ? 0x0f : 0x0e,
+                          pe.qpn, (psn + i) & 0xffffff, false, 0, 0, 0,
+                          i == 64 || i == 127 ? 0x1f : -1, 0,
+                          data + i * 1024, 1024);
+        qpldma_stream_send(pe.fd, f, flen);
+    }
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, peer_step, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    qpldma_mem_check(pe.n.qts, dst, data, len);
+    peer_close(&pe);
+}
+
+/*
  * The requester of a QP: a spoofed ACK or READ response from another IP,
  * or outside the send queue's window, does nothing; the real ones
  * complete the messages
@@ -2890,6 +2994,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);
     qtest_add_func("/pldma-qp/long-read-retry", test_long_read_retry);
     qtest_add_func("/pldma-qp/read-dup-subset", test_read_dup_subset);
+    qtest_add_func("/pldma-qp/read-local-fault-subset",
+                   test_read_local_fault_subset);
     qtest_add_func("/pldma-qp/migrate-requester", test_migrate_requester);
     qtest_add_func("/pldma-qp/migrate-responder", test_migrate_responder);
     qtest_add_func("/pldma-qp/migrate-hostile", test_migrate_hostile);

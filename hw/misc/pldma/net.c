@@ -677,9 +677,14 @@ static void pldma_net_send_read_req(PLDMAChannel *ch)
          * original or a subset (IBA 9.7.5.1.2; rxe drops the rest), and
          * its expected PSN is already past the window.  Ask for what is
          * missing of the original, so that the next window's request
-         * carries the PSN the responder expects.
+         * carries the PSN the responder expects.  The responses of the
+         * stream asked before that still arrive are not a new gap: a
+         * standard responder serves every duplicate whole, so asking
+         * again for each of them would multiply the stream (a lost
+         * request is the timer's).
          */
         p.dmalen = r->rd_end - ch->done;
+        r->gap = true;
     } else {
         p.dmalen = MIN(ch->len - ch->done,
                        (uint64_t)PLDMA_NET_WINDOW * r->mtu);

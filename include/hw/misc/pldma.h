@@ -209,11 +209,8 @@ typedef struct PLDMAKey {
  * Responder state of one connection: (requester node, requester channel).
  * Every channel of every node has its own PSN space towards each node.
  */
-/*
- * READ requests a QP's responder remembers to check duplicates against:
- * the max_dest_rd_atomic that pldma.ko's ib_device advertises (16)
- */
-#define PLDMA_NET_RD_ORIG   16
+/* READ requests a QP's responder remembers (pldma-regs.h) */
+#define PLDMA_NET_RD_ORIG   PLDMA_QP_MAX_RD_ATOMIC
 
 typedef struct PLDMANetConn {
     bool synced;            /* took a request since the reset: epsn holds */

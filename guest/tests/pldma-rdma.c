@@ -472,6 +472,17 @@ out:
 	pu_free(dst, len);
 }
 
+/*
+ * A remote access NAK is fatal to the requester's QP (IBA; the device
+ * moves it to ERR as Linux rxe does): the next operation goes on a new
+ * QP pair.  A failure shows in that operation's result.
+ */
+static void requp(int fd, struct pldma_chan *ch, unsigned int rnode)
+{
+	if (pp_qp_connect(fd, ch, rnode))
+		printf("# a new QP pair after the NAK failed\n");
+}
+
 /* Refused keys: REMOTE_ACCESS, and nothing written on the responder */
 static int keys(const char *host, int port, unsigned int lnode,
 		unsigned int rnode)
@@ -508,17 +519,20 @@ static int keys(const char *host, int port, unsigned int lnode,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS,
 	       "beyond the window: REMOTE_ACCESS (status %u)", res.status);
+	requp(fd, ch, rnode);
 	ret = pldma_rdma_write(ch, rnode, ro, rova, src, len,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS &&
 	       pp_ok(pp_rpc(fd, "CHECK %u 0 %zu 9", ro, len)),
 	       "WRITE to a read-only window: REMOTE_ACCESS (status %u), its memory untouched",
 	       res.status);
+	requp(fd, ch, rnode);
 	result(pp_ok(pp_rpc(fd, "DEREG %u", rkey)), "DEREG_MR");
 	ret = pldma_rdma_write(ch, rnode, rkey, rva, src, len,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS,
 	       "deregistered key: REMOTE_ACCESS (status %u)", res.status);
+	requp(fd, ch, rnode);
 	ret = pldma_rdma_read(ch, rnode, ro, rova, src, len,
 			      PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_SUCCESS,
@@ -529,10 +543,12 @@ static int keys(const char *host, int port, unsigned int lnode,
 			      PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS,
 	       "key of a released file: REMOTE_ACCESS (status %u)", res.status);
+	requp(fd, ch, rnode);
 	ret = pldma_rdma_write(ch, rnode, 0x12345600 | 0x3f, rva, src, len,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS,
 	       "made-up key: REMOTE_ACCESS (status %u)", res.status);
+	requp(fd, ch, rnode);
 	pu_free(src, len);
 	reload(fd, ch, rnode);
 	close(fd);

@@ -541,38 +541,58 @@ static void write_read(Pair *p, QPldmaRing *r, uint32_t len, uint32_t key)
 static void test_write_read(void)
 {
     Pair *p = pair_start();
-    uint32_t a_psn, b_psn, nsegs, rkey;
-    uint64_t compl, src;
+    uint32_t a_psn, b_psn, nsegs, rkey, tx0;
+    uint64_t compl, compl2, src;
     QPldmaQPAttr q;
     QPldmaRing r;
 
     pair_connect(p, &a_psn, &b_psn);
     ring_init(&p->a, &r, 0);
     write_read(p, &r, 64 * KiB + 123, 0);
+    tx0 = ncnt(&p->b, PLDMA_NCNT_TX_FRAMES);
 
     /*
-     * Refused by the responder (a bad rkey): NAK remote access, the QP
-     * stays in RTS, neither end moves its PSN, the next messages land
+     * Refused by the responder (a bad rkey): NAK remote access, fatal to
+     * the requester (IBA; Linux rxe's completer): its QP goes to ERR
+     * without a QP_ERRORS bit (the completion reports it), the READ
+     * posted behind the WRITE is FLUSHED and never sent, the responder's
+     * expected PSN has not moved.  Again for a READ on a new connection.
      */
     src = alloc_pa(&p->a, 8 * KiB);
     rkey = key_register(&p->b, 3, 0, alloc_pa(&p->b, 8 * KiB), 8 * KiB,
                         PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, 8 * KiB, src, 0,
                  rkey ^ 0x100);
+    compl2 = post(&p->a, &r, PLDMA_OP_RDMA_READ, 0, 4 * KiB, src, 0, rkey);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
                      PLDMA_ST_REMOTE_ACCESS);
+    g_assert_cmpuint(wait_compl(p, compl2, NULL), ==, PLDMA_ST_FLUSHED);
+    qpldma_qp_query(&p->a.d, 0, &q);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_ERR);
+    g_assert_cmpuint(qpldma_rd(&p->a.d, PLDMA_QP_ERRORS_LO), ==, 0);
+    qpldma_qp_query(&p->b.d, 0, &q);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+    g_assert_cmphex(q.rq_psn, ==, (a_psn + 130) & 0xffffff);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 1);
+    /* B sent the NAK and nothing else: the READ never reached it */
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_TX_FRAMES), ==, tx0 + 1);
+
+    qp_reset(&p->a, 0);
+    qp_reset(&p->b, 0);
+    pair_connect(p, &a_psn, &b_psn);
     compl = post(&p->a, &r, PLDMA_OP_RDMA_READ, 0, 4 * KiB, src, 0,
                  rkey ^ 0x100);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
                      PLDMA_ST_REMOTE_ACCESS);
-    qpldma_qp_query(&p->a.d, 0, &q);
-    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
-    g_assert_cmphex(q.sq_psn, ==, (a_psn + 130) & 0xffffff);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 2);
+    qp_reset(&p->a, 0);
+    qp_reset(&p->b, 0);
+    pair_connect(p, &a_psn, &b_psn);
 
     write_read(p, &r, 1 * MiB, 1);
-    /* the PSNs went on from the random ones: 65 + 65 + 1024 + 1024 */
-    nsegs = 65 + 65 + 1024 + 1024;
+    /* the PSNs went on from the random ones: 1024 + 1024 */
+    nsegs = 1024 + 1024;
     qpldma_qp_query(&p->a.d, 0, &q);
     g_assert_cmphex(q.sq_psn, ==, (a_psn + nsegs) & 0xffffff);
     qpldma_qp_query(&p->b.d, 0, &q);
@@ -1320,6 +1340,207 @@ static void test_long_read_retry(void)
     peer_close(&pe);
 }
 
+/* Read the READ responses @pe's device sends for a request at @psn */
+static uint32_t read_resps(Peer *pe, uint32_t psn, uint32_t n)
+{
+    uint32_t i;
+    Rx rx;
+
+    for (i = 0; i < n; i++) {
+        g_assert_true(peer_rx(pe, &rx));
+        g_assert_cmphex(rx.op, ==, n == 1 ? 0x10 : i == 0 ? 0x0d :
+                        i == n - 1 ? 0x0f : 0x0e);
+        g_assert_cmphex(rx.psn, ==, (psn + i) & 0xffffff);
+    }
+    return i;
+}
+
+/*
+ * Duplicate READ requests, as IBA has the responder take them (Linux
+ * rxe's duplicate_request()): one that repeats a READ taken, or a part of
+ * it with the same R_Key, is served again from its own PSN; one that asks
+ * for more than the original, starts before it, has another R_Key, or
+ * names a PSN no READ had is dropped without an answer, and nothing
+ * moves.  Before, any duplicate in the PSN window was served as a READ
+ * of its own.
+ */
+static void test_read_dup_subset(void)
+{
+    Peer pe;
+    uint8_t f[2048];
+    uint32_t rkey, rkey2, len, d0, e0 = 0;
+    uint64_t pa;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_READ);
+    pa = alloc_pa(&pe.n, 16 * KiB);
+    rkey = key_register(&pe.n, 0, 0, pa, 16 * KiB, PLDMA_KEY_ACC_READ);
+    rkey2 = key_register(&pe.n, 1, 0, pa, 16 * KiB, PLDMA_KEY_ACC_READ);
+
+    /* the original: 8 KiB at pa + 4 KiB, 8 responses */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa + 4 * KiB,
+                     rkey, 8 * KiB, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn, 8);
+    /* the same again: served whole */
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn, 8);
+    /* its last 6 KiB from their PSN: served from there */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 2) & 0xffffff, true,
+                     pa + 6 * KiB, rkey, 6 * KiB, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn + 2, 6);
+    /* a part inside it: 1 KiB, one response */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 3) & 0xffffff, true,
+                     pa + 7 * KiB, rkey, 1 * KiB, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn + 3, 1);
+
+    /* more than the original: past its end, before its start, or longer */
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 2) & 0xffffff, true,
+                     pa + 6 * KiB, rkey, 8 * KiB, -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey,
+                     8 * KiB, -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa + 4 * KiB,
+                     rkey, 12 * KiB, -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    /* another R_Key over the same memory */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa + 4 * KiB,
+                     rkey2, 8 * KiB, -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    /* a PSN before the original: no READ had it */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn - 1) & 0xffffff, true,
+                     pa, rkey, 1 * KiB, -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 5);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_ACCESS) +
+                     ncnt(&pe.n, PLDMA_NCNT_NAK_TX_INVALID) +
+                     ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, e0);
+
+    /* the next READ at the expected PSN: served, and so its repeat */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 8) & 0xffffff, true,
+                     pa, rkey2, 2 * KiB, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn + 8, 2);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn + 8, 2);
+    /* and the first one's still: a part of it */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 7) & 0xffffff, true,
+                     pa + 11 * KiB, rkey, 1 * KiB, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    read_resps(&pe, pe.epsn + 7, 1);
+    g_assert_false(peer_rx(&pe, &rx));
+    peer_close(&pe);
+}
+
+/*
+ * A local fault of the requester inside a READ's response stream (its
+ * destination page not mapped, report mode): once RESTARTed, the READ is
+ * asked again from the faulting page for the rest of the original request
+ * only, a subset as IBA wants a repeated READ (Linux rxe's responder drops
+ * any other), not for a new window past the original's end.  A response
+ * of the original stream that arrives after it does not make the
+ * requester ask a third time (a standard responder serves every
+ * duplicate whole).  Then the READ completes, byte for byte.
+ */
+static void test_read_local_fault_subset(void)
+{
+    const uint32_t len = 128 * KiB, win = 64 * KiB;
+    const uint64_t rva = 0x100000;
+    Peer pe;
+    uint8_t f[2048], d[PLDMA_DESC_SIZE], rec[PLDMA_FR_SIZE];
+    g_autofree uint8_t *data = g_malloc(len);
+    uint64_t dst, compl, ring, off, bytes;
+    uint32_t i, flen, psn, reqs0;
+    QPldmaRing r;
+    Rx rx;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ, true);
+    for (i = 0; i < len; i++) {
+        data[i] = i * 7 + (i >> 10);
+    }
+    /* VA = PA for the ring, the record and the destination but page 1 */
+    ring = alloc_pa(&pe.n, PAGE);
+    compl = alloc_pa(&pe.n, PAGE);
+    dst = alloc_pa(&pe.n, len);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, ring, ring, true);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, compl, compl, true);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != PAGE) {
+            qsmmu_map(&pe.n.s, pe.n.pt_root, dst + off, dst + off, true);
+        }
+    }
+    qpldma_ring_init(&pe.n.d, &r, 0, ring, 16, PASID | PLDMA_CHB_PASID_EN);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, 0, len, dst, rva, 0x4343, compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+
+    /* the first window's request */
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x0c);
+    psn = rx.psn;
+    g_assert_cmphex(psn, ==, pe.sq_psn);
+    g_assert_cmphex(rx.va, ==, rva);
+    g_assert_cmpuint(rx.dmalen, ==, win);
+    /* 8 responses: the fifth lands on page 1 and faults */
+    for (i = 0; i < 8; i++) {
+        flen = roce_frame(f, IP_B, i ? 0x0e : 0x0d, pe.qpn,
+                          (psn + i) & 0xffffff, false, 0, 0, 0,
+                          i ? -1 : 0x1f, 0, data + i * 1024, 1024);
+        peer_inject(&pe, f, flen);
+    }
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==,
+                    dst + PAGE);
+    g_assert_false(peer_rx(&pe, &rx));
+    qsmmu_map(&pe.n.s, pe.n.pt_root, dst + PAGE, dst + PAGE, true);
+    qpldma_ch_wr(&pe.n.d, 0, PLDMA_CH_CMD, PLDMA_CMD_RESTART);
+
+    /* asked again: from the faulting page to the original's end */
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x0c);
+    g_assert_cmphex(rx.psn, ==, (psn + 4) & 0xffffff);
+    g_assert_cmphex(rx.va, ==, rva + PAGE);
+    g_assert_cmpuint(rx.dmalen, ==, win - PAGE);
+    /* a late response of the first stream: no third request */
+    reqs0 = ncnt(&pe.n, PLDMA_NCNT_TX_FRAMES);
+    flen = roce_frame(f, IP_B, 0x0e, pe.qpn, (psn + 9) & 0xffffff, false, 0,
+                      0, 0, -1, 0, data + 9 * 1024, 1024);
+    peer_inject(&pe, f, flen);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_TX_FRAMES), ==, reqs0);
+
+    /* the responses to it, then the second window's */
+    for (i = 4; i < 64; i++) {
+        flen = roce_frame(f, IP_B, i == 4 ? 0x0d : i == 63 ? 0x0f : 0x0e,
+                          pe.qpn, (psn + i) & 0xffffff, false, 0, 0, 0,
+                          i == 4 || i == 63 ? 0x1f : -1, 0,
+                          data + i * 1024, 1024);
+        qpldma_stream_send(pe.fd, f, flen);
+    }
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x0c);
+    g_assert_cmphex(rx.psn, ==, (psn + 64) & 0xffffff);
+    g_assert_cmphex(rx.va, ==, rva + win);
+    g_assert_cmpuint(rx.dmalen, ==, len - win);
+    for (i = 64; i < 128; i++) {
+        flen = roce_frame(f, IP_B, i == 64 ? 0x0d : i == 127 ? 0x0f : 0x0e,
+                          pe.qpn, (psn + i) & 0xffffff, false, 0, 0, 0,
+                          i == 64 || i == 127 ? 0x1f : -1, 0,
+                          data + i * 1024, 1024);
+        qpldma_stream_send(pe.fd, f, flen);
+    }
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, peer_step, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    qpldma_mem_check(pe.n.qts, dst, data, len);
+    peer_close(&pe);
+}
+
 /*
  * The requester of a QP: a spoofed ACK or READ response from another IP,
  * or outside the send queue's window, does nothing; the real ones
@@ -1484,6 +1705,25 @@ static void pair_connect_cq(Pair *p, Side *sa, Side *sb, uint32_t b_pd,
 
     side_init(&p->a, sa, 0, a_scq_size);
     side_init(&p->b, sb, b_pd, CQ_SIZE);
+    qpldma_mac(&p->a.d, mac_a);
+    qpldma_mac(&p->b.d, mac_b);
+    attr_to(&at, mac_a, IP_A, qpldma_qpn(&p->a.d, 0), b_psn, a_psn, 0);
+    qp_connect_cq(&p->b, 0, &at, sb);
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 0), a_psn, b_psn, 0);
+    qp_connect_cq(&p->a, 0, &at, sa);
+}
+
+/* Both QPs 0 to RESET and connected again (new PSNs), same CQs and RQs */
+static void pair_reconnect_cq(Pair *p, Side *sa, Side *sb)
+{
+    uint8_t mac_a[6], mac_b[6];
+    uint32_t a_psn = rand_psn(), b_psn = rand_psn();
+    QPldmaQPAttr at;
+
+    qp_reset(&p->a, 0);
+    qp_reset(&p->b, 0);
+    sa->rq_tail = 0;
+    sb->rq_tail = 0;
     qpldma_mac(&p->a.d, mac_a);
     qpldma_mac(&p->b.d, mac_b);
     attr_to(&at, mac_a, IP_A, qpldma_qpn(&p->a.d, 0), b_psn, a_psn, 0);
@@ -1812,6 +2052,18 @@ static void test_send_errors(void)
     check_cqe(e, 2, PLDMA_WC_SEND, PLDMA_WC_ST_REM_INV_REQ_ERR, 0, a_qpn,
               b_qpn, 0, 0, PLDMA_ST_REMOTE_INVALID);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_INVALID), ==, 1);
+    /* the NAK is fatal to the requester (IBA, rxe): A's QP is in ERR */
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, PLDMA_DF_SIGNALED, 100, src,
+                    0, 0, 0, 7);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_FLUSHED);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 7, PLDMA_WC_SEND, PLDMA_WC_ST_WR_FLUSH_ERR, 0, a_qpn,
+              b_qpn, 0, 0, PLDMA_ST_FLUSHED);
+    pair_reconnect_cq(p, &sa, &sb);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
 
     /* a bad WQE (4 entries) */
     post_recv(&p->b, &sb, 0x53, 4, bad_addr, bad);
@@ -1824,12 +2076,81 @@ static void test_send_errors(void)
     check_cqe(e, 3, PLDMA_WC_SEND, PLDMA_WC_ST_REM_INV_REQ_ERR, 0, a_qpn,
               b_qpn, 0, 0, PLDMA_ST_REMOTE_INVALID);
 
-    /* both QPs go on (a NAK keeps them in RTS) */
+    /* A's QP in ERR again; a new connection carries a SEND */
     qpldma_qp_query(&p->a.d, 0, &q);
-    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_ERR);
+    pair_reconnect_cq(p, &sa, &sb);
     send_recv(p, &sa, &sb, PLDMA_OP_SEND, 4000, 0, 0);
     qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
     g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_RQ_HEAD), ==, sb.rq_tail);
+    pair_stop(p);
+}
+
+/*
+ * Zero-length messages, as IBA has them: a SEND (with immediate) of no
+ * bytes is one SEND Only packet without payload that consumes a receive
+ * WQE, which completes RECV with BYTE_LEN 0; an RDMA WRITE of no bytes is
+ * one WRITE Only whose R_Key and VA are not checked (C9-88: rkey 0 here),
+ * with immediate it consumes a WQE (RECV_RDMA_WITH_IMM, BYTE_LEN 0).
+ * The sender's completions say 0 bytes; nothing is written.  A
+ * zero-length READ is BAD_LENGTH, nothing sent.
+ */
+static void test_zero_length(void)
+{
+    Pair *p = pair_start();
+    static const uint8_t ops[4] = {
+        PLDMA_OP_SEND, PLDMA_OP_SEND_IMM, PLDMA_OP_RDMA_WRITE,
+        PLDMA_OP_RDMA_WRITE_IMM,
+    };
+    uint32_t a_qpn, b_qpn, l = 256, tx0, i;
+    uint64_t buf, compl, bytes;
+    uint8_t e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+
+    pair_connect_cq(p, &sa, &sb, 0, CQ_SIZE);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    buf = alloc_pa(&p->b, l);
+    for (i = 0; i < 4; i++) {
+        bool imm = ops[i] == PLDMA_OP_SEND_IMM ||
+                   ops[i] == PLDMA_OP_RDMA_WRITE_IMM;
+        bool recv = ops[i] != PLDMA_OP_RDMA_WRITE;
+        bool send = ops[i] == PLDMA_OP_SEND || ops[i] == PLDMA_OP_SEND_IMM;
+
+        if (recv) {
+            post_recv(&p->b, &sb, 0x70 + i, 1, &buf, &l);
+        }
+        tx0 = ncnt(&p->a, PLDMA_NCNT_TX_FRAMES);
+        compl = post_op(&p->a, &sa, ops[i], PLDMA_DF_SIGNALED, 0, 0, 0, 0,
+                        imm ? IMM_WIRE : 0, 0x80 + i);
+        g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+        g_assert_cmpuint(bytes, ==, 0);
+        g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_TX_FRAMES), ==, tx0 + 1);
+        wait_cqe(p, &p->a, &sa.scq, e);
+        check_cqe(e, 0x80 + i, send ? PLDMA_WC_SEND : PLDMA_WC_RDMA_WRITE,
+                  PLDMA_WC_ST_SUCCESS, 0, a_qpn, b_qpn, 0, 0, 0);
+        if (recv) {
+            wait_cqe(p, &p->b, &sb.rcq, e);
+            check_cqe(e, 0x70 + i, send ? PLDMA_WC_RECV
+                                        : PLDMA_WC_RECV_RDMA_WITH_IMM,
+                      PLDMA_WC_ST_SUCCESS, 0, b_qpn, a_qpn,
+                      imm ? PLDMA_CQE_F_IMM : 0, imm ? IMM_WIRE : 0, 0);
+        }
+        g_assert_false(qpldma_cq_poll(&p->b.d, &sb.rcq, e));
+    }
+    g_assert_true(qpldma_mem_zero(p->b.qts, buf, l));
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_RQ_HEAD), ==, sb.rq_tail);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_INVALID), ==, 0);
+
+    /* a zero-length READ: BAD_LENGTH, an error CQE, nothing sent */
+    tx0 = ncnt(&p->a, PLDMA_NCNT_TX_FRAMES);
+    compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_READ, 0, 0, 0, 0, 0, 0, 0x90);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_LENGTH);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    g_assert_cmphex(ldq_le_p(e + PLDMA_CQE_WR_ID), ==, 0x90);
+    g_assert_cmpuint(e[PLDMA_CQE_STATUS], !=, PLDMA_WC_ST_SUCCESS);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_TX_FRAMES), ==, tx0);
     pair_stop(p);
 }
 
@@ -1924,8 +2245,8 @@ static void test_recv_fault(void)
     wait_cqe(p, &p->a, &sa.scq, e);
     check_cqe(e, 0x64, PLDMA_WC_SEND, PLDMA_WC_ST_REM_OP_ERR, 0, a_qpn, b_qpn,
               0, 0, PLDMA_ST_REMOTE_ERROR);
-    /* both QPs go on */
-    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_RTS);
+    /* the NAK (remote operational error) is fatal to A's QP only */
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
     g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
     pair_stop(p);
 }
@@ -2249,6 +2570,75 @@ static void test_hostile_send(void)
     qpldma_mem_check(pe.n.qts, buf, pl, sizeof(pl));
     g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
     check_cqe(e, 0xab, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
+              pe.qpn, pe.my_qpn, 0, 0, 0);
+    peer_close(&pe);
+}
+
+/*
+ * A SEND of two packets with no receive WQE posted: the First gets an RNR
+ * NAK, and the Last its requester had already sent is dropped without a
+ * sequence NAK (to Linux rxe's completer one means "resend now": it ends
+ * the RNR wait and spends a retry).  A WQE posted, the resent message
+ * lands in it whole.
+ */
+static void test_recv_rnr_silence(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[1536], e[PLDMA_CQE_SIZE];
+    uint32_t len, psn, l = 2048, seq0, ooo0, i;
+    uint64_t buf;
+    QPldmaQPAttr at;
+    Side sd;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 5 + 9;
+    }
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, 0, CQ_SIZE);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect_cq(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    buf = alloc_pa(&pe.n, l);
+
+    /* SEND First: no WQE, RNR NAK at its PSN */
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    /* the Last, already sent: dropped, no answer at all */
+    seq0 = ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ);
+    ooo0 = ncnt(&pe.n, PLDMA_NCNT_OOO);
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 1024, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_OOO), ==, ooo0 + 1);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, buf, l));
+
+    /* a WQE: "resend now" (the PSN before the NAKed one) */
+    post_recv(&pe.n, &sd, 0xcd, 1, &buf, &l);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, (pe.epsn - 1) & 0xffffff);
+    /* the message again: ACKs (both ask), the WQE completes with it */
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 1024, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    qpldma_mem_check(pe.n.qts, buf, pl, sizeof(pl));
+    g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    check_cqe(e, 0xcd, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
               pe.qpn, pe.my_qpn, 0, 0, 0);
     peer_close(&pe);
 }
@@ -2591,16 +2981,21 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/cq-config", test_cq_config);
     qtest_add_func("/pldma-qp/send-recv", test_send_recv);
     qtest_add_func("/pldma-qp/send-errors", test_send_errors);
+    qtest_add_func("/pldma-qp/zero-length", test_zero_length);
     qtest_add_func("/pldma-qp/recv-fault", test_recv_fault);
     qtest_add_func("/pldma-qp/recv-fault-stall", test_recv_fault_stall);
     qtest_add_func("/pldma-qp/cq-arm", test_cq_arm);
     qtest_add_func("/pldma-qp/cq-overflow-flush", test_cq_overflow_flush);
     qtest_add_func("/pldma-qp/cq-wrap", test_cq_wrap);
     qtest_add_func("/pldma-qp/hostile-send", test_hostile_send);
+    qtest_add_func("/pldma-qp/recv-rnr-silence", test_recv_rnr_silence);
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);
     qtest_add_func("/pldma-qp/long-read-retry", test_long_read_retry);
+    qtest_add_func("/pldma-qp/read-dup-subset", test_read_dup_subset);
+    qtest_add_func("/pldma-qp/read-local-fault-subset",
+                   test_read_local_fault_subset);
     qtest_add_func("/pldma-qp/migrate-requester", test_migrate_requester);
     qtest_add_func("/pldma-qp/migrate-responder", test_migrate_responder);
     qtest_add_func("/pldma-qp/migrate-hostile", test_migrate_hostile);

@@ -1428,7 +1428,8 @@ static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
         return "more bytes done than the descriptor holds";
     }
     if (ch->phase == PLDMA_PHASE_XFER &&
-        (ch->len == 0 || ch->len > s->max_transfer ||
+        ((ch->len == 0 && !pldma_op_remote(ch->op)) ||
+         ch->len > s->max_transfer ||
          (ch->op != PLDMA_OP_COPY && ch->op != PLDMA_OP_FILL &&
          !pldma_op_remote(ch->op)))) {
         return "transfer of a bad descriptor (length beyond max-transfer)";

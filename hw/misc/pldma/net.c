@@ -135,6 +135,17 @@ static uint32_t nsegs_of(uint32_t mtu, uint32_t len)
     return len ? DIV_ROUND_UP(len, mtu) : 1;
 }
 
+/*
+ * A message of no bytes: one packet without payload (IBA 9.4: a
+ * zero-length SEND consumes a receive WQE; a zero-length RDMA WRITE
+ * needs no valid R_Key or VA, C9-88).  On a QP, for SEND and WRITE (with
+ * or without immediate); a zero-length READ is not supported.
+ */
+bool pldma_net_zero_len_ok(uint8_t op, uint32_t qp)
+{
+    return qp && op != PLDMA_OP_RDMA_READ;
+}
+
 static PLDMAQP *conn_qp(PLDMACore *s, const PLDMANetConn *c)
 {
     return c->qp ? &s->qps[c->qp - 1] : NULL;
@@ -494,10 +505,10 @@ void pldma_net_ch_end(PLDMAChannel *ch)
 
         /*
          * The QP's next message starts where the responder expects it:
-         * after this one, or at the PSN it refused with a NAK
-         * (pldma_net_nak()).  A message that ended otherwise (timeout,
-         * RNR retries, cancelled, reset) leaves the responder's PSN
-         * unknown: the QP goes to ERR, as on IB.
+         * after this one.  A message that ended otherwise (timeout, RNR
+         * retries, cancelled, reset) leaves the responder's PSN unknown:
+         * the QP goes to ERR, as on IB (after a fatal NAK it is there
+         * already, pldma_qp_nak_err()).
          */
         if (qp->gen == r->qp_gen && qp->state == PLDMA_QPS_RTS) {
             trace_pldma_qp_msg_end(r->qp - 1, r->psn, r->end_psn, r->ok);
@@ -611,8 +622,8 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
     if (ch->op != PLDMA_OP_SEND && ch->op != PLDMA_OP_SEND_IMM) {
         r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
     }
-    if (ch->len == 0 || ch->len > s->max_transfer ||
-        r->rva + ch->len < r->rva ||
+    if ((ch->len == 0 && !pldma_net_zero_len_ok(ch->op, r->qp)) ||
+        ch->len > s->max_transfer || r->rva + ch->len < r->rva ||
         (pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||
         (ch->op == PLDMA_OP_RDMA_READ && ch->dst + ch->len < ch->dst)) {
         memset(r, 0, sizeof(*r));   /* nothing sent: the QP's PSN stays */
@@ -666,9 +677,14 @@ static void pldma_net_send_read_req(PLDMAChannel *ch)
          * original or a subset (IBA 9.7.5.1.2; rxe drops the rest), and
          * its expected PSN is already past the window.  Ask for what is
          * missing of the original, so that the next window's request
-         * carries the PSN the responder expects.
+         * carries the PSN the responder expects.  The responses of the
+         * stream asked before that still arrive are not a new gap: a
+         * standard responder serves every duplicate whole, so asking
+         * again for each of them would multiply the stream (a lost
+         * request is the timer's).
          */
         p.dmalen = r->rd_end - ch->done;
+        r->gap = true;
     } else {
         p.dmalen = MIN(ch->len - ch->done,
                        (uint64_t)PLDMA_NET_WINDOW * r->mtu);
@@ -750,7 +766,8 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         pldma_net_send_read_req(ch);
         return false;
     }
-    while (ch->done < ch->len) {
+    /* (a zero-length message: one packet, sent again after a rewind) */
+    while (ch->done < ch->len || ch->len == 0) {
         uint32_t seg = ch->done / r->mtu;
         uint32_t n = MIN(r->mtu, ch->len - ch->done);
         bool first = seg == 0, last = ch->done + n == ch->len;
@@ -774,7 +791,8 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
             pldma_net_tx_wait(ch);
             return false;
         }
-        a = pldma_rw(s, ch, ch->src + ch->done, buf, n, false, &fva);
+        a = n ? pldma_rw(s, ch, ch->src + ch->done, buf, n, false, &fva)
+              : PLDMA_ACC_OK;
         if (a != PLDMA_ACC_OK) {
             /* a local fault: the channel's own path, then go on here */
             pldma_access_failed(ch, a, fva, false);
@@ -802,6 +820,9 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         ch->done += n;
         r->sent_hw = MAX(r->sent_hw, ch->done);
         *budget -= MIN(*budget, n);
+        if (ch->len == 0) {
+            break;
+        }
     }
     r->wait = true;         /* everything sent: the last ACK completes it */
     return false;
@@ -986,13 +1007,15 @@ static void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
                p->syndrome == AETH_NAK_INVALID ? PLDMA_NCNT_NAK_RX_INVALID :
                PLDMA_NCNT_NAK_RX_OPERR);
         trace_pldma_net_nak(ch->idx, p->node, p->psn, p->syndrome);
-        /*
-         * A QP's responder expects the PSN it refused next
-         * (pldma_net_nak()): the next message starts there
-         */
-        r->end_psn = p->psn;
         pldma_net_finish(ch, nak_status(p->syndrome));
-        r->ok = true;       /* the QP goes on: its peer knows where */
+        if (r->qp) {
+            /*
+             * Fatal to an RC requester (IBA 9.9.2: remote access, invalid
+             * request, remote operational error; Linux rxe's completer
+             * moves its QP to ERR): ERR, and what follows is flushed
+             */
+            pldma_qp_nak_err(s, r->qp - 1);
+        }
         return;
     default:
         cnt(s, PLDMA_NCNT_RX_DROPPED);
@@ -1130,10 +1153,10 @@ void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
 /*
  * A NAK that ends a request (remote access, invalid request, remote
  * operational error).  On a QP the responder then expects the PSN it
- * refused, where the requester starts its next message (pldma_net_rx_ack):
- * a refused request (WRITE First, READ) moves nothing, one refused in the
- * middle ends its message there.  Both ends agree on the PSN after any
- * NAK, so no later message can be taken for a duplicate.
+ * refused: a refused request (WRITE First, READ) moves nothing, one
+ * refused in the middle ends its message there, and a request without a
+ * valid key never moves the connection.  The requester's QP goes to ERR
+ * on such a NAK (pldma_net_rx_ack(), as IBA and Linux rxe have it).
  */
 void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome)
@@ -1376,10 +1399,15 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         return;
     }
     if (first) {
-        nak = p->dmalen == 0 || p->dmalen > s->max_transfer ||
+        /*
+         * A zero-length WRITE (a QP's) needs no valid R_Key or VA (IBA
+         * C9-88): nothing is accessed
+         */
+        nak = (p->dmalen == 0 && !c->qp) || p->dmalen > s->max_transfer ||
               (op == OP_WRITE_ONLY || op == OP_WRITE_ONLY_IMM) !=
               (p->dmalen <= mtu) || c->rmsg_valid   /* a SEND unfinished */
               ? AETH_NAK_INVALID
+              : p->dmalen == 0 ? 0
               : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
                                     PLDMA_KEY_ACC_WRITE);
         if (nak) {
@@ -1427,8 +1455,8 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         return;
     }
     /* the key, again: it may have been revoked since the first segment */
-    nak = pldma_net_check_key(s, c, c->msg_rkey, c->msg_va + off, p->plen,
-                              PLDMA_KEY_ACC_WRITE);
+    nak = p->plen ? pldma_net_check_key(s, c, c->msg_rkey, c->msg_va + off,
+                                        p->plen, PLDMA_KEY_ACC_WRITE) : 0;
     if (nak) {
         pldma_net_msg_nak(s, c, p->psn, nak);
         return;
@@ -1437,8 +1465,10 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     if (p->has_imm && !pldma_recv_imm_take(s, c, p, rch)) {
         return;
     }
-    a = pldma_net_resp_rw(s, c, c->msg_rkey, c->msg_va + off,
-                          (void *)p->payload, p->plen, true, off, c->msg_len);
+    a = p->plen ? pldma_net_resp_rw(s, c, c->msg_rkey, c->msg_va + off,
+                                    (void *)p->payload, p->plen, true, off,
+                                    c->msg_len)
+                : PLDMA_ACC_OK;
     if (a == PLDMA_ACC_BUSERR) {
         pldma_net_msg_nak(s, c, p->psn, AETH_NAK_OPERR);
         return;
@@ -1471,6 +1501,35 @@ static void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     }
 }
 
+/*
+ * A QP's duplicate READ request @p repeats one it took: one of the READs
+ * remembered whose PSNs hold @p's, with the same R_Key, and @p's range is
+ * the original's or a part of it (IBA 9.7.5.1.x; Linux rxe's responder,
+ * duplicate_request(), drops any other silently).  It is then served
+ * from its own PSN, VA and length.
+ */
+static bool pldma_net_rd_dup_ok(PLDMACore *s, const PLDMANetConn *c,
+                                const PLDMAPkt *p)
+{
+    uint32_t mtu = conn_mtu(s, c), i, k;
+
+    for (i = 0; i < PLDMA_NET_RD_ORIG; i++) {
+        int32_t seg;
+
+        /* the newest first */
+        k = (c->rdo_next + PLDMA_NET_RD_ORIG - 1 - i) % PLDMA_NET_RD_ORIG;
+        seg = psn_diff(p->psn, c->rdo_psn[k]);
+        if (!c->rdo_len[k] || seg < 0 ||
+            seg >= (int32_t)nsegs_of(mtu, c->rdo_len[k])) {
+            continue;
+        }
+        return p->rkey == c->rdo_rkey[k] && p->va >= c->rdo_va[k] &&
+               p->dmalen <= c->rdo_len[k] &&
+               p->va - c->rdo_va[k] <= c->rdo_len[k] - p->dmalen;
+    }
+    return false;
+}
+
 static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
                                   const PLDMAPkt *p, uint32_t rch)
 {
@@ -1480,14 +1539,13 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     if (!c->synced) {
         d = 0;          /* the first request since our reset */
     }
-    /*
-     * An old duplicate, unless a QP's requester asks again for (the rest
-     * of) its last READ: one READ may span more PSNs than the window
-     */
-    if (d < -PLDMA_NET_PSN_AHEAD &&
-        !(c->qp && c->rd_len && psn_diff(p->psn, c->rd_first_psn) >= 0 &&
-          psn_diff(p->psn, c->rd_first_psn) <
-          (int32_t)nsegs_of(conn_mtu(s, c), c->rd_len))) {
+    if (c->qp && d < 0 && !pldma_net_rd_dup_ok(s, c, p)) {
+        /* not a repeat of a READ taken, or more than it: dropped */
+        qp_drop(s, p, "duplicate READ beyond the original");
+        return;
+    }
+    /* the node-id path: an old duplicate */
+    if (!c->qp && d < -PLDMA_NET_PSN_AHEAD) {
         cnt(s, PLDMA_NCNT_RX_DROPPED);
         return;
     }
@@ -1560,6 +1618,14 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
                   PLDMA_PSN_MASK;
         c->nak_seq = false;
         c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
+        if (c->qp) {
+            /* the original its duplicates are checked against */
+            c->rdo_psn[c->rdo_next] = p->psn;
+            c->rdo_va[c->rdo_next] = p->va;
+            c->rdo_len[c->rdo_next] = p->dmalen;
+            c->rdo_rkey[c->rdo_next] = p->rkey;
+            c->rdo_next = (c->rdo_next + 1) % PLDMA_NET_RD_ORIG;
+        }
     }
     qemu_bh_schedule(s->bh);
 }
@@ -2299,8 +2365,8 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
     if (r->mtu < 256 || r->mtu > PLDMA_NET_MAX_MTU || !is_power_of_2(r->mtu)) {
         return "remote operation's MTU out of range";
     }
-    if (ch->len == 0 || ch->len > s->max_transfer ||
-        r->nsegs != nsegs_of(r->mtu, ch->len)) {
+    if ((ch->len == 0 && !pldma_net_zero_len_ok(ch->op, r->qp)) ||
+        ch->len > s->max_transfer || r->nsegs != nsegs_of(r->mtu, ch->len)) {
         return "remote operation's length or segment count";
     }
     if (r->psn & ~PLDMA_PSN_MASK || r->end_psn & ~PLDMA_PSN_MASK ||
@@ -2383,6 +2449,15 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
     }
     if (c->rwqe_nsge > PLDMA_RWQE_MAX_SGE) {
         return "receive WQE with too many scatter entries";
+    }
+    if (c->rdo_next >= PLDMA_NET_RD_ORIG) {
+        return "READ resources";
+    }
+    for (j = 0; j < PLDMA_NET_RD_ORIG; j++) {
+        if ((c->rdo_len[j] && !c->qp) || c->rdo_psn[j] & ~PLDMA_PSN_MASK ||
+            c->rdo_len[j] > s->max_transfer) {
+            return "READ resources";
+        }
     }
     for (j = 0; j < c->rwqe_nsge; j++) {
         total += c->rwqe_len[j];
@@ -2572,6 +2647,11 @@ static const VMStateDescription vmstate_pldma_conn = {
         VMSTATE_UINT64_ARRAY(rwqe_addr, PLDMANetConn, PLDMA_RWQE_MAX_SGE),
         VMSTATE_UINT32_ARRAY(rwqe_len, PLDMANetConn, PLDMA_RWQE_MAX_SGE),
         VMSTATE_BOOL(rq_rnr, PLDMANetConn),
+        VMSTATE_UINT32_ARRAY(rdo_psn, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT64_ARRAY(rdo_va, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT32_ARRAY(rdo_len, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT32_ARRAY(rdo_rkey, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT8(rdo_next, PLDMANetConn),
         VMSTATE_END_OF_LIST()
     }
 };

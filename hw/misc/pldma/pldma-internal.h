@@ -131,6 +131,7 @@ void pldma_timing_xlat(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
 
 /* net.c: remote operations, the requester and the responder */
 uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d);
+bool pldma_net_zero_len_ok(uint8_t op, uint32_t qp);
 bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget);
 void pldma_net_ch_end(PLDMAChannel *ch);
 bool pldma_net_bh(PLDMACore *s, uint64_t *budget);
@@ -148,6 +149,7 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val);
 void pldma_qp_reset(PLDMACore *s);
 void pldma_qp_realize(PLDMACore *s);
 void pldma_qp_to_err(PLDMACore *s, uint32_t idx);
+void pldma_qp_nak_err(PLDMACore *s, uint32_t idx);
 PLDMAQP *pldma_qp_of_sq(PLDMACore *s, uint32_t ch);
 uint32_t pldma_qp_qpn(PLDMACore *s, uint32_t idx);
 extern const VMStateDescription vmstate_pldma_qps;

@@ -144,6 +144,21 @@ void pldma_qp_to_err(PLDMACore *s, uint32_t idx)
 }
 
 /*
+ * QP @idx's requester got a NAK that IBA makes fatal (remote access,
+ * invalid request, remote operational error): the QP goes to ERR, as
+ * Linux rxe's completer takes it (COMPST_ERROR, rxe_qp_error()), and the
+ * work requests after the NAKed one complete FLUSHED.  The NAKed request's
+ * own completion reports the error: no QP_ERRORS bit (verbs raises no
+ * asynchronous event for an error a work completion carries).
+ */
+void pldma_qp_nak_err(PLDMACore *s, uint32_t idx)
+{
+    if (idx < s->num_qps && s->qps[idx].state == PLDMA_QPS_RTS) {
+        qp_set_state(s, idx, PLDMA_QPS_ERR);
+    }
+}
+
+/*
  * The attributes a transition requires and those it may also take, as
  * IBA table 91 has them for RC (only the attributes this device has);
  * false if the transition does not exist.

@@ -126,6 +126,13 @@ static bool recv_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         pldma_net_cnt(s, PLDMA_NCNT_RQ_EMPTY);
         trace_pldma_recv_rnr(idx, p->psn);
         c->rq_rnr = true;
+        /*
+         * The rest of the message, already on its way, is dropped without
+         * a sequence NAK until the requester resends the NAKed PSN (IBA
+         * 9.7.5.2.8): to Linux rxe a sequence NAK means "resend now",
+         * ending its RNR wait and spending a retry
+         */
+        c->nak_seq = true;
         pldma_net_answer(s, c, p->psn,
                          AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
         return false;
@@ -339,8 +346,12 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         return;
     }
     if (a != PLDMA_ACC_OK) {
-        /* drop it; the requester resends from this segment */
+        /*
+         * Drop it; the requester resends from this segment.  What follows
+         * it is dropped silently, as after the RNR NAK of recv_take()
+         */
         c->fault_psn = p->psn;
+        c->nak_seq = true;
         pldma_net_answer(s, c, p->psn,
                          AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
         return;

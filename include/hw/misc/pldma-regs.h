@@ -325,8 +325,15 @@
 #define PLDMA_RQ_MIN_ENTRIES        2
 #define PLDMA_RQ_MAX_ENTRIES        4096
 /*
+ * READ requests a QP's responder remembers to check duplicates against
+ * (IBA's responder READ resources): the most max_dest_rd_atomic a QP can
+ * take
+ */
+#define PLDMA_QP_MAX_RD_ATOMIC      16
+/*
  * QPs that entered ERR by themselves (a transport error: retries exhausted,
- * a NAK, a CQ in error), bit n = QP index n: verbs' IB_EVENT_QP_FATAL.
+ * a CQ in error; not a NAK, whose work completion reports it), bit n = QP
+ * index n: verbs' IB_EVENT_QP_FATAL.
  * W1C; IRQ_QP_ERROR while any bit is set.
  */
 #define PLDMA_QP_ERRORS_LO          0x370

@@ -209,6 +209,9 @@ typedef struct PLDMAKey {
  * Responder state of one connection: (requester node, requester channel).
  * Every channel of every node has its own PSN space towards each node.
  */
+/* READ requests a QP's responder remembers (pldma-regs.h) */
+#define PLDMA_NET_RD_ORIG   PLDMA_QP_MAX_RD_ATOMIC
+
 typedef struct PLDMANetConn {
     bool synced;            /* took a request since the reset: epsn holds */
     uint32_t epsn;          /* next PSN expected */
@@ -255,6 +258,15 @@ typedef struct PLDMANetConn {
     uint32_t rwqe_len[PLDMA_RWQE_MAX_SGE];
     bool fault_recv;        /* the fault is on a receive WQE's buffer */
     bool rq_rnr;            /* an RNR NAK for an empty RQ is outstanding */
+    /*
+     * QP: the last PLDMA_NET_RD_ORIG READ requests taken (IBA's responder
+     * READ resources): a duplicate READ is served only inside one of them
+     */
+    uint32_t rdo_psn[PLDMA_NET_RD_ORIG];
+    uint64_t rdo_va[PLDMA_NET_RD_ORIG];
+    uint32_t rdo_len[PLDMA_NET_RD_ORIG];    /* 0: an empty entry */
+    uint32_t rdo_rkey[PLDMA_NET_RD_ORIG];
+    uint8_t rdo_next;       /* the entry the next READ takes */
 } PLDMANetConn;
 
 /*

@@ -71,9 +71,9 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->max_send_sge = 1;
 	attr->max_recv_sge = PLDMA_RWQE_MAX_SGE;
 	attr->max_sge_rd = 1;
-	attr->max_qp_rd_atom = 16;
-	attr->max_qp_init_rd_atom = 16;
-	attr->max_res_rd_atom = 16 * pd->num_qps;
+	attr->max_qp_rd_atom = PLDMA_QP_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = PLDMA_QP_MAX_RD_ATOMIC;
+	attr->max_res_rd_atom = PLDMA_QP_MAX_RD_ATOMIC * pd->num_qps;
 	attr->atomic_cap = IB_ATOMIC_NONE;
 	attr->max_pd = PLDMA_IB_MAX_PD;
 	attr->max_mr = PLDMA_NUM_KEYS;

@@ -55,9 +55,6 @@ static_assert(IB_QP_DEST_QPN == PLDMA_QPA_DEST_QPN);
 static_assert(IB_QPS_RTS == PLDMA_QPS_RTS && IB_QPS_ERR == PLDMA_QPS_ERR);
 static_assert(IB_MTU_4096 == PLDMA_MTU_4096);
 
-/* Outstanding RDMA READs a QP may have, each way (verbs' rd_atomic) */
-#define PLDMA_IB_MAX_RD_ATOMIC	16
-
 static struct pldma_ib_ucontext *pldma_ib_uc(struct ib_udata *udata)
 {
 	return rdma_udata_to_drv_context(udata, struct pldma_ib_ucontext,
@@ -207,9 +204,9 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if ((mask & IB_QP_PORT && attr->port_num != 1) ||
 	    (mask & IB_QP_PKEY_INDEX && attr->pkey_index) ||
 	    (mask & IB_QP_MAX_QP_RD_ATOMIC &&
-	     attr->max_rd_atomic > PLDMA_IB_MAX_RD_ATOMIC) ||
+	     attr->max_rd_atomic > PLDMA_QP_MAX_RD_ATOMIC) ||
 	    (mask & IB_QP_MAX_DEST_RD_ATOMIC &&
-	     attr->max_dest_rd_atomic > PLDMA_IB_MAX_RD_ATOMIC))
+	     attr->max_dest_rd_atomic > PLDMA_QP_MAX_RD_ATOMIC))
 		return -EINVAL;
 
 	memset(&a, 0, sizeof(a));
@@ -290,8 +287,8 @@ int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->rnr_retry = a.rnr_retry;
 	attr->min_rnr_timer = a.min_rnr_timer;
 	attr->port_num = 1;
-	attr->max_rd_atomic = PLDMA_IB_MAX_RD_ATOMIC;
-	attr->max_dest_rd_atomic = PLDMA_IB_MAX_RD_ATOMIC;
+	attr->max_rd_atomic = PLDMA_QP_MAX_RD_ATOMIC;
+	attr->max_dest_rd_atomic = PLDMA_QP_MAX_RD_ATOMIC;
 	attr->cap = qp->cap;
 	memset(init, 0, sizeof(*init));
 	init->qp_type = IB_QPT_RC;

@@ -17,6 +17,7 @@
 
 #include "qemu/osdep.h"
 #include "libqtest.h"
+#include "qobject/qdict.h"
 #include "libqos/pci.h"
 #include "libqos/pci-pc.h"
 #include "libqos/pldma.h"
@@ -625,6 +626,242 @@ static void test_reset(void)
     stop(&f);
 }
 
+/* The destination of channel @ch's copy was never written (VA == PA) */
+static void check_dst_untouched(Fixture *f, int ch, uint32_t len)
+{
+    uint32_t i;
+
+    for (i = 0; i < len; i += 4) {
+        g_assert_cmphex(qtest_readl(f->qts, VA_DST(ch) + i), ==, 0);
+    }
+}
+
+/*
+ * A group whose response is Success while only some of its pages were
+ * made present: the channel goes on where it can and asks again for the
+ * pages still missing, never reporting success for data that did not
+ * arrive.  A group answered with Invalid Request ends the descriptor,
+ * ABORTED, with nothing written.
+ */
+static void test_group_partial_invalid(void)
+{
+    Fixture f;
+    PageReq r[16];
+    int i;
+
+    start(&f, ",fault-mode=pri,max-outstanding=4");
+    pri_enable(&f, 8);
+    copy(&f, 0, 4 * PAGE);
+    wait_requests(&f, r, 4);
+    map(&f, VA_DST(0));
+    map(&f, VA_DST(0) + PAGE);
+    pg_respond(&f, r[0].prgi, 0);
+    /*
+     * Pages 2 and 3 are asked for again (page 3 was requested ahead with
+     * page 2 already: it is asked for once that request is answered);
+     * each time, the copy has not completed
+     */
+    for (i = 0; i < 2; i++) {
+        wait_requests(&f, r, 1);
+        g_assert_cmphex(r[0].addr, ==, VA_DST(0) + (2 + i) * PAGE);
+        g_assert_true(r[0].lpig);
+        g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_STALLED);
+        g_assert_cmpuint(qtest_readl(f.qts, VA_COMPL(0)), ==,
+                         PLDMA_ST_PENDING);
+        map(&f, r[0].addr);
+        pg_respond(&f, r[0].prgi, 0);
+    }
+    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f, 0, 4 * PAGE);
+    g_assert_cmpint(prq_pop(&f, r, 16), ==, 0);
+
+    /* channel 1: four pages asked for, Invalid Request: nothing written */
+    copy(&f, 1, 4 * PAGE);
+    wait_requests(&f, r, 4);
+    pg_respond(&f, r[0].prgi, 1);
+    g_assert_cmpuint(wait_compl(&f, 1), ==, PLDMA_ST_ABORTED);
+    check_dst_untouched(&f, 1, 4 * PAGE);
+    g_assert_cmpint(prq_pop(&f, r, 16), ==, 0);
+    g_assert_cmpuint(ch_state(&f, 1), ==, PLDMA_STATE_IDLE);
+    stop(&f);
+}
+
+/*
+ * PRI Control.Enable cleared with a request outstanding: Stopped stays
+ * clear until it is answered, a new fault makes no request (FAULT), and
+ * the response still resumes the channel.  PRI Control.Reset (Enable
+ * clear) with a request outstanding ends its descriptor (ABORTED) and
+ * sets Stopped; the late response finds nothing (UPRGI).
+ */
+static void test_disable_pri_reset(void)
+{
+    Fixture f;
+    PageReq r[16];
+
+    start(&f, ",fault-mode=pri");
+    pri_enable(&f, 8);
+    copy(&f, 0, PAGE);
+    wait_requests(&f, r, 1);
+    cfg_wrw(&f, PRI_CAP + PCI_PRI_CTRL, 0);
+    g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_STATUS) &
+                    PCI_PRI_STATUS_STOPPED, ==, 0);
+    copy(&f, 1, PAGE);
+    g_assert_cmpuint(wait_compl(&f, 1), ==, PLDMA_ST_FAULT);
+    g_assert_cmpint(prq_pop(&f, r + 1, 15), ==, 0);
+    map(&f, VA_DST(0));
+    pg_respond(&f, r[0].prgi, 0);
+    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f, 0, PAGE);
+    g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_STATUS) &
+                    PCI_PRI_STATUS_STOPPED, ==, PCI_PRI_STATUS_STOPPED);
+
+    /* Reset: the waiting channel ends, nothing stays outstanding */
+    pri_enable(&f, 8);
+    copy(&f, 1, PAGE);
+    wait_requests(&f, r, 1);
+    g_assert_cmpuint(ch_state(&f, 1), ==, PLDMA_STATE_STALLED);
+    cfg_wrw(&f, PRI_CAP + PCI_PRI_CTRL, 0);
+    cfg_wrw(&f, PRI_CAP + PCI_PRI_CTRL, PCI_PRI_CTRL_RESET);
+    g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_CTRL), ==, 0);
+    g_assert_cmpuint(wait_compl(&f, 1), ==, PLDMA_ST_ABORTED);
+    check_dst_untouched(&f, 1, PAGE);
+    g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_STATUS) &
+                    PCI_PRI_STATUS_STOPPED, ==, PCI_PRI_STATUS_STOPPED);
+    pg_respond(&f, r[0].prgi, 0);
+    steps(&f, 5);
+    g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_STATUS) &
+                    PCI_PRI_STATUS_UPRGI, ==, PCI_PRI_STATUS_UPRGI);
+    stop(&f);
+}
+
+/*
+ * CANCEL of a channel waiting for a page: its descriptor ends
+ * (CANCELLED); the request stays outstanding, and until it is answered
+ * the channel's faults make no new request.  The response then reaches
+ * no channel (and is no UPRGI: the device still held the request), and
+ * the next copy asks again.
+ */
+static void test_cancel(void)
+{
+    Fixture f;
+    PageReq r[16];
+
+    start(&f, ",fault-mode=pri");
+    pri_enable(&f, 8);
+    copy(&f, 0, PAGE);
+    wait_requests(&f, r, 1);
+    qpldma_ch_wr(&f.d, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
+    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_CANCELLED);
+    check_dst_untouched(&f, 0, PAGE);
+
+    copy(&f, 0, PAGE);
+    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_FAULT);
+    g_assert_cmpint(prq_pop(&f, r + 1, 15), ==, 0);
+
+    pg_respond(&f, r[0].prgi, 0);
+    steps(&f, 5);
+    g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_STATUS) &
+                    PCI_PRI_STATUS_UPRGI, ==, 0);
+    g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_IDLE);
+
+    copy(&f, 0, PAGE);
+    wait_requests(&f, r, 1);
+    map(&f, VA_DST(0));
+    pg_respond(&f, r[0].prgi, 0);
+    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f, 0, PAGE);
+    stop(&f);
+}
+
+static void wait_migration(QTestState *qts)
+{
+    int i;
+
+    for (i = 0; i < 3000; i++) {
+        QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
+        QDict *ret = qdict_get_qdict(rsp, "return");
+        const char *st = ret && qdict_haskey(ret, "status") ?
+                         qdict_get_str(ret, "status") : "";
+        bool done = !strcmp(st, "completed");
+
+        g_assert_cmpstr(st, !=, "failed");
+        qobject_unref(rsp);
+        if (done) {
+            return;
+        }
+        g_usleep(10 * 1000);
+    }
+    g_assert_not_reached();
+}
+
+/*
+ * Migration with page requests outstanding: with an allocation of 1,
+ * channel 0's group of one page is sent and channel 1's waits, queued.
+ * The machine moves through a file to a new QEMU; there the response to
+ * channel 0's request (from the page request queue, which moved with the
+ * guest's memory) resumes it, channel 1's request goes out, and both
+ * copies complete with their bytes.
+ */
+static void test_migrate(void)
+{
+    g_autofree char *path = NULL;
+    g_autofree char *uri_out = NULL;
+    g_autofree char *uri_in = NULL;
+    QTestState *dst;
+    Fixture f;
+    PageReq r[16];
+    int fd;
+
+    start(&f, ",fault-mode=pri,max-outstanding=4");
+    pri_enable(&f, 1);
+    copy(&f, 0, PAGE);
+    copy(&f, 1, PAGE);
+    wait_requests(&f, r, 1);
+    g_assert_cmphex(r[0].addr, ==, VA_DST(0));
+    g_assert_cmpuint(ch_state(&f, 1), ==, PLDMA_STATE_STALLED);
+
+    fd = g_file_open_tmp("x86-pldma-pri-XXXXXX", &path, NULL);
+    g_assert(fd >= 0);
+    close(fd);
+    uri_out = g_strdup_printf("exec:cat > %s", path);
+    uri_in = g_strdup_printf("exec:cat %s", path);
+    qtest_qmp_assert_success(f.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri_out);
+    wait_migration(f.qts);
+    g_free(f.dev);
+    qpci_free_pc(f.bus);
+    qtest_quit(f.qts);
+
+    dst = qtest_initf(SM_ARGS ",fault-mode=pri,max-outstanding=4 "
+                      "-incoming defer");
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s } }", uri_in);
+    wait_migration(dst);
+    unlink(path);
+    f.qts = dst;
+    f.d.qts = dst;
+    f.bus = qpci_new_pc(dst, NULL);
+    f.dev = qpci_device_find(f.bus, DEVFN);
+    g_assert(f.dev);
+
+    g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_STALLED);
+    g_assert_cmpuint(ch_state(&f, 1), ==, PLDMA_STATE_STALLED);
+    g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_CTRL), ==,
+                    PCI_PRI_CTRL_ENABLE);
+    g_assert_cmpint(prq_pop(&f, r + 1, 15), ==, 0);
+    map(&f, VA_DST(0));
+    pg_respond(&f, r[0].prgi, 0);
+    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f, 0, PAGE);
+    wait_requests(&f, r, 1);
+    g_assert_cmphex(r[0].addr, ==, VA_DST(1));
+    map(&f, VA_DST(1));
+    pg_respond(&f, r[0].prgi, 0);
+    g_assert_cmpuint(wait_compl(&f, 1), ==, PLDMA_ST_SUCCESS);
+    check_dst(&f, 1, PAGE);
+    stop(&f);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -633,6 +870,12 @@ int main(int argc, char **argv)
     qtest_add_func("/x86/pldma-pri/failure-invalid", test_failure_invalid);
     qtest_add_func("/x86/pldma-pri/out-of-order", test_out_of_order);
     qtest_add_func("/x86/pldma-pri/alloc-limit", test_alloc_limit);
+    qtest_add_func("/x86/pldma-pri/group-partial-invalid",
+                   test_group_partial_invalid);
+    qtest_add_func("/x86/pldma-pri/disable-pri-reset",
+                   test_disable_pri_reset);
+    qtest_add_func("/x86/pldma-pri/cancel", test_cancel);
     qtest_add_func("/x86/pldma-pri/reset", test_reset);
+    qtest_add_func("/x86/pldma-pri/migrate", test_migrate);
     return g_test_run();
 }

@@ -669,6 +669,14 @@ static void pldma_pci_realize(PCIDevice *pd, Error **errp)
     pcie_ats_init(pd, PLDMA_PCI_ATS_OFFSET, true);
     /* PRI, whose responses Linux requires to carry the PASID */
     pcie_pri_init(pd, PLDMA_PCI_PRI_OFFSET, PLDMA_PRI_CAPACITY, true);
+    /*
+     * Status.Stopped is read-only but ours to change (it follows Enable
+     * and the outstanding requests): a migration target, where PRI starts
+     * stopped, must not compare it with the source's
+     */
+    pci_set_word(pd->cmask + PLDMA_PCI_PRI_OFFSET + PCI_PRI_STATUS,
+                 pci_get_word(pd->cmask + PLDMA_PCI_PRI_OFFSET +
+                              PCI_PRI_STATUS) & ~PCI_PRI_STATUS_STOPPED);
     s->pri_bh = qemu_bh_new_guarded(pldma_pri_bh, s,
                                     &DEVICE(pd)->mem_reentrancy_guard);
     s->pri_open = -1;

@@ -27,7 +27,8 @@
 
 #define ECAM            MCH_HOST_BRIDGE_PCIEXBAR_DEFAULT
 #define DEVFN           QPCI_DEVFN(4, 0)
-#define RID             DEVFN           /* bus 0 */
+#define RP_DEVFN        QPCI_DEVFN(3, 0)    /* the hot-plug test's port */
+#define EP_BAR          0xc0000000ULL       /* its endpoint's BAR 0 */
 #define PASID_CAP       0x100
 #define ATS_CAP         0x108
 #define PRI_CAP         0x110
@@ -69,6 +70,7 @@ typedef struct Fixture {
     uint64_t root, ctx, pdir, ptbl, pml4, iq, prq;
     uint32_t iqt;
     uint32_t prqh;
+    uint8_t busn, devfn;    /* the endpoint's (bus 0, or behind a port) */
 } Fixture;
 
 static uint64_t vtd_rdq(Fixture *f, uint32_t off)
@@ -91,29 +93,34 @@ static void vtd_wrl(Fixture *f, uint32_t off, uint32_t val)
     qtest_writel(f->qts, Q35_HOST_BRIDGE_IOMMU_ADDR + off, val);
 }
 
-static uint64_t ecam(uint32_t off)
+static uint64_t ecam(Fixture *f, uint32_t off)
 {
-    return ECAM + (DEVFN << 12) + off;
+    return ECAM + ((uint64_t)f->busn << 20) + (f->devfn << 12) + off;
+}
+
+static uint16_t rid(Fixture *f)
+{
+    return PCI_BUILD_BDF(f->busn, f->devfn);
 }
 
 static uint16_t cfg_rdw(Fixture *f, uint32_t off)
 {
-    return qtest_readw(f->qts, ecam(off));
+    return qtest_readw(f->qts, ecam(f, off));
 }
 
 static uint32_t cfg_rdl(Fixture *f, uint32_t off)
 {
-    return qtest_readl(f->qts, ecam(off));
+    return qtest_readl(f->qts, ecam(f, off));
 }
 
 static void cfg_wrw(Fixture *f, uint32_t off, uint16_t val)
 {
-    qtest_writew(f->qts, ecam(off), val);
+    qtest_writew(f->qts, ecam(f, off), val);
 }
 
 static void cfg_wrl(Fixture *f, uint32_t off, uint32_t val)
 {
-    qtest_writel(f->qts, ecam(off), val);
+    qtest_writel(f->qts, ecam(f, off), val);
 }
 
 static uint64_t tbl_alloc(Fixture *f)
@@ -184,8 +191,8 @@ static void iommu_setup(Fixture *f)
     f->iqt = 0;
     f->prqh = 0;
 
-    qtest_writeq(f->qts, f->root, f->ctx | VTD_ROOT_ENTRY_P);
-    qtest_writeq(f->qts, f->ctx + DEVFN * VTD_CTX_ENTRY_SCALABLE_SIZE,
+    qtest_writeq(f->qts, f->root + f->busn * 16, f->ctx | VTD_ROOT_ENTRY_P);
+    qtest_writeq(f->qts, f->ctx + f->devfn * VTD_CTX_ENTRY_SCALABLE_SIZE,
                  f->pdir | VTD_SM_CONTEXT_ENTRY_PRE | VTD_CONTEXT_ENTRY_P);
     qtest_writeq(f->qts, f->pdir, f->ptbl | 1);
     for (pasid = 0; pasid <= PASID; pasid++) {
@@ -243,7 +250,7 @@ static void pg_respond(Fixture *f, uint16_t prgi, uint32_t code)
     uint64_t d = f->iq + f->iqt * 16;
 
     qtest_writeq(f->qts, d, VTD_INV_DESC_PGRESP | (1ULL << 4) |
-                 ((uint64_t)code << 12) | ((uint64_t)RID << 16) |
+                 ((uint64_t)code << 12) | ((uint64_t)rid(f) << 16) |
                  ((uint64_t)PASID << 32));
     qtest_writeq(f->qts, d + 8, (uint64_t)prgi << 3);
     f->iqt = (f->iqt + 1) % IQ_ENTRIES;
@@ -281,16 +288,40 @@ static void ecam_enable(Fixture *f)
                               MCH_HOST_BRIDGE_PCIEXBAREN);
 }
 
+/*
+ * The endpoint behind the port at RP_DEVFN, programmed by hand as
+ * firmware would: bus 1 behind the port, BAR 0 at EP_BAR
+ */
+static void dev_setup_behind_port(Fixture *f)
+{
+    uint64_t rp = ECAM + (RP_DEVFN << 12);
+
+    qtest_writel(f->qts, rp + PCI_PRIMARY_BUS, 0x00010100);
+    qtest_writew(f->qts, rp + PCI_MEMORY_BASE, EP_BAR >> 16);
+    qtest_writew(f->qts, rp + PCI_MEMORY_LIMIT, EP_BAR >> 16);
+    qtest_writew(f->qts, rp + PCI_COMMAND,
+                 PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    g_assert_cmphex(cfg_rdw(f, PCI_DEVICE_ID), ==, PLDMA_PCI_DEVICE_ID);
+    cfg_wrl(f, PCI_BASE_ADDRESS_0, (uint32_t)EP_BAR);
+    cfg_wrl(f, PCI_BASE_ADDRESS_1, 0);
+    cfg_wrw(f, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    qpldma_init(&f->d, f->qts, EP_BAR);
+}
+
 static void dev_setup(Fixture *f)
 {
     int ch;
 
     ecam_enable(f);
-    f->dev = qpci_device_find(f->bus, DEVFN);
-    g_assert(f->dev);
-    qpci_device_enable(f->dev);
-    f->bar = qpci_iomap(f->dev, PLDMA_PCI_BAR_REGS, NULL);
-    qpldma_init(&f->d, f->qts, f->bar.addr);
+    if (f->busn) {
+        dev_setup_behind_port(f);
+    } else {
+        f->dev = qpci_device_find(f->bus, DEVFN);
+        g_assert(f->dev);
+        qpci_device_enable(f->dev);
+        f->bar = qpci_iomap(f->dev, PLDMA_PCI_BAR_REGS, NULL);
+        qpldma_init(&f->d, f->qts, f->bar.addr);
+    }
 
     cfg_wrw(f, PASID_CAP + PCI_PASID_CTRL, PCI_PASID_CTRL_ENABLE);
     cfg_wrw(f, ATS_CAP + PCI_ATS_CTRL, PCI_ATS_CTRL_ENABLE);
@@ -306,6 +337,7 @@ static void dev_setup(Fixture *f)
 static void start(Fixture *f, const char *extra)
 {
     memset(f, 0, sizeof(*f));
+    f->devfn = DEVFN;
     f->qts = qtest_initf(SM_ARGS "%s", extra ? extra : "");
     f->bus = qpci_new_pc(f->qts, NULL);
     iommu_setup(f);
@@ -406,7 +438,7 @@ static void test_capability(void)
     copy(&f, 0, PAGE);
     wait_requests(&f, r, 1);
     g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_STALLED);
-    g_assert_cmphex(r[0].rid, ==, RID);
+    g_assert_cmphex(r[0].rid, ==, DEVFN);
     g_assert_cmpuint(r[0].pasid, ==, PASID);
     g_assert_cmphex(r[0].addr, ==, VA_DST(0));
     g_assert_true(r[0].write);
@@ -862,6 +894,79 @@ static void test_migrate(void)
     stop(&f);
 }
 
+/*
+ * Hot-unplug with a request outstanding: pldma-pci behind a
+ * pcie-root-port (native PCIe hot-plug: ACPI's is off), a channel
+ * waiting for its page.  device_del and the OS's answer (slot power
+ * off) remove it (DEVICE_DELETED, the object finalized); the page group
+ * response the OS then sends for the request reaches nobody (the
+ * device's PRI notifier went with it: no use after free), intel-iommu
+ * takes it without an error, and QEMU runs on.
+ */
+static void test_unplug(void)
+{
+    Fixture f;
+    PageReq r[16];
+    uint64_t rp = ECAM + (RP_DEVFN << 12);
+    uint32_t exp = 0, cap, i;
+    uint16_t sltctl;
+    QDict *ev = NULL;
+
+    memset(&f, 0, sizeof(f));
+    f.busn = 1;
+    f.devfn = 0;
+    f.qts = qtest_init("-M q35 -m 256M -nodefaults "
+                       "-global ICH9-LPC.acpi-pci-hotplug-with-bridge-support"
+                       "=off "
+                       "-device intel-iommu,x-scalable-mode=on,x-flts=on,"
+                       "x-pasid-mode=on,device-iotlb=on,x-prs=on,x-smpwc=on "
+                       "-device pcie-root-port,id=rp1,bus=pcie.0,addr=3.0,"
+                       "chassis=1,slot=1 "
+                       "-device pldma-pci,id=dma1,bus=rp1,num-channels=2,"
+                       "fault-mode=pri");
+    iommu_setup(&f);
+    dev_setup(&f);
+    pri_enable(&f, 8);
+    copy(&f, 0, PAGE);
+    wait_requests(&f, r, 1);
+    g_assert_cmphex(r[0].rid, ==, rid(&f));
+    g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_STALLED);
+
+    qtest_qmp_device_del_send(f.qts, "dma1");
+    for (cap = qtest_readb(f.qts, rp + PCI_CAPABILITY_LIST); cap;
+         cap = qtest_readb(f.qts, rp + cap + PCI_CAP_LIST_NEXT)) {
+        if (qtest_readb(f.qts, rp + cap) == PCI_CAP_ID_EXP) {
+            exp = cap;
+            break;
+        }
+    }
+    g_assert_cmpuint(exp, !=, 0);
+    sltctl = qtest_readw(f.qts, rp + exp + PCI_EXP_SLTCTL);
+    sltctl &= ~PCI_EXP_SLTCTL_PIC;
+    sltctl |= PCI_EXP_SLTCTL_PWR_IND_OFF | PCI_EXP_SLTCTL_PCC;
+    qtest_writew(f.qts, rp + exp + PCI_EXP_SLTCTL, sltctl);
+    for (i = 0; i < 500 && !ev; i++) {
+        qtest_qmp_assert_success(f.qts, "{ 'execute': 'query-status' }");
+        ev = qtest_qmp_event_ref(f.qts, "DEVICE_DELETED");
+        if (!ev) {
+            g_usleep(2000);
+        }
+    }
+    g_assert_nonnull(ev);
+    g_assert_cmpstr(qdict_get_try_str(qdict_get_qdict(ev, "data"),
+                                      "device"), ==, "dma1");
+    qobject_unref(ev);
+    g_assert_cmphex(cfg_rdw(&f, PCI_VENDOR_ID), ==, 0xffff);
+
+    /* the late response: taken by the IOMMU, delivered to nobody */
+    map(&f, VA_DST(0));
+    pg_respond(&f, r[0].prgi, 0);
+    steps(&f, 5);
+    qtest_qmp_assert_success(f.qts, "{ 'execute': 'query-status' }");
+    check_dst_untouched(&f, 0, PAGE);
+    qtest_quit(f.qts);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -877,5 +982,6 @@ int main(int argc, char **argv)
     qtest_add_func("/x86/pldma-pri/cancel", test_cancel);
     qtest_add_func("/x86/pldma-pri/reset", test_reset);
     qtest_add_func("/x86/pldma-pri/migrate", test_migrate);
+    qtest_add_func("/x86/pldma-pri/unplug", test_unplug);
     return g_test_run();
 }

@@ -1,6 +1,6 @@
 /*
  * QTest testcase for what intel-iommu advertises for SVA and I/O page
- * faults (x-prs, x-smpwc), on q35
+ * faults (x-prs with page-request drain, x-smpwc), on q35
  *
  * Copyright (c) 2026 The PLDMA authors
  *
@@ -31,6 +31,7 @@ static void test_default(void)
     uint64_t ecap = vtd_readq(s, DMAR_ECAP_REG);
 
     g_assert_cmphex(ecap & VTD_ECAP_PRS, ==, 0);
+    g_assert_cmphex(ecap & VTD_ECAP_PDS, ==, 0);
     g_assert_cmphex(ecap & VTD_ECAP_SMPWC, ==, 0);
     g_assert_cmphex(ecap & VTD_ECAP_PASID, ==, VTD_ECAP_PASID);
     /* no page request queue: its address register is not writable */
@@ -51,6 +52,7 @@ static void test_prs_smpwc(void)
     uint64_t pqa = 0x12345000ULL | 2;
 
     g_assert_cmphex(ecap & VTD_ECAP_PRS, ==, VTD_ECAP_PRS);
+    g_assert_cmphex(ecap & VTD_ECAP_PDS, ==, VTD_ECAP_PDS);
     g_assert_cmphex(ecap & VTD_ECAP_SMPWC, ==, VTD_ECAP_SMPWC);
     g_assert_cmphex(ecap & (VTD_ECAP_SMTS | VTD_ECAP_FLTS | VTD_ECAP_PASID |
                             VTD_ECAP_DT), ==,
@@ -68,6 +70,45 @@ static void test_prs_smpwc(void)
     g_assert_cmphex(vtd_readq(s, DMAR_PQA_REG), ==, 0);
     g_assert_cmphex(vtd_readq(s, DMAR_PQH_REG), ==, 0);
     qtest_quit(s);
+}
+
+/*
+ * An invalidation wait descriptor with Page-request Drain (PD), as Linux
+ * posts when it drains a PASID's page requests: with x-prs (ECAP.PDS) it
+ * completes, its status written; without, PD is a reserved bit and the
+ * descriptor an invalidation queue error.  Returns whether it completed.
+ */
+#define IQ_PA           0x100000ULL
+#define STATUS_PA       0x101000ULL
+
+static bool wait_drain(const char *args)
+{
+    QTestState *s = qtest_init(args);
+    bool done, iqe;
+
+    qtest_writeq(s, IQ_PA, VTD_INV_DESC_WAIT | VTD_INV_DESC_WAIT_SW |
+                 VTD_INV_DESC_WAIT_PD | (0x1234ULL << 32));
+    qtest_writeq(s, IQ_PA + 8, STATUS_PA);
+    qtest_writel(s, STATUS_PA, 0);
+    vtd_writeq(s, DMAR_IQT_REG, 0);
+    vtd_writeq(s, DMAR_IQA_REG, IQ_PA);     /* 256 128-bit descriptors */
+    qtest_writel(s, Q35_HOST_BRIDGE_IOMMU_ADDR + DMAR_GCMD_REG, VTD_GCMD_QIE);
+    g_assert_cmphex(qtest_readl(s, Q35_HOST_BRIDGE_IOMMU_ADDR +
+                                DMAR_GSTS_REG) & VTD_GSTS_QIES, ==,
+                    VTD_GSTS_QIES);
+    vtd_writeq(s, DMAR_IQT_REG, 1 << 4);
+    done = qtest_readl(s, STATUS_PA) == 0x1234;
+    iqe = qtest_readl(s, Q35_HOST_BRIDGE_IOMMU_ADDR + DMAR_FSTS_REG) &
+          VTD_FSTS_IQE;
+    g_assert_true(done != iqe);
+    qtest_quit(s);
+    return done;
+}
+
+static void test_drain(void)
+{
+    g_assert_true(wait_drain(SM_ARGS ",x-prs=on"));
+    g_assert_false(wait_drain(SM_ARGS));
 }
 
 /* QEMU refuses the combinations that cannot work, with a clear error. */
@@ -103,6 +144,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/q35/intel-iommu/svm/default", test_default);
     qtest_add_func("/q35/intel-iommu/svm/prs-smpwc", test_prs_smpwc);
+    qtest_add_func("/q35/intel-iommu/svm/drain", test_drain);
     qtest_add_func("/q35/intel-iommu/svm/refused", test_refused);
     return g_test_run();
 }

@@ -823,7 +823,8 @@ static uint32_t pldma_cap(PLDMACore *s)
 {
     uint32_t cap = s->num_channels;
 
-    cap |= s->report_mode ? PLDMA_CAP_FAULT_REPORT : PLDMA_CAP_FAULT_STALL;
+    cap |= s->report_mode ? PLDMA_CAP_FAULT_REPORT :
+           s->pri_mode ? PLDMA_CAP_FAULT_PRI : PLDMA_CAP_FAULT_STALL;
     if (s->translated) {
         cap |= PLDMA_CAP_PASID | PLDMA_FSET(s->pasid_bits, 20, 16);
     }
@@ -1282,6 +1283,10 @@ bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
         s->report_mode = false;
     } else if (!strcmp(mode, "report")) {
         s->report_mode = true;
+    } else if (!strcmp(mode, "pri") && ops->pri) {
+        /* the stall state machine, with page requests for stalls (pci.c) */
+        s->report_mode = false;
+        s->pri_mode = true;
     } else {
         error_setg(errp, "fault-mode must be 'stall' or 'report'");
         return false;

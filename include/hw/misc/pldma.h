@@ -185,6 +185,8 @@ typedef struct PLDMACoreOps {
      */
     bool (*translate)(PLDMACore *s, hwaddr va, bool is_write,
                       MemTxAttrs attrs, IOMMUTLBEntry *e);
+    /* fault-mode=pri is possible: the front-end issues PCIe page requests */
+    bool pri;
 } PLDMACoreOps;
 
 /* A remote key: a range of a PASID's address space, remote access bits */
@@ -437,6 +439,7 @@ struct PLDMACore {
     uint32_t num_channels;
     char *fault_mode_str;
     bool report_mode;
+    bool pri_mode;          /* fault-mode=pri (pldma-pci): page requests */
     uint8_t pasid_bits;
     uint32_t stream_id;     /* StreamID the stall paths expect */
     uint32_t max_transfer;
@@ -469,7 +472,41 @@ struct PLDMAState {
     Object *iommu;          /* link to the SMMU, set by the board */
 };
 
-/* The PCIe endpoint: BAR 0 registers, BAR 2 MSI-X, PASID capability */
+/*
+ * fault-mode=pri: the page requests of pldma-pci (pci.c).  One entry per
+ * requested page; the pages of one page request group share its PRGI.
+ */
+#define PLDMA_PRI_CAPACITY      32      /* Outstanding Page Request Capacity */
+#define PLDMA_PRI_ENTRIES       128     /* requests queued, sent or answered */
+#define PLDMA_PRI_PASIDS        PLDMA_MAX_CHANNELS  /* notifiers, by PASID */
+
+enum {
+    PLDMA_PRI_FREE,
+    PLDMA_PRI_QUEUED,       /* waiting for allocation (credits) to be sent */
+    PLDMA_PRI_SENT,         /* sent, its group not answered yet */
+    PLDMA_PRI_ANSWERED,     /* answered, the channel not resumed yet */
+    PLDMA_PRI_NSTATES
+};
+
+typedef struct PLDMAPRIReq {
+    uint64_t addr;          /* the page */
+    uint32_t pasid;
+    uint32_t seq;           /* group order: groups are sent in order */
+    uint16_t prgi;
+    uint8_t state;          /* PLDMA_PRI_* */
+    bool is_write;
+    bool last;              /* LPIG: the last page of its group */
+    uint8_t resp;           /* IOMMUPRIResponseCode, once answered */
+} PLDMAPRIReq;
+
+typedef struct PLDMAPRINotifier {
+    IOMMUPRINotifier n;
+    struct PLDMAPCIState *s;
+    uint32_t pasid;
+    bool registered;
+} PLDMAPRINotifier;
+
+/* The PCIe endpoint: BAR 0 registers, BAR 2 MSI-X, PASID, ATS, PRI */
 struct PLDMAPCIState {
     PCIDevice parent_obj;
 
@@ -477,6 +514,15 @@ struct PLDMAPCIState {
     NICConf conf;
     MemoryRegion bar0;      /* power-of-two container of core.iomem */
     uint32_t msix_pending;  /* interrupt sources already signalled */
+
+    /* fault-mode=pri */
+    PLDMAPRIReq pri_req[PLDMA_PRI_ENTRIES];
+    PLDMAPRINotifier pri_n[PLDMA_PRI_PASIDS];
+    QEMUBH *pri_bh;         /* sends groups, resumes answered ones */
+    uint32_t pri_seq;       /* next group's sequence number */
+    uint16_t pri_next;      /* next PRGI to try */
+    int32_t pri_open;       /* PRGI of the group being built, or -1 */
+    int32_t pri_open_ch;    /* its channel */
 };
 
 #define PLDMA_DEFAULT_MAX_TRANSFER  (1 * GiB)

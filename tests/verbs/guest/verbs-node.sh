@@ -13,6 +13,11 @@
 #   pldma.verbs_only=a,b  run only these steps (the names below)
 #   pldma.verbs_tests=1   this node runs rdma-core's run_tests.py on its
 #                         own device
+#   pldma.verbs_bench=SIZES:ITERS   the benchmark only (scripts/bench
+#                         BENCH=verbs): ib_write_bw and ib_read_bw, pinned
+#                         and --odp MRs side by side, at each size (bytes,
+#                         comma-separated) with ITERS iterations; node 2
+#                         prints "# VERBS-BENCH ..." lines, one per case
 # RoCE link: 10.0.0.<role> (rxe on the virtio-net with MAC
 # 52:54:00:00:0<role>:01, or pldmaeth0); TCP side channel: 10.0.1.<role> on
 # the virtio-net with MAC 52:54:00:00:00:0<role>.  Each step: the server
@@ -21,7 +26,7 @@
 # its own TAP lines (unnumbered, "nodeN: ...", tests/verbs/run numbers them).
 . /tests/lib.sh
 rdma_setup
-kind= peer_kind= mtu= only= tests=
+kind= peer_kind= mtu= only= tests= bench=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	pldma.verbs_dev=*) kind=${arg#*=} ;;
@@ -29,8 +34,11 @@ for arg in $(cat /proc/cmdline); do
 	pldma.verbs_mtu=*) mtu=${arg#*=} ;;
 	pldma.verbs_only=*) only=,${arg#*=}, ;;
 	pldma.verbs_tests=1) tests=1 ;;
+	pldma.verbs_bench=*) bench=${arg#*=} ;;
 	esac
 done
+# the benchmark alone: no other step, no run_tests.py
+[ -z "$bench" ] || { only=,bench,; tests=; }
 case "$role" in 1|2) ;; *) not_ok "pldma.rdma=1|2 missing"; exit 1 ;; esac
 peer_role=$((3 - role))
 me=10.0.0.$role peer=10.0.0.$peer_role
@@ -248,6 +256,36 @@ perftest_step() {
 		fi
 	fi
 }
+
+# The benchmark (pldma.verbs_bench=SIZES:ITERS): for each size and tool,
+# the pinned and the --odp run one after the other, so that their ratio
+# sees the same host load; perftest 25.01 has no option to prefault or
+# advise an ODP MR (no ibv_advise_mr), so there is no third column
+if [ -n "$bench" ]; then
+	b_iters=${bench#*:} b_sizes=${bench%%:*}
+	for size in $(echo "$b_sizes" | tr , ' '); do
+		for t in write_bw read_bw; do
+			for mode in pinned odp; do
+				o=
+				[ $mode = pinned ] || o=--odp
+				name=bench-$t-$mode-$size
+				if [ -n "$o" ] && [ -n "$odp_skip" ]; then
+					ok "$pair $name # SKIP $odp_skip"
+					continue
+				fi
+				step $name tcp ib_$t $P $o -p @PORT@ -n $b_iters -s $size -- \
+					ib_$t $P $o -p @PORT@ -n $b_iters -s $size $sc_peer
+				res $st "$pair $name: ib_$t exits 0"
+				[ "$role" = 2 ] && [ $st = 0 ] || continue
+				l=$(bw_line $out $b_iters)
+				res $? "$pair $name: BW line of $b_iters iterations of $size B: ${l:-none}"
+				# the unit from perftest's header (MB/sec or MiB/sec)
+				unit=$(sed -n 's/.*BW average\[\([^]]*\)\].*/\1/p' $out | head -n 1)
+				[ -z "$l" ] || echo "# VERBS-BENCH pair=$peer_kind-$kind tool=ib_$t mr=$mode size=$size iters=$b_iters bw_avg=$(echo "$l" | awk '{ print $4 }') unit=${unit:-MB/sec}"
+			done
+		done
+	done
+fi
 
 if want pingpong; then
 	step pingpong tcp ibv_rc_pingpong -d $DEV -g $GIDX -c -n 100 -s 4096 -p @PORT@ -- \

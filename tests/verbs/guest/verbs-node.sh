@@ -13,11 +13,12 @@
 #   pldma.verbs_only=a,b  run only these steps (the names below)
 #   pldma.verbs_tests=1   this node runs rdma-core's run_tests.py on its
 #                         own device
-#   pldma.verbs_bench=SIZES:ITERS   the benchmark only (scripts/bench
-#                         BENCH=verbs): ib_write_bw and ib_read_bw, pinned
-#                         and --odp MRs side by side, at each size (bytes,
-#                         comma-separated) with ITERS iterations; node 2
-#                         prints "# VERBS-BENCH ..." lines, one per case
+#   pldma.verbs_bench=SIZES:ITERS[:ROUNDS]   the benchmark only
+#                         (scripts/bench BENCH=verbs): ib_write_bw and
+#                         ib_read_bw, pinned and --odp MRs side by side, at
+#                         each size (bytes, comma-separated) with ITERS
+#                         iterations, ROUNDS times (default 1); node 2
+#                         prints "# VERBS-BENCH ..." lines, one per run
 # RoCE link: 10.0.0.<role> (rxe on the virtio-net with MAC
 # 52:54:00:00:0<role>:01, or pldmaeth0); TCP side channel: 10.0.1.<role> on
 # the virtio-net with MAC 52:54:00:00:00:0<role>.  Each step: the server
@@ -262,13 +263,15 @@ perftest_step() {
 # sees the same host load; perftest 25.01 has no option to prefault or
 # advise an ODP MR (no ibv_advise_mr), so there is no third column
 if [ -n "$bench" ]; then
-	b_iters=${bench#*:} b_sizes=${bench%%:*}
+	b_sizes=${bench%%:*} b_iters=${bench#*:} b_rounds=1
+	case "$b_iters" in *:*) b_rounds=${b_iters#*:} b_iters=${b_iters%%:*} ;; esac
+	for round in $(seq 1 "$b_rounds"); do
 	for size in $(echo "$b_sizes" | tr , ' '); do
 		for t in write_bw read_bw; do
 			for mode in pinned odp; do
 				o=
 				[ $mode = pinned ] || o=--odp
-				name=bench-$t-$mode-$size
+				name=bench$round-$t-$mode-$size
 				if [ -n "$o" ] && [ -n "$odp_skip" ]; then
 					ok "$pair $name # SKIP $odp_skip"
 					continue
@@ -281,9 +284,10 @@ if [ -n "$bench" ]; then
 				res $? "$pair $name: BW line of $b_iters iterations of $size B: ${l:-none}"
 				# the unit from perftest's header (MB/sec or MiB/sec)
 				unit=$(sed -n 's/.*BW average\[\([^]]*\)\].*/\1/p' $out | head -n 1)
-				[ -z "$l" ] || echo "# VERBS-BENCH pair=$peer_kind-$kind tool=ib_$t mr=$mode size=$size iters=$b_iters bw_avg=$(echo "$l" | awk '{ print $4 }') unit=${unit:-MB/sec}"
+				[ -z "$l" ] || echo "# VERBS-BENCH pair=$peer_kind-$kind tool=ib_$t mr=$mode size=$size iters=$b_iters round=$round bw_avg=$(echo "$l" | awk '{ print $4 }') unit=${unit:-MB/sec}"
 			done
 		done
+	done
 	done
 fi
 

@@ -283,7 +283,11 @@ if [ -n "$bench" ]; then
 				step $name tcp ib_$t $P $o -p @PORT@ -n $b_iters -s $size -- \
 					ib_$t $P $o -p @PORT@ -n $b_iters -s $size $sc_peer
 				res $st "$pair $name: ib_$t exits 0"
-				[ "$role" = 2 ] && [ $st = 0 ] || continue
+				[ "$role" = 2 ] || continue
+				if [ $st != 0 ]; then
+					echo "# VERBS-BENCH pair=$peer_kind-$kind tool=ib_$t mr=$mode size=$size iters=$b_iters round=$round bw_avg=- status=$st"
+					continue
+				fi
 				l=$(bw_line $out $b_iters)
 				res $? "$pair $name: BW line of $b_iters iterations of $size B: ${l:-none}"
 				# the unit from perftest's header (MB/sec or MiB/sec)

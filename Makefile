@@ -31,7 +31,8 @@ check-series: deps
 	scripts/check-series
 
 # BENCH=local (device and fault strategies), remote (RDMA between two
-# guests) or all (the default).  MODEL=1: in modeled time (-icount and the
+# guests) or all (the default); verbs (perftest pinned vs ODP between
+# guests, opt-in: not in all).  MODEL=1: in modeled time (-icount and the
 # device's timing model; local only), docs/performance.md "Modeled time"
 BENCH ?= all
 MODEL ?= 0

@@ -13,6 +13,12 @@
 #   pldma.verbs_only=a,b  run only these steps (the names below)
 #   pldma.verbs_tests=1   this node runs rdma-core's run_tests.py on its
 #                         own device
+#   pldma.verbs_bench=SIZES:ITERS[:ROUNDS]   the benchmark only
+#                         (scripts/bench BENCH=verbs): ib_write_bw and
+#                         ib_read_bw, pinned and --odp MRs side by side, at
+#                         each size (bytes, comma-separated) with ITERS
+#                         iterations, ROUNDS times (default 1); node 2
+#                         prints "# VERBS-BENCH ..." lines, one per run
 # RoCE link: 10.0.0.<role> (rxe on the virtio-net with MAC
 # 52:54:00:00:0<role>:01, or pldmaeth0); TCP side channel: 10.0.1.<role> on
 # the virtio-net with MAC 52:54:00:00:00:0<role>.  Each step: the server
@@ -21,7 +27,7 @@
 # its own TAP lines (unnumbered, "nodeN: ...", tests/verbs/run numbers them).
 . /tests/lib.sh
 rdma_setup
-kind= peer_kind= mtu= only= tests=
+kind= peer_kind= mtu= only= tests= bench=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	pldma.verbs_dev=*) kind=${arg#*=} ;;
@@ -29,8 +35,11 @@ for arg in $(cat /proc/cmdline); do
 	pldma.verbs_mtu=*) mtu=${arg#*=} ;;
 	pldma.verbs_only=*) only=,${arg#*=}, ;;
 	pldma.verbs_tests=1) tests=1 ;;
+	pldma.verbs_bench=*) bench=${arg#*=} ;;
 	esac
 done
+# the benchmark alone: no other step, no run_tests.py
+[ -z "$bench" ] || { only=,bench,; tests=; }
 case "$role" in 1|2) ;; *) not_ok "pldma.rdma=1|2 missing"; exit 1 ;; esac
 peer_role=$((3 - role))
 me=10.0.0.$role peer=10.0.0.$peer_role
@@ -158,6 +167,10 @@ listening() {
 # died) node 2 hears "NAME up|down" and runs its end, with @PEER@ replaced.
 # Each end's output: /tmp/NAME.out; its status: $st.  Port: $port.
 n_step=0
+# (a benchmark step takes at most about 20 s under TCG: 60 s ends a hung
+# one sooner than the suite's 150)
+client_timeout=150
+[ -z "$bench" ] || client_timeout=60
 step() {
 	local name=$1 proto=$2 msg w pid
 	shift 2
@@ -203,7 +216,7 @@ step() {
 		msg=$(python3 /tests/vsync.py recv $SYNC 600)
 		echo "# node2 $name at $(cut -d' ' -f1 /proc/uptime) s:$ccmd (the server is ${msg#* })"
 		if [ "$msg" = "$name up" ]; then
-			timeout 150 $ccmd >$out 2>&1; st=$?
+			timeout $client_timeout $ccmd >$out 2>&1; st=$?
 			python3 /tests/vsync.py send $sc_peer $SYNC "$name done" || true
 		else
 			echo "server of $name did not start ($msg)" >$out; st=1
@@ -248,6 +261,43 @@ perftest_step() {
 		fi
 	fi
 }
+
+# The benchmark (pldma.verbs_bench=SIZES:ITERS): for each size and tool,
+# the pinned and the --odp run one after the other, so that their ratio
+# sees the same host load; perftest 25.01 has no option to prefault or
+# advise an ODP MR (no ibv_advise_mr), so there is no third column
+if [ -n "$bench" ]; then
+	b_sizes=${bench%%:*} b_iters=${bench#*:} b_rounds=1
+	case "$b_iters" in *:*) b_rounds=${b_iters#*:} b_iters=${b_iters%%:*} ;; esac
+	for round in $(seq 1 "$b_rounds"); do
+	for size in $(echo "$b_sizes" | tr , ' '); do
+		for t in write_bw read_bw; do
+			for mode in pinned odp; do
+				o=
+				[ $mode = pinned ] || o=--odp
+				name=bench$round-$t-$mode-$size
+				if [ -n "$o" ] && [ -n "$odp_skip" ]; then
+					ok "$pair $name # SKIP $odp_skip"
+					continue
+				fi
+				step $name tcp ib_$t $P $o -p @PORT@ -n $b_iters -s $size -- \
+					ib_$t $P $o -p @PORT@ -n $b_iters -s $size $sc_peer
+				res $st "$pair $name: ib_$t exits 0"
+				[ "$role" = 2 ] || continue
+				if [ $st != 0 ]; then
+					echo "# VERBS-BENCH pair=$peer_kind-$kind tool=ib_$t mr=$mode size=$size iters=$b_iters round=$round bw_avg=- status=$st"
+					continue
+				fi
+				l=$(bw_line $out $b_iters)
+				res $? "$pair $name: BW line of $b_iters iterations of $size B: ${l:-none}"
+				# the unit from perftest's header (MB/sec or MiB/sec)
+				unit=$(sed -n 's/.*BW average\[\([^]]*\)\].*/\1/p' $out | head -n 1)
+				[ -z "$l" ] || echo "# VERBS-BENCH pair=$peer_kind-$kind tool=ib_$t mr=$mode size=$size iters=$b_iters round=$round bw_avg=$(echo "$l" | awk '{ print $4 }') unit=${unit:-MB/sec}"
+			done
+		done
+	done
+	done
+fi
 
 if want pingpong; then
 	step pingpong tcp ibv_rc_pingpong -d $DEV -g $GIDX -c -n 100 -s 4096 -p @PORT@ -- \

@@ -1290,56 +1290,6 @@ static void test_rnr_then_silence(void)
     peer_close(&pe);
 }
 
-/*
- * A READ request longer than the responder's PSN window (4096 PSNs, 4 MiB
- * at 1024 bytes a segment) asked again, as a standard requester asks
- * after an RNR NAK or a timeout (Linux rxe resends the same request, or
- * the rest of it): served again, not dropped as an old duplicate.  rxe's
- * 16 MiB READs hung (tests/rxe/run): the retry was 16384 PSNs behind the
- * expected PSN, and rxe's retry count 7 never runs out.
- */
-static void test_long_read_retry(void)
-{
-    const uint32_t len = 4 * MiB + 4 * KiB, segs = len / 1024;
-    Peer pe;
-    uint8_t f[2048];
-    uint32_t rkey, i, flen, drop0;
-    uint64_t pa;
-    Rx rx;
-
-    peer_open(&pe, PLDMA_KEY_ACC_READ);
-    pa = alloc_pa(&pe.n, len);
-    rkey = key_register(&pe.n, 0, 0, pa, len, PLDMA_KEY_ACC_READ);
-    flen = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey, len,
-                      -1, 0, NULL, 0);
-    qpldma_stream_send(pe.fd, f, flen);
-    /* the first window of responses */
-    for (i = 0; i < 64; i++) {
-        g_assert_true(peer_rx(&pe, &rx));
-        g_assert_cmphex(rx.op, ==, i ? 0x0e : 0x0d);
-        g_assert_cmphex(rx.psn, ==, (pe.epsn + i) & 0xffffff);
-    }
-    /* the same request again: its responses again, from the start */
-    drop0 = ncnt(&pe.n, PLDMA_NCNT_RX_DROPPED);
-    qpldma_stream_send(pe.fd, f, flen);
-    g_assert_true(peer_rx(&pe, &rx));
-    g_assert_cmphex(rx.op, ==, 0x0d);
-    g_assert_cmphex(rx.psn, ==, pe.epsn);
-    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RX_DROPPED), ==, drop0);
-    for (i = 1; i < 64; i++) {
-        g_assert_true(peer_rx(&pe, &rx));
-    }
-    /* the rest of it, as rxe asks after the first window */
-    flen = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 64) & 0xffffff, true,
-                      pa + 64 * 1024, rkey, len - 64 * 1024, -1, 0, NULL, 0);
-    qpldma_stream_send(pe.fd, f, flen);
-    g_assert_true(peer_rx(&pe, &rx));
-    g_assert_cmphex(rx.op, ==, 0x0d);
-    g_assert_cmphex(rx.psn, ==, (pe.epsn + 64) & 0xffffff);
-    g_assert_cmpuint(segs, >, 4096);
-    peer_close(&pe);
-}
-
 /* Read the READ responses @pe's device sends for a request at @psn */
 static uint32_t read_resps(Peer *pe, uint32_t psn, uint32_t n)
 {
@@ -1353,6 +1303,47 @@ static uint32_t read_resps(Peer *pe, uint32_t psn, uint32_t n)
         g_assert_cmphex(rx.psn, ==, (psn + i) & 0xffffff);
     }
     return i;
+}
+
+/*
+ * A READ request longer than the responder's PSN window (4096 PSNs, 4 MiB
+ * at 1024 bytes a segment) on a QP: served whole, as IBA has it (Linux
+ * rxe asks for the rest of a shortened READ only when its retransmit
+ * timer fires: 275 timeouts a run of tests/rxe/run, and perftest's 1 MiB
+ * ib_read_bw from rxe never completed), and asked again, as a standard
+ * requester asks after a timeout (Linux rxe resends the same request, or
+ * the rest of it): served again, not dropped as an old duplicate.  rxe's
+ * 16 MiB READs hung (tests/rxe/run) when the retry, 16384 PSNs behind the
+ * expected PSN, was dropped.
+ */
+static void test_long_read_retry(void)
+{
+    const uint32_t len = 4 * MiB + 4 * KiB, segs = len / 1024;
+    Peer pe;
+    uint8_t f[2048];
+    uint32_t rkey, flen, drop0;
+    uint64_t pa;
+
+    g_assert_cmpuint(segs, >, 4096);
+    peer_open(&pe, PLDMA_KEY_ACC_READ);
+    pa = alloc_pa(&pe.n, len);
+    rkey = key_register(&pe.n, 0, 0, pa, len, PLDMA_KEY_ACC_READ);
+    flen = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey, len,
+                      -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, flen);
+    /* every response, First to Last, with consecutive PSNs */
+    read_resps(&pe, pe.epsn, segs);
+    /* the same request again: its responses again, from the start */
+    drop0 = ncnt(&pe.n, PLDMA_NCNT_RX_DROPPED);
+    qpldma_stream_send(pe.fd, f, flen);
+    read_resps(&pe, pe.epsn, segs);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RX_DROPPED), ==, drop0);
+    /* the rest of it from its 65th response, as rxe asks after a loss */
+    flen = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 64) & 0xffffff, true,
+                      pa + 64 * 1024, rkey, len - 64 * 1024, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, flen);
+    read_resps(&pe, pe.epsn + 64, segs - 64);
+    peer_close(&pe);
 }
 
 /*

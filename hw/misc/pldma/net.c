@@ -1604,11 +1604,19 @@ static void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     c->rd_off = 0;
     c->rd_rkey = p->rkey;
     /*
-     * At most a window of responses per request, as our requester asks:
-     * one frame must not make us send a gigabyte.  A requester that asks
-     * for more gets the first window and asks again for the rest.
+     * A QP's READ is served whole, as IBA has it: a standard requester
+     * (Linux rxe) asks for the rest of a shortened READ only when its
+     * retransmit timer fires.  The request came from the QP's peer (its
+     * IP, the QPN's generation, a PSN in the window) with a key that
+     * allows the READ, the responses go to the QP's DEST_MAC, never to a
+     * frame's source, and the bottom half sends them within its budget,
+     * in turn with the local channels.  The node-id path, which anyone on
+     * the link can address, sends at most a window per request, as our
+     * requester asks: one frame there must not make us send a gigabyte.
      */
-    c->rd_stop = MIN(p->dmalen, (uint64_t)PLDMA_NET_WINDOW * conn_mtu(s, c));
+    c->rd_stop = c->qp ? p->dmalen
+                       : MIN(p->dmalen,
+                             (uint64_t)PLDMA_NET_WINDOW * conn_mtu(s, c));
     if (c->rd_stop < c->rd_len) {
         trace_pldma_net_read_window(p->node, rch, p->psn, p->dmalen,
                                     c->rd_stop);
@@ -2443,8 +2451,9 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
         return "WRITE message's NAK";
     }
     if (c->rd_active && (c->rd_off > c->rd_len || c->rd_stop > c->rd_len ||
-                         c->rd_stop - MIN(c->rd_stop, c->rd_off) >
-                         (uint64_t)PLDMA_NET_WINDOW * mtu)) {
+                         (!c->qp && c->rd_stop - MIN(c->rd_stop, c->rd_off) >
+                          (uint64_t)PLDMA_NET_WINDOW * mtu) ||
+                         c->rd_len > s->max_transfer)) {
         return "READ response stream beyond its request or window";
     }
     if (c->rwqe_nsge > PLDMA_RWQE_MAX_SGE) {

@@ -489,27 +489,6 @@ static void test_msix_cq(void)
     stop(&f);
 }
 
-static void wait_migration(QTestState *qts)
-{
-    int i;
-
-    for (i = 0; i < 3000; i++) {
-        QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
-        QDict *ret = qdict_get_qdict(rsp, "return");
-        bool done = ret && qdict_haskey(ret, "status") &&
-                    !strcmp(qdict_get_str(ret, "status"), "completed");
-
-        g_assert(!(ret && qdict_haskey(ret, "status") &&
-                   !strcmp(qdict_get_str(ret, "status"), "failed")));
-        qobject_unref(rsp);
-        if (done) {
-            return;
-        }
-        g_usleep(10 * 1000);
-    }
-    g_assert_not_reached();
-}
-
 /* A FAULTED channel migrates, and RESTART completes it on the target */
 static void test_migrate(void)
 {
@@ -531,7 +510,7 @@ static void test_migrate(void)
     wait_state(&f, PLDMA_STATE_FAULTED);
     qtest_qmp_assert_success(f.qts, "{ 'execute': 'migrate', "
                              "'arguments': { 'uri': %s } }", uri_out);
-    wait_migration(f.qts);
+    g_assert_true(qpldma_migration_wait(f.qts, 30));
     qtest_quit(f.qts);
 
     dst = qtest_initf("-M virt,iommu=smmuv3 -nodefaults "
@@ -539,7 +518,7 @@ static void test_migrate(void)
                       "-incoming defer", NCH);
     qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
                              "'arguments': { 'uri': %s } }", uri_in);
-    wait_migration(dst);
+    g_assert_true(qpldma_migration_wait(dst, 30));
     unlink(path);
     f.qts = dst;
     f.smmu.qts = dst;

@@ -2661,36 +2661,6 @@ typedef struct Mig {
     uint8_t *wdata, *rdata;
 } Mig;
 
-static const char *mig_status(QTestState *qts)
-{
-    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
-    QDict *ret = qdict_get_qdict(rsp, "return");
-    const char *st = "";
-
-    if (ret && qdict_haskey(ret, "status")) {
-        st = qdict_get_str(ret, "status");
-        st = !strcmp(st, "completed") ? "completed" :
-             !strcmp(st, "failed") ? "failed" : "";
-    }
-    qobject_unref(rsp);
-    return st;
-}
-
-static bool mig_wait(QTestState *qts)
-{
-    const char *st;
-    int i;
-
-    for (i = 0; i < 6000; i++) {
-        st = mig_status(qts);
-        if (*st) {
-            return !strcmp(st, "completed");
-        }
-        g_usleep(10 * 1000);
-    }
-    g_assert_not_reached();
-}
-
 /* Load @path into a new QEMU with @args; NULL (and no QEMU) if refused */
 static QTestState *mig_load(const char *args, const char *path)
 {
@@ -2701,7 +2671,7 @@ static QTestState *mig_load(const char *args, const char *path)
     qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
                              "'arguments': { 'uri': %s, "
                              "'exit-on-error': false } }", uri);
-    if (mig_wait(dst)) {
+    if (qpldma_migration_wait(dst, 60)) {
         return dst;
     }
     /* refused: the destination still answers, nothing crashed or hung */
@@ -2796,7 +2766,7 @@ static char *mig_start(Mig *m)
     mig = m->resp ? &p->b : &p->a;
     qtest_qmp_assert_success(mig->qts, "{ 'execute': 'migrate', "
                              "'arguments': { 'uri': %s } }", uri);
-    g_assert_true(mig_wait(mig->qts));
+    g_assert_true(qpldma_migration_wait(mig->qts, 60));
     /*
      * The source goes: its connection closes.  B (server=on) listens
      * again; A (reconnect-ms) connects again, to a new B that listens on

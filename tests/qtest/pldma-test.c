@@ -275,36 +275,6 @@ static void stop(T *t)
     g_free(t);
 }
 
-static const char *migration_status(QTestState *qts)
-{
-    QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
-    QDict *ret = qdict_get_qdict(rsp, "return");
-    const char *st = "";
-
-    if (ret && qdict_haskey(ret, "status")) {
-        st = qdict_get_str(ret, "status");
-        st = !strcmp(st, "completed") ? "completed" :
-             !strcmp(st, "failed") ? "failed" : "";
-    }
-    qobject_unref(rsp);
-    return st;
-}
-
-static bool wait_migration(QTestState *qts)
-{
-    const char *st;
-    int i;
-
-    for (i = 0; i < 3000; i++) {
-        st = migration_status(qts);
-        if (*st) {
-            return !strcmp(st, "completed");
-        }
-        g_usleep(10 * 1000);
-    }
-    g_assert_not_reached();
-}
-
 /*
  * Migrate @t through a file to a new QEMU with the same command line.
  * Returns true if the target accepted the stream; @t then runs there.
@@ -327,13 +297,13 @@ static bool migrate(T *t)
 
     qtest_qmp_assert_success(t->qts, "{ 'execute': 'migrate', "
                              "'arguments': { 'uri': %s } }", out_uri);
-    g_assert_true(wait_migration(t->qts));
+    g_assert_true(qpldma_migration_wait(t->qts, 30));
 
     dst = qtest_initf("%s -incoming defer", t->args);
     qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
                              "'arguments': { 'uri': %s, "
                              "'exit-on-error': false } }", in_uri);
-    ok = wait_migration(dst);
+    ok = qpldma_migration_wait(dst, 30);
     unlink(path);
     if (ok) {
         qtest_quit(t->qts);

@@ -805,27 +805,6 @@ static void test_cancel(void)
     stop(&f);
 }
 
-static void wait_migration(QTestState *qts)
-{
-    int i;
-
-    for (i = 0; i < 3000; i++) {
-        QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
-        QDict *ret = qdict_get_qdict(rsp, "return");
-        const char *st = ret && qdict_haskey(ret, "status") ?
-                         qdict_get_str(ret, "status") : "";
-        bool done = !strcmp(st, "completed");
-
-        g_assert_cmpstr(st, !=, "failed");
-        qobject_unref(rsp);
-        if (done) {
-            return;
-        }
-        g_usleep(10 * 1000);
-    }
-    g_assert_not_reached();
-}
-
 /*
  * Migration with page requests outstanding: with an allocation of 1,
  * channel 0's group of one page is sent and channel 1's waits, queued.
@@ -859,7 +838,7 @@ static void test_migrate(void)
     uri_in = g_strdup_printf("exec:cat %s", path);
     qtest_qmp_assert_success(f.qts, "{ 'execute': 'migrate', "
                              "'arguments': { 'uri': %s } }", uri_out);
-    wait_migration(f.qts);
+    g_assert_true(qpldma_migration_wait(f.qts, 30));
     g_free(f.dev);
     qpci_free_pc(f.bus);
     qtest_quit(f.qts);
@@ -868,7 +847,7 @@ static void test_migrate(void)
                       "-incoming defer");
     qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
                              "'arguments': { 'uri': %s } }", uri_in);
-    wait_migration(dst);
+    g_assert_true(qpldma_migration_wait(dst, 30));
     unlink(path);
     f.qts = dst;
     f.d.qts = dst;

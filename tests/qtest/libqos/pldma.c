@@ -11,6 +11,7 @@
 #include "qemu/bswap.h"
 #include <sys/socket.h>
 #include <sys/un.h>
+#include "qobject/qdict.h"
 #include "pldma.h"
 
 void qpldma_init(QPldma *d, QTestState *qts, uint64_t base)
@@ -477,4 +478,25 @@ bool qpldma_mem_zero(QTestState *qts, uint64_t pa, size_t len)
 
     qtest_memread(qts, pa, b, len);
     return memcmp(b, z, len) == 0;
+}
+
+bool qpldma_migration_wait(QTestState *qts, unsigned int seconds)
+{
+    unsigned int i;
+
+    for (i = 0; i < seconds * 100; i++) {
+        QDict *rsp = qtest_qmp(qts, "{ 'execute': 'query-migrate' }");
+        QDict *ret = qdict_get_qdict(rsp, "return");
+        const char *st = ret && qdict_haskey(ret, "status") ?
+                         qdict_get_str(ret, "status") : "";
+        bool completed = !strcmp(st, "completed");
+        bool failed = !strcmp(st, "failed");
+
+        qobject_unref(rsp);
+        if (completed || failed) {
+            return completed;
+        }
+        g_usleep(10 * 1000);
+    }
+    g_assert_not_reached();
 }

@@ -168,4 +168,11 @@ bool qpldma_mem_zero(QTestState *qts, uint64_t pa, size_t len);
 /* Build @r into @f (room for 14 + 20 + 8 + 32 + plen + 8); returns length */
 uint32_t qpldma_roce_frame(uint8_t *f, const QPldmaRoce *r);
 
+/*
+ * Wait for the migration of @qts (source or destination) to end: true when
+ * it completed, false when it failed; still running after @seconds fails
+ * the test
+ */
+bool qpldma_migration_wait(QTestState *qts, unsigned int seconds);
+
 #endif

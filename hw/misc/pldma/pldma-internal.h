@@ -1,6 +1,7 @@
 /*
  * PLDMA engine internals shared by hw/misc/pldma/core.c,
- * hw/misc/pldma/fault.c and the two front-ends (sysbus.c, pci.c)
+ * hw/misc/pldma/fault.c, the two front-ends (sysbus.c, pci.c) and the
+ * RDMA link (net.c and its roles, which add net-internal.h)
  *
  * Copyright (c) 2026 The PLDMA authors
  *
@@ -129,7 +130,10 @@ void pldma_timing_fault(PLDMAChannel *ch);
 void pldma_timing_xlat(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
                        uint64_t addr_mask, uint32_t pid);
 
-/* net.c: remote operations, the requester and the responder */
+/*
+ * The RDMA link, as the engine sees it (net.c and the files of its roles;
+ * their internals are in net-internal.h)
+ */
 uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d);
 bool pldma_net_zero_len_ok(uint8_t op, uint32_t qp);
 bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget);
@@ -154,80 +158,9 @@ PLDMAQP *pldma_qp_of_sq(PLDMACore *s, uint32_t ch);
 uint32_t pldma_qp_qpn(PLDMACore *s, uint32_t idx);
 extern const VMStateDescription vmstate_pldma_qps;
 
-/* net.c, for qp.c */
+/* resp.c, for qp.c */
 void pldma_net_qp_connect(PLDMACore *s, uint32_t idx);
 void pldma_net_qp_clear(PLDMACore *s, uint32_t idx);
-
-/* RC opcodes (IBA table 38), for net.c and recv.c */
-#define OP_SEND_FIRST       0x00
-#define OP_SEND_MIDDLE      0x01
-#define OP_SEND_LAST        0x02
-#define OP_SEND_LAST_IMM    0x03
-#define OP_SEND_ONLY        0x04
-#define OP_SEND_ONLY_IMM    0x05
-#define OP_WRITE_FIRST      0x06
-#define OP_WRITE_MIDDLE     0x07
-#define OP_WRITE_LAST       0x08
-#define OP_WRITE_LAST_IMM   0x09
-#define OP_WRITE_ONLY       0x0a
-#define OP_WRITE_ONLY_IMM   0x0b
-#define OP_READ_REQ         0x0c
-#define OP_READ_RESP_FIRST  0x0d
-#define OP_READ_RESP_MIDDLE 0x0e
-#define OP_READ_RESP_LAST   0x0f
-#define OP_READ_RESP_ONLY   0x10
-#define OP_ACK              0x11
-
-/* AETH syndrome */
-#define AETH_ACK            0x1f    /* ACK, credit count "invalid" */
-#define AETH_RNR(t)         (0x20 | ((t) & 0x1f))
-#define AETH_NAK_SEQ        0x60
-#define AETH_NAK_INVALID    0x61
-#define AETH_NAK_ACCESS     0x62
-#define AETH_NAK_OPERR      0x63
-#define AETH_KIND(s)        ((s) >> 5)  /* 0 ACK, 1 RNR, 3 NAK */
-
-/* MSN of the responder's "resolved, resend now" ACK */
-#define PLDMA_NET_RESUME_MSN 0xffffffU
-/* PSNs further ahead than this are not a gap but garbage: dropped */
-#define PLDMA_NET_PSN_AHEAD     4096
-
-/* A frame, parsed (rx) or to build (tx) */
-typedef struct PLDMAPkt {
-    uint8_t opcode;
-    bool ackreq;
-    bool se;                /* BTH solicited event */
-    uint8_t pad;
-    uint32_t qpn;
-    uint32_t psn;
-    bool has_reth;
-    uint64_t va;
-    uint32_t rkey;
-    uint32_t dmalen;
-    bool has_imm;
-    uint32_t imm;           /* ImmDt, wire byte order (loaded LE) */
-    bool has_aeth;
-    uint8_t syndrome;
-    uint32_t msn;
-    const uint8_t *payload;
-    uint32_t plen;
-    uint16_t node;          /* node-id path: the sender (rx) or dest (tx) */
-    uint8_t qp;             /* QP path: 1 + index of our QP, 0: node path */
-    uint32_t src_ip;        /* rx: the IPv4 source */
-    const uint8_t *smac;    /* rx: the Ethernet source */
-} PLDMAPkt;
-
-/* net.c, for recv.c (the responder of SEND and WRITE with immediate) */
-int32_t pldma_psn_diff(uint32_t a, uint32_t b);
-void pldma_net_cnt(PLDMACore *s, unsigned i);
-void pldma_net_qp_drop(PLDMACore *s, const PLDMAPkt *p, const char *why);
-uint32_t pldma_net_conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c);
-void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
-                      uint8_t syndrome, uint32_t msn);
-void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
-                   uint8_t syndrome);
-void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok);
-void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c);
 
 /* cq.c: completion queues */
 typedef struct PLDMACqe {
@@ -253,16 +186,12 @@ void pldma_cq_send_done(PLDMAChannel *ch);
 bool pldma_cq_in_use(PLDMACore *s, uint32_t cq);
 extern const VMStateDescription vmstate_pldma_cqs;
 
-/* recv.c: receive queues, the responder of SEND and WRITE with immediate */
+/*
+ * recv.c: receive queues (the responder of SEND and WRITE with immediate
+ * is declared in net-internal.h)
+ */
 void pldma_recv_rq_doorbell(PLDMAChannel *ch, uint32_t val);
 uint32_t pldma_recv_rq_reg(PLDMAChannel *ch, bool tail);
-void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
-                        uint32_t idx);
-bool pldma_recv_imm_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
-                         uint32_t idx);
-bool pldma_recv_imm_done(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
-                         uint32_t idx);
-bool pldma_recv_failed(PLDMACore *s, PLDMANetConn *c);
 uint32_t pldma_recv_resolve(PLDMACore *s, uint32_t idx, bool ok);
 void pldma_recv_flush(PLDMACore *s, uint32_t idx);
 

@@ -10,7 +10,8 @@
  * INIT, RTR, RTS, ERR) with the attributes each transition requires and
  * allows (IBA table 91, ib_modify_qp_is_ok()), and the QPNs.  What a QP
  * does on the wire (requester on its SQ channel, responder, receive
- * dispatch) is in net.c.  See docs/specs/pldma.rst, "Queue pairs".
+ * dispatch) is in net.c and its roles.  See docs/specs/pldma.rst,
+ * "Queue pairs".
  */
 
 #include "qemu/osdep.h"
@@ -22,8 +23,8 @@
 
 /*
  * Generations the node-id path's fixed QPNs use (QPN_REQ(ch) = 0x0100xx,
- * QPN_RESP(ch) = 0x0001xx in net.c): a QP never takes them, so the BTH
- * destination QPN alone says which path a frame is for.  Generation 0
+ * QPN_RESP(ch) = 0x0001xx in net-internal.h): a QP never takes them, so
+ * the BTH destination QPN alone says which path a frame is for.  Generation 0
  * would make QPNs 0 and 1.
  */
 static bool qp_gen_ok(uint32_t gen)

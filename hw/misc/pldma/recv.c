@@ -15,14 +15,14 @@
  * key's (RNR NAK at the faulting PSN; a fault record with
  * PLDMA_FR_F_RECV answered by QP_CMD_RESOLVED/FAILED, or an SMMU stall),
  * and the resent segments continue the same WQE at their offset.  The
- * PSN rules are those of net.c's WRITE responder: a QP takes the expected
+ * PSN rules are those of resp.c's WRITE responder: a QP takes the expected
  * PSN only.  See docs/specs/pldma.rst, "Receive queues".
  */
 
 #include "qemu/osdep.h"
 #include "qemu/log.h"
 #include "qemu/bswap.h"
-#include "pldma-internal.h"
+#include "net-internal.h"
 #include "trace.h"
 
 static PLDMANetConn *qp_conn(PLDMACore *s, uint32_t idx)
@@ -160,7 +160,7 @@ static bool recv_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
 
 /*
  * Write @len bytes at @va of QP @idx's PD for connection @c.  On a fault
- * the connection waits for its resolution, as for a key's (net.c
+ * the connection waits for its resolution, as for a key's (resp.c
  * pldma_net_resp_rw()): a stall the SMMU resumes, or a fault record with
  * PLDMA_FR_F_RECV the driver answers with QP_CMD_RESOLVED.
  */
@@ -259,7 +259,7 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
     bool first = op == OP_SEND_FIRST || op == OP_SEND_ONLY ||
                  op == OP_SEND_ONLY_IMM;
     bool last = op != OP_SEND_FIRST && op != OP_SEND_MIDDLE;
-    int32_t d = pldma_psn_diff(p->psn, c->epsn);
+    int32_t d = pldma_net_psn_diff(p->psn, c->epsn);
     uint64_t off;
     PLDMAAccess a;
 
@@ -293,8 +293,8 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
     }
     /* the expected PSN: the opcode sequence of the messages */
     if (c->msg_valid && !c->msg_nak &&
-        pldma_psn_diff(p->psn, c->msg_psn) >= 0 &&
-        pldma_psn_diff(p->psn, c->msg_psn) < (int32_t)c->msg_nsegs) {
+        pldma_net_psn_diff(p->psn, c->msg_psn) >= 0 &&
+        pldma_net_psn_diff(p->psn, c->msg_psn) < (int32_t)c->msg_nsegs) {
         recv_refuse(s, c, p, idx, AETH_NAK_INVALID, "inside a WRITE");
         return;
     }
@@ -320,7 +320,7 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         c->rmsg_off = 0;
     }
     /* (a resent segment after an RNR NAK: its offset in the message) */
-    off = (uint64_t)pldma_psn_diff(p->psn, c->rmsg_psn) * mtu;
+    off = (uint64_t)pldma_net_psn_diff(p->psn, c->rmsg_psn) * mtu;
     if (off != c->rmsg_off) {
         recv_refuse(s, c, p, idx, AETH_NAK_INVALID, "offset mismatch");
         return;

@@ -42,7 +42,8 @@ typedef enum PLDMAPhase {
 } PLDMAPhase;
 
 /*
- * The requester side of a channel's RDMA WRITE or READ (hw/misc/pldma/net.c).
+ * The requester side of a channel's RDMA WRITE or READ
+ * (hw/misc/pldma/req.c, comp.c).
  * ch->done counts the bytes sent (WRITE) or received (READ); Go-back-N
  * moves it back to what the responder has acknowledged.
  */

@@ -1,0 +1,348 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine, RDMA completer
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The requester's completer: ACKs, NAKs and READ responses for the
+ * message in flight on a channel.  An ACK moves the acknowledged bytes,
+ * a sequence NAK goes back to the PSN the responder expects, an RNR NAK
+ * waits for the RNR timer (or the responder's "resolved, resend now"),
+ * any other NAK completes the message in error.  READ responses land at
+ * the local destination in order; a fault there takes the channel's
+ * local fault path, and the rest is asked for again.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "net-internal.h"
+#include "trace.h"
+
+/* Dropped as not about the message in flight (both paths) */
+static void rx_drop(PLDMACore *s, const PLDMAPkt *p)
+{
+    if (p->qp) {
+        pldma_net_qp_drop(s, p, "outside the send queue's window");
+    } else {
+        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
+    }
+}
+
+/* The message is over (any status): the next one starts after its PSNs */
+void pldma_net_ch_end(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+
+    if (!s->nic || !pldma_op_remote(ch->op) || (!r->node && !r->qp)) {
+        return;
+    }
+    timer_del(ch->net_timer);
+    if (r->qp) {
+        PLDMAQP *qp = &s->qps[r->qp - 1];
+
+        /*
+         * The QP's next message starts where the responder expects it:
+         * after this one.  A message that ended otherwise (timeout, RNR
+         * retries, cancelled, reset) leaves the responder's PSN unknown:
+         * the QP goes to ERR, as on IB (after a fatal NAK it is there
+         * already, pldma_qp_nak_err()).
+         */
+        if (qp->gen == r->qp_gen && qp->state == PLDMA_QPS_RTS) {
+            trace_pldma_qp_msg_end(r->qp - 1, r->psn, r->end_psn, r->ok);
+            qp->sq_psn = r->end_psn;
+            if (!r->ok) {
+                pldma_qp_to_err(s, r->qp - 1);
+            }
+        }
+    } else {
+        s->psn_next[ch->idx * PLDMA_NET_MAX_NODES + r->node] =
+            (r->psn + r->nsegs) & PLDMA_PSN_MASK;
+    }
+    trace_pldma_net_msg_end(ch->idx, r->node, r->psn, r->nsegs, ch->done);
+    memset(r, 0, sizeof(*r));
+}
+
+void pldma_net_finish(PLDMAChannel *ch, uint32_t status)
+{
+    if (status == PLDMA_ST_SUCCESS) {
+        /* (a Go-back-N may have rewound what was sent, not what arrived) */
+        ch->done = ch->len;
+        ch->net.ok = true;
+    } else if (pldma_op_sends(ch->op)) {
+        /* what is known to have arrived, not what was sent */
+        ch->done = ch->net.acked;
+    }
+    ch->cstatus = status;
+    ch->phase = PLDMA_PHASE_COMPL;
+    ch->net.wait = false;
+    timer_del(ch->net_timer);
+    if (status != PLDMA_ST_SUCCESS) {
+        ch->cflags = 0;
+        ch->cfault_va = 0;
+    }
+    qemu_bh_schedule(ch->s->bh);
+}
+
+/* Go on sending from @off (Go-back-N, or a resume) */
+void pldma_net_rewind(PLDMAChannel *ch, uint64_t off)
+{
+    ch->done = MIN(off, ch->len);
+    ch->net.wait = false;
+    ch->net.rnr = false;
+    if (ch->state == PLDMA_STATE_RUNNING) {
+        qemu_bh_schedule(ch->s->bh);
+    }
+}
+
+/* The requester channel a response is for, if it is in a remote op */
+static PLDMAChannel *pldma_net_req_ch(PLDMACore *s, const PLDMAPkt *p)
+{
+    PLDMAChannel *ch;
+
+    if (p->qp) {
+        /* (the QP is in RTS and the frame from its peer: dispatch) */
+        ch = &s->ch[s->qps[p->qp - 1].sq];
+    } else if ((p->qpn & ~0xffU) != QPN_RESP(0) ||
+               QPN_CH(p->qpn) >= s->num_channels) {
+        return NULL;
+    } else {
+        ch = &s->ch[QPN_CH(p->qpn)];
+    }
+    if (ch->state == PLDMA_STATE_DISABLED || ch->phase != PLDMA_PHASE_XFER ||
+        !pldma_op_remote(ch->op) || ch->net.node != p->node ||
+        ch->net.qp != p->qp ||
+        (p->qp && ch->net.qp_gen != s->qps[p->qp - 1].gen)) {
+        return NULL;
+    }
+    return ch;
+}
+
+/*
+ * A WRITE's bytes up to @upto have arrived at the responder.  They need
+ * not be sent again: an ACK for segments sent before a rewind (a late
+ * sequence NAK, a timeout) moves the point to send from past them too.
+ */
+static void pldma_net_acked(PLDMAChannel *ch, uint64_t upto)
+{
+    upto = MIN(upto, ch->len);
+    if (upto > ch->net.acked) {
+        ch->cnt_bytes += upto - ch->net.acked;
+        ch->net.acked = upto;
+    }
+    if (ch->done < ch->net.acked) {
+        ch->done = ch->net.acked;
+    }
+}
+
+static uint32_t nak_status(uint8_t syndrome)
+{
+    switch (syndrome) {
+    case AETH_NAK_ACCESS:
+        return PLDMA_ST_REMOTE_ACCESS;
+    case AETH_NAK_INVALID:
+        return PLDMA_ST_REMOTE_INVALID;
+    default:
+        return PLDMA_ST_REMOTE_ERROR;
+    }
+}
+
+void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
+{
+    PLDMAChannel *ch = pldma_net_req_ch(s, p);
+    PLDMANetReq *r;
+    uint32_t mtu;
+    int32_t seg;
+
+    if (!ch) {
+        rx_drop(s, p);
+        return;
+    }
+    r = &ch->net;
+    mtu = r->mtu;
+    /* the segment the answer is about */
+    seg = pldma_net_psn_diff(p->psn, r->psn);
+    /*
+     * An ACK may name the PSN just before the message (a resume, or the
+     * last of the previous message); a NAK must name one of its own, or it
+     * is a late answer to the previous message (e.g. to a duplicate READ
+     * request the responder served again after it ended).
+     */
+    if (seg < (AETH_KIND(p->syndrome) ? 0 : -1) ||
+        seg >= (int32_t)r->nsegs) {
+        rx_drop(s, p);                  /* not about this message */
+        return;
+    }
+    switch (AETH_KIND(p->syndrome)) {
+    case 0:
+        pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
+        /*
+         * "Resolved, resend now": on the node-id path an ACK with MSN
+         * PLDMA_NET_RESUME_MSN; on a QP any ACK while an RNR NAK holds
+         * the message (the responder ACKs the PSN before the one that
+         * faulted, with its true MSN: a standard requester, rxe among
+         * them, takes it for a duplicate ACK and waits out its RNR timer).
+         */
+        if (p->qp ? r->rnr : p->msn == PLDMA_NET_RESUME_MSN) {
+            pldma_net_cnt(s, PLDMA_NCNT_RESUME_RX);
+            if (r->rnr) {
+                trace_pldma_net_resume(ch->idx, p->node, p->psn);
+                timer_del(ch->net_timer);
+                pldma_net_rewind(ch, ch->done);
+            }
+            return;
+        }
+        if (!pldma_op_sends(ch->op) || seg < 0) {
+            return;
+        }
+        if ((uint64_t)(seg + 1) * mtu > r->acked) {
+            pldma_net_acked(ch, (uint64_t)(seg + 1) * mtu);
+            r->retries = 0;
+            r->rnr_retries = 0;
+            if (r->acked == ch->len) {
+                pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+                return;
+            }
+            pldma_net_arm(ch, r->rto_us);
+            if (r->wait && !r->rnr && ch->done < ch->len) {
+                r->wait = false;
+                qemu_bh_schedule(s->bh);
+            }
+        }
+        return;
+    case 1: {
+        uint64_t off = (uint64_t)MAX(seg, 0) * mtu;
+
+        pldma_net_cnt(s, PLDMA_NCNT_NAK_RX_RNR);
+        pldma_net_cnt(s, PLDMA_NCNT_RNR_WAITS);
+        if (++r->rnr_retries > r->rnr_retry) {
+            pldma_net_finish(ch, PLDMA_ST_REMOTE_RNR);
+            return;
+        }
+        /* everything before the segment that faulted has arrived */
+        if (pldma_op_sends(ch->op)) {
+            pldma_net_acked(ch, off);
+            off = r->acked;
+        } else {
+            off = MIN(off, ch->done);
+        }
+        ch->done = off;
+        r->wait = true;
+        r->rnr = true;
+        trace_pldma_net_rnr(ch->idx, p->node, p->psn, off,
+                            p->syndrome & 0x1f);
+        r->rnr_us = pldma_net_rnr_timer_10us[p->syndrome & 0x1f] * 10;
+        pldma_net_arm(ch, r->rnr_us);
+        return;
+    }
+    case 3:
+        if (p->syndrome == AETH_NAK_SEQ) {
+            pldma_net_cnt(s, PLDMA_NCNT_NAK_RX_SEQ);
+            /* the responder expects segment seg: go back to it */
+            if (pldma_op_sends(ch->op) && seg >= 0 && !r->rnr) {
+                pldma_net_acked(ch, (uint64_t)seg * mtu);
+                trace_pldma_net_go_back(ch->idx, p->node, p->psn, r->acked);
+                pldma_net_rewind(ch, r->acked);
+            }
+            return;
+        }
+        pldma_net_cnt(s, p->syndrome == AETH_NAK_ACCESS
+                         ? PLDMA_NCNT_NAK_RX_ACCESS
+                         : p->syndrome == AETH_NAK_INVALID
+                         ? PLDMA_NCNT_NAK_RX_INVALID
+                         : PLDMA_NCNT_NAK_RX_OPERR);
+        trace_pldma_net_nak(ch->idx, p->node, p->psn, p->syndrome);
+        pldma_net_finish(ch, nak_status(p->syndrome));
+        if (r->qp) {
+            /*
+             * Fatal to an RC requester (IBA 9.9.2: remote access, invalid
+             * request, remote operational error; Linux rxe's completer
+             * moves its QP to ERR): ERR, and what follows is flushed
+             */
+            pldma_qp_nak_err(s, r->qp - 1);
+        }
+        return;
+    default:
+        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
+        return;
+    }
+}
+
+/* A READ response: its payload goes to the local destination */
+void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
+{
+    PLDMAChannel *ch = pldma_net_req_ch(s, p);
+    PLDMANetReq *r;
+    uint64_t fva;
+    PLDMAAccess a;
+    int32_t seg;
+    bool last;
+
+    if (!ch || ch->op != PLDMA_OP_RDMA_READ) {
+        rx_drop(s, p);
+        return;
+    }
+    r = &ch->net;
+    if (p->has_aeth && AETH_KIND(p->syndrome) != 0) {
+        rx_drop(s, p);
+        return;
+    }
+    seg = pldma_net_psn_diff(p->psn, r->psn);
+    if (seg < 0 || seg >= (int32_t)r->nsegs) {
+        rx_drop(s, p);
+        return;
+    }
+    if ((uint64_t)seg * r->mtu < ch->done) {
+        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
+        return;
+    }
+    if (p->qp && (uint64_t)seg * r->mtu >= r->rd_end) {
+        /* not asked for yet: outside the outstanding window */
+        rx_drop(s, p);
+        return;
+    }
+    if ((uint64_t)seg * r->mtu > ch->done || r->rnr ||
+        ch->state != PLDMA_STATE_RUNNING) {
+        pldma_net_cnt(s, PLDMA_NCNT_OOO);
+        /* a response went missing: ask again from it, once per gap */
+        if (!r->rnr && !r->gap && ch->state == PLDMA_STATE_RUNNING) {
+            r->gap = true;
+            trace_pldma_net_go_back(ch->idx, p->node, p->psn, ch->done);
+            pldma_net_send_read_req(ch);
+        }
+        return;
+    }
+    last = ch->done + p->plen == ch->len;
+    if ((!last && p->plen != r->mtu) || ch->done + p->plen > ch->len ||
+        p->plen == 0) {
+        rx_drop(s, p);
+        return;
+    }
+    s->busy = true;
+    a = pldma_rw(s, ch, ch->dst + ch->done, (void *)p->payload, p->plen,
+                 true, &fva);
+    s->busy = false;
+    if (a != PLDMA_ACC_OK) {
+        /* local fault: resolve it, then ask again from here */
+        timer_del(ch->net_timer);
+        r->wait = false;
+        pldma_access_failed(ch, a, fva, true);
+        pldma_update_irq(s);
+        qemu_bh_schedule(s->bh);
+        return;
+    }
+    ch->done += p->plen;
+    ch->cnt_bytes += p->plen;
+    r->gap = false;
+    r->retries = 0;
+    r->rnr_retries = 0;
+    if (ch->done == ch->len) {
+        pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+    } else if (ch->done >= r->rd_end) {
+        pldma_net_send_read_req(ch);        /* the next window */
+    } else {
+        pldma_net_arm(ch, r->rto_us);
+    }
+}

@@ -1,0 +1,253 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine, RoCEv2 headers
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The wire format of the RDMA link (IBTA vol. 1 and annex A17, RoCEv2):
+ * Ethernet / IPv4 / UDP 4791 / BTH [+ RETH] [+ ImmDt] [+ AETH] /
+ * payload / pad / ICRC.  A frame is built from a PLDMAPkt
+ * (pldma_net_tx()) and parsed into one (pldma_net_parse()), which checks
+ * every length against the frame before a byte of it is used.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/bswap.h"
+#include "net/checksum.h"
+#include "net-internal.h"
+#include "trace.h"
+#include <zlib.h>
+
+/* Wire format (IBTA vol. 1, annex A17 RoCEv2) */
+#define ROCE_UDP_PORT       4791
+#define ETH_HDR             14
+#define IP_HDR              20
+#define UDP_HDR             8
+#define BTH_LEN             12
+#define RETH_LEN            16
+#define IMM_LEN             4
+#define AETH_LEN            4
+#define ICRC_LEN            4
+#define HDRS_MAX            (ETH_HDR + IP_HDR + UDP_HDR + BTH_LEN + RETH_LEN + \
+                             IMM_LEN + AETH_LEN)
+#define FRAME_MAX(mtu)      (HDRS_MAX + (mtu) + ICRC_LEN)
+
+/* IB RNR timer codes, in units of 10 us (code 0 is the longest) */
+const uint32_t pldma_net_rnr_timer_10us[32] = {
+    65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
+    256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
+    16384, 24576, 32768, 49152,
+};
+
+static bool op_has_reth(uint8_t op)
+{
+    return op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
+           op == OP_WRITE_ONLY_IMM || op == OP_READ_REQ;
+}
+
+/* ImmDt: SEND Last/Only and RDMA WRITE Last/Only with Immediate */
+static bool op_has_imm(uint8_t op)
+{
+    return op == OP_SEND_LAST_IMM || op == OP_SEND_ONLY_IMM ||
+           op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM;
+}
+
+static bool op_has_aeth(uint8_t op)
+{
+    return op == OP_READ_RESP_FIRST || op == OP_READ_RESP_LAST ||
+           op == OP_READ_RESP_ONLY || op == OP_ACK;
+}
+
+static bool op_has_payload(uint8_t op)
+{
+    return op <= OP_WRITE_ONLY_IMM ||
+           (op >= OP_READ_RESP_FIRST && op <= OP_READ_RESP_ONLY);
+}
+
+/* ICRC: CRC-32 over the packet with the variant fields masked to ones */
+static uint32_t pldma_icrc(const uint8_t *ip, size_t len)
+{
+    static const uint8_t ones[8] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff
+    };
+    uint8_t h[IP_HDR + UDP_HDR + BTH_LEN];
+    uint32_t crc;
+
+    memcpy(h, ip, sizeof(h));
+    h[1] = 0xff;                            /* TOS */
+    h[8] = 0xff;                            /* TTL */
+    h[10] = h[11] = 0xff;                   /* header checksum */
+    h[IP_HDR + 6] = h[IP_HDR + 7] = 0xff;   /* UDP checksum */
+    h[IP_HDR + UDP_HDR + 4] = 0xff;         /* BTH resv8a */
+    crc = crc32(0, ones, sizeof(ones));
+    crc = crc32(crc, h, sizeof(h));
+    return crc32(crc, ip + sizeof(h), len - sizeof(h));
+}
+
+void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
+{
+    uint8_t f[FRAME_MAX(PLDMA_NET_MAX_MTU)];
+    uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR, *q = udp + UDP_HDR;
+    uint32_t pad = (4 - (p->plen & 3)) & 3;
+    size_t l4;
+
+    assert(p->plen <= s->mtu && p->node < PLDMA_NET_MAX_NODES);
+    /* Ethernet: to the MAC the peer last sent from, else broadcast */
+    if (p->qp) {
+        const PLDMAQP *qp = &s->qps[p->qp - 1];
+
+        stl_le_p(f, qp->dest_mac_lo);
+        stw_le_p(f + 4, qp->dest_mac_hi);
+    } else if (s->peer_mac_known[p->node]) {
+        memcpy(f, s->peer_mac[p->node], 6);
+    } else {
+        memset(f, 0xff, 6);
+    }
+    memcpy(f + 6, s->conf->macaddr.a, 6);
+    stw_be_p(f + 12, 0x0800);
+
+    /* BTH */
+    q[0] = p->opcode;
+    q[1] = (p->se ? 0x80 : 0) | pad << 4;   /* SE, M 0, PadCnt, TVer 0 */
+    stw_be_p(q + 2, 0xffff);                /* default P_Key */
+    q[4] = 0;
+    stl_be_p(q + 4, p->qpn & PLDMA_PSN_MASK);     /* resv8a 0, DestQP */
+    stl_be_p(q + 8, (p->ackreq ? 0x80000000U : 0) | (p->psn & PLDMA_PSN_MASK));
+    q += BTH_LEN;
+    if (op_has_reth(p->opcode)) {
+        stq_be_p(q, p->va);
+        stl_be_p(q + 8, p->rkey);
+        stl_be_p(q + 12, p->dmalen);
+        q += RETH_LEN;
+    }
+    if (op_has_imm(p->opcode)) {
+        stl_le_p(q, p->imm);                /* as the descriptor holds it */
+        q += IMM_LEN;
+    }
+    if (op_has_aeth(p->opcode)) {
+        stl_be_p(q, ((uint32_t)p->syndrome << 24) | (p->msn & PLDMA_PSN_MASK));
+        q += AETH_LEN;
+    }
+    if (p->plen) {
+        memcpy(q, p->payload, p->plen);
+        q += p->plen;
+    }
+    memset(q, 0, pad);
+    q += pad;
+    l4 = q + ICRC_LEN - udp;
+
+    /* IPv4: the QP's addresses, or 10.0.0.<node> */
+    ip[0] = 0x45;
+    ip[1] = 0;
+    stw_be_p(ip + 2, IP_HDR + l4);
+    stw_be_p(ip + 4, 0);
+    stw_be_p(ip + 6, 0x4000);               /* DF */
+    ip[8] = 64;
+    ip[9] = 17;
+    stw_be_p(ip + 10, 0);
+    if (p->qp) {
+        stl_be_p(ip + 12, s->net_ip);
+        stl_be_p(ip + 16, s->qps[p->qp - 1].dest_ip);
+    } else {
+        stl_be_p(ip + 12, 0x0a000000U | s->node_id);
+        stl_be_p(ip + 16, 0x0a000000U | p->node);
+    }
+    stw_be_p(ip + 10, net_checksum_finish(net_checksum_add(IP_HDR, ip)));
+    /* UDP, source port fixed per node (no ECMP entropy needed here) */
+    stw_be_p(udp, 0xc000 | s->node_id);
+    stw_be_p(udp + 2, ROCE_UDP_PORT);
+    stw_be_p(udp + 4, l4);
+    stw_be_p(udp + 6, 0);
+    stl_le_p(q, pldma_icrc(ip, q - ip));
+
+    trace_pldma_net_tx(p->node, p->opcode, p->qpn, p->psn, p->ackreq,
+                       p->syndrome, p->plen);
+    pldma_net_send_frame(s, f, q + ICRC_LEN - f);
+}
+
+/* Parse and check a frame; false (counted by the caller) if not for us */
+bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
+                     PLDMAPkt *p)
+{
+    const uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR, *q = udp + UDP_HDR;
+    size_t iplen, l4, hdrs;
+    uint32_t src, dst, w;
+
+    if (size < ETH_HDR + IP_HDR + UDP_HDR + BTH_LEN + ICRC_LEN ||
+        lduw_be_p(f + 12) != 0x0800 || ip[0] != 0x45 || ip[9] != 17) {
+        return false;
+    }
+    iplen = lduw_be_p(ip + 2);
+    if (iplen > size - ETH_HDR || iplen < IP_HDR + UDP_HDR + BTH_LEN +
+        ICRC_LEN || (lduw_be_p(ip + 6) & 0x3fff)) {
+        return false;                       /* truncated, or a fragment */
+    }
+    src = ldl_be_p(ip + 12);
+    dst = ldl_be_p(ip + 16);
+    if (dst != s->net_ip && dst != (0x0a000000U | s->node_id)) {
+        return false;
+    }
+    /* a node-id path sender is 10.0.0.<node> (checked on dispatch) */
+    p->src_ip = src;
+    p->node = (src & 0xffffff00U) == 0x0a000000U ? src & 0xff : 0;
+    if (p->node >= PLDMA_NET_MAX_NODES || p->node == s->node_id) {
+        p->node = 0;
+    }
+    l4 = lduw_be_p(udp + 4);
+    if (lduw_be_p(udp + 2) != ROCE_UDP_PORT || l4 != iplen - IP_HDR) {
+        return false;
+    }
+    if (ldl_le_p(ip + iplen - ICRC_LEN) != pldma_icrc(ip, iplen - ICRC_LEN)) {
+        return false;
+    }
+    p->opcode = q[0];
+    if (p->opcode > OP_ACK || lduw_be_p(q + 2) != 0xffff || (q[1] & 0x0f)) {
+        return false;                       /* not RC SEND/WRITE/READ/ACK */
+    }
+    p->se = q[1] >> 7;
+    p->pad = (q[1] >> 4) & 3;
+    p->qpn = ldl_be_p(q + 4) & PLDMA_PSN_MASK;
+    w = ldl_be_p(q + 8);
+    p->ackreq = w >> 31;
+    p->psn = w & PLDMA_PSN_MASK;
+    hdrs = BTH_LEN;
+    p->has_reth = op_has_reth(p->opcode);
+    p->has_aeth = op_has_aeth(p->opcode);
+    p->has_imm = op_has_imm(p->opcode);
+    if (UDP_HDR + hdrs + (p->has_reth ? RETH_LEN : 0) +
+        (p->has_imm ? IMM_LEN : 0) +
+        (p->has_aeth ? AETH_LEN : 0) + ICRC_LEN > l4) {
+        return false;
+    }
+    q += BTH_LEN;
+    if (p->has_reth) {
+        p->va = ldq_be_p(q);
+        p->rkey = ldl_be_p(q + 8);
+        p->dmalen = ldl_be_p(q + 12);
+        q += RETH_LEN;
+        hdrs += RETH_LEN;
+    }
+    if (p->has_imm) {
+        p->imm = ldl_le_p(q);
+        q += IMM_LEN;
+        hdrs += IMM_LEN;
+    }
+    if (p->has_aeth) {
+        w = ldl_be_p(q);
+        p->syndrome = w >> 24;
+        p->msn = w & PLDMA_PSN_MASK;
+        q += AETH_LEN;
+        hdrs += AETH_LEN;
+    }
+    if (UDP_HDR + hdrs + p->pad + ICRC_LEN > l4) {
+        return false;
+    }
+    p->payload = q;
+    p->plen = l4 - UDP_HDR - hdrs - p->pad - ICRC_LEN;
+    if ((p->plen && !op_has_payload(p->opcode)) || p->plen > s->mtu) {
+        return false;
+    }
+    p->smac = f + 6;
+    return true;
+}

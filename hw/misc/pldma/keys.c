@@ -1,0 +1,191 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine, memory keys
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The memory keys a remote peer names in its requests (R_Key: a 24-bit
+ * generation and the key's index): the staging registers, REGISTER,
+ * REVOKE and the answers to a key's fault record (RESOLVED, FAILED).
+ * The responder checks a key before every access (resp.c).
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/guest-random.h"
+#include "qemu/main-loop.h"
+#include "net-internal.h"
+#include "trace.h"
+
+/*
+ * The generation of a newly registered key: 24 random bits, nonzero and
+ * never the one the index had, so an rkey cannot be guessed from the
+ * last one nor reused after a revoke.
+ */
+static uint32_t pldma_net_key_gen(uint32_t old)
+{
+    uint32_t g;
+
+    qemu_guest_getrandom_nofail(&g, sizeof(g));
+    g &= 0xffffff;
+    if (g == 0 || g == (old & 0xffffff)) {
+        g = ((old & 0xffffff) % 0xffffff) + 1;  /* bounded, no loop */
+    }
+    return g;
+}
+
+static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
+{
+    PLDMAKey *k, *st = &s->key_stage;
+    uint32_t i;
+
+    if (s->key_sel >= PLDMA_NUM_KEYS) {
+        s->key_status = PLDMA_KEY_ST_BAD_INDEX;
+        return;
+    }
+    k = &s->keys[s->key_sel];
+    s->key_status = PLDMA_KEY_ST_OK;
+    switch (cmd) {
+    case PLDMA_KEY_CMD_REGISTER:
+        if (!st->len || st->va + st->len < st->va) {
+            s->key_status = PLDMA_KEY_ST_BAD_RANGE;
+        } else if (!pldma_pasid_reg_valid(s, st->pasid_reg)) {
+            s->key_status = PLDMA_KEY_ST_BAD_PASID;
+        } else if (!st->access || (st->access & ~PLDMA_KEY_ACC_MASK)) {
+            s->key_status = PLDMA_KEY_ST_BAD_ACCESS;
+        } else {
+            k->gen = pldma_net_key_gen(k->gen);
+            k->valid = true;
+            k->pasid_reg = st->pasid_reg;
+            k->va = st->va;
+            k->len = st->len;
+            k->access = st->access;
+            k->fault = false;
+        }
+        break;
+    case PLDMA_KEY_CMD_REVOKE:
+        /* (the generation stays: the next REGISTER takes another one) */
+        k->valid = false;
+        k->fault = false;
+        /* a fault being resolved for it ends: nothing more is written */
+        for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
+            PLDMANetConn *c = &s->conns[i];
+
+            if (c->fault && !c->stalled && !c->fault_recv &&
+                c->fault_key == s->key_sel) {
+                pldma_net_conn_resolved(s, c, false);
+            }
+        }
+        break;
+    case PLDMA_KEY_CMD_RESOLVED:
+    case PLDMA_KEY_CMD_FAILED:
+        k->fault = false;
+        for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
+            PLDMANetConn *c = &s->conns[i];
+
+            if (c->fault && !c->stalled && !c->fault_recv &&
+                c->fault_key == s->key_sel) {
+                pldma_net_conn_resolved(s, c, cmd == PLDMA_KEY_CMD_RESOLVED);
+            }
+        }
+        qemu_bh_schedule(s->bh);
+        break;
+    default:
+        s->key_status = PLDMA_KEY_ST_BAD_CMD;
+        return;
+    }
+    trace_pldma_net_key(s->key_sel, cmd, s->key_status,
+                        k->valid ? PLDMA_RKEY(k->gen, s->key_sel) : 0,
+                        k->va, k->len, k->access);
+}
+
+bool pldma_net_key_read(PLDMACore *s, hwaddr addr, uint64_t *val)
+{
+    PLDMAKey *k;
+
+    switch (addr) {
+    case PLDMA_KEY_SEL:
+        *val = s->key_sel;
+        return true;
+    case PLDMA_KEY_PASID:
+        *val = s->key_stage.pasid_reg;
+        return true;
+    case PLDMA_KEY_VA_LO:
+        *val = (uint32_t)s->key_stage.va;
+        return true;
+    case PLDMA_KEY_VA_HI:
+        *val = s->key_stage.va >> 32;
+        return true;
+    case PLDMA_KEY_LEN_LO:
+        *val = (uint32_t)s->key_stage.len;
+        return true;
+    case PLDMA_KEY_LEN_HI:
+        *val = s->key_stage.len >> 32;
+        return true;
+    case PLDMA_KEY_ACCESS:
+        *val = s->key_stage.access;
+        return true;
+    case PLDMA_KEY_RKEY:
+        k = s->key_sel < PLDMA_NUM_KEYS ? &s->keys[s->key_sel] : NULL;
+        *val = k && k->valid ? PLDMA_RKEY(k->gen, s->key_sel) : 0;
+        return true;
+    case PLDMA_KEY_STATUS:
+        *val = s->key_status;
+        return true;
+    default:
+        return false;
+    }
+}
+
+bool pldma_net_key_write(PLDMACore *s, hwaddr addr, uint32_t val)
+{
+    switch (addr) {
+    case PLDMA_KEY_SEL:
+        s->key_sel = val;
+        return true;
+    case PLDMA_KEY_PASID:
+        s->key_stage.pasid_reg = val;
+        return true;
+    case PLDMA_KEY_VA_LO:
+        s->key_stage.va = deposit64(s->key_stage.va, 0, 32, val);
+        return true;
+    case PLDMA_KEY_VA_HI:
+        s->key_stage.va = deposit64(s->key_stage.va, 32, 32, val);
+        return true;
+    case PLDMA_KEY_LEN_LO:
+        s->key_stage.len = deposit64(s->key_stage.len, 0, 32, val);
+        return true;
+    case PLDMA_KEY_LEN_HI:
+        s->key_stage.len = deposit64(s->key_stage.len, 32, 32, val);
+        return true;
+    case PLDMA_KEY_ACCESS:
+        s->key_stage.access = val;
+        return true;
+    case PLDMA_KEY_CMD:
+        if (!s->nic) {
+            s->key_status = PLDMA_KEY_ST_BAD_CMD;
+            return true;
+        }
+        pldma_key_cmd(s, val);
+        return true;
+    default:
+        return false;
+    }
+}
+
+/*
+ * Keys keep their generation: the next REGISTER of an index takes
+ * another one, so an old rkey stays stale after a reset
+ */
+void pldma_net_keys_reset(PLDMACore *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_NUM_KEYS; i++) {
+        s->keys[i].valid = false;
+        s->keys[i].fault = false;
+    }
+    memset(&s->key_stage, 0, sizeof(s->key_stage));
+    s->key_sel = 0;
+    s->key_status = 0;
+}

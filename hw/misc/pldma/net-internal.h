@@ -1,0 +1,157 @@
+/*
+ * PLDMA's RDMA link: what its files share (net.c, the port; hdr.c,
+ * req.c, comp.c, resp.c, keys.c, recv.c, net-vmstate.c), and nothing
+ * the engine's core needs (that is in pldma-internal.h)
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#ifndef HW_MISC_PLDMA_NET_INTERNAL_H
+#define HW_MISC_PLDMA_NET_INTERNAL_H
+
+#include "pldma-internal.h"
+
+/* RC opcodes (IBA table 38) */
+#define OP_SEND_FIRST       0x00
+#define OP_SEND_MIDDLE      0x01
+#define OP_SEND_LAST        0x02
+#define OP_SEND_LAST_IMM    0x03
+#define OP_SEND_ONLY        0x04
+#define OP_SEND_ONLY_IMM    0x05
+#define OP_WRITE_FIRST      0x06
+#define OP_WRITE_MIDDLE     0x07
+#define OP_WRITE_LAST       0x08
+#define OP_WRITE_LAST_IMM   0x09
+#define OP_WRITE_ONLY       0x0a
+#define OP_WRITE_ONLY_IMM   0x0b
+#define OP_READ_REQ         0x0c
+#define OP_READ_RESP_FIRST  0x0d
+#define OP_READ_RESP_MIDDLE 0x0e
+#define OP_READ_RESP_LAST   0x0f
+#define OP_READ_RESP_ONLY   0x10
+#define OP_ACK              0x11
+
+/* AETH syndrome */
+#define AETH_ACK            0x1f    /* ACK, credit count "invalid" */
+#define AETH_RNR(t)         (0x20 | ((t) & 0x1f))
+#define AETH_NAK_SEQ        0x60
+#define AETH_NAK_INVALID    0x61
+#define AETH_NAK_ACCESS     0x62
+#define AETH_NAK_OPERR      0x63
+#define AETH_KIND(s)        ((s) >> 5)  /* 0 ACK, 1 RNR, 3 NAK */
+
+/* MSN of the responder's "resolved, resend now" ACK */
+#define PLDMA_NET_RESUME_MSN 0xffffffU
+/* PSNs further ahead than this are not a gap but garbage: dropped */
+#define PLDMA_NET_PSN_AHEAD     4096
+
+/* A frame, parsed (rx) or to build (tx) */
+typedef struct PLDMAPkt {
+    uint8_t opcode;
+    bool ackreq;
+    bool se;                /* BTH solicited event */
+    uint8_t pad;
+    uint32_t qpn;
+    uint32_t psn;
+    bool has_reth;
+    uint64_t va;
+    uint32_t rkey;
+    uint32_t dmalen;
+    bool has_imm;
+    uint32_t imm;           /* ImmDt, wire byte order (loaded LE) */
+    bool has_aeth;
+    uint8_t syndrome;
+    uint32_t msn;
+    const uint8_t *payload;
+    uint32_t plen;
+    uint16_t node;          /* node-id path: the sender (rx) or dest (tx) */
+    uint8_t qp;             /* QP path: 1 + index of our QP, 0: node path */
+    uint32_t src_ip;        /* rx: the IPv4 source */
+    const uint8_t *smac;    /* rx: the Ethernet source */
+} PLDMAPkt;
+
+/*
+ * QPNs of the node-id path: a request goes to the responder's QP for the
+ * requester's channel, answers to the channel's own QP (never QP0/QP1,
+ * which carry MADs)
+ */
+#define QPN_REQ(ch)         (0x010000U | (ch))
+#define QPN_RESP(ch)        (0x000100U | (ch))
+#define QPN_CH(qpn)         ((qpn) & 0xffU)
+
+/* Segments in flight, and how often the requester asks for an ACK */
+#define PLDMA_NET_WINDOW        64
+#define PLDMA_NET_ACKREQ_EVERY  16
+
+/* Responder connections: the node-id path's, then one per QP */
+#define PLDMA_NET_NCONNS(s)     (PLDMA_NET_CONNS + (s)->num_qps)
+
+static inline int32_t pldma_net_psn_diff(uint32_t a, uint32_t b)
+{
+    return (int32_t)((a - b) << 8) >> 8;
+}
+
+static inline void pldma_net_cnt(PLDMACore *s, unsigned i)
+{
+    s->net_cnt[i]++;
+}
+
+/* The segments of a message of @len bytes (a message of none has one) */
+static inline uint32_t pldma_net_nsegs(uint32_t mtu, uint32_t len)
+{
+    return len ? DIV_ROUND_UP(len, mtu) : 1;
+}
+
+/* hdr.c: headers, ICRC, frames */
+extern const uint32_t pldma_net_rnr_timer_10us[32];
+void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p);
+bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
+                     PLDMAPkt *p);
+
+/* net.c: the port */
+void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len);
+void pldma_net_qp_drop(PLDMACore *s, const PLDMAPkt *p, const char *why);
+
+/* req.c: the requester */
+void pldma_net_arm(PLDMAChannel *ch, uint64_t us);
+void pldma_net_send_read_req(PLDMAChannel *ch);
+void pldma_net_timer(void *opaque);
+
+/* comp.c: the requester's completer */
+void pldma_net_finish(PLDMAChannel *ch, uint32_t status);
+void pldma_net_rewind(PLDMAChannel *ch, uint64_t off);
+void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p);
+void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p);
+
+/* resp.c: the responder of WRITE and READ */
+uint32_t pldma_net_conn_mtu(PLDMACore *s, const PLDMANetConn *c);
+uint32_t pldma_net_conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c);
+void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                      uint8_t syndrome, uint32_t msn);
+void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                   uint8_t syndrome);
+void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok);
+void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c);
+void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                        uint32_t rch);
+void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                           uint32_t rch);
+void pldma_net_fault_timer(void *opaque);
+
+/* keys.c: memory keys */
+bool pldma_net_key_read(PLDMACore *s, hwaddr addr, uint64_t *val);
+bool pldma_net_key_write(PLDMACore *s, hwaddr addr, uint32_t val);
+void pldma_net_keys_reset(PLDMACore *s);
+
+/* recv.c: the responder of SEND and WRITE with immediate */
+void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                        uint32_t idx);
+bool pldma_recv_imm_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                         uint32_t idx);
+bool pldma_recv_imm_done(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                         uint32_t idx);
+bool pldma_recv_failed(PLDMACore *s, PLDMANetConn *c);
+
+#endif /* HW_MISC_PLDMA_NET_INTERNAL_H */

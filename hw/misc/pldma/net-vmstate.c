@@ -1,0 +1,433 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine, link migration
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The link's state in the migration stream (pldma-core/net) and the
+ * checks of every value of it on load: keys, the node-id path's PSNs,
+ * the responder connections, each channel's requester state.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/error-report.h"
+#include "qemu/timer.h"
+#include "migration/vmstate.h"
+#include "net-internal.h"
+#include "trace.h"
+
+/*
+ * ---- migration ----
+ *
+ * A device with a link migrates with everything that defines its
+ * connections and the messages in flight: keys, the node-id path's PSNs,
+ * the responder connections (expected PSN, MSN, the WRITE, SEND or READ
+ * response stream in progress, a fault being resolved), and each
+ * channel's requester state (PSNs, bytes sent and acknowledged, retry
+ * counters, the retransmit or RNR timer's deadline).  Frames are not:
+ * what the net layer or the socket held when the source stopped is lost,
+ * and so is a frame held back by x-reorder-every.  The requesters resume
+ * from the last acknowledged PSN on the destination (a WRITE or SEND
+ * from its acknowledged bytes, a READ from the responses it has), so the
+ * peer sees retransmissions, which IBA allows, and never a gap it would
+ * take for new data.  Timers are deadlines on QEMU_CLOCK_VIRTUAL, which
+ * migrates: they fire on the destination where they would have fired on
+ * the source.  The stream comes from outside: every value is checked.
+ */
+
+/* Why the requester state of @ch (a remote op past FETCH) is bad, or NULL */
+const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
+{
+    const PLDMANetReq *r = &ch->net;
+
+    if (!s->nic) {
+        return "remote operation without a link";
+    }
+    if (!r->qp && !r->node) {
+        /* decode refused it: nothing was sent, it completes in error */
+        return ch->phase == PLDMA_PHASE_XFER ?
+               "remote transfer without a path" : NULL;
+    }
+    if (r->qp && r->node) {
+        return "remote operation on both a QP and a node";
+    }
+    if (r->qp > s->num_qps || r->node >= PLDMA_NET_MAX_NODES ||
+        (r->node && r->node == s->node_id) ||
+        (!r->qp && pldma_op_qp_only(ch->op))) {
+        return "remote operation's QP or node out of range";
+    }
+    if (r->mtu < 256 || r->mtu > PLDMA_NET_MAX_MTU || !is_power_of_2(r->mtu)) {
+        return "remote operation's MTU out of range";
+    }
+    if ((ch->len == 0 && !pldma_net_zero_len_ok(ch->op, r->qp)) ||
+        ch->len > s->max_transfer ||
+        r->nsegs != pldma_net_nsegs(r->mtu, ch->len)) {
+        return "remote operation's length or segment count";
+    }
+    if (r->psn & ~PLDMA_PSN_MASK || r->end_psn & ~PLDMA_PSN_MASK ||
+        r->end_psn != ((r->psn + r->nsegs) & PLDMA_PSN_MASK) ||
+        r->qp_gen > 0xffff) {
+        return "remote operation's PSN out of range";
+    }
+    if (r->acked > ch->len || r->sent_hw > (uint64_t)ch->len + 1 ||
+        r->rd_end > ch->len ||
+        (r->acked % r->mtu && r->acked != ch->len) ||
+        (ch->done % r->mtu && ch->done != ch->len)) {
+        return "remote operation's sent or acknowledged bytes";
+    }
+    if (r->rto_us == 0 || r->rto_us > 10 * 1000 * 1000 ||
+        r->rnr_us > pldma_net_rnr_timer_10us[0] * 10 ||
+        r->retries > MAX(r->retry_count, s->retry_count) + 1 ||
+        r->retry_count > MAX(7, s->retry_count) ||
+        (r->rnr_retry != UINT32_MAX &&
+         r->rnr_retry > MAX(7, s->rnr_retry))) {
+        return "remote operation's timers or retry counters";
+    }
+    return NULL;
+}
+
+static bool pldma_net_ch_active(const PLDMAChannel *ch)
+{
+    return ch->state != PLDMA_STATE_DISABLED &&
+           ch->phase != PLDMA_PHASE_FETCH && pldma_op_remote(ch->op);
+}
+
+/* Why responder connection @i is bad, or NULL */
+static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
+{
+    const PLDMANetConn *c = &s->conns[i];
+    uint32_t mtu, j;
+    uint64_t total = 0;
+
+    if (c->qp) {
+        const PLDMAQP *qp;
+
+        if (i < PLDMA_NET_CONNS || c->qp != i - PLDMA_NET_CONNS + 1 ||
+            c->qp > s->num_qps) {
+            return "QP index does not match the connection";
+        }
+        qp = &s->qps[c->qp - 1];
+        if (qp->state != PLDMA_QPS_RTR && qp->state != PLDMA_QPS_RTS) {
+            return "connection of a QP that is not connected";
+        }
+        if (qp->path_mtu < PLDMA_MTU_256 || qp->path_mtu > PLDMA_MTU_4096) {
+            return "connection of a QP without a path MTU";
+        }
+    } else if (i >= PLDMA_NET_CONNS &&
+               (c->synced || c->rd_active || c->msg_valid || c->rmsg_valid ||
+                (c->fault && !c->stalled))) {
+        return "QP connection without its QP";
+    }
+    mtu = pldma_net_conn_mtu(s, c);
+    if ((c->epsn | c->fault_psn | c->msg_psn | c->rd_psn | c->rd_first_psn |
+         c->rmsg_psn | c->msn) & ~PLDMA_PSN_MASK) {
+        return "PSN or MSN beyond 24 bits";
+    }
+    if (c->fault_key >= PLDMA_NUM_KEYS || (c->stalled && !c->fault) ||
+        (c->fault_recv && (!c->fault || !c->qp)) || (c->rd_hold && !c->fault)) {
+        return "fault state";
+    }
+    if (c->fault && c->stalled &&
+        (!s->ops->stall_is_pending || !s->ops->stall_is_pending(s, c->stag))) {
+        return "stalled on a transaction the SMMU does not hold";
+    }
+    if (c->msg_valid && c->msg_nsegs != pldma_net_nsegs(mtu, c->msg_len)) {
+        return "WRITE message's length or segment count";
+    }
+    if (c->msg_nak && AETH_KIND(c->msg_nak) != 3) {
+        return "WRITE message's NAK";
+    }
+    if (c->rd_active && (c->rd_off > c->rd_len || c->rd_stop > c->rd_len ||
+                         (!c->qp && c->rd_stop - MIN(c->rd_stop, c->rd_off) >
+                          (uint64_t)PLDMA_NET_WINDOW * mtu) ||
+                         c->rd_len > s->max_transfer)) {
+        return "READ response stream beyond its request or window";
+    }
+    if (c->rwqe_nsge > PLDMA_RWQE_MAX_SGE) {
+        return "receive WQE with too many scatter entries";
+    }
+    if (c->rdo_next >= PLDMA_NET_RD_ORIG) {
+        return "READ resources";
+    }
+    for (j = 0; j < PLDMA_NET_RD_ORIG; j++) {
+        if ((c->rdo_len[j] && !c->qp) || c->rdo_psn[j] & ~PLDMA_PSN_MASK ||
+            c->rdo_len[j] > s->max_transfer) {
+            return "READ resources";
+        }
+    }
+    for (j = 0; j < c->rwqe_nsge; j++) {
+        total += c->rwqe_len[j];
+    }
+    if ((c->rmsg_valid || c->imm_wqe) &&
+        (!c->qp || total != c->rwqe_total || c->rmsg_off > c->rwqe_total)) {
+        return "receive WQE's length";
+    }
+    return NULL;
+}
+
+/* A deadline no later than @max_ns from now (a stream cannot park us) */
+static int64_t pldma_net_deadline(int64_t deadline, int64_t max_ns)
+{
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+
+    return deadline > now + max_ns ? now + max_ns : deadline;
+}
+
+static int pldma_net_post_load(void *opaque, int version_id)
+{
+    PLDMACore *s = opaque;
+    int64_t fault_ns = (int64_t)s->resp_fault_ms * SCALE_MS;
+    int64_t next = INT64_MAX;
+    const char *why;
+    uint32_t i;
+
+    if (!s->nic) {
+        error_report("pldma: migrated link state for a device without one");
+        return -EINVAL;
+    }
+    for (i = 0; i < PLDMA_NUM_KEYS; i++) {
+        PLDMAKey *k = &s->keys[i];
+
+        if (k->gen > 0xffffff || k->access & ~PLDMA_KEY_ACC_MASK ||
+            (k->valid && (k->len == 0 || k->va + k->len < k->va ||
+                          !pldma_pasid_reg_valid(s, k->pasid_reg)))) {
+            error_report("pldma: migrated key %u rejected (gen 0x%x "
+                         "va 0x%" PRIx64 " len 0x%" PRIx64 ")", i, k->gen,
+                         k->va, k->len);
+            return -EINVAL;
+        }
+        if (k->fault) {
+            k->fault_deadline = pldma_net_deadline(k->fault_deadline,
+                                                   fault_ns);
+            next = MIN(next, k->fault_deadline);
+        }
+    }
+    for (i = 0; i < PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS; i++) {
+        if (s->psn_next[i] & ~PLDMA_PSN_MASK) {
+            error_report("pldma: migrated PSN 0x%x of path %u rejected",
+                         s->psn_next[i], i);
+            return -EINVAL;
+        }
+    }
+    for (i = 0; i < PLDMA_NET_CONNS + PLDMA_MAX_QPS; i++) {
+        PLDMANetConn *c = &s->conns[i];
+
+        why = pldma_net_conn_check(s, i);
+        if (why) {
+            error_report("pldma: migrated connection %u rejected: %s "
+                         "(qp %u epsn 0x%x)", i, why, c->qp, c->epsn);
+            return -EINVAL;
+        }
+        if (c->fault && !c->stalled && c->fault_recv) {
+            c->fault_deadline = pldma_net_deadline(c->fault_deadline,
+                                                   fault_ns);
+            next = MIN(next, c->fault_deadline);
+        }
+    }
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        PLDMAChannel *ch = &s->ch[i];
+        PLDMANetReq *r = &ch->net;
+
+        if (!pldma_net_ch_active(ch) || i >= s->num_channels) {
+            /* (a local op or none: no requester state to keep) */
+            memset(r, 0, sizeof(*r));
+            timer_del(ch->net_timer);
+            continue;
+        }
+        why = pldma_net_ch_check(s, ch);
+        if (why) {
+            error_report("pldma: migrated channel %u's remote operation "
+                         "rejected: %s (qp %u node %u psn 0x%x)", i, why,
+                         r->qp, r->node, r->psn);
+            return -EINVAL;
+        }
+        r->txq = false;
+        if (timer_pending(ch->net_timer)) {
+            timer_mod(ch->net_timer,
+                      pldma_net_deadline(timer_expire_time_ns(ch->net_timer),
+                                         (int64_t)(r->rnr ? r->rnr_us
+                                                          : r->rto_us) *
+                                         SCALE_US));
+        }
+        if (ch->state == PLDMA_STATE_RUNNING &&
+            ch->phase == PLDMA_PHASE_XFER && !r->rnr && (r->qp || r->node)) {
+            /*
+             * What the source sent and the peer has not acknowledged may
+             * be lost: go on from the last acknowledged PSN, as after a
+             * retransmit timeout, but without counting a try.  An RNR
+             * wait is the peer's to end: its timer or a resume.
+             */
+            trace_pldma_net_migrated(i, r->qp, r->psn, r->acked, ch->done);
+            if (pldma_op_sends(ch->op)) {
+                ch->done = MIN(r->acked, ch->len);
+            }
+            ch->done = MIN(ch->done, ch->len);
+            r->wait = false;
+        }
+    }
+    /* frames held back or waiting in the net layer are gone: resent */
+    g_free(s->held);
+    s->held = NULL;
+    s->held_len = 0;
+    s->tx_blocked = false;
+    s->in_rx = false;
+    s->resp_conn = NULL;
+    s->resp.s = s;
+    s->resp.idx = PLDMA_FR_CH_REMOTE;
+    s->resp.state = PLDMA_STATE_DISABLED;
+    if (fault_ns && next != INT64_MAX) {
+        timer_mod_ns(s->fault_timer, next);
+    } else {
+        timer_del(s->fault_timer);
+    }
+    return 0;
+}
+
+static const VMStateDescription vmstate_pldma_key = {
+    .name = "pldma-key",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(gen, PLDMAKey),
+        VMSTATE_BOOL(valid, PLDMAKey),
+        VMSTATE_UINT32(pasid_reg, PLDMAKey),
+        VMSTATE_UINT64(va, PLDMAKey),
+        VMSTATE_UINT64(len, PLDMAKey),
+        VMSTATE_UINT32(access, PLDMAKey),
+        VMSTATE_BOOL(fault, PLDMAKey),
+        VMSTATE_INT64(fault_deadline, PLDMAKey),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static const VMStateDescription vmstate_pldma_conn = {
+    .name = "pldma-conn",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(qp, PLDMANetConn),
+        VMSTATE_BOOL(synced, PLDMANetConn),
+        VMSTATE_UINT32(epsn, PLDMANetConn),
+        VMSTATE_UINT32(msn, PLDMANetConn),
+        VMSTATE_BOOL(nak_seq, PLDMANetConn),
+        VMSTATE_BOOL(fault, PLDMANetConn),
+        VMSTATE_BOOL(stalled, PLDMANetConn),
+        VMSTATE_UINT16(stag, PLDMANetConn),
+        VMSTATE_UINT8(fault_key, PLDMANetConn),
+        VMSTATE_UINT32(fault_psn, PLDMANetConn),
+        VMSTATE_INT64(fault_deadline, PLDMANetConn),
+        VMSTATE_BOOL(fault_recv, PLDMANetConn),
+        VMSTATE_BOOL(rd_hold, PLDMANetConn),
+        VMSTATE_BOOL(msg_valid, PLDMANetConn),
+        VMSTATE_UINT32(msg_psn, PLDMANetConn),
+        VMSTATE_UINT32(msg_nsegs, PLDMANetConn),
+        VMSTATE_UINT64(msg_va, PLDMANetConn),
+        VMSTATE_UINT32(msg_len, PLDMANetConn),
+        VMSTATE_UINT32(msg_rkey, PLDMANetConn),
+        VMSTATE_UINT8(msg_nak, PLDMANetConn),
+        VMSTATE_BOOL(rd_active, PLDMANetConn),
+        VMSTATE_UINT32(rd_psn, PLDMANetConn),
+        VMSTATE_UINT32(rd_first_psn, PLDMANetConn),
+        VMSTATE_UINT64(rd_va, PLDMANetConn),
+        VMSTATE_UINT32(rd_len, PLDMANetConn),
+        VMSTATE_UINT32(rd_off, PLDMANetConn),
+        VMSTATE_UINT32(rd_stop, PLDMANetConn),
+        VMSTATE_UINT32(rd_rkey, PLDMANetConn),
+        VMSTATE_BOOL(rmsg_valid, PLDMANetConn),
+        VMSTATE_BOOL(imm_wqe, PLDMANetConn),
+        VMSTATE_UINT32(rmsg_psn, PLDMANetConn),
+        VMSTATE_UINT32(rmsg_off, PLDMANetConn),
+        VMSTATE_UINT64(rwqe_id, PLDMANetConn),
+        VMSTATE_UINT64(rwqe_total, PLDMANetConn),
+        VMSTATE_UINT32(rwqe_nsge, PLDMANetConn),
+        VMSTATE_UINT64_ARRAY(rwqe_addr, PLDMANetConn, PLDMA_RWQE_MAX_SGE),
+        VMSTATE_UINT32_ARRAY(rwqe_len, PLDMANetConn, PLDMA_RWQE_MAX_SGE),
+        VMSTATE_BOOL(rq_rnr, PLDMANetConn),
+        VMSTATE_UINT32_ARRAY(rdo_psn, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT64_ARRAY(rdo_va, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT32_ARRAY(rdo_len, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT32_ARRAY(rdo_rkey, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT8(rdo_next, PLDMANetConn),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+/* A channel's requester state (PLDMAChannel.net) and its timer */
+static const VMStateDescription vmstate_pldma_ch_net = {
+    .name = "pldma-ch-net",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT16(net.node, PLDMAChannel),
+        VMSTATE_UINT8(net.qp, PLDMAChannel),
+        VMSTATE_UINT32(net.psn, PLDMAChannel),
+        VMSTATE_UINT32(net.qp_gen, PLDMAChannel),
+        VMSTATE_UINT32(net.nsegs, PLDMAChannel),
+        VMSTATE_UINT32(net.end_psn, PLDMAChannel),
+        VMSTATE_UINT32(net.rkey, PLDMAChannel),
+        VMSTATE_UINT64(net.rva, PLDMAChannel),
+        VMSTATE_UINT64(net.acked, PLDMAChannel),
+        VMSTATE_UINT64(net.sent_hw, PLDMAChannel),
+        VMSTATE_UINT64(net.rd_end, PLDMAChannel),
+        VMSTATE_UINT32(net.retries, PLDMAChannel),
+        VMSTATE_UINT32(net.rnr_retries, PLDMAChannel),
+        VMSTATE_BOOL(net.wait, PLDMAChannel),
+        VMSTATE_BOOL(net.rnr, PLDMAChannel),
+        VMSTATE_BOOL(net.gap, PLDMAChannel),
+        VMSTATE_UINT32(net.rnr_us, PLDMAChannel),
+        VMSTATE_UINT32(net.mtu, PLDMAChannel),
+        VMSTATE_UINT32(net.rto_us, PLDMAChannel),
+        VMSTATE_UINT32(net.retry_count, PLDMAChannel),
+        VMSTATE_UINT32(net.rnr_retry, PLDMAChannel),
+        VMSTATE_BOOL(net.ok, PLDMAChannel),
+        VMSTATE_UINT32(net.imm, PLDMAChannel),
+        VMSTATE_BOOL(net.se, PLDMAChannel),
+        VMSTATE_TIMER_PTR(net_timer, PLDMAChannel),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static bool pldma_net_needed(void *opaque)
+{
+    PLDMACore *s = opaque;
+
+    return s->nic != NULL;
+}
+
+/* After pldma-core/qps and pldma-core/cqs, whose state it checks against */
+const VMStateDescription vmstate_pldma_net = {
+    .name = "pldma-core/net",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_net_needed,
+    .post_load = pldma_net_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT_ARRAY(ch, PLDMACore, PLDMA_MAX_CHANNELS, 1,
+                             vmstate_pldma_ch_net, PLDMAChannel),
+        VMSTATE_UINT32(net_ip, PLDMACore),
+        VMSTATE_UINT32(key_sel, PLDMACore),
+        VMSTATE_UINT32(key_status, PLDMACore),
+        VMSTATE_STRUCT(key_stage, PLDMACore, 1, vmstate_pldma_key, PLDMAKey),
+        VMSTATE_STRUCT_ARRAY(keys, PLDMACore, PLDMA_NUM_KEYS, 1,
+                             vmstate_pldma_key, PLDMAKey),
+        {
+            .name = "psn_next",
+            .num = PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS,
+            .info = &vmstate_info_uint32,
+            .size = sizeof(uint32_t),
+            .flags = VMS_ARRAY | VMS_POINTER,
+            .offset = offsetof(PLDMACore, psn_next),
+        },
+        VMSTATE_UINT8_2DARRAY(peer_mac, PLDMACore, PLDMA_NET_MAX_NODES, 6),
+        VMSTATE_BOOL_ARRAY(peer_mac_known, PLDMACore, PLDMA_NET_MAX_NODES),
+        VMSTATE_STRUCT_VARRAY_POINTER_KNOWN(conns, PLDMACore,
+                                            PLDMA_NET_CONNS + PLDMA_MAX_QPS,
+                                            1, vmstate_pldma_conn,
+                                            PLDMANetConn),
+        VMSTATE_UINT32_ARRAY(net_cnt, PLDMACore, PLDMA_NCNT_NUM),
+        VMSTATE_UINT32(tx_seq, PLDMACore),
+        VMSTATE_UINT64(x_rng, PLDMACore),
+        VMSTATE_END_OF_LIST()
+    }
+};

@@ -1,0 +1,335 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine, RDMA requester
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The requester of a remote operation (RDMA WRITE, WRITE with immediate,
+ * READ, SEND), as IB's RC requester: the remote part of a descriptor
+ * (node-id path or a QP's send queue), the segments of a message within
+ * the window of PLDMA_NET_WINDOW unacknowledged ones, READ requests a
+ * window at a time, and the retransmit and RNR timer.  Faults on the
+ * source of a WRITE or SEND take the channel's local fault path.  The
+ * answers are the completer's (comp.c).
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/bswap.h"
+#include "qemu/timer.h"
+#include "net-internal.h"
+#include "trace.h"
+
+/*
+ * A message of no bytes: one packet without payload (IBA 9.4: a
+ * zero-length SEND consumes a receive WQE; a zero-length RDMA WRITE
+ * needs no valid R_Key or VA, C9-88).  On a QP, for SEND and WRITE (with
+ * or without immediate); a zero-length READ is not supported.
+ */
+bool pldma_net_zero_len_ok(uint8_t op, uint32_t qp)
+{
+    return qp && op != PLDMA_OP_RDMA_READ;
+}
+
+void pldma_net_arm(PLDMAChannel *ch, uint64_t us)
+{
+    timer_mod(ch->net_timer,
+              qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + us * SCALE_US);
+}
+
+/* IB local ACK timeout: 4.096 us << code; 0 (infinite) takes the device's */
+static uint32_t qp_rto_us(PLDMACore *s, uint32_t code)
+{
+    return code ? MIN((4096ULL << code) / 1000, 10ULL * 1000 * 1000)
+                : s->rto_us;
+}
+
+/* A descriptor on the send queue of @qp: its path, PSN and timers */
+static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp,
+                                    uint16_t node)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+    uint32_t t = qp->timers;
+
+    if (qp->state == PLDMA_QPS_ERR) {
+        return PLDMA_ST_FLUSHED;    /* flushed: never sent (no PSN used) */
+    }
+    if (node != 0 || qp->state != PLDMA_QPS_RTS) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: node %u on "
+                      "the send queue of a QP in state %u\n", ch->idx,
+                      ch->head, node, qp->state);
+        return PLDMA_ST_BAD_NODE;
+    }
+    r->qp = qp - s->qps + 1;
+    r->qp_gen = qp->gen;
+    r->psn = qp->sq_psn;
+    r->mtu = PLDMA_MTU_BYTES(qp->path_mtu);
+    r->rto_us = qp_rto_us(s, PLDMA_QPT_TIMEOUT(t));
+    r->retry_count = PLDMA_QPT_RETRY_CNT(t);
+    r->rnr_retry = PLDMA_QPT_RNR_RETRY(t) == 7 ? UINT32_MAX
+                                                : PLDMA_QPT_RNR_RETRY(t);
+    return 0;
+}
+
+uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+    uint16_t node = lduw_le_p(d + PLDMA_DESC_NODE);
+    PLDMAQP *qp = pldma_qp_of_sq(s, ch->idx);
+    uint32_t st;
+
+    memset(r, 0, sizeof(*r));
+    if (qp) {
+        st = pldma_net_decode_qp(ch, qp, node);
+        if (st) {
+            memset(r, 0, sizeof(*r));
+            return st;
+        }
+    } else if (pldma_op_qp_only(ch->op)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: opcode 0x%x "
+                      "on a channel that is no QP's send queue\n", ch->idx,
+                      ch->head, ch->op);
+        return PLDMA_ST_BAD_OPCODE;
+    } else if (!s->nic || node == 0 || node >= PLDMA_NET_MAX_NODES ||
+               node == s->node_id) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: no node %u "
+                      "to reach\n", ch->idx, ch->head, node);
+        return PLDMA_ST_BAD_NODE;
+    }
+    /* (a SEND has no remote address: REMOTE_VA and RKEY are not used) */
+    if (ch->op != PLDMA_OP_SEND && ch->op != PLDMA_OP_SEND_IMM) {
+        r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
+    }
+    if ((ch->len == 0 && !pldma_net_zero_len_ok(ch->op, r->qp)) ||
+        ch->len > s->max_transfer || r->rva + ch->len < r->rva ||
+        (pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||
+        (ch->op == PLDMA_OP_RDMA_READ && ch->dst + ch->len < ch->dst)) {
+        memset(r, 0, sizeof(*r));   /* nothing sent: the QP's PSN stays */
+        return PLDMA_ST_BAD_LENGTH;
+    }
+    if (!qp) {
+        r->node = node;
+        r->psn = s->psn_next[ch->idx * PLDMA_NET_MAX_NODES + node];
+        r->mtu = s->mtu;
+        r->rto_us = s->rto_us;
+        r->retry_count = s->retry_count;
+        r->rnr_retry = s->rnr_retry;
+    }
+    r->rkey = ldl_le_p(d + PLDMA_DESC_RKEY);
+    if (pldma_op_has_imm(ch->op)) {
+        r->imm = ldl_le_p(d + PLDMA_DESC_IMM);
+    }
+    r->se = (ch->dflags & PLDMA_DF_SOLICITED) && pldma_op_qp_only(ch->op);
+    r->nsegs = pldma_net_nsegs(r->mtu, ch->len);
+    r->end_psn = (r->psn + r->nsegs) & PLDMA_PSN_MASK;
+    return 0;
+}
+
+void pldma_net_send_read_req(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+    uint32_t seg = ch->done / r->mtu;
+    PLDMAPkt p = {
+        .opcode = OP_READ_REQ, .ackreq = true,
+        .qpn = r->qp ? s->qps[r->qp - 1].dest_qpn : QPN_REQ(ch->idx),
+        .psn = (r->psn + seg) & PLDMA_PSN_MASK, .node = r->node,
+        .rkey = r->rkey,
+        .qp = r->qp,
+    };
+
+    /*
+     * Responses land where the segments do: restart on a segment.  One
+     * request asks for at most PLDMA_NET_WINDOW responses, as a WRITE
+     * keeps at most that many segments unacknowledged: the next request
+     * goes out when they are in.  A message of any size then never floods
+     * the link (and the peer's queue) with responses, and a request asked
+     * again after a loss stays close to the responder's expected PSN.
+     */
+    ch->done = (uint64_t)seg * r->mtu;
+    p.va = r->rva + ch->done;
+    if (r->qp && ch->done < r->rd_end) {
+        /*
+         * Asked again inside the window (a loss, an RNR, a local fault):
+         * a QP's responder answers a repeated READ only when it is the
+         * original or a subset (IBA 9.7.5.1.2; rxe drops the rest), and
+         * its expected PSN is already past the window.  Ask for what is
+         * missing of the original, so that the next window's request
+         * carries the PSN the responder expects.  The responses of the
+         * stream asked before that still arrive are not a new gap: a
+         * standard responder serves every duplicate whole, so asking
+         * again for each of them would multiply the stream (a lost
+         * request is the timer's).
+         */
+        p.dmalen = r->rd_end - ch->done;
+        r->gap = true;
+    } else {
+        p.dmalen = MIN(ch->len - ch->done,
+                       (uint64_t)PLDMA_NET_WINDOW * r->mtu);
+        r->rd_end = ch->done + p.dmalen;
+    }
+    if (ch->done < r->sent_hw) {
+        pldma_net_cnt(s, PLDMA_NCNT_RETX_SEGS);
+    }
+    r->sent_hw = MAX(r->sent_hw, ch->done + 1);
+    pldma_net_tx(s, &p);
+    r->wait = true;
+    pldma_net_arm(ch, r->rto_us);
+}
+
+/* The link takes no frame now: wait for pldma_net_sent() (or the timer) */
+static void pldma_net_tx_wait(PLDMAChannel *ch)
+{
+    ch->net.txq = true;
+    ch->net.wait = true;
+    if (!timer_pending(ch->net_timer)) {
+        pldma_net_arm(ch, ch->net.rto_us);
+    }
+}
+
+/* The opcode of a segment of a WRITE, WRITE with immediate or SEND */
+static uint8_t req_opcode(uint8_t op, bool first, bool last)
+{
+    bool imm = pldma_op_has_imm(op);
+
+    if (op == PLDMA_OP_SEND || op == PLDMA_OP_SEND_IMM) {
+        return first ? (last ? (imm ? OP_SEND_ONLY_IMM : OP_SEND_ONLY)
+                             : OP_SEND_FIRST)
+                     : (last ? (imm ? OP_SEND_LAST_IMM : OP_SEND_LAST)
+                             : OP_SEND_MIDDLE);
+    }
+    return first ? (last ? (imm ? OP_WRITE_ONLY_IMM : OP_WRITE_ONLY)
+                         : OP_WRITE_FIRST)
+                 : (last ? (imm ? OP_WRITE_LAST_IMM : OP_WRITE_LAST)
+                         : OP_WRITE_MIDDLE);
+}
+
+/*
+ * PHASE_XFER of a remote op: send what the window allows.  Returns false
+ * when the channel has to wait (window full, everything sent, a local
+ * fault), true when the descriptor is complete.
+ */
+bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+    uint8_t buf[PLDMA_NET_MAX_MTU];
+
+    if (r->qp && (s->qps[r->qp - 1].gen != r->qp_gen ||
+                  s->qps[r->qp - 1].state != PLDMA_QPS_RTS)) {
+        /* the QP left RTS (modified to ERR or RESET): flushed */
+        pldma_net_finish(ch, PLDMA_ST_REMOTE_ERROR);
+        return true;
+    }
+    if (r->wait || r->rnr) {
+        /*
+         * Waiting for the network.  A timer that expired while the channel
+         * was parked on a local fault (FAULTED, STALLED) was ignored: arm
+         * it again, or nothing would ever wake the channel.
+         */
+        if (!timer_pending(ch->net_timer)) {
+            pldma_net_arm(ch, r->rnr ? r->rnr_us : r->rto_us);
+        }
+        return false;
+    }
+    if (ch->op == PLDMA_OP_RDMA_READ) {
+        if (ch->done >= ch->len) {
+            pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+            return true;
+        }
+        if (s->tx_blocked) {
+            pldma_net_tx_wait(ch);
+            return false;
+        }
+        pldma_net_send_read_req(ch);
+        return false;
+    }
+    /* (a zero-length message: one packet, sent again after a rewind) */
+    while (ch->done < ch->len || ch->len == 0) {
+        uint32_t seg = ch->done / r->mtu;
+        uint32_t n = MIN(r->mtu, ch->len - ch->done);
+        bool first = seg == 0, last = ch->done + n == ch->len;
+        uint64_t fva;
+        PLDMAAccess a;
+        PLDMAPkt p = {
+            .qpn = r->qp ? s->qps[r->qp - 1].dest_qpn : QPN_REQ(ch->idx),
+            .psn = (r->psn + seg) & PLDMA_PSN_MASK,
+            .payload = buf, .plen = n, .node = r->node, .qp = r->qp,
+        };
+
+        if (ch->done >= r->acked &&
+            ch->done - r->acked >= (uint64_t)PLDMA_NET_WINDOW * r->mtu) {
+            r->wait = true;
+            return false;
+        }
+        if (*budget == 0) {
+            return false;
+        }
+        if (s->tx_blocked) {
+            pldma_net_tx_wait(ch);
+            return false;
+        }
+        a = n ? pldma_rw(s, ch, ch->src + ch->done, buf, n, false, &fva)
+              : PLDMA_ACC_OK;
+        if (a != PLDMA_ACC_OK) {
+            /* a local fault: the channel's own path, then go on here */
+            pldma_access_failed(ch, a, fva, false);
+            return false;
+        }
+        p.opcode = req_opcode(ch->op, first, last);
+        if (last && pldma_op_has_imm(ch->op)) {
+            p.imm = r->imm;
+        }
+        p.se = last && r->se;
+        if (first) {
+            p.va = r->rva;
+            p.rkey = r->rkey;
+            p.dmalen = ch->len;
+        }
+        p.ackreq = last || (seg + 1) % PLDMA_NET_ACKREQ_EVERY == 0;
+        if (ch->done < r->sent_hw) {
+            pldma_net_cnt(s, PLDMA_NCNT_RETX_SEGS);
+            s->net_cnt[PLDMA_NCNT_RETX_BYTES] += n;
+        }
+        pldma_net_tx(s, &p);
+        if (!timer_pending(ch->net_timer)) {
+            pldma_net_arm(ch, r->rto_us);
+        }
+        ch->done += n;
+        r->sent_hw = MAX(r->sent_hw, ch->done);
+        *budget -= MIN(*budget, n);
+        if (ch->len == 0) {
+            break;
+        }
+    }
+    r->wait = true;         /* everything sent: the last ACK completes it */
+    return false;
+}
+
+void pldma_net_timer(void *opaque)
+{
+    PLDMAChannel *ch = opaque;
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+
+    if (ch->state != PLDMA_STATE_RUNNING || ch->phase != PLDMA_PHASE_XFER ||
+        !pldma_op_remote(ch->op)) {
+        return;
+    }
+    if (r->rnr) {
+        trace_pldma_net_rnr_expired(ch->idx, r->node, ch->done);
+        pldma_net_rewind(ch, ch->done);
+        return;
+    }
+    pldma_net_cnt(s, PLDMA_NCNT_TIMEOUTS);
+    if (++r->retries > r->retry_count) {
+        trace_pldma_net_gave_up(ch->idx, r->node, r->retries);
+        pldma_net_finish(ch, PLDMA_ST_REMOTE_TIMEOUT);
+        return;
+    }
+    trace_pldma_net_timeout(ch->idx, r->node, r->retries, r->acked);
+    pldma_net_rewind(ch, pldma_op_sends(ch->op) ? r->acked : ch->done);
+}

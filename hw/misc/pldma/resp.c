@@ -1,0 +1,837 @@
+/*
+ * PLDMA: page-fault-tolerant virtual-address DMA engine, RDMA responder
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ *
+ * The responder of RDMA WRITE and READ requests (SEND and WRITE with
+ * immediate take their receive WQEs in recv.c), per connection: the
+ * node-id path's (requester node, channel) or a QP.  The expected PSN,
+ * duplicates answered again, the key checked (index, generation, access,
+ * range, PD) before a byte is touched, the responder's DMA, ACKs and
+ * NAKs with the AETH MSN, READ response streams from the bottom half.
+ * A fault on a WRITE destination or a READ source is answered with an
+ * RNR NAK at the faulting PSN (a held stream inside a READ's responses)
+ * and resolved by the responder's mode: an SMMU stall the OS resumes, or
+ * a fault record (PLDMA_FR_F_REMOTE) that the driver answers with
+ * KEY_CMD_RESOLVED, bounded by resp-fault-timeout.
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "net-internal.h"
+#include "trace.h"
+
+static PLDMAQP *conn_qp(PLDMACore *s, const PLDMANetConn *c)
+{
+    return c->qp ? &s->qps[c->qp - 1] : NULL;
+}
+
+/* Payload bytes per segment of a connection: its QP's path MTU */
+uint32_t pldma_net_conn_mtu(PLDMACore *s, const PLDMANetConn *c)
+{
+    return c->qp ? PLDMA_MTU_BYTES(s->qps[c->qp - 1].path_mtu) : s->mtu;
+}
+
+/* The RNR timer code the responder sends: its QP's minimum RNR timer */
+uint32_t pldma_net_conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c)
+{
+    return c->qp ? PLDMA_QPT_MIN_RNR_TIMER(s->qps[c->qp - 1].timers)
+                 : s->rnr_timer;
+}
+
+/* For traces: the node (0 on a QP) and the channel or QP index */
+static uint16_t conn_node(PLDMACore *s, const PLDMANetConn *c)
+{
+    uint32_t i = c - s->conns;
+
+    return i < PLDMA_NET_CONNS ? i / PLDMA_MAX_CHANNELS : 0;
+}
+
+static uint32_t conn_ch(PLDMACore *s, const PLDMANetConn *c)
+{
+    uint32_t i = c - s->conns;
+
+    return i < PLDMA_NET_CONNS ? i % PLDMA_MAX_CHANNELS : i - PLDMA_NET_CONNS;
+}
+
+/* Fill in where an answer of connection @c goes: its QP's peer, or node */
+static void conn_dest(PLDMACore *s, const PLDMANetConn *c, PLDMAPkt *p)
+{
+    if (c->qp) {
+        p->qp = c->qp;
+        p->qpn = s->qps[c->qp - 1].dest_qpn;
+    } else {
+        p->node = conn_node(s, c);
+        p->qpn = QPN_RESP(conn_ch(s, c));
+    }
+}
+
+/*
+ * An ACK or NAK of connection @c.  On a QP the AETH MSN is the count of
+ * messages the responder completed (IBA C9-147/148); the node-id path
+ * sends 0, or @msn for its "resolved, resend now".
+ */
+void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                      uint8_t syndrome, uint32_t msn)
+{
+    PLDMAPkt p = {
+        .opcode = OP_ACK, .psn = psn & PLDMA_PSN_MASK,
+        .syndrome = syndrome, .msn = c->qp ? c->msn : msn,
+    };
+
+    conn_dest(s, c, &p);
+
+    switch (syndrome) {
+    case AETH_NAK_SEQ:
+        pldma_net_cnt(s, PLDMA_NCNT_NAK_TX_SEQ);
+        break;
+    case AETH_NAK_ACCESS:
+        pldma_net_cnt(s, PLDMA_NCNT_NAK_TX_ACCESS);
+        break;
+    case AETH_NAK_INVALID:
+        pldma_net_cnt(s, PLDMA_NCNT_NAK_TX_INVALID);
+        break;
+    case AETH_NAK_OPERR:
+        pldma_net_cnt(s, PLDMA_NCNT_NAK_TX_OPERR);
+        break;
+    default:
+        pldma_net_cnt(s, AETH_KIND(syndrome) == 1 ? PLDMA_NCNT_NAK_TX_RNR
+                                                  : PLDMA_NCNT_ACK_TX);
+        break;
+    }
+    pldma_net_tx(s, &p);
+}
+
+/*
+ * A NAK that ends a request (remote access, invalid request, remote
+ * operational error).  On a QP the responder then expects the PSN it
+ * refused: a refused request (WRITE First, READ) moves nothing, one
+ * refused in the middle ends its message there, and a request without a
+ * valid key never moves the connection.  The requester's QP goes to ERR
+ * on such a NAK (pldma_net_rx_ack(), as IBA and Linux rxe have it).
+ */
+void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                   uint8_t syndrome)
+{
+    if (c->qp) {
+        c->epsn = psn & PLDMA_PSN_MASK;
+        c->msg_valid = false;
+        c->msg_nak = 0;
+        c->rd_active = false;
+        /* a SEND in progress ends; its receive WQE stays posted */
+        c->rmsg_valid = false;
+        c->imm_wqe = false;
+        /*
+         * The NAK names the PSN expected: the segments of the refused
+         * message that follow get no sequence NAK on top of it (a lost
+         * NAK comes again when the requester resends that PSN)
+         */
+        c->nak_seq = true;
+    }
+    pldma_net_answer(s, c, psn, syndrome, 0);
+}
+
+/*
+ * A WRITE refused after its First was taken: the node-id path skips the
+ * rest of the message (and replays the NAK to its duplicates)
+ */
+static void pldma_net_msg_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                              uint8_t syndrome)
+{
+    if (!c->qp) {
+        c->msg_nak = syndrome;
+        c->epsn = (c->msg_psn + c->msg_nsegs) & PLDMA_PSN_MASK;
+    }
+    pldma_net_nak(s, c, psn, syndrome);
+}
+
+/*
+ * Check an access of connection @c to [va, va + len) with @rkey; 0 or a
+ * NAK syndrome.  Through a QP the key must be of the QP's PD and the QP's
+ * access flags must allow the access too.
+ */
+static uint8_t pldma_net_check_key(PLDMACore *s, PLDMANetConn *c,
+                                   uint32_t rkey, uint64_t va,
+                                   uint64_t len, uint32_t access)
+{
+    uint32_t idx = PLDMA_RKEY_INDEX(rkey);
+    PLDMAQP *qp = conn_qp(s, c);
+    PLDMAKey *k;
+
+    if (idx >= PLDMA_NUM_KEYS) {
+        return AETH_NAK_ACCESS;
+    }
+    k = &s->keys[idx];
+    if (!k->valid || (k->gen & 0xffffff) != PLDMA_RKEY_GEN(rkey) ||
+        !(k->access & access) || va < k->va || len > k->len ||
+        va - k->va > k->len - len) {
+        return AETH_NAK_ACCESS;
+    }
+    if (qp && (k->pasid_reg != qp->pd || !(qp->access & access))) {
+        return AETH_NAK_ACCESS;
+    }
+    return 0;
+}
+
+/*
+ * A reported responder fault of connection @c (a key's, or a receive
+ * WQE's) waits at most resp-fault-timeout for its answer: arm the timer
+ */
+void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c)
+{
+    c->fault_deadline = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                        (int64_t)s->resp_fault_ms * SCALE_MS;
+    if (s->fault_timer && s->resp_fault_ms) {
+        timer_mod_anticipate_ns(s->fault_timer, c->fault_deadline);
+    }
+}
+
+/*
+ * Access the memory of key @rkey for connection @c.  On a fault the
+ * connection waits for its resolution: a stall the SMMU resumes, or a fault
+ * record the driver answers with KEY_CMD_RESOLVED.  While a key's record
+ * is unanswered, every access through that key waits for the same answer
+ * (no second record); other keys are not held up.  A fault that nobody
+ * can resolve (not stalled, and no record could be posted: the fault
+ * queue is off or full) is PLDMA_ACC_BUSERR: the message ends with NAK
+ * remote operational error instead of RNR NAKs without end.
+ */
+static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
+                                     uint32_t rkey, uint64_t va, void *buf,
+                                     uint32_t len, bool is_write,
+                                     uint32_t msg_off, uint32_t msg_len)
+{
+    PLDMAKey *k = &s->keys[PLDMA_RKEY_INDEX(rkey)];
+    PLDMAChannel *rc = &s->resp;
+    bool busy = s->busy;
+    uint64_t fva;
+    PLDMAAccess a;
+
+    if (k->fault) {
+        c->fault = true;
+        c->fault_key = PLDMA_RKEY_INDEX(rkey);
+        c->stalled = false;
+        c->fault_deadline = k->fault_deadline;
+        trace_pldma_net_resp_key_wait((uint32_t)(c - s->conns), rkey);
+        return PLDMA_ACC_FAULT;
+    }
+    rc->pasid_reg = k->pasid_reg;
+    rc->state = PLDMA_STATE_RUNNING;
+    s->resp_conn = c;
+    s->busy = true;
+    a = pldma_rw(s, rc, va, buf, len, is_write, &fva);
+    s->busy = busy;
+    s->resp_conn = NULL;
+    rc->state = PLDMA_STATE_DISABLED;
+    if (a == PLDMA_ACC_OK || a == PLDMA_ACC_BUSERR) {
+        return a;
+    }
+    pldma_net_cnt(s, PLDMA_NCNT_RX_FAULTS);
+    c->fault = true;
+    c->fault_key = PLDMA_RKEY_INDEX(rkey);
+    c->stalled = a == PLDMA_ACC_STALLED;
+    c->stag = rc->stag;
+    trace_pldma_net_resp_fault((uint32_t)(c - s->conns), rkey, fva, is_write,
+                               c->stalled);
+    if (!c->stalled) {
+        /*
+         * Report it: a fault record in the queue, as a channel's (in
+         * stall mode too, when the SMMU did not stall it)
+         */
+        rc->idx = PLDMA_FR_CH_REMOTE;
+        rc->fault_info = PLDMA_FR_F_REMOTE | (is_write ? PLDMA_FR_F_WRITE : 0);
+        rc->fault_va = fva;
+        rc->fault_desc = rkey;
+        rc->fault_done = msg_off;
+        rc->len = msg_len;
+        if (!pldma_post_fault(s, rc)) {
+            c->fault = false;
+            trace_pldma_net_resp_unresolvable((uint32_t)(c - s->conns), rkey,
+                                              fva);
+            pldma_update_irq(s);
+            return PLDMA_ACC_BUSERR;
+        }
+        pldma_net_fault_arm(s, c);
+        k->fault = true;
+        k->fault_deadline = c->fault_deadline;
+        pldma_update_irq(s);
+    }
+    return a;
+}
+
+/*
+ * A new message ahead of the faulted one on the node-id path: its
+ * requester gave the faulted message up (RNR retries, a CANCEL).  A fault
+ * reported on a key lets the connection go: the key keeps waiting for its
+ * answer (or its bound), the connection serves other keys.  A stall, or a
+ * receive WQE's fault, stays with the connection.  A QP's requester
+ * never skips a message: its faults are bounded in time instead.
+ */
+static bool conn_fault_detach(PLDMACore *s, PLDMANetConn *c,
+                              const PLDMAPkt *p)
+{
+    if (c->qp || c->stalled || c->fault_recv ||
+        (c->msg_valid &&
+         pldma_net_psn_diff(p->psn, c->msg_psn) < (int32_t)c->msg_nsegs &&
+         pldma_net_psn_diff(p->psn, c->msg_psn) >= 0)) {
+        return false;
+    }
+    trace_pldma_net_fault_detached(conn_node(s, c), conn_ch(s, c),
+                                   c->fault_key, p->psn);
+    c->fault = false;
+    c->rd_hold = false;
+    c->rd_active = false;
+    return true;
+}
+
+void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
+                        const PLDMAPkt *p, uint32_t rch)
+{
+    uint32_t mtu = pldma_net_conn_mtu(s, c);
+    uint8_t op = p->opcode;
+    bool first = op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
+                 op == OP_WRITE_ONLY_IMM;
+    bool last = op == OP_WRITE_LAST || op == OP_WRITE_ONLY ||
+                op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM;
+    uint64_t off;
+    uint8_t nak;
+    PLDMAAccess a;
+    int32_t d = pldma_net_psn_diff(p->psn, c->epsn);
+
+    if (!c->synced && first) {
+        /* the first message since our reset: its PSN is the expected one */
+        d = 0;
+    }
+    if (d < 0) {
+        /* a duplicate: answer again, it may have been our answer lost */
+        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
+        if (!p->ackreq && !last) {
+            return;
+        }
+        if (c->msg_valid && c->msg_nak &&
+            pldma_net_psn_diff(p->psn, c->msg_psn) >= 0) {
+            pldma_net_answer(s, c, c->msg_psn, c->msg_nak, 0);
+        } else {
+            pldma_net_answer(s, c, c->epsn - 1, AETH_ACK, 0);
+        }
+        return;
+    }
+    /*
+     * Far ahead: garbage, unless it starts a new message, which may follow
+     * a long message the requester abandoned (any PSN ahead of ours).  A
+     * QP takes only the expected PSN: its requester never skips one.
+     */
+    if (c->qp && d > PLDMA_NET_PSN_AHEAD) {
+        pldma_net_qp_drop(s, p, "PSN outside the window");
+        return;
+    }
+    if (d > PLDMA_NET_PSN_AHEAD && !first) {
+        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
+        return;
+    }
+    if (c->fault && d > 0 && first && conn_fault_detach(s, c, p)) {
+        /* its requester gave the faulted message up: this one goes on */
+    } else if (c->fault) {
+        /* not ready yet: the same answer as the first time */
+        pldma_net_cnt(s, PLDMA_NCNT_OOO);
+        if (d == 0) {
+            pldma_net_answer(s, c, c->epsn,
+                             AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+        }
+        return;
+    }
+    /* a new message may start ahead: its requester gave up on the last */
+    if (d > 0 && (c->qp || !(first && (!c->msg_valid ||
+                                       pldma_net_psn_diff(p->psn, c->msg_psn) >=
+                                       (int32_t)c->msg_nsegs)))) {
+        pldma_net_cnt(s, PLDMA_NCNT_OOO);
+        if (!c->nak_seq) {
+            c->nak_seq = true;
+            pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ, 0);
+        }
+        return;
+    }
+    if (first) {
+        /*
+         * A zero-length WRITE (a QP's) needs no valid R_Key or VA (IBA
+         * C9-88): nothing is accessed
+         */
+        nak = (p->dmalen == 0 && !c->qp) || p->dmalen > s->max_transfer ||
+              (op == OP_WRITE_ONLY || op == OP_WRITE_ONLY_IMM) !=
+              (p->dmalen <= mtu) || c->rmsg_valid   /* a SEND unfinished */
+              ? AETH_NAK_INVALID
+              : p->dmalen == 0 ? 0
+              : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
+                                    PLDMA_KEY_ACC_WRITE);
+        if (nak) {
+            /*
+             * Refused before anything moves: not the expected PSN, not
+             * the message that duplicates are answered for.  A request
+             * without a valid key must not change a connection that a
+             * peer with the key uses; the refused message's other
+             * segments are ahead of the expected PSN and dropped.
+             */
+            trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
+                                    p->dmalen, nak);
+            pldma_net_nak(s, c, p->psn, nak);
+            return;
+        }
+        c->msg_valid = true;
+        c->msg_psn = p->psn;
+        c->msg_va = p->va;
+        c->msg_len = p->dmalen;
+        c->msg_rkey = p->rkey;
+        c->msg_nsegs = pldma_net_nsegs(mtu, p->dmalen);
+        c->msg_nak = 0;
+        c->epsn = p->psn;
+        if (!c->synced) {
+            trace_pldma_net_conn_sync(p->node, rch, p->psn);
+            c->synced = true;
+        }
+    } else if (!c->msg_valid || c->msg_nak ||
+               pldma_net_psn_diff(p->psn, c->msg_psn) < 0 ||
+               pldma_net_psn_diff(p->psn, c->msg_psn) >=
+               (int32_t)c->msg_nsegs) {
+        /*
+         * Not a segment of the current message: no message, a refused
+         * one, or a PSN outside it, also before its First (an expected
+         * PSN that went round the 24-bit space): refused, nothing moves
+         */
+        trace_pldma_net_refused(p->node, rch, p->psn, 0, 0, p->plen,
+                                AETH_NAK_INVALID);
+        pldma_net_nak(s, c, p->psn, AETH_NAK_INVALID);
+        return;
+    }
+    off = (uint64_t)pldma_net_psn_diff(p->psn, c->msg_psn) * mtu;
+    if (off + p->plen > c->msg_len || (!last && p->plen != mtu) ||
+        (last && off + p->plen != c->msg_len)) {
+        pldma_net_msg_nak(s, c, p->psn, AETH_NAK_INVALID);
+        return;
+    }
+    /* the key, again: it may have been revoked since the first segment */
+    nak = p->plen ? pldma_net_check_key(s, c, c->msg_rkey, c->msg_va + off,
+                                        p->plen, PLDMA_KEY_ACC_WRITE) : 0;
+    if (nak) {
+        pldma_net_msg_nak(s, c, p->psn, nak);
+        return;
+    }
+    /* WRITE with immediate: its Last/Only needs a receive WQE (recv.c) */
+    if (p->has_imm && !pldma_recv_imm_take(s, c, p, rch)) {
+        return;
+    }
+    a = p->plen ? pldma_net_resp_rw(s, c, c->msg_rkey, c->msg_va + off,
+                                    (void *)p->payload, p->plen, true, off,
+                                    c->msg_len)
+                : PLDMA_ACC_OK;
+    if (a == PLDMA_ACC_BUSERR) {
+        pldma_net_msg_nak(s, c, p->psn, AETH_NAK_OPERR);
+        return;
+    }
+    if (a != PLDMA_ACC_OK) {
+        /*
+         * Drop it; the requester resends from this segment.  On a QP the
+         * RNR NAK names the expected PSN as a sequence NAK would: the
+         * segments in flight behind it are dropped without a sequence NAK
+         * on top (to rxe that means "resend now", ending its RNR wait)
+         */
+        c->fault_psn = p->psn;
+        if (c->qp) {
+            c->nak_seq = true;
+        }
+        pldma_net_answer(s, c, p->psn,
+                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+        return;
+    }
+    c->epsn = (p->psn + 1) & PLDMA_PSN_MASK;
+    c->nak_seq = false;
+    if (last) {
+        c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
+    }
+    /* ... and its CQE; no answer if the QP went to ERR (its CQ failed) */
+    if (p->has_imm && !pldma_recv_imm_done(s, c, p, rch)) {
+        return;
+    }
+    if (p->ackreq || last) {
+        pldma_net_answer(s, c, p->psn, AETH_ACK, 0);
+    }
+}
+
+/*
+ * A QP's duplicate READ request @p repeats one it took: one of the READs
+ * remembered whose PSNs hold @p's, with the same R_Key, and @p's range is
+ * the original's or a part of it (IBA 9.7.5.1.x; Linux rxe's responder,
+ * duplicate_request(), drops any other silently).  It is then served
+ * from its own PSN, VA and length.
+ */
+static bool pldma_net_rd_dup_ok(PLDMACore *s, const PLDMANetConn *c,
+                                const PLDMAPkt *p)
+{
+    uint32_t mtu = pldma_net_conn_mtu(s, c), i, k;
+
+    for (i = 0; i < PLDMA_NET_RD_ORIG; i++) {
+        int32_t seg;
+
+        /* the newest first */
+        k = (c->rdo_next + PLDMA_NET_RD_ORIG - 1 - i) % PLDMA_NET_RD_ORIG;
+        seg = pldma_net_psn_diff(p->psn, c->rdo_psn[k]);
+        if (!c->rdo_len[k] || seg < 0 ||
+            seg >= (int32_t)pldma_net_nsegs(mtu, c->rdo_len[k])) {
+            continue;
+        }
+        return p->rkey == c->rdo_rkey[k] && p->va >= c->rdo_va[k] &&
+               p->dmalen <= c->rdo_len[k] &&
+               p->va - c->rdo_va[k] <= c->rdo_len[k] - p->dmalen;
+    }
+    return false;
+}
+
+void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
+                           const PLDMAPkt *p, uint32_t rch)
+{
+    int32_t d = pldma_net_psn_diff(p->psn, c->epsn);
+    uint8_t nak;
+
+    if (!c->synced) {
+        d = 0;          /* the first request since our reset */
+    }
+    if (c->qp && d < 0 && !pldma_net_rd_dup_ok(s, c, p)) {
+        /* not a repeat of a READ taken, or more than it: dropped */
+        pldma_net_qp_drop(s, p, "duplicate READ beyond the original");
+        return;
+    }
+    /* the node-id path: an old duplicate */
+    if (!c->qp && d < -PLDMA_NET_PSN_AHEAD) {
+        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
+        return;
+    }
+    if (c->fault && c->rd_hold && d < 0) {
+        /*
+         * The requester asks again for (the rest of) the READ whose
+         * response stream is held: serve that request once the fault is
+         * resolved, and say nothing now (no RNR inside a READ's responses)
+         */
+    } else if (c->fault && d > 0 && !c->qp && conn_fault_detach(s, c, p)) {
+        /* its requester gave the faulted message up: this one goes on */
+    } else if (c->fault && !(c->qp && d > 0)) {
+        pldma_net_cnt(s, PLDMA_NCNT_OOO);
+        pldma_net_answer(s, c, p->psn,
+                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+        return;
+    }
+    if (d < 0) {
+        /* answered again: reads are idempotent */
+        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
+    } else if (d > PLDMA_NET_PSN_AHEAD && c->qp) {
+        pldma_net_qp_drop(s, p, "PSN outside the window");
+        return;
+    } else if (d > 0 && c->qp) {
+        /* a QP takes the expected PSN only: a sequence NAK, nothing moves */
+        pldma_net_cnt(s, PLDMA_NCNT_OOO);
+        if (!c->nak_seq) {
+            c->nak_seq = true;
+            pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ, 0);
+        }
+        return;
+    } else if (d > 0) {
+        /* a new message, the last abandoned */
+        pldma_net_cnt(s, PLDMA_NCNT_OOO);
+    }
+    nak = p->dmalen == 0 || p->dmalen > s->max_transfer ? AETH_NAK_INVALID
+          : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
+                                PLDMA_KEY_ACC_READ);
+    if (nak) {
+        trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
+                                p->dmalen, nak);
+        /* refused: nothing moves, neither epsn nor a READ being served */
+        if (c->qp) {
+            pldma_net_nak(s, c, p->psn, nak);
+        } else {
+            pldma_net_answer(s, c, p->psn, nak, 0);
+        }
+        return;
+    }
+    if (!c->synced) {
+        trace_pldma_net_conn_sync(p->node, rch, p->psn);
+        c->synced = true;
+    }
+    c->rd_active = true;
+    c->rd_first_psn = p->psn;
+    c->rd_psn = p->psn;
+    c->rd_va = p->va;
+    c->rd_len = p->dmalen;
+    c->rd_off = 0;
+    c->rd_rkey = p->rkey;
+    /*
+     * A QP's READ is served whole, as IBA has it: a standard requester
+     * (Linux rxe) asks for the rest of a shortened READ only when its
+     * retransmit timer fires.  The request came from the QP's peer (its
+     * IP, the QPN's generation, a PSN in the window) with a key that
+     * allows the READ, the responses go to the QP's DEST_MAC, never to a
+     * frame's source, and the bottom half sends them within its budget,
+     * in turn with the local channels.  The node-id path, which anyone on
+     * the link can address, sends at most a window per request, as our
+     * requester asks: one frame there must not make us send a gigabyte.
+     */
+    c->rd_stop = c->qp ? p->dmalen
+                       : MIN(p->dmalen, (uint64_t)PLDMA_NET_WINDOW *
+                                        pldma_net_conn_mtu(s, c));
+    if (c->rd_stop < c->rd_len) {
+        trace_pldma_net_read_window(p->node, rch, p->psn, p->dmalen,
+                                    c->rd_stop);
+    }
+    if (d >= 0) {
+        c->epsn = (p->psn + pldma_net_nsegs(pldma_net_conn_mtu(s, c),
+                                            p->dmalen)) & PLDMA_PSN_MASK;
+        c->nak_seq = false;
+        c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
+        if (c->qp) {
+            /* the original its duplicates are checked against */
+            c->rdo_psn[c->rdo_next] = p->psn;
+            c->rdo_va[c->rdo_next] = p->va;
+            c->rdo_len[c->rdo_next] = p->dmalen;
+            c->rdo_rkey[c->rdo_next] = p->rkey;
+            c->rdo_next = (c->rdo_next + 1) % PLDMA_NET_RD_ORIG;
+        }
+    }
+    qemu_bh_schedule(s->bh);
+}
+
+/* Send READ responses, from the bottom half, within @budget bytes */
+bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
+{
+    uint8_t buf[PLDMA_NET_MAX_MTU];
+    bool more = false;
+    uint32_t i;
+
+    if (!s->nic) {
+        return false;
+    }
+    for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
+        PLDMANetConn *c = &s->conns[i];
+
+        while (c->rd_active && !c->fault && *budget && !s->tx_blocked) {
+            uint32_t n = MIN(pldma_net_conn_mtu(s, c), c->rd_len - c->rd_off);
+            bool first = c->rd_off == 0, last = c->rd_off + n == c->rd_len;
+            PLDMAPkt p = {
+                .psn = c->rd_psn, .payload = buf, .plen = n,
+                .syndrome = AETH_ACK, .msn = c->qp ? c->msn : 0,
+            };
+            PLDMAAccess a;
+
+            conn_dest(s, c, &p);
+            if (pldma_net_check_key(s, c, c->rd_rkey, c->rd_va + c->rd_off, n,
+                                    PLDMA_KEY_ACC_READ)) {
+                c->rd_active = false;           /* revoked meanwhile */
+                pldma_net_nak(s, c, c->rd_psn, AETH_NAK_ACCESS);
+                break;
+            }
+            a = pldma_net_resp_rw(s, c, c->rd_rkey, c->rd_va + c->rd_off,
+                                  buf, n, false, c->rd_off, c->rd_len);
+            if (a == PLDMA_ACC_BUSERR) {
+                c->rd_active = false;
+                pldma_net_nak(s, c, c->rd_psn, AETH_NAK_OPERR);
+                break;
+            }
+            if (a != PLDMA_ACC_OK && first) {
+                /*
+                 * Before the first response: an RNR NAK of the request,
+                 * whose requester asks again from its start
+                 */
+                c->rd_active = false;
+                c->fault_psn = c->rd_psn;
+                pldma_net_answer(s, c, c->rd_psn,
+                                 AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+                break;
+            }
+            if (a != PLDMA_ACC_OK) {
+                /*
+                 * Inside the response stream, where an RC requester takes
+                 * no RNR NAK (Linux rxe's completer ends the QP): hold the
+                 * stream, go on from this response when the fault is
+                 * resolved.  A requester that times out meanwhile asks
+                 * again for the rest, which is served then.
+                 */
+                c->rd_hold = true;
+                c->fault_psn = c->rd_psn;
+                trace_pldma_net_read_held(conn_node(s, c), conn_ch(s, c),
+                                          c->rd_psn, c->rd_off);
+                break;
+            }
+            p.opcode = first ? (last ? OP_READ_RESP_ONLY : OP_READ_RESP_FIRST)
+                             : (last ? OP_READ_RESP_LAST
+                                     : OP_READ_RESP_MIDDLE);
+            pldma_net_tx(s, &p);
+            c->rd_off += n;
+            c->rd_psn = (c->rd_psn + 1) & PLDMA_PSN_MASK;
+            *budget -= MIN(*budget, n);
+            if (last || c->rd_off >= c->rd_stop) {
+                c->rd_active = false;
+            }
+        }
+        more |= c->rd_active && !c->fault && !s->tx_blocked;
+    }
+    return more;
+}
+
+/* The fault of connection @c is resolved: let its requester go on */
+void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
+{
+    bool recv = c->fault_recv;
+
+    trace_pldma_net_resolved(conn_node(s, c), conn_ch(s, c), c->epsn, ok);
+    c->fault = false;
+    c->stalled = false;
+    c->fault_recv = false;
+    if (c->rd_hold) {
+        c->rd_hold = false;
+        if (ok) {
+            /* the held READ response stream goes on (pldma_net_bh) */
+            qemu_bh_schedule(s->bh);
+            return;
+        }
+    }
+    if (!ok) {
+        /* a receive WQE's buffer: the WQE completes in error (recv.c) */
+        if (recv && !pldma_recv_failed(s, c)) {
+            return;             /* its QP went to ERR: nothing to answer */
+        }
+        /* the OS could not make the page present: end the message */
+        if (c->qp) {
+            pldma_net_nak(s, c, c->fault_psn, AETH_NAK_OPERR);
+            return;
+        }
+        c->msg_nak = AETH_NAK_OPERR;
+        c->rd_active = false;
+        pldma_net_answer(s, c, c->epsn, AETH_NAK_OPERR, 0);
+        return;
+    }
+    if (s->rnr_resume) {
+        /*
+         * The PSN before the one that faulted.  On a READ the expected
+         * PSN is past the whole request already, and an ACK of the READ's
+         * own PSN would tell a standard requester (Linux rxe) that the
+         * READ is done: it completes it with none of the data.
+         */
+        pldma_net_cnt(s, PLDMA_NCNT_RESUME_TX);
+        pldma_net_answer(s, c, (c->qp ? c->fault_psn : c->epsn) - 1,
+                         AETH_ACK, PLDMA_NET_RESUME_MSN);
+    }
+}
+
+/*
+ * The bound of reported responder faults (resp-fault-timeout): a key's
+ * fault record, or a receive WQE's, that is still unanswered ends as if
+ * the driver had answered FAILED: the connections waiting for it NAK
+ * their message (remote operational error), so the requester completes
+ * it in error instead of RNR NAKs without end; a later answer finds
+ * nothing to resolve.  Stalls are the SMMU's and the OS's to end.
+ */
+void pldma_net_fault_timer(void *opaque)
+{
+    PLDMACore *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), next = INT64_MAX;
+    uint32_t i, j;
+
+    if (!s->conns) {
+        return;
+    }
+    for (i = 0; i < PLDMA_NUM_KEYS; i++) {
+        PLDMAKey *k = &s->keys[i];
+
+        if (!k->fault) {
+            continue;
+        }
+        if (k->fault_deadline > now) {
+            next = MIN(next, k->fault_deadline);
+            continue;
+        }
+        trace_pldma_net_fault_expired(i, 0);
+        k->fault = false;
+        for (j = 0; j < PLDMA_NET_NCONNS(s); j++) {
+            PLDMANetConn *c = &s->conns[j];
+
+            if (c->fault && !c->stalled && !c->fault_recv &&
+                c->fault_key == i) {
+                pldma_net_conn_resolved(s, c, false);
+            }
+        }
+    }
+    for (j = 0; j < PLDMA_NET_NCONNS(s); j++) {
+        PLDMANetConn *c = &s->conns[j];
+
+        if (!c->fault || c->stalled || !c->fault_recv) {
+            continue;
+        }
+        if (c->fault_deadline > now) {
+            next = MIN(next, c->fault_deadline);
+            continue;
+        }
+        trace_pldma_net_fault_expired(j, 1);
+        pldma_net_conn_resolved(s, c, false);
+    }
+    if (next != INT64_MAX) {
+        timer_mod_ns(s->fault_timer, next);
+    }
+    pldma_update_irq(s);
+    qemu_bh_schedule(s->bh);
+}
+
+bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp)
+{
+    uint32_t i;
+
+    if (!s->nic) {
+        return false;
+    }
+    for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
+        PLDMANetConn *c = &s->conns[i];
+
+        if (c->fault && c->stalled && c->stag == stag) {
+            pldma_net_conn_resolved(s, c, resp == SMMU_STALL_RETRY);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* QP @idx enters RTR: its responder expects RQ_PSN, nothing else */
+void pldma_net_qp_connect(PLDMACore *s, uint32_t idx)
+{
+    PLDMANetConn *c = &s->conns[PLDMA_NET_CONNS + idx];
+
+    pldma_net_qp_clear(s, idx);
+    c->qp = idx + 1;
+    c->synced = true;
+    c->epsn = s->qps[idx].rq_psn & PLDMA_PSN_MASK;
+    trace_pldma_net_conn_sync(0, idx, c->epsn);
+}
+
+/*
+ * QP @idx leaves RTR/RTS (to ERR or RESET): its responder forgets the
+ * message and READ in progress.  A fault being resolved stays marked
+ * until its resolution arrives (a stall the SMMU holds); it answers
+ * nothing then, since the QP no longer sends.
+ */
+void pldma_net_qp_clear(PLDMACore *s, uint32_t idx)
+{
+    PLDMANetConn *c;
+
+    if (!s->conns) {
+        return;
+    }
+    c = &s->conns[PLDMA_NET_CONNS + idx];
+    if (c->fault && c->stalled) {
+        bool st = c->stalled;
+        uint16_t stag = c->stag;
+
+        memset(c, 0, sizeof(*c));
+        c->fault = true;
+        c->stalled = st;
+        c->stag = stag;
+    } else {
+        memset(c, 0, sizeof(*c));
+    }
+}

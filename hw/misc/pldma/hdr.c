@@ -40,30 +40,97 @@ const uint32_t pldma_net_rnr_timer_10us[32] = {
     16384, 24576, 32768, 49152,
 };
 
-static bool op_has_reth(uint8_t op)
-{
-    return op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
-           op == OP_WRITE_ONLY_IMM || op == OP_READ_REQ;
-}
+#define HDR(e)              (BTH_LEN + (e))
 
-/* ImmDt: SEND Last/Only and RDMA WRITE Last/Only with Immediate */
-static bool op_has_imm(uint8_t op)
-{
-    return op == OP_SEND_LAST_IMM || op == OP_SEND_ONLY_IMM ||
-           op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM;
-}
-
-static bool op_has_aeth(uint8_t op)
-{
-    return op == OP_READ_RESP_FIRST || op == OP_READ_RESP_LAST ||
-           op == OP_READ_RESP_ONLY || op == OP_ACK;
-}
-
-static bool op_has_payload(uint8_t op)
-{
-    return op <= OP_WRITE_ONLY_IMM ||
-           (op >= OP_READ_RESP_FIRST && op <= OP_READ_RESP_ONLY);
-}
+/*
+ * The RC opcodes (IBA table 38): per BTH opcode its name, what it is,
+ * which headers follow the BTH, whether it carries a payload, and its
+ * header length (BTH and the extended headers).  Opcodes beyond OP_ACK
+ * are not RC SEND, WRITE, READ or Acknowledge: the link drops them.
+ */
+const PLDMANetOpcode pldma_net_opcode[PLDMA_NET_NUM_OPCODES] = {
+    [OP_SEND_FIRST] = {
+        "SEND First", PLDMA_NET_F_REQ | PLDMA_NET_F_SEND |
+        PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_FIRST, HDR(0),
+    },
+    [OP_SEND_MIDDLE] = {
+        "SEND Middle", PLDMA_NET_F_REQ | PLDMA_NET_F_SEND |
+        PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_MIDDLE, HDR(0),
+    },
+    [OP_SEND_LAST] = {
+        "SEND Last", PLDMA_NET_F_REQ | PLDMA_NET_F_SEND |
+        PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_LAST, HDR(0),
+    },
+    [OP_SEND_LAST_IMM] = {
+        "SEND Last with Immediate", PLDMA_NET_F_REQ | PLDMA_NET_F_SEND |
+        PLDMA_NET_F_IMMDT | PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_LAST,
+        HDR(IMM_LEN),
+    },
+    [OP_SEND_ONLY] = {
+        "SEND Only", PLDMA_NET_F_REQ | PLDMA_NET_F_SEND |
+        PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_ONLY, HDR(0),
+    },
+    [OP_SEND_ONLY_IMM] = {
+        "SEND Only with Immediate", PLDMA_NET_F_REQ | PLDMA_NET_F_SEND |
+        PLDMA_NET_F_IMMDT | PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_ONLY,
+        HDR(IMM_LEN),
+    },
+    [OP_WRITE_FIRST] = {
+        "RDMA WRITE First", PLDMA_NET_F_REQ | PLDMA_NET_F_WRITE |
+        PLDMA_NET_F_RETH | PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_FIRST,
+        HDR(RETH_LEN),
+    },
+    [OP_WRITE_MIDDLE] = {
+        "RDMA WRITE Middle", PLDMA_NET_F_REQ | PLDMA_NET_F_WRITE |
+        PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_MIDDLE, HDR(0),
+    },
+    [OP_WRITE_LAST] = {
+        "RDMA WRITE Last", PLDMA_NET_F_REQ | PLDMA_NET_F_WRITE |
+        PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_LAST, HDR(0),
+    },
+    [OP_WRITE_LAST_IMM] = {
+        "RDMA WRITE Last with Immediate", PLDMA_NET_F_REQ |
+        PLDMA_NET_F_WRITE | PLDMA_NET_F_IMMDT | PLDMA_NET_F_PAYLOAD |
+        PLDMA_NET_F_LAST, HDR(IMM_LEN),
+    },
+    [OP_WRITE_ONLY] = {
+        "RDMA WRITE Only", PLDMA_NET_F_REQ | PLDMA_NET_F_WRITE |
+        PLDMA_NET_F_RETH | PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_ONLY,
+        HDR(RETH_LEN),
+    },
+    [OP_WRITE_ONLY_IMM] = {
+        "RDMA WRITE Only with Immediate", PLDMA_NET_F_REQ |
+        PLDMA_NET_F_WRITE | PLDMA_NET_F_RETH | PLDMA_NET_F_IMMDT |
+        PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_ONLY, HDR(RETH_LEN + IMM_LEN),
+    },
+    [OP_READ_REQ] = {
+        "RDMA READ Request", PLDMA_NET_F_REQ | PLDMA_NET_F_READ |
+        PLDMA_NET_F_RETH | PLDMA_NET_F_ONLY, HDR(RETH_LEN),
+    },
+    [OP_READ_RESP_FIRST] = {
+        "RDMA READ Response First", PLDMA_NET_F_RESP | PLDMA_NET_F_READ |
+        PLDMA_NET_F_AETH | PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_FIRST,
+        HDR(AETH_LEN),
+    },
+    [OP_READ_RESP_MIDDLE] = {
+        "RDMA READ Response Middle", PLDMA_NET_F_RESP | PLDMA_NET_F_READ |
+        PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_MIDDLE, HDR(0),
+    },
+    [OP_READ_RESP_LAST] = {
+        "RDMA READ Response Last", PLDMA_NET_F_RESP | PLDMA_NET_F_READ |
+        PLDMA_NET_F_AETH | PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_LAST,
+        HDR(AETH_LEN),
+    },
+    [OP_READ_RESP_ONLY] = {
+        "RDMA READ Response Only", PLDMA_NET_F_RESP | PLDMA_NET_F_READ |
+        PLDMA_NET_F_AETH | PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_ONLY,
+        HDR(AETH_LEN),
+    },
+    [OP_ACK] = {
+        "Acknowledge", PLDMA_NET_F_ACK | PLDMA_NET_F_AETH |
+        PLDMA_NET_F_ONLY, HDR(AETH_LEN),
+    },
+};
 
 /* ICRC: CRC-32 over the packet with the variant fields masked to ones */
 static uint32_t pldma_icrc(const uint8_t *ip, size_t len)
@@ -90,6 +157,7 @@ void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     uint8_t f[FRAME_MAX(PLDMA_NET_MAX_MTU)];
     uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR, *q = udp + UDP_HDR;
     uint32_t pad = (4 - (p->plen & 3)) & 3;
+    uint32_t fl = pldma_net_op_flags(p->opcode);
     size_t l4;
 
     assert(p->plen <= s->mtu && p->node < PLDMA_NET_MAX_NODES);
@@ -115,17 +183,17 @@ void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     stl_be_p(q + 4, p->qpn & PLDMA_PSN_MASK);     /* resv8a 0, DestQP */
     stl_be_p(q + 8, (p->ackreq ? 0x80000000U : 0) | (p->psn & PLDMA_PSN_MASK));
     q += BTH_LEN;
-    if (op_has_reth(p->opcode)) {
+    if (fl & PLDMA_NET_F_RETH) {
         stq_be_p(q, p->va);
         stl_be_p(q + 8, p->rkey);
         stl_be_p(q + 12, p->dmalen);
         q += RETH_LEN;
     }
-    if (op_has_imm(p->opcode)) {
+    if (fl & PLDMA_NET_F_IMMDT) {
         stl_le_p(q, p->imm);                /* as the descriptor holds it */
         q += IMM_LEN;
     }
-    if (op_has_aeth(p->opcode)) {
+    if (fl & PLDMA_NET_F_AETH) {
         stl_be_p(q, ((uint32_t)p->syndrome << 24) | (p->msn & PLDMA_PSN_MASK));
         q += AETH_LEN;
     }
@@ -161,8 +229,8 @@ void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     stw_be_p(udp + 6, 0);
     stl_le_p(q, pldma_icrc(ip, q - ip));
 
-    trace_pldma_net_tx(p->node, p->opcode, p->qpn, p->psn, p->ackreq,
-                       p->syndrome, p->plen);
+    trace_pldma_net_tx(p->node, p->opcode, pldma_net_op_name(p->opcode),
+                       p->qpn, p->psn, p->ackreq, p->syndrome, p->plen);
     pldma_net_send_frame(s, f, q + ICRC_LEN - f);
 }
 
@@ -172,7 +240,7 @@ bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
 {
     const uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR, *q = udp + UDP_HDR;
     size_t iplen, l4, hdrs;
-    uint32_t src, dst, w;
+    uint32_t src, dst, w, fl;
 
     if (size < ETH_HDR + IP_HDR + UDP_HDR + BTH_LEN + ICRC_LEN ||
         lduw_be_p(f + 12) != 0x0800 || ip[0] != 0x45 || ip[9] != 17) {
@@ -202,7 +270,8 @@ bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
         return false;
     }
     p->opcode = q[0];
-    if (p->opcode > OP_ACK || lduw_be_p(q + 2) != 0xffff || (q[1] & 0x0f)) {
+    if (p->opcode >= PLDMA_NET_NUM_OPCODES || lduw_be_p(q + 2) != 0xffff ||
+        (q[1] & 0x0f)) {
         return false;                       /* not RC SEND/WRITE/READ/ACK */
     }
     p->se = q[1] >> 7;
@@ -211,13 +280,12 @@ bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
     w = ldl_be_p(q + 8);
     p->ackreq = w >> 31;
     p->psn = w & PLDMA_PSN_MASK;
-    hdrs = BTH_LEN;
-    p->has_reth = op_has_reth(p->opcode);
-    p->has_aeth = op_has_aeth(p->opcode);
-    p->has_imm = op_has_imm(p->opcode);
-    if (UDP_HDR + hdrs + (p->has_reth ? RETH_LEN : 0) +
-        (p->has_imm ? IMM_LEN : 0) +
-        (p->has_aeth ? AETH_LEN : 0) + ICRC_LEN > l4) {
+    fl = pldma_net_op_flags(p->opcode);
+    hdrs = pldma_net_opcode[p->opcode].hdr_len;
+    p->has_reth = fl & PLDMA_NET_F_RETH;
+    p->has_aeth = fl & PLDMA_NET_F_AETH;
+    p->has_imm = fl & PLDMA_NET_F_IMMDT;
+    if (UDP_HDR + hdrs + ICRC_LEN > l4) {
         return false;
     }
     q += BTH_LEN;
@@ -226,26 +294,23 @@ bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
         p->rkey = ldl_be_p(q + 8);
         p->dmalen = ldl_be_p(q + 12);
         q += RETH_LEN;
-        hdrs += RETH_LEN;
     }
     if (p->has_imm) {
         p->imm = ldl_le_p(q);
         q += IMM_LEN;
-        hdrs += IMM_LEN;
     }
     if (p->has_aeth) {
         w = ldl_be_p(q);
         p->syndrome = w >> 24;
         p->msn = w & PLDMA_PSN_MASK;
         q += AETH_LEN;
-        hdrs += AETH_LEN;
     }
     if (UDP_HDR + hdrs + p->pad + ICRC_LEN > l4) {
         return false;
     }
     p->payload = q;
     p->plen = l4 - UDP_HDR - hdrs - p->pad - ICRC_LEN;
-    if ((p->plen && !op_has_payload(p->opcode)) || p->plen > s->mtu) {
+    if ((p->plen && !(fl & PLDMA_NET_F_PAYLOAD)) || p->plen > s->mtu) {
         return false;
     }
     p->smac = f + 6;

@@ -32,6 +32,42 @@
 #define OP_READ_RESP_LAST   0x0f
 #define OP_READ_RESP_ONLY   0x10
 #define OP_ACK              0x11
+#define PLDMA_NET_NUM_OPCODES (OP_ACK + 1)
+
+/* What an opcode is and carries (hdr.c's pldma_net_opcode[]) */
+#define PLDMA_NET_F_RETH    (1U << 0)   /* RDMA extended header */
+#define PLDMA_NET_F_IMMDT   (1U << 1)   /* immediate data */
+#define PLDMA_NET_F_AETH    (1U << 2)   /* ACK extended header */
+#define PLDMA_NET_F_PAYLOAD (1U << 3)   /* may carry a payload */
+#define PLDMA_NET_F_REQ     (1U << 4)   /* a request: to the responder */
+#define PLDMA_NET_F_RESP    (1U << 5)   /* a READ response */
+#define PLDMA_NET_F_ACK     (1U << 6)   /* an Acknowledge */
+#define PLDMA_NET_F_SEND    (1U << 7)
+#define PLDMA_NET_F_WRITE   (1U << 8)
+#define PLDMA_NET_F_READ    (1U << 9)   /* READ request or response */
+#define PLDMA_NET_F_FIRST   (1U << 10)  /* first packet of a message */
+#define PLDMA_NET_F_MIDDLE  (1U << 11)
+#define PLDMA_NET_F_LAST    (1U << 12)  /* last packet of a message */
+#define PLDMA_NET_F_ONLY    (PLDMA_NET_F_FIRST | PLDMA_NET_F_LAST)
+
+typedef struct PLDMANetOpcode {
+    const char *name;
+    uint32_t flags;         /* PLDMA_NET_F_* */
+    uint8_t hdr_len;        /* BTH and extended headers, in bytes */
+} PLDMANetOpcode;
+
+extern const PLDMANetOpcode pldma_net_opcode[PLDMA_NET_NUM_OPCODES];
+
+/* PLDMA_NET_F_* of BTH opcode @op; none for one that is not RC's */
+static inline uint32_t pldma_net_op_flags(uint8_t op)
+{
+    return op < PLDMA_NET_NUM_OPCODES ? pldma_net_opcode[op].flags : 0;
+}
+
+static inline const char *pldma_net_op_name(uint8_t op)
+{
+    return op < PLDMA_NET_NUM_OPCODES ? pldma_net_opcode[op].name : "?";
+}
 
 /* AETH syndrome */
 #define AETH_ACK            0x1f    /* ACK, credit count "invalid" */

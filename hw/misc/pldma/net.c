@@ -156,7 +156,8 @@ void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len)
 static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
 {
     uint32_t idx = p->qpn & 0xff;
-    bool resp = p->opcode >= OP_READ_RESP_FIRST;
+    uint32_t fl = pldma_net_op_flags(p->opcode);
+    bool resp = fl & (PLDMA_NET_F_RESP | PLDMA_NET_F_ACK);
     PLDMAQP *qp;
 
     if (idx >= s->num_qps || s->qps[idx].gen != p->qpn >> 8) {
@@ -175,13 +176,13 @@ static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
     }
     p->qp = idx + 1;
     p->node = 0;
-    if (p->opcode == OP_ACK) {
+    if (fl & PLDMA_NET_F_ACK) {
         pldma_net_rx_ack(s, p);
-    } else if (resp) {
+    } else if (fl & PLDMA_NET_F_RESP) {
         pldma_net_rx_read_resp(s, p);
-    } else if (p->opcode == OP_READ_REQ) {
+    } else if (fl & PLDMA_NET_F_READ) {
         pldma_net_rx_read_req(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
-    } else if (p->opcode <= OP_SEND_ONLY_IMM) {
+    } else if (fl & PLDMA_NET_F_SEND) {
         pldma_recv_rx_send(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
     } else {
         pldma_net_rx_write(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
@@ -193,6 +194,7 @@ static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
 {
     PLDMACore *s = qemu_get_nic_opaque(nc);
     PLDMAPkt p = { 0 };
+    uint32_t fl;
 
     if (s->busy || s->in_rx) {
         return 0;               /* queued: flushed after the run */
@@ -212,8 +214,9 @@ static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
          */
         return MAX(size, 1);
     }
-    trace_pldma_net_rx(p.node, p.opcode, p.qpn, p.psn, p.ackreq, p.syndrome,
-                       p.plen);
+    fl = pldma_net_op_flags(p.opcode);
+    trace_pldma_net_rx(p.node, p.opcode, pldma_net_op_name(p.opcode), p.qpn,
+                       p.psn, p.ackreq, p.syndrome, p.plen);
     s->in_rx = true;
     if ((p.qpn >> 8) != (QPN_REQ(0) >> 8) &&
         (p.qpn >> 8) != (QPN_RESP(0) >> 8)) {
@@ -224,11 +227,11 @@ static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
         /* the sender's MAC, to answer it (and reach it through a switch) */
         memcpy(s->peer_mac[p.node], p.smac, 6);
         s->peer_mac_known[p.node] = true;
-        if (p.opcode == OP_ACK) {
+        if (fl & PLDMA_NET_F_ACK) {
             pldma_net_rx_ack(s, &p);
-        } else if (p.opcode >= OP_READ_RESP_FIRST) {
+        } else if (fl & PLDMA_NET_F_RESP) {
             pldma_net_rx_read_resp(s, &p);
-        } else if (p.opcode <= OP_SEND_ONLY_IMM || p.has_imm) {
+        } else if (fl & (PLDMA_NET_F_SEND | PLDMA_NET_F_IMMDT)) {
             /* SEND, immediate: QPs only */
             pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
         } else if ((p.qpn & ~0xffU) == QPN_REQ(0) &&
@@ -236,7 +239,7 @@ static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
             uint32_t rch = QPN_CH(p.qpn);
             PLDMANetConn *c = &s->conns[p.node * PLDMA_MAX_CHANNELS + rch];
 
-            if (p.opcode == OP_READ_REQ) {
+            if (fl & PLDMA_NET_F_READ) {
                 pldma_net_rx_read_req(s, c, &p, rch);
             } else {
                 pldma_net_rx_write(s, c, &p, rch);

@@ -147,7 +147,8 @@ static bool recv_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
     if (r == -2) {
         trace_pldma_recv_refused(idx, p->psn, p->opcode, AETH_NAK_INVALID,
                                  "bad receive WQE");
-        if (recv_complete(s, idx, c->rwqe_id, p->opcode <= OP_SEND_ONLY_IMM ?
+        if (recv_complete(s, idx, c->rwqe_id,
+                          pldma_net_op_flags(p->opcode) & PLDMA_NET_F_SEND ?
                           PLDMA_WC_RECV : PLDMA_WC_RECV_RDMA_WITH_IMM,
                           PLDMA_WC_ST_LOC_QP_OP_ERR, 0, NULL)) {
             pldma_net_nak(s, c, p->psn, AETH_NAK_INVALID);
@@ -256,9 +257,8 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
     PLDMAQP *qp = &s->qps[idx];
     uint32_t mtu = PLDMA_MTU_BYTES(qp->path_mtu);
     uint8_t op = p->opcode;
-    bool first = op == OP_SEND_FIRST || op == OP_SEND_ONLY ||
-                 op == OP_SEND_ONLY_IMM;
-    bool last = op != OP_SEND_FIRST && op != OP_SEND_MIDDLE;
+    uint32_t fl = pldma_net_op_flags(op);
+    bool first = fl & PLDMA_NET_F_FIRST, last = fl & PLDMA_NET_F_LAST;
     int32_t d = pldma_net_psn_diff(p->psn, c->epsn);
     uint64_t off;
     PLDMAAccess a;

@@ -291,11 +291,8 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
                         const PLDMAPkt *p, uint32_t rch)
 {
     uint32_t mtu = pldma_net_conn_mtu(s, c);
-    uint8_t op = p->opcode;
-    bool first = op == OP_WRITE_FIRST || op == OP_WRITE_ONLY ||
-                 op == OP_WRITE_ONLY_IMM;
-    bool last = op == OP_WRITE_LAST || op == OP_WRITE_ONLY ||
-                op == OP_WRITE_LAST_IMM || op == OP_WRITE_ONLY_IMM;
+    uint32_t fl = pldma_net_op_flags(p->opcode);
+    bool first = fl & PLDMA_NET_F_FIRST, last = fl & PLDMA_NET_F_LAST;
     uint64_t off;
     uint8_t nak;
     PLDMAAccess a;
@@ -360,8 +357,8 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
          * C9-88): nothing is accessed
          */
         nak = (p->dmalen == 0 && !c->qp) || p->dmalen > s->max_transfer ||
-              (op == OP_WRITE_ONLY || op == OP_WRITE_ONLY_IMM) !=
-              (p->dmalen <= mtu) || c->rmsg_valid   /* a SEND unfinished */
+              last != (p->dmalen <= mtu) ||         /* Only, or First */
+              c->rmsg_valid                         /* a SEND unfinished */
               ? AETH_NAK_INVALID
               : p->dmalen == 0 ? 0
               : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,

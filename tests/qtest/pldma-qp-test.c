@@ -906,6 +906,7 @@ typedef struct Rx {
     uint32_t msn;
     uint64_t va;
     uint32_t rkey, dmalen;
+    uint32_t plen;          /* payload bytes */
 } Rx;
 
 /* The next frame the device sends us; false if none comes */
@@ -936,6 +937,11 @@ static bool peer_rx(Peer *pe, Rx *rx)
         rx->rkey = ldl_be_p(q + 20);
         rx->dmalen = ldl_be_p(q + 24);
     }
+    /* UDP length - UDP, BTH, RETH or AETH, pad, ICRC */
+    rx->plen = lduw_be_p(f + 14 + 20 + 4) - 8 - 12 -
+               (rx->syn >= 0 ? 4 : 0) -
+               (rx->op == 0x06 || rx->op == 0x0a || rx->op == 0x0c ? 16 : 0) -
+               ((q[1] >> 4) & 3) - 4;
     return true;
 }
 
@@ -1424,6 +1430,74 @@ static void test_read_dup_subset(void)
                      pa + 11 * KiB, rkey, 1 * KiB, -1, 0, NULL, 0);
     qpldma_stream_send(pe.fd, f, len);
     read_resps(&pe, pe.epsn + 7, 1);
+    g_assert_false(peer_rx(&pe, &rx));
+    peer_close(&pe);
+}
+
+/*
+ * A zero-length READ request from the peer, as IBA has it: its R_Key and
+ * VA are not checked (Linux rxe checks neither; rkey 0 is no key here),
+ * one READ Response Only without payload answers it at its PSN, with the
+ * MSN of one completed message, and it takes one PSN: the next READ is
+ * at the PSN after it.  A repeat of it is answered again; one that names
+ * another VA is not that READ, and is dropped.  Before, the responder
+ * answered it with NAK invalid request.
+ */
+static void test_zero_length_read(void)
+{
+    g_autofree uint8_t *data = NULL;
+    Peer pe;
+    uint8_t f[2048];
+    uint32_t rkey, len, d0;
+    uint64_t pa;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_READ);
+    pa = alloc_pa(&pe.n, 4 * KiB);
+    rkey = key_register(&pe.n, 0, 0, pa, 4 * KiB, PLDMA_KEY_ACC_READ);
+    data = qpldma_mem_random(pe.n.qts, pa, 4 * KiB);
+
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, 0x1000, 0, 0,
+                     -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x10);
+    g_assert_cmphex(rx.qpn, ==, pe.my_qpn);
+    g_assert_cmphex(rx.psn, ==, pe.epsn);
+    g_assert_cmphex(rx.syn, ==, 0x1f);
+    g_assert_cmpuint(rx.msn, ==, 1);
+    g_assert_cmpuint(rx.plen, ==, 0);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_ACCESS) +
+                     ncnt(&pe.n, PLDMA_NCNT_NAK_TX_INVALID) +
+                     ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, 0);
+
+    /* the same again (its response lost): answered again, the same way */
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x10);
+    g_assert_cmphex(rx.psn, ==, pe.epsn);
+    g_assert_cmpuint(rx.plen, ==, 0);
+    /* at its PSN with another VA, or a length: not that READ, dropped */
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, 0x2000, 0, 0,
+                     -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey, 1024,
+                     -1, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 2);
+    g_assert_false(peer_rx(&pe, &rx));
+
+    /* it took one PSN: a READ of 1 KiB at the next one is served */
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 1) & 0xffffff, true,
+                     pa, rkey, 1024, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x10);
+    g_assert_cmphex(rx.psn, ==, (pe.epsn + 1) & 0xffffff);
+    g_assert_cmpuint(rx.msn, ==, 2);
+    g_assert_cmpuint(rx.plen, ==, 1024);
     g_assert_false(peer_rx(&pe, &rx));
     peer_close(&pe);
 }
@@ -2084,7 +2158,10 @@ static void test_send_errors(void)
  * one WRITE Only whose R_Key and VA are not checked (C9-88: rkey 0 here),
  * with immediate it consumes a WQE (RECV_RDMA_WITH_IMM, BYTE_LEN 0).
  * The sender's completions say 0 bytes; nothing is written.  A
- * zero-length READ is BAD_LENGTH, nothing sent.
+ * zero-length RDMA READ is one READ request of DMA length 0 (its R_Key
+ * and VA not checked: rkey 0 here), answered by one READ Response Only
+ * without payload: SUCCESS, 0 bytes.  Before, it was BAD_LENGTH, nothing
+ * sent.
  */
 static void test_zero_length(void)
 {
@@ -2093,7 +2170,7 @@ static void test_zero_length(void)
         PLDMA_OP_SEND, PLDMA_OP_SEND_IMM, PLDMA_OP_RDMA_WRITE,
         PLDMA_OP_RDMA_WRITE_IMM,
     };
-    uint32_t a_qpn, b_qpn, l = 256, tx0, i;
+    uint32_t a_qpn, b_qpn, l = 256, tx0, btx0, i;
     uint64_t buf, compl, bytes;
     uint8_t e[PLDMA_CQE_SIZE];
     Side sa, sb;
@@ -2134,14 +2211,33 @@ static void test_zero_length(void)
     g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_RQ_HEAD), ==, sb.rq_tail);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_INVALID), ==, 0);
 
-    /* a zero-length READ: BAD_LENGTH, an error CQE, nothing sent */
+    /*
+     * A zero-length READ: one request, one response without payload,
+     * SUCCESS with 0 bytes; nothing is written at its destination
+     */
     tx0 = ncnt(&p->a, PLDMA_NCNT_TX_FRAMES);
-    compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_READ, 0, 0, 0, 0, 0, 0, 0x90);
-    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_LENGTH);
+    btx0 = ncnt(&p->b, PLDMA_NCNT_TX_FRAMES);
+    compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_READ, PLDMA_DF_SIGNALED, 0,
+                    buf, 0, 0, 0, 0x90);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, 0);
     wait_cqe(p, &p->a, &sa.scq, e);
-    g_assert_cmphex(ldq_le_p(e + PLDMA_CQE_WR_ID), ==, 0x90);
-    g_assert_cmpuint(e[PLDMA_CQE_STATUS], !=, PLDMA_WC_ST_SUCCESS);
-    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_TX_FRAMES), ==, tx0);
+    check_cqe(e, 0x90, PLDMA_WC_RDMA_READ, PLDMA_WC_ST_SUCCESS, 0, a_qpn,
+              b_qpn, 0, 0, 0);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_TX_FRAMES), ==, tx0 + 1);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_TX_FRAMES), ==, btx0 + 1);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_INVALID) +
+                     ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 0);
+    g_assert_false(qpldma_cq_poll(&p->a.d, &sa.scq, e));
+
+    /* and the QP goes on: a SEND after it arrives */
+    post_recv(&p->b, &sb, 0x74, 1, &buf, &l);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, 0, 0, 0, 0, 0, 0x91);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x74, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, 0, b_qpn, a_qpn,
+              0, 0, 0);
+    g_assert_true(qpldma_mem_zero(p->b.qts, buf, l));
     pair_stop(p);
 }
 
@@ -2943,6 +3039,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/send-recv", test_send_recv);
     qtest_add_func("/pldma-qp/send-errors", test_send_errors);
     qtest_add_func("/pldma-qp/zero-length", test_zero_length);
+    qtest_add_func("/pldma-qp/zero-length-read", test_zero_length_read);
     qtest_add_func("/pldma-qp/recv-fault", test_recv_fault);
     qtest_add_func("/pldma-qp/recv-fault-stall", test_recv_fault_stall);
     qtest_add_func("/pldma-qp/cq-arm", test_cq_arm);

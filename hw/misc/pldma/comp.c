@@ -298,7 +298,8 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
         pldma_net_cnt(s, PLDMA_NCNT_DUPS);
         return;
     }
-    if (p->qp && (uint64_t)seg * r->mtu >= r->rd_end) {
+    if (p->qp && (ch->len ? (uint64_t)seg * r->mtu >= r->rd_end
+                          : !r->sent_hw)) {
         /* not asked for yet: outside the outstanding window */
         rx_drop(s, p);
         return;
@@ -315,8 +316,9 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
         return;
     }
     last = ch->done + p->plen == ch->len;
+    /* (the one response to a zero-length READ has no payload) */
     if ((!last && p->plen != r->mtu) || ch->done + p->plen > ch->len ||
-        p->plen == 0) {
+        (p->plen == 0 && ch->len)) {
         rx_drop(s, p);
         return;
     }

@@ -60,7 +60,7 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
     if (r->mtu < 256 || r->mtu > PLDMA_NET_MAX_MTU || !is_power_of_2(r->mtu)) {
         return "remote operation's MTU out of range";
     }
-    if ((ch->len == 0 && !pldma_net_zero_len_ok(ch->op, r->qp)) ||
+    if ((ch->len == 0 && !pldma_net_zero_len_ok(r->qp)) ||
         ch->len > s->max_transfer ||
         r->nsegs != pldma_net_nsegs(r->mtu, ch->len)) {
         return "remote operation's length or segment count";
@@ -151,8 +151,10 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
         return "READ resources";
     }
     for (j = 0; j < PLDMA_NET_RD_ORIG; j++) {
-        if ((c->rdo_len[j] && !c->qp) || c->rdo_psn[j] & ~PLDMA_PSN_MASK ||
-            c->rdo_len[j] > s->max_transfer) {
+        if (((c->rdo_len[j] || c->rdo_zero & BIT(j)) && !c->qp) ||
+            c->rdo_psn[j] & ~PLDMA_PSN_MASK ||
+            c->rdo_len[j] > s->max_transfer ||
+            (c->rdo_len[j] && c->rdo_zero & BIT(j))) {
             return "READ resources";
         }
     }
@@ -301,6 +303,25 @@ static const VMStateDescription vmstate_pldma_key = {
     }
 };
 
+static bool pldma_net_rdo_zero_needed(void *opaque)
+{
+    PLDMANetConn *c = opaque;
+
+    return c->rdo_zero != 0;
+}
+
+/* The zero-length READs among a QP's READ resources, when there are any */
+static const VMStateDescription vmstate_pldma_conn_rdo_zero = {
+    .name = "pldma-conn/rdo-zero",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_net_rdo_zero_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT16(rdo_zero, PLDMANetConn),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static const VMStateDescription vmstate_pldma_conn = {
     .name = "pldma-conn",
     .version_id = 1,
@@ -350,6 +371,10 @@ static const VMStateDescription vmstate_pldma_conn = {
         VMSTATE_UINT32_ARRAY(rdo_rkey, PLDMANetConn, PLDMA_NET_RD_ORIG),
         VMSTATE_UINT8(rdo_next, PLDMANetConn),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pldma_conn_rdo_zero,
+        NULL
     }
 };
 

@@ -135,7 +135,7 @@ void pldma_timing_xlat(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
  * their internals are in net-internal.h)
  */
 uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d);
-bool pldma_net_zero_len_ok(uint8_t op, uint32_t qp);
+bool pldma_net_zero_len_ok(uint32_t qp);
 bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget);
 void pldma_net_ch_end(PLDMAChannel *ch);
 bool pldma_net_bh(PLDMACore *s, uint64_t *budget);

@@ -24,12 +24,13 @@
 /*
  * A message of no bytes: one packet without payload (IBA 9.4: a
  * zero-length SEND consumes a receive WQE; a zero-length RDMA WRITE
- * needs no valid R_Key or VA, C9-88).  On a QP, for SEND and WRITE (with
- * or without immediate); a zero-length READ is not supported.
+ * needs no valid R_Key or VA, C9-88), or for a READ one request of DMA
+ * length 0 that one READ Response Only without payload answers.  On a
+ * QP, for every opcode; the node-id path has none.
  */
-bool pldma_net_zero_len_ok(uint8_t op, uint32_t qp)
+bool pldma_net_zero_len_ok(uint32_t qp)
 {
-    return qp && op != PLDMA_OP_RDMA_READ;
+    return qp != 0;
 }
 
 void pldma_net_arm(PLDMAChannel *ch, uint64_t us)
@@ -103,7 +104,7 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
     if (ch->op != PLDMA_OP_SEND && ch->op != PLDMA_OP_SEND_IMM) {
         r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
     }
-    if ((ch->len == 0 && !pldma_net_zero_len_ok(ch->op, r->qp)) ||
+    if ((ch->len == 0 && !pldma_net_zero_len_ok(r->qp)) ||
         ch->len > s->max_transfer || r->rva + ch->len < r->rva ||
         (pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||
         (ch->op == PLDMA_OP_RDMA_READ && ch->dst + ch->len < ch->dst)) {
@@ -236,7 +237,8 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         return false;
     }
     if (ch->op == PLDMA_OP_RDMA_READ) {
-        if (ch->done >= ch->len) {
+        /* (a zero-length READ completes on its response: it asks first) */
+        if (ch->len && ch->done >= ch->len) {
             pldma_net_finish(ch, PLDMA_ST_SUCCESS);
             return true;
         }

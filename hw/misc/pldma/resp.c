@@ -456,13 +456,18 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     }
 }
 
+/* (rdo_zero has a bit per READ resource) */
+QEMU_BUILD_BUG_ON(PLDMA_NET_RD_ORIG > 8 * sizeof_field(PLDMANetConn,
+                                                       rdo_zero));
+
 /*
  * A QP's duplicate READ request @p repeats one it took: one of the READs
  * remembered whose PSNs hold @p's, with the same R_Key, and @p's range is
  * the original's or a part of it (IBA 9.7.5.1.x; Linux rxe's responder,
  * duplicate_request(), drops any other silently).  It is then served
- * from its own PSN, VA and length.
+ * from its own PSN, VA and length.  A zero-length READ holds one PSN.
  */
+
 static bool pldma_net_rd_dup_ok(PLDMACore *s, const PLDMANetConn *c,
                                 const PLDMAPkt *p)
 {
@@ -474,7 +479,7 @@ static bool pldma_net_rd_dup_ok(PLDMACore *s, const PLDMANetConn *c,
         /* the newest first */
         k = (c->rdo_next + PLDMA_NET_RD_ORIG - 1 - i) % PLDMA_NET_RD_ORIG;
         seg = pldma_net_psn_diff(p->psn, c->rdo_psn[k]);
-        if (!c->rdo_len[k] || seg < 0 ||
+        if ((!c->rdo_len[k] && !(c->rdo_zero & BIT(k))) || seg < 0 ||
             seg >= (int32_t)pldma_net_nsegs(mtu, c->rdo_len[k])) {
             continue;
         }
@@ -536,7 +541,14 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
         /* a new message, the last abandoned */
         pldma_net_cnt(s, PLDMA_NCNT_OOO);
     }
-    nak = p->dmalen == 0 || p->dmalen > s->max_transfer ? AETH_NAK_INVALID
+    /*
+     * A zero-length READ (a QP's) needs no valid R_Key or VA, as a
+     * zero-length WRITE (C9-88; Linux rxe checks neither): nothing is
+     * read, one READ Response Only without payload answers it
+     */
+    nak = (p->dmalen == 0 && !c->qp) || p->dmalen > s->max_transfer
+          ? AETH_NAK_INVALID
+          : p->dmalen == 0 ? 0
           : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
                                 PLDMA_KEY_ACC_READ);
     if (nak) {
@@ -589,6 +601,8 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
             c->rdo_psn[c->rdo_next] = p->psn;
             c->rdo_va[c->rdo_next] = p->va;
             c->rdo_len[c->rdo_next] = p->dmalen;
+            c->rdo_zero = deposit32(c->rdo_zero, c->rdo_next, 1,
+                                    p->dmalen == 0);
             c->rdo_rkey[c->rdo_next] = p->rkey;
             c->rdo_next = (c->rdo_next + 1) % PLDMA_NET_RD_ORIG;
         }
@@ -619,14 +633,17 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
             PLDMAAccess a;
 
             conn_dest(s, c, &p);
-            if (pldma_net_check_key(s, c, c->rd_rkey, c->rd_va + c->rd_off, n,
-                                    PLDMA_KEY_ACC_READ)) {
+            /* (a zero-length READ: no key, nothing read, one response) */
+            if (n && pldma_net_check_key(s, c, c->rd_rkey,
+                                         c->rd_va + c->rd_off, n,
+                                         PLDMA_KEY_ACC_READ)) {
                 c->rd_active = false;           /* revoked meanwhile */
                 pldma_net_nak(s, c, c->rd_psn, AETH_NAK_ACCESS);
                 break;
             }
-            a = pldma_net_resp_rw(s, c, c->rd_rkey, c->rd_va + c->rd_off,
-                                  buf, n, false, c->rd_off, c->rd_len);
+            a = n ? pldma_net_resp_rw(s, c, c->rd_rkey, c->rd_va + c->rd_off,
+                                      buf, n, false, c->rd_off, c->rd_len)
+                  : PLDMA_ACC_OK;
             if (a == PLDMA_ACC_BUSERR) {
                 c->rd_active = false;
                 pldma_net_nak(s, c, c->rd_psn, AETH_NAK_OPERR);

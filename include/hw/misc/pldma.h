@@ -267,7 +267,8 @@ typedef struct PLDMANetConn {
      */
     uint32_t rdo_psn[PLDMA_NET_RD_ORIG];
     uint64_t rdo_va[PLDMA_NET_RD_ORIG];
-    uint32_t rdo_len[PLDMA_NET_RD_ORIG];    /* 0: an empty entry */
+    uint32_t rdo_len[PLDMA_NET_RD_ORIG];    /* 0: an empty entry ... */
+    uint16_t rdo_zero;      /* ... unless its bit here: a zero-length READ */
     uint32_t rdo_rkey[PLDMA_NET_RD_ORIG];
     uint8_t rdo_next;       /* the entry the next READ takes */
 } PLDMANetConn;

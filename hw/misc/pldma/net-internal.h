@@ -170,6 +170,9 @@ void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome);
 void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok);
 void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c);
+PLDMAAccess pldma_net_resp_dma(PLDMACore *s, PLDMANetConn *c,
+                               uint32_t pasid_reg, uint64_t va, void *buf,
+                               uint32_t len, bool is_write, uint64_t *fva);
 void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
                         uint32_t rch);
 void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,

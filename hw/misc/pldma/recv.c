@@ -170,27 +170,16 @@ static PLDMAAccess recv_rw(PLDMACore *s, PLDMANetConn *c, uint32_t idx,
                            uint64_t msg_off)
 {
     PLDMAChannel *rc = &s->resp;
-    bool busy = s->busy;
     uint64_t fva;
     PLDMAAccess a;
 
-    rc->pasid_reg = s->qps[idx].pd;
-    rc->state = PLDMA_STATE_RUNNING;
-    s->resp_conn = c;
-    s->busy = true;
-    a = pldma_rw(s, rc, va, (void *)buf, len, true, &fva);
-    s->busy = busy;
-    s->resp_conn = NULL;
-    rc->state = PLDMA_STATE_DISABLED;
+    a = pldma_net_resp_dma(s, c, s->qps[idx].pd, va, (void *)buf, len, true,
+                           &fva);
     if (a == PLDMA_ACC_OK || a == PLDMA_ACC_BUSERR) {
         return a;
     }
-    pldma_net_cnt(s, PLDMA_NCNT_RX_FAULTS);
-    c->fault = true;
     c->fault_recv = true;
     c->fault_key = 0;
-    c->stalled = a == PLDMA_ACC_STALLED;
-    c->stag = rc->stag;
     msg_off += fva - va;
     trace_pldma_recv_fault(idx, fva, msg_off, c->stalled);
     if (!c->stalled) {

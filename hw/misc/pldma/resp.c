@@ -190,6 +190,38 @@ void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c)
 }
 
 /*
+ * One access of the responder for connection @c through the PASID
+ * register @pasid_reg (a key's, or a QP's PD), on the responder's
+ * channel.  A fault (stalled, or not) is counted and marks the
+ * connection faulted; the caller says on what, and reports it.
+ */
+PLDMAAccess pldma_net_resp_dma(PLDMACore *s, PLDMANetConn *c,
+                               uint32_t pasid_reg, uint64_t va, void *buf,
+                               uint32_t len, bool is_write, uint64_t *fva)
+{
+    PLDMAChannel *rc = &s->resp;
+    bool busy = s->busy;
+    PLDMAAccess a;
+
+    rc->pasid_reg = pasid_reg;
+    rc->state = PLDMA_STATE_RUNNING;
+    s->resp_conn = c;
+    s->busy = true;
+    a = pldma_rw(s, rc, va, buf, len, is_write, fva);
+    s->busy = busy;
+    s->resp_conn = NULL;
+    rc->state = PLDMA_STATE_DISABLED;
+    if (a == PLDMA_ACC_OK || a == PLDMA_ACC_BUSERR) {
+        return a;
+    }
+    pldma_net_cnt(s, PLDMA_NCNT_RX_FAULTS);
+    c->fault = true;
+    c->stalled = a == PLDMA_ACC_STALLED;
+    c->stag = rc->stag;
+    return a;
+}
+
+/*
  * Access the memory of key @rkey for connection @c.  On a fault the
  * connection waits for its resolution: a stall the SMMU resumes, or a fault
  * record the driver answers with KEY_CMD_RESOLVED.  While a key's record
@@ -206,7 +238,6 @@ static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
 {
     PLDMAKey *k = &s->keys[PLDMA_RKEY_INDEX(rkey)];
     PLDMAChannel *rc = &s->resp;
-    bool busy = s->busy;
     uint64_t fva;
     PLDMAAccess a;
 
@@ -218,22 +249,12 @@ static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
         trace_pldma_net_resp_key_wait((uint32_t)(c - s->conns), rkey);
         return PLDMA_ACC_FAULT;
     }
-    rc->pasid_reg = k->pasid_reg;
-    rc->state = PLDMA_STATE_RUNNING;
-    s->resp_conn = c;
-    s->busy = true;
-    a = pldma_rw(s, rc, va, buf, len, is_write, &fva);
-    s->busy = busy;
-    s->resp_conn = NULL;
-    rc->state = PLDMA_STATE_DISABLED;
+    a = pldma_net_resp_dma(s, c, k->pasid_reg, va, buf, len, is_write,
+                           &fva);
     if (a == PLDMA_ACC_OK || a == PLDMA_ACC_BUSERR) {
         return a;
     }
-    pldma_net_cnt(s, PLDMA_NCNT_RX_FAULTS);
-    c->fault = true;
     c->fault_key = PLDMA_RKEY_INDEX(rkey);
-    c->stalled = a == PLDMA_ACC_STALLED;
-    c->stag = rc->stag;
     trace_pldma_net_resp_fault((uint32_t)(c - s->conns), rkey, fva, is_write,
                                c->stalled);
     if (!c->stalled) {

@@ -864,6 +864,7 @@ typedef struct Peer {
     uint32_t my_qpn;        /* ours */
     uint32_t epsn;          /* what the device's QP expects of us */
     uint32_t sq_psn;        /* what the device's QP sends first */
+    char *args;             /* the device's QEMU command line */
 } Peer;
 
 #define PEER_MAC    "\x52\x54\x00\x00\x00\x02"
@@ -909,13 +910,20 @@ typedef struct Rx {
     uint32_t plen;          /* payload bytes */
 } Rx;
 
-/* The next frame the device sends us; false if none comes */
+/*
+ * The next frame the device sends us; false if none comes.  QEMU's own
+ * announcements after a migration (RARP, broadcast) are not the device's:
+ * skipped.
+ */
 static bool peer_rx(Peer *pe, Rx *rx)
 {
     uint8_t f[8192];
-    uint32_t len = qpldma_stream_recv(pe->fd, f, sizeof(f));
+    uint32_t len;
     const uint8_t *q = f + 14 + 28;
 
+    do {
+        len = qpldma_stream_recv(pe->fd, f, sizeof(f));
+    } while (len >= 14 && lduw_be_p(f + 12) == 0x8035);
     if (!len) {
         return false;
     }
@@ -970,17 +978,17 @@ static int peer_answer(Peer *pe, uint32_t *psn, uint32_t *msn)
  */
 static void peer_open_smmu(Peer *pe, uint32_t access, bool smmu)
 {
-    g_autofree char *args = NULL, *net = NULL;
+    g_autofree char *net = NULL;
     QPldmaQPAttr at;
 
     memset(pe, 0, sizeof(*pe));
     qpldma_link_init(&pe->link, "pldma-qpeer-XXXXXX");
     net = qpldma_link_netdev(&pe->link, true);
-    args = g_strdup_printf("-M virt%s -m 512M -nodefaults "
+    pe->args = g_strdup_printf("-M virt%s -m 512M -nodefaults "
                            "-device pldma,id=dma0,netdev=n0,node-id=1%s "
                            "-netdev %s", smmu ? ",iommu=smmuv3" : "",
                            smmu ? ",fault-mode=report" : "", net);
-    node_start(&pe->n, args);
+    node_start(&pe->n, pe->args);
     if (smmu) {
         smmu_setup(&pe->n, false);
     }
@@ -1014,6 +1022,7 @@ static void peer_close(Peer *pe)
     close(pe->fd);
     qtest_quit(pe->n.qts);
     qpldma_link_cleanup(&pe->link);
+    g_free(pe->args);
 }
 
 /* A WRITE Only of @len bytes (<= 1024) from @src */
@@ -2959,6 +2968,54 @@ static void test_migrate_responder(void)
     mig_finish(&m, dst);
 }
 
+/*
+ * A zero-length READ's resource migrates with its responder (the
+ * pldma-conn/rdo-zero subsection): on the destination a repeat of that
+ * READ is answered again, not dropped as a READ the QP never took
+ */
+static void test_migrate_zero_read(void)
+{
+    g_autofree char *path = NULL, *uri = NULL;
+    Peer pe;
+    uint8_t f[256];
+    uint32_t len;
+    QTestState *dst;
+    Rx rx;
+    int fd;
+
+    peer_open(&pe, PLDMA_KEY_ACC_READ);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, 0x1000, 0, 0,
+                     -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x10);
+
+    fd = g_file_open_tmp("pldma-qpmig-XXXXXX", &path, NULL);
+    g_assert(fd >= 0);
+    close(fd);
+    uri = g_strdup_printf("exec:cat > %s", path);
+    qtest_qmp_assert_success(pe.n.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(qpldma_migration_wait(pe.n.qts, 60));
+    qtest_quit(pe.n.qts);
+    close(pe.fd);
+    dst = mig_load(pe.args, path);
+    g_assert_nonnull(dst);
+    unlink(path);
+    pe.n.qts = dst;
+    pe.n.d.qts = dst;
+    pe.fd = qpldma_link_connect(&pe.link);
+    qpldma_link_wait(dst);
+
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x10);
+    g_assert_cmphex(rx.psn, ==, pe.epsn);
+    g_assert_cmpuint(rx.plen, ==, 0);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    peer_close(&pe);
+}
+
 /* @len bytes of @data to a new temporary file; returns its path */
 static char *mig_file(const uint8_t *data, size_t len)
 {
@@ -3057,5 +3114,6 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/migrate-requester", test_migrate_requester);
     qtest_add_func("/pldma-qp/migrate-responder", test_migrate_responder);
     qtest_add_func("/pldma-qp/migrate-hostile", test_migrate_hostile);
+    qtest_add_func("/pldma-qp/migrate-zero-read", test_migrate_zero_read);
     return g_test_run();
 }

@@ -145,12 +145,13 @@
 #define PLDMA_CHB_STATE             0xc     /* RO  PLDMA_STATE_* */
 
 /*
- * Remote DMA (CAP.REMOTE, hw/misc/pldma/net.c): the node, the key table that
- * exposes ranges of a PASID's address space to remote writers and readers,
- * and the network counters.  A key is staged in KEY_PASID..KEY_ACCESS and
- * committed to entry KEY_SEL by KEY_CMD; KEY_RKEY then reads the remote
- * key, KEY_STATUS the result.  Nothing is pinned: every incoming request is
- * checked against its key and translated through the key's PASID.
+ * Remote DMA (CAP.REMOTE, hw/misc/pldma/net.c, keys.c): the node, the key
+ * table that exposes ranges of a PASID's address space to remote writers and
+ * readers, and the network counters.  A key is staged in
+ * KEY_PASID..KEY_ACCESS and committed to entry KEY_SEL by KEY_CMD; KEY_RKEY
+ * then reads the remote key, KEY_STATUS the result.  Nothing is pinned:
+ * every incoming request is checked against its key and translated through
+ * the key's PASID.
  */
 #define PLDMA_NET_NODE              0x200   /* RO  node-id, 0 = no link */
 #define PLDMA_NET_MTU               0x204   /* RO  payload bytes a segment */
@@ -246,14 +247,15 @@
     X(PLDMA_NCNT_RQ_EMPTY, "rq_empty")
 
 /*
- * Queue pairs (CAP.QP, hw/misc/pldma/net.c): RoCEv2 Reliable Connection
- * endpoints, as verbs model them.  A QP is staged and modified like a key:
- * select it with QP_SEL, stage the attributes QP_ATTR_MASK names, write
- * QP_CMD_MODIFY; QP_STATUS says whether the transition was taken (nothing
- * changes when it was not).  QP_CMD_QUERY loads the staging registers from
- * the QP.  The attribute mask uses the bit values of verbs' enum
- * ibv_qp_attr_mask, so a driver passes a verbs mask through unchanged;
- * PLDMA_QPA_PD and PLDMA_QPA_SQ are this device's own (set at RESET->INIT).
+ * Queue pairs (CAP.QP, hw/misc/pldma/qp.c; on the wire net.c and its roles):
+ * RoCEv2 Reliable Connection endpoints, as verbs model them.  A QP is staged
+ * and modified like a key: select it with QP_SEL, stage the attributes
+ * QP_ATTR_MASK names, write QP_CMD_MODIFY; QP_STATUS says whether the
+ * transition was taken (nothing changes when it was not).  QP_CMD_QUERY
+ * loads the staging registers from the QP.  The attribute mask uses the bit
+ * values of verbs' enum ibv_qp_attr_mask, so a driver passes a verbs mask
+ * through unchanged; PLDMA_QPA_PD and PLDMA_QPA_SQ are this device's own
+ * (set at RESET->INIT).
  *
  * The send queue of a QP is a channel's ring (QP_SQ): its RDMA WRITE and
  * READ descriptors go to the QP's peer, with DESC_NODE 0.  Its PD is a

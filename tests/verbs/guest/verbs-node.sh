@@ -14,8 +14,8 @@
 #   pldma.verbs_tests=1   this node runs rdma-core's run_tests.py on its
 #                         own device
 #   pldma.verbs_bench=SIZES:ITERS[:ROUNDS]   the benchmark only
-#                         (scripts/bench BENCH=verbs): ib_write_bw and
-#                         ib_read_bw, pinned and --odp MRs side by side, at
+#                         (scripts/bench BENCH=verbs): ib_write_bw,
+#                         ib_read_bw, ib_send_bw, pinned and --odp MRs side by side, at
 #                         each size (bytes, comma-separated) with ITERS
 #                         iterations, ROUNDS times (default 1); node 2
 #                         prints "# VERBS-BENCH ..." lines, one per run
@@ -271,7 +271,7 @@ if [ -n "$bench" ]; then
 	case "$b_iters" in *:*) b_rounds=${b_iters#*:} b_iters=${b_iters%%:*} ;; esac
 	for round in $(seq 1 "$b_rounds"); do
 	for size in $(echo "$b_sizes" | tr , ' '); do
-		for t in write_bw read_bw; do
+		for t in write_bw read_bw send_bw; do
 			for mode in pinned odp; do
 				o=
 				[ $mode = pinned ] || o=--odp

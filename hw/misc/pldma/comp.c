@@ -190,6 +190,19 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
             if (r->rnr) {
                 trace_pldma_net_resume(ch->idx, p->node, p->psn);
                 timer_del(ch->net_timer);
+                /*
+                 * An ACK acknowledges up to its PSN: past the fault when
+                 * the responder held the segments behind it (parking)
+                 */
+                if (pldma_op_sends(ch->op) && seg >= 0) {
+                    pldma_net_acked(ch, (uint64_t)(seg + 1) * mtu);
+                    r->retries = 0;
+                    r->rnr_retries = 0;
+                    if (r->acked == ch->len) {
+                        pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+                        return;
+                    }
+                }
                 pldma_net_rewind(ch, ch->done);
             }
             return;
@@ -205,7 +218,10 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
                 pldma_net_finish(ch, PLDMA_ST_SUCCESS);
                 return;
             }
-            pldma_net_arm(ch, r->rto_us);
+            if (!r->rnr) {
+                /* (an RNR wait keeps its timer: it resends from acked) */
+                pldma_net_arm(ch, r->rto_us);
+            }
             if (r->wait && !r->rnr && ch->done < ch->len) {
                 r->wait = false;
                 qemu_bh_schedule(s->bh);
@@ -217,6 +233,9 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
 
         pldma_net_cnt(s, PLDMA_NCNT_NAK_RX_RNR);
         pldma_net_cnt(s, PLDMA_NCNT_RNR_WAITS);
+        if (pldma_op_sends(ch->op) && off > r->acked) {
+            r->rnr_retries = 0;         /* progress: it acknowledges some */
+        }
         if (++r->rnr_retries > r->rnr_retry) {
             pldma_net_finish(ch, PLDMA_ST_REMOTE_RNR);
             return;

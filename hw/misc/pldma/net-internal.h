@@ -169,6 +169,7 @@ void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
 void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome);
 void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok);
+void pldma_net_park_drop(PLDMACore *s, PLDMANetConn *c);
 void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c);
 PLDMAAccess pldma_net_resp_dma(PLDMACore *s, PLDMANetConn *c,
                                uint32_t pasid_reg, uint64_t va, void *buf,

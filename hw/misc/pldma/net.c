@@ -326,6 +326,9 @@ void pldma_net_reset(PLDMACore *s)
      * messages, never for duplicates of the old ones.
      */
     if (s->conns) {
+        for (i = 0; i < PLDMA_NET_CONNS + PLDMA_MAX_QPS; i++) {
+            pldma_net_park_drop(s, &s->conns[i]);
+        }
         memset(s->conns, 0, sizeof(PLDMANetConn) *
                (PLDMA_NET_CONNS + PLDMA_MAX_QPS));
     }
@@ -442,6 +445,9 @@ void pldma_net_unrealize(PLDMACore *s)
         s->nic = NULL;
     }
     pldma_eth_unrealize(s);
+    for (i = 0; s->conns && i < PLDMA_NET_CONNS + PLDMA_MAX_QPS; i++) {
+        pldma_net_park_drop(s, &s->conns[i]);
+    }
     g_free(s->conns);
     s->conns = NULL;
     g_free(s->psn_next);

@@ -24,6 +24,38 @@
 #include "net-internal.h"
 #include "trace.h"
 
+/*
+ * Parking, as the thesis's engine keeps a stream across a fault.  A WRITE
+ * segment that faults on the responder is held (copied), and so are the
+ * segments of its message that follow it in order while the fault is
+ * resolved, instead of being dropped for the requester to send again.
+ * When the fault is resolved the bottom half applies them in order, as
+ * if they had just arrived (pldma_net_park_run()).  A fault on one of them
+ * stops there: its RNR NAK names it and so acknowledges those before it.
+ * When all are applied, one ACK names the last.  The requester got the
+ * RNR NAK of the first fault and stopped: it resumes after the last PSN
+ * acknowledged, and sends again none of the segments that were held.
+ *
+ * Bounded: at most PLDMA_NET_WINDOW segments per connection (what a
+ * requester sends before it waits for an ACK) and park-size bytes per
+ * device; a segment beyond either is dropped as before.  Only WRITE
+ * payload without immediate data is held, on the node-id path: a QP's
+ * standard requester (Linux rxe) keeps up to 128 PSNs in flight, and what
+ * it sent beyond the held ones would wait for its retransmit timer after
+ * the final ACK (tests/rxe/run saw 10 timeouts and a sequence NAK): QPs
+ * drop what follows a fault, as before.  Held segments are not
+ * migrated, and go on reset, on a refused message, and when the fault
+ * ends without a resolution: the expected PSN never moved past them, so
+ * the requester sends them again.
+ */
+typedef struct PLDMANetPark {
+    uint32_t head;                      /* the next to apply */
+    uint32_t n;                         /* held: [head, n) */
+    uint32_t rch;                       /* responder channel (traces) */
+    bool running;                       /* pldma_net_park_run() */
+    PLDMAPkt pkt[PLDMA_NET_WINDOW];     /* payload: a copy of its own */
+} PLDMANetPark;
+
 static PLDMAQP *conn_qp(PLDMACore *s, const PLDMANetConn *c)
 {
     return c->qp ? &s->qps[c->qp - 1] : NULL;
@@ -116,6 +148,9 @@ void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
 void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome)
 {
+    if (c->park && !c->park->running) {
+        pldma_net_park_drop(s, c);      /* nothing held is applied now */
+    }
     if (c->qp) {
         c->epsn = psn & PLDMA_PSN_MASK;
         c->msg_valid = false;
@@ -305,7 +340,129 @@ static bool conn_fault_detach(PLDMACore *s, PLDMANetConn *c,
     c->fault = false;
     c->rd_hold = false;
     c->rd_active = false;
+    pldma_net_park_drop(s, c);
     return true;
+}
+
+/* Let go of what connection @c holds */
+void pldma_net_park_drop(PLDMACore *s, PLDMANetConn *c)
+{
+    PLDMANetPark *k = c->park;
+    uint32_t i;
+
+    if (!k) {
+        return;
+    }
+    if (k->head < k->n) {
+        trace_pldma_net_park_drop((uint32_t)(c - s->conns), k->pkt[k->head].psn,
+                                  k->n - k->head);
+    }
+    for (i = k->head; i < k->n; i++) {
+        s->park_bytes -= k->pkt[i].plen;
+        g_free((void *)k->pkt[i].payload);
+    }
+    g_free(k);
+    c->park = NULL;
+}
+
+/*
+ * Hold @p, a WRITE segment of connection @c's message while a fault of
+ * @c is being resolved: the expected one (which faulted) when nothing is
+ * held, else the one after the last held.  False: not held (dropped).
+ */
+static bool pldma_net_park_add(PLDMACore *s, PLDMANetConn *c,
+                               const PLDMAPkt *p, uint32_t rch)
+{
+    PLDMANetPark *k = c->park;
+    PLDMAPkt *q;
+
+    if (c->qp || !p->plen || p->has_imm || !c->msg_valid || c->msg_nak ||
+        p->plen > s->park_size - MIN(s->park_size, s->park_bytes) ||
+        pldma_net_psn_diff(p->psn, c->msg_psn) < 0 ||
+        pldma_net_psn_diff(p->psn, c->msg_psn) >= (int32_t)c->msg_nsegs) {
+        return false;
+    }
+    if (k && k->running) {
+        return false;
+    }
+    if (k && k->head == k->n) {
+        pldma_net_park_drop(s, c);
+        k = NULL;
+    }
+    if (!k) {
+        if (p->psn != c->epsn) {
+            return false;
+        }
+        k = c->park = g_new0(PLDMANetPark, 1);
+        k->rch = rch;
+    } else if (k->n == PLDMA_NET_WINDOW ||
+               p->psn != ((k->pkt[k->n - 1].psn + 1) & PLDMA_PSN_MASK)) {
+        return false;
+    }
+    q = &k->pkt[k->n++];
+    *q = *p;
+    q->payload = g_memdup2(p->payload, p->plen);
+    q->smac = NULL;
+    s->park_bytes += p->plen;
+    pldma_net_cnt(s, PLDMA_NCNT_PARKED);
+    trace_pldma_net_park((uint32_t)(c - s->conns), p->psn, k->n - k->head);
+    return true;
+}
+
+/*
+ * The fault of connection @c is resolved: apply what it holds, in order,
+ * within the bottom half's @budget.  True while some is left to apply
+ * and nothing stops it (another fault does).
+ */
+static bool pldma_net_park_run(PLDMACore *s, PLDMANetConn *c,
+                               uint64_t *budget)
+{
+    PLDMANetPark *k = c->park;
+
+    while (k->head < k->n && !c->fault) {
+        PLDMAPkt *q = &k->pkt[k->head];
+        uint32_t psn = q->psn;
+
+        if (!*budget || s->tx_blocked) {
+            return true;        /* more, in a later turn */
+        }
+        if (psn != c->epsn) {
+            /* the message was refused, or the QP cleared, meanwhile */
+            pldma_net_park_drop(s, c);
+            return false;
+        }
+        k->running = true;
+        pldma_net_rx_write(s, c, q, k->rch);
+        k->running = false;
+        if (c->fault) {
+            /* faulted again: it stays held, and those behind it */
+            return false;
+        }
+        if (c->epsn != ((psn + 1) & PLDMA_PSN_MASK)) {
+            /* refused (NAKed), or its QP went to ERR: the rest goes too */
+            pldma_net_park_drop(s, c);
+            return false;
+        }
+        s->park_bytes -= q->plen;
+        g_free((void *)q->payload);
+        q->payload = NULL;
+        k->head++;
+        *budget -= MIN(*budget, q->plen);
+    }
+    if (!c->fault) {
+        /*
+         * All applied: the requester resumes after the last of them, at
+         * once with rnr-resume, else when its RNR timer expires
+         */
+        if (s->rnr_resume) {
+            pldma_net_cnt(s, PLDMA_NCNT_RESUME_TX);
+        }
+        trace_pldma_net_park_done((uint32_t)(c - s->conns), c->epsn);
+        pldma_net_answer(s, c, c->epsn - 1, AETH_ACK,
+                         s->rnr_resume ? PLDMA_NET_RESUME_MSN : 0);
+        pldma_net_park_drop(s, c);
+    }
+    return false;
 }
 
 void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
@@ -352,10 +509,16 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     }
     if (c->fault && d > 0 && first && conn_fault_detach(s, c, p)) {
         /* its requester gave the faulted message up: this one goes on */
-    } else if (c->fault) {
-        /* not ready yet: the same answer as the first time */
+    } else if (c->fault || (c->park && !c->park->running)) {
+        /*
+         * Not ready yet: held behind the fault (or behind those held,
+         * until they are applied), or the same answer as the first time
+         */
+        if (pldma_net_park_add(s, c, p, rch)) {
+            return;
+        }
         pldma_net_cnt(s, PLDMA_NCNT_OOO);
-        if (d == 0) {
+        if (d == 0 && c->fault) {
             pldma_net_answer(s, c, c->epsn,
                              AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
         }
@@ -459,6 +622,8 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         if (c->qp) {
             c->nak_seq = true;
         }
+        /* held, with the segments that follow it (not when it is held) */
+        pldma_net_park_add(s, c, p, rch);
         pldma_net_answer(s, c, p->psn,
                          AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
         return;
@@ -472,7 +637,8 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     if (p->has_imm && !pldma_recv_imm_done(s, c, p, rch)) {
         return;
     }
-    if (p->ackreq || last) {
+    /* a held one is acknowledged when all are applied */
+    if ((p->ackreq || last) && !(c->park && c->park->running)) {
         pldma_net_answer(s, c, p->psn, AETH_ACK, 0);
     }
 }
@@ -643,7 +809,16 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
     }
     for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
         PLDMANetConn *c = &s->conns[i];
+        PLDMAQP *qp = conn_qp(s, c);
 
+        if (c->park && !c->fault && !c->park->running) {
+            if (qp && qp->state != PLDMA_QPS_RTS &&
+                qp->state != PLDMA_QPS_RTR) {
+                pldma_net_park_drop(s, c);      /* not receiving any more */
+            } else {
+                more |= pldma_net_park_run(s, c, budget);
+            }
+        }
         while (c->rd_active && !c->fault && *budget && !s->tx_blocked) {
             uint32_t n = MIN(pldma_net_conn_mtu(s, c), c->rd_len - c->rd_off);
             bool first = c->rd_off == 0, last = c->rd_off + n == c->rd_len;
@@ -727,6 +902,14 @@ void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
             qemu_bh_schedule(s->bh);
             return;
         }
+    }
+    if (c->park) {
+        if (ok) {
+            /* the held WRITE segments are applied (pldma_net_bh) */
+            qemu_bh_schedule(s->bh);
+            return;
+        }
+        pldma_net_park_drop(s, c);
     }
     if (!ok) {
         /* a receive WQE's buffer: the WQE completes in error (recv.c) */
@@ -858,6 +1041,7 @@ void pldma_net_qp_clear(PLDMACore *s, uint32_t idx)
         return;
     }
     c = &s->conns[PLDMA_NET_CONNS + idx];
+    pldma_net_park_drop(s, c);
     if (c->fault && c->stalled) {
         bool st = c->stalled;
         uint16_t stag = c->stag;

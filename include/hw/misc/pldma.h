@@ -271,6 +271,11 @@ typedef struct PLDMANetConn {
     uint16_t rdo_zero;      /* ... unless its bit here: a zero-length READ */
     uint32_t rdo_rkey[PLDMA_NET_RD_ORIG];
     uint8_t rdo_next;       /* the entry the next READ takes */
+    /*
+     * WRITE segments held behind the fault being resolved, applied when
+     * it is (net.c, "parking"); not migrated
+     */
+    struct PLDMANetPark *park;
 } PLDMANetConn;
 
 /*
@@ -456,6 +461,8 @@ struct PLDMACore {
     uint32_t rnr_retry;
     uint32_t rnr_timer;     /* IB RNR timer code sent in RNR NAKs */
     bool rnr_resume;        /* receiver-driven "resolved, resend now" */
+    uint32_t park_size;     /* bytes of WRITE segments held, 0: no parking */
+    uint32_t park_bytes;    /* ... held now, all connections */
     uint32_t x_drop_every;  /* test knobs: every Nth frame sent is... */
     uint32_t x_dup_every;   /* ...dropped, sent twice, or held back */
     uint32_t x_reorder_every;
@@ -557,6 +564,8 @@ void pldma_net_unrealize(PLDMACore *s);
  */
 #define PLDMA_DEFAULT_MTU           1024
 #define PLDMA_NET_MAX_MTU           4096
+/* park-size: WRITE bytes a device holds behind responder faults */
+#define PLDMA_NET_PARK_SIZE         (1024 * 1024)
 #define PLDMA_DEFAULT_RTO_US        20000
 #define PLDMA_DEFAULT_RETRY         7
 #define PLDMA_DEFAULT_RNR_RETRY     1000    /* ~1 s at the default timer */

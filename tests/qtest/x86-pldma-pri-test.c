@@ -354,7 +354,7 @@ static void stop(Fixture *f)
 /* COPY of @len from a mapped source to an unmapped destination */
 static void copy(Fixture *f, int ch, uint32_t len)
 {
-    uint8_t desc[PLDMA_DESC_SIZE] = { 0 };
+    uint8_t desc[PLDMA_DESC_SIZE];
     uint32_t i;
 
     map_range(f, VA_SRC(ch), len);
@@ -362,11 +362,7 @@ static void copy(Fixture *f, int ch, uint32_t len)
         qtest_writel(f->qts, VA_SRC(ch) + i, i * 7 + ch);
     }
     qtest_memset(f->qts, VA_COMPL(ch), 0, PLDMA_COMPL_SIZE);
-    desc[PLDMA_DESC_OPCODE] = PLDMA_OP_COPY;
-    stl_le_p(desc + PLDMA_DESC_LEN, len);
-    stq_le_p(desc + PLDMA_DESC_SRC, VA_SRC(ch));
-    stq_le_p(desc + PLDMA_DESC_DST, VA_DST(ch));
-    stq_le_p(desc + PLDMA_DESC_COMPL, VA_COMPL(ch));
+    qpldma_desc_copy(desc, len, VA_SRC(ch), VA_DST(ch), VA_COMPL(ch), 0);
     qpldma_ring_post(&f->d, &f->ring[ch], desc);
 }
 
@@ -404,6 +400,36 @@ static int wait_requests(Fixture *f, PageReq *r, int want)
     return n;
 }
 
+/* start() with fault-mode=pri, @extra, and PRI enabled with @alloc */
+static void start_pri(Fixture *f, const char *extra, uint32_t alloc)
+{
+    g_autofree char *args = g_strdup_printf(",fault-mode=pri%s",
+                                            extra ? extra : "");
+
+    start(f, args);
+    pri_enable(f, alloc);
+}
+
+/* copy() on channel @ch, then wait for its @want page requests */
+static void copy_faulting(Fixture *f, int ch, uint32_t len, PageReq *r,
+                          int want)
+{
+    copy(f, ch, len);
+    wait_requests(f, r, want);
+}
+
+/*
+ * Answer @r (channel @ch's last missing page) as the OS does: map its
+ * page and respond Success; the copy of @len completes with its bytes
+ */
+static void respond_done(Fixture *f, const PageReq *r, int ch, uint32_t len)
+{
+    map(f, r->addr);
+    pg_respond(f, r->prgi, 0);
+    g_assert_cmpuint(wait_compl(f, ch), ==, PLDMA_ST_SUCCESS);
+    check_dst(f, ch, len);
+}
+
 /*
  * The capability: PRI at 0x110 with PRG Response PASID Required and
  * Stopped, a capacity; PLDMA_CAP says pri.  While PRI is disabled a
@@ -435,8 +461,7 @@ static void test_capability(void)
                     PCI_PRI_STATUS_STOPPED, ==, 0);
     g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_CTRL), ==,
                     PCI_PRI_CTRL_ENABLE);
-    copy(&f, 0, PAGE);
-    wait_requests(&f, r, 1);
+    copy_faulting(&f, 0, PAGE, r, 1);
     g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_STALLED);
     g_assert_cmphex(r[0].rid, ==, DEVFN);
     g_assert_cmpuint(r[0].pasid, ==, PASID);
@@ -444,10 +469,7 @@ static void test_capability(void)
     g_assert_true(r[0].write);
     g_assert_false(r[0].read);
     g_assert_true(r[0].lpig);
-    map(&f, VA_DST(0));
-    pg_respond(&f, r[0].prgi, 0);
-    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
-    check_dst(&f, 0, PAGE);
+    respond_done(&f, &r[0], 0, PAGE);
     stop(&f);
 
     /* report mode is still there, and stall is refused on PCI */
@@ -474,10 +496,8 @@ static void test_group_success(void)
     PageReq r[16];
     int i;
 
-    start(&f, ",fault-mode=pri,max-outstanding=4");
-    pri_enable(&f, 8);
-    copy(&f, 0, 4 * PAGE);
-    wait_requests(&f, r, 4);
+    start_pri(&f, ",max-outstanding=4", 8);
+    copy_faulting(&f, 0, 4 * PAGE, r, 4);
     for (i = 0; i < 4; i++) {
         g_assert_cmphex(r[i].addr, ==, VA_DST(0) + i * PAGE);
         g_assert_cmpuint(r[i].prgi, ==, r[0].prgi);
@@ -506,18 +526,15 @@ static void test_failure_invalid(void)
     Fixture f;
     PageReq r[16];
 
-    start(&f, ",fault-mode=pri");
-    pri_enable(&f, 8);
+    start_pri(&f, NULL, 8);
 
-    copy(&f, 0, PAGE);
-    wait_requests(&f, r, 1);
+    copy_faulting(&f, 0, PAGE, r, 1);
     pg_respond(&f, r[0].prgi, 1);
     g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_ABORTED);
     g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_STATUS) &
                     (PCI_PRI_STATUS_RF | PCI_PRI_STATUS_UPRGI), ==, 0);
 
-    copy(&f, 0, PAGE);
-    wait_requests(&f, r, 1);
+    copy_faulting(&f, 0, PAGE, r, 1);
     pg_respond(&f, r[0].prgi, 0xf);
     g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_ABORTED);
     g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_STATUS) &
@@ -537,12 +554,8 @@ static void test_failure_invalid(void)
             PCI_PRI_STATUS_RF | PCI_PRI_STATUS_UPRGI);
     g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_STATUS) &
                     (PCI_PRI_STATUS_RF | PCI_PRI_STATUS_UPRGI), ==, 0);
-    copy(&f, 0, PAGE);
-    wait_requests(&f, r, 1);
-    map(&f, VA_DST(0));
-    pg_respond(&f, r[0].prgi, 0);
-    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
-    check_dst(&f, 0, PAGE);
+    copy_faulting(&f, 0, PAGE, r, 1);
+    respond_done(&f, &r[0], 0, PAGE);
     stop(&f);
 }
 
@@ -552,26 +565,18 @@ static void test_out_of_order(void)
     Fixture f;
     PageReq r[16];
 
-    start(&f, ",fault-mode=pri");
-    pri_enable(&f, 8);
+    start_pri(&f, NULL, 8);
     copy(&f, 0, PAGE);
-    copy(&f, 1, PAGE);
-    wait_requests(&f, r, 2);
+    copy_faulting(&f, 1, PAGE, r, 2);
     g_assert_cmpuint(r[0].prgi, !=, r[1].prgi);
     g_assert_cmphex(r[0].addr, ==, VA_DST(0));
     g_assert_cmphex(r[1].addr, ==, VA_DST(1));
 
-    map(&f, VA_DST(1));
-    pg_respond(&f, r[1].prgi, 0);
-    g_assert_cmpuint(wait_compl(&f, 1), ==, PLDMA_ST_SUCCESS);
-    check_dst(&f, 1, PAGE);
+    respond_done(&f, &r[1], 1, PAGE);
     g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_STALLED);
     g_assert_cmpuint(qtest_readl(f.qts, VA_COMPL(0)), ==, PLDMA_ST_PENDING);
 
-    map(&f, VA_DST(0));
-    pg_respond(&f, r[0].prgi, 0);
-    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
-    check_dst(&f, 0, PAGE);
+    respond_done(&f, &r[0], 0, PAGE);
     stop(&f);
 }
 
@@ -585,11 +590,9 @@ static void test_alloc_limit(void)
     Fixture f;
     PageReq r[16];
 
-    start(&f, ",fault-mode=pri,max-outstanding=4");
-    pri_enable(&f, 1);
+    start_pri(&f, ",max-outstanding=4", 1);
     copy(&f, 0, 2 * PAGE);
-    copy(&f, 1, PAGE);
-    wait_requests(&f, r, 1);
+    copy_faulting(&f, 1, PAGE, r, 1);
     g_assert_cmphex(r[0].addr, ==, VA_DST(0));
     g_assert_true(r[0].lpig);
     g_assert_cmpuint(ch_state(&f, 1), ==, PLDMA_STATE_STALLED);
@@ -599,16 +602,10 @@ static void test_alloc_limit(void)
     /* channel 1's request goes out, then channel 0's next page */
     wait_requests(&f, r, 1);
     g_assert_cmphex(r[0].addr, ==, VA_DST(1));
-    map(&f, VA_DST(1));
-    pg_respond(&f, r[0].prgi, 0);
-    g_assert_cmpuint(wait_compl(&f, 1), ==, PLDMA_ST_SUCCESS);
+    respond_done(&f, &r[0], 1, PAGE);
     wait_requests(&f, r, 1);
     g_assert_cmphex(r[0].addr, ==, VA_DST(0) + PAGE);
-    map(&f, VA_DST(0) + PAGE);
-    pg_respond(&f, r[0].prgi, 0);
-    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
-    check_dst(&f, 0, 2 * PAGE);
-    check_dst(&f, 1, PAGE);
+    respond_done(&f, &r[0], 0, 2 * PAGE);
     stop(&f);
 }
 
@@ -623,10 +620,8 @@ static void test_reset(void)
     Fixture f;
     PageReq r[16];
 
-    start(&f, ",fault-mode=pri");
-    pri_enable(&f, 8);
-    copy(&f, 0, PAGE);
-    wait_requests(&f, r, 1);
+    start_pri(&f, NULL, 8);
+    copy_faulting(&f, 0, PAGE, r, 1);
     g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_STALLED);
 
     qobject_unref(qtest_qmp(f.qts, "{ 'execute': 'system_reset' }"));
@@ -648,13 +643,9 @@ static void test_reset(void)
     steps(&f, 5);
     g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_IDLE);
 
-    copy(&f, 0, 2 * PAGE);
-    wait_requests(&f, r, 1);
+    copy_faulting(&f, 0, 2 * PAGE, r, 1);
     g_assert_cmphex(r[0].addr, ==, VA_DST(0) + PAGE);
-    map(&f, r[0].addr);
-    pg_respond(&f, r[0].prgi, 0);
-    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
-    check_dst(&f, 0, 2 * PAGE);
+    respond_done(&f, &r[0], 0, 2 * PAGE);
     stop(&f);
 }
 
@@ -681,10 +672,8 @@ static void test_group_partial_invalid(void)
     PageReq r[16];
     int i;
 
-    start(&f, ",fault-mode=pri,max-outstanding=4");
-    pri_enable(&f, 8);
-    copy(&f, 0, 4 * PAGE);
-    wait_requests(&f, r, 4);
+    start_pri(&f, ",max-outstanding=4", 8);
+    copy_faulting(&f, 0, 4 * PAGE, r, 4);
     map(&f, VA_DST(0));
     map(&f, VA_DST(0) + PAGE);
     pg_respond(&f, r[0].prgi, 0);
@@ -708,8 +697,7 @@ static void test_group_partial_invalid(void)
     g_assert_cmpint(prq_pop(&f, r, 16), ==, 0);
 
     /* channel 1: four pages asked for, Invalid Request: nothing written */
-    copy(&f, 1, 4 * PAGE);
-    wait_requests(&f, r, 4);
+    copy_faulting(&f, 1, 4 * PAGE, r, 4);
     pg_respond(&f, r[0].prgi, 1);
     g_assert_cmpuint(wait_compl(&f, 1), ==, PLDMA_ST_ABORTED);
     check_dst_untouched(&f, 1, 4 * PAGE);
@@ -730,27 +718,21 @@ static void test_disable_pri_reset(void)
     Fixture f;
     PageReq r[16];
 
-    start(&f, ",fault-mode=pri");
-    pri_enable(&f, 8);
-    copy(&f, 0, PAGE);
-    wait_requests(&f, r, 1);
+    start_pri(&f, NULL, 8);
+    copy_faulting(&f, 0, PAGE, r, 1);
     cfg_wrw(&f, PRI_CAP + PCI_PRI_CTRL, 0);
     g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_STATUS) &
                     PCI_PRI_STATUS_STOPPED, ==, 0);
     copy(&f, 1, PAGE);
     g_assert_cmpuint(wait_compl(&f, 1), ==, PLDMA_ST_FAULT);
     g_assert_cmpint(prq_pop(&f, r + 1, 15), ==, 0);
-    map(&f, VA_DST(0));
-    pg_respond(&f, r[0].prgi, 0);
-    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
-    check_dst(&f, 0, PAGE);
+    respond_done(&f, &r[0], 0, PAGE);
     g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_STATUS) &
                     PCI_PRI_STATUS_STOPPED, ==, PCI_PRI_STATUS_STOPPED);
 
     /* Reset: the waiting channel ends, nothing stays outstanding */
     pri_enable(&f, 8);
-    copy(&f, 1, PAGE);
-    wait_requests(&f, r, 1);
+    copy_faulting(&f, 1, PAGE, r, 1);
     g_assert_cmpuint(ch_state(&f, 1), ==, PLDMA_STATE_STALLED);
     cfg_wrw(&f, PRI_CAP + PCI_PRI_CTRL, 0);
     cfg_wrw(&f, PRI_CAP + PCI_PRI_CTRL, PCI_PRI_CTRL_RESET);
@@ -778,10 +760,8 @@ static void test_cancel(void)
     Fixture f;
     PageReq r[16];
 
-    start(&f, ",fault-mode=pri");
-    pri_enable(&f, 8);
-    copy(&f, 0, PAGE);
-    wait_requests(&f, r, 1);
+    start_pri(&f, NULL, 8);
+    copy_faulting(&f, 0, PAGE, r, 1);
     qpldma_ch_wr(&f.d, 0, PLDMA_CH_CMD, PLDMA_CMD_CANCEL);
     g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_CANCELLED);
     check_dst_untouched(&f, 0, PAGE);
@@ -796,12 +776,8 @@ static void test_cancel(void)
                     PCI_PRI_STATUS_UPRGI, ==, 0);
     g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_IDLE);
 
-    copy(&f, 0, PAGE);
-    wait_requests(&f, r, 1);
-    map(&f, VA_DST(0));
-    pg_respond(&f, r[0].prgi, 0);
-    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
-    check_dst(&f, 0, PAGE);
+    copy_faulting(&f, 0, PAGE, r, 1);
+    respond_done(&f, &r[0], 0, PAGE);
     stop(&f);
 }
 
@@ -816,38 +792,24 @@ static void test_cancel(void)
 static void test_migrate(void)
 {
     g_autofree char *path = NULL;
-    g_autofree char *uri_out = NULL;
-    g_autofree char *uri_in = NULL;
     QTestState *dst;
     Fixture f;
     PageReq r[16];
-    int fd;
 
-    start(&f, ",fault-mode=pri,max-outstanding=4");
-    pri_enable(&f, 1);
+    start_pri(&f, ",max-outstanding=4", 1);
     copy(&f, 0, PAGE);
-    copy(&f, 1, PAGE);
-    wait_requests(&f, r, 1);
+    copy_faulting(&f, 1, PAGE, r, 1);
     g_assert_cmphex(r[0].addr, ==, VA_DST(0));
     g_assert_cmpuint(ch_state(&f, 1), ==, PLDMA_STATE_STALLED);
 
-    fd = g_file_open_tmp("x86-pldma-pri-XXXXXX", &path, NULL);
-    g_assert(fd >= 0);
-    close(fd);
-    uri_out = g_strdup_printf("exec:cat > %s", path);
-    uri_in = g_strdup_printf("exec:cat %s", path);
-    qtest_qmp_assert_success(f.qts, "{ 'execute': 'migrate', "
-                             "'arguments': { 'uri': %s } }", uri_out);
-    g_assert_true(qpldma_migration_wait(f.qts, 30));
+    path = qpldma_migrate_to_file(f.qts, "x86-pldma-pri-XXXXXX");
     g_free(f.dev);
     qpci_free_pc(f.bus);
     qtest_quit(f.qts);
 
     dst = qtest_initf(SM_ARGS ",fault-mode=pri,max-outstanding=4 "
                       "-incoming defer");
-    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
-                             "'arguments': { 'uri': %s } }", uri_in);
-    g_assert_true(qpldma_migration_wait(dst, 30));
+    g_assert_true(qpldma_migrate_from_file(dst, path));
     unlink(path);
     f.qts = dst;
     f.d.qts = dst;
@@ -860,16 +822,10 @@ static void test_migrate(void)
     g_assert_cmphex(cfg_rdw(&f, PRI_CAP + PCI_PRI_CTRL), ==,
                     PCI_PRI_CTRL_ENABLE);
     g_assert_cmpint(prq_pop(&f, r + 1, 15), ==, 0);
-    map(&f, VA_DST(0));
-    pg_respond(&f, r[0].prgi, 0);
-    g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
-    check_dst(&f, 0, PAGE);
+    respond_done(&f, &r[0], 0, PAGE);
     wait_requests(&f, r, 1);
     g_assert_cmphex(r[0].addr, ==, VA_DST(1));
-    map(&f, VA_DST(1));
-    pg_respond(&f, r[0].prgi, 0);
-    g_assert_cmpuint(wait_compl(&f, 1), ==, PLDMA_ST_SUCCESS);
-    check_dst(&f, 1, PAGE);
+    respond_done(&f, &r[0], 1, PAGE);
     stop(&f);
 }
 
@@ -906,8 +862,7 @@ static void test_unplug(void)
     iommu_setup(&f);
     dev_setup(&f);
     pri_enable(&f, 8);
-    copy(&f, 0, PAGE);
-    wait_requests(&f, r, 1);
+    copy_faulting(&f, 0, PAGE, r, 1);
     g_assert_cmphex(r[0].rid, ==, rid(&f));
     g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_STALLED);
 

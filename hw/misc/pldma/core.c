@@ -231,6 +231,22 @@ void pldma_ch_error(PLDMAChannel *ch, uint32_t err)
     pldma_raise(ch->s, PLDMA_IRQ_CH_ERROR);
 }
 
+/*
+ * End the descriptor in flight with @status: the completion record it
+ * writes next (PHASE_COMPL) carries @status, @flags (PLDMA_FR_F_*: what
+ * failed) and @va (where); a success or a descriptor refused before any
+ * access carries 0 and 0.
+ */
+void pldma_ch_end_desc(PLDMAChannel *ch, uint32_t status, uint32_t flags,
+                       uint64_t va)
+{
+    trace_pldma_desc_end(ch->idx, ch->head, status, flags, va);
+    ch->cstatus = status;
+    ch->cflags = flags;
+    ch->cfault_va = va;
+    ch->phase = PLDMA_PHASE_COMPL;
+}
+
 /* Forget the descriptor in flight and all channel state */
 static void pldma_ch_reset(PLDMAChannel *ch)
 {
@@ -367,8 +383,7 @@ static bool pldma_fetch(PLDMAChannel *ch)
     pldma_timing_desc(ch);
     st = pldma_decode(ch, d);
     if (st || ch->op == PLDMA_OP_NOP) {
-        ch->cstatus = st ? st : PLDMA_ST_SUCCESS;
-        ch->phase = PLDMA_PHASE_COMPL;
+        pldma_ch_end_desc(ch, st ? st : PLDMA_ST_SUCCESS, 0, 0);
     } else {
         ch->phase = PLDMA_PHASE_XFER;
     }
@@ -386,10 +401,9 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
     while (ch->done < ch->len) {
         if (ch->probe_aborted) {
             /* an access ahead was aborted: the descriptor ends with it */
-            ch->cstatus = PLDMA_ST_ABORTED;
-            ch->cflags = ch->fault_info & ~PLDMA_FR_F_STALL;
-            ch->cfault_va = ch->fault_va;
-            ch->phase = PLDMA_PHASE_COMPL;
+            pldma_ch_end_desc(ch, PLDMA_ST_ABORTED,
+                              ch->fault_info & ~PLDMA_FR_F_STALL,
+                              ch->fault_va);
             return true;
         }
         hwaddr want = MIN(ch->len - ch->done, *budget);
@@ -447,8 +461,7 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
         pldma_timing_bytes(ch, n);
         *budget -= n;
     }
-    ch->cstatus = PLDMA_ST_SUCCESS;
-    ch->phase = PLDMA_PHASE_COMPL;
+    pldma_ch_end_desc(ch, PLDMA_ST_SUCCESS, 0, 0);
     return true;
 }
 
@@ -728,10 +741,8 @@ static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
             ch->head = (ch->head + 1) & (ch->ring_size - 1);
             break;
         case PLDMA_PHASE_XFER:
-            ch->cstatus = PLDMA_ST_CANCELLED;
-            ch->cflags = ch->fault_info;
-            ch->cfault_va = ch->fault_va;
-            ch->phase = PLDMA_PHASE_COMPL;
+            pldma_ch_end_desc(ch, PLDMA_ST_CANCELLED, ch->fault_info,
+                              ch->fault_va);
             break;
         default:
             /* drop the completion record */
@@ -940,12 +951,21 @@ static void pldma_reset_engine(PLDMACore *s)
 }
 
 /*
- * A PASID register value (CHB_PASID, KEY_PASID): EN and a PASID below
- * 2^pasid-bits, nothing else.
+ * A PASID the device can issue: below 2^pasid-bits (which realize bounds
+ * by the SMMU's SSID width).
+ */
+bool pldma_pasid_valid(const PLDMACore *s, uint32_t pasid)
+{
+    return pasid < (1U << s->pasid_bits);
+}
+
+/*
+ * A PASID register value (CHB_PASID, KEY_PASID, a QP's or CQ's PD): EN
+ * and a PASID the device can issue, nothing else.
  */
 bool pldma_pasid_reg_valid(const PLDMACore *s, uint32_t reg)
 {
-    return PLDMA_CHB_PASID_VALUE(reg) < (1U << s->pasid_bits) &&
+    return pldma_pasid_valid(s, PLDMA_CHB_PASID_VALUE(reg)) &&
            !(reg & ~(PLDMA_CHB_PASID_EN | PLDMA_FMASK(19, 0)));
 }
 

@@ -367,11 +367,9 @@ void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
         pldma_ch_error(ch, PLDMA_ERR_DESC_FETCH);
         break;
     case PLDMA_PHASE_XFER:
-        ch->cstatus = r == PLDMA_ACC_FAULT ? PLDMA_ST_FAULT
-                                           : PLDMA_ST_DMA_ERROR;
-        ch->cflags = info;
-        ch->cfault_va = va;
-        ch->phase = PLDMA_PHASE_COMPL;
+        pldma_ch_end_desc(ch, r == PLDMA_ACC_FAULT ? PLDMA_ST_FAULT
+                                                   : PLDMA_ST_DMA_ERROR,
+                          info, va);
         break;
     default:
         pldma_ch_error(ch, PLDMA_ERR_COMPL_WRITE);
@@ -498,10 +496,8 @@ void pldma_core_resumed(PLDMACore *s, uint32_t sid, uint16_t stag,
         pldma_ch_error(ch, PLDMA_ERR_DESC_FETCH);
         break;
     case PLDMA_PHASE_XFER:
-        ch->cstatus = PLDMA_ST_ABORTED;
-        ch->cflags = ch->fault_info & ~PLDMA_FR_F_STALL;
-        ch->cfault_va = ch->fault_va;
-        ch->phase = PLDMA_PHASE_COMPL;
+        pldma_ch_end_desc(ch, PLDMA_ST_ABORTED,
+                          ch->fault_info & ~PLDMA_FR_F_STALL, ch->fault_va);
         pldma_set_state(ch, PLDMA_STATE_RUNNING);
         break;
     default:

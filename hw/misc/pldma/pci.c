@@ -740,8 +740,8 @@ static int pldma_pri_req_post_load(void *opaque, int version_id)
 {
     PLDMAPRIReq *r = opaque;
 
+    /* (its PASID is checked against pasid-bits by pldma_pci_post_load) */
     if (r->state >= PLDMA_PRI_NSTATES || r->prgi > PCI_PRI_PRGI_MASK ||
-        r->pasid >= (1U << SMMU_STALL_MAX_SSID_BITS) ||
         (r->addr & (PLDMA_PRI_PAGE - 1)) ||
         r->resp > IOMMU_PRI_RESP_FAILURE) {
         error_report("pldma-pci: migrated page request rejected (state %u "
@@ -797,8 +797,15 @@ static int pldma_pci_post_load(void *opaque, int version_id)
         s->pri_n[i].registered = false;
     }
     for (i = 0; i < PLDMA_PRI_ENTRIES; i++) {
-        if (s->pri_req[i].state != PLDMA_PRI_FREE &&
-            !pldma_pri_listen(s, s->pri_req[i].pasid)) {
+        if (s->pri_req[i].state == PLDMA_PRI_FREE) {
+            continue;
+        }
+        if (!pldma_pasid_valid(&s->core, s->pri_req[i].pasid)) {
+            error_report("pldma-pci: migrated page request for PASID %u "
+                         "beyond pasid-bits", s->pri_req[i].pasid);
+            return -EINVAL;
+        }
+        if (!pldma_pri_listen(s, s->pri_req[i].pasid)) {
             error_report("pldma-pci: no PRI notifier for migrated PASID %u",
                          s->pri_req[i].pasid);
             return -EINVAL;

@@ -96,12 +96,15 @@ void pldma_set_state(PLDMAChannel *ch, uint32_t st);
 void pldma_raise(PLDMACore *s, uint32_t bits);
 void pldma_update_irq(PLDMACore *s);
 void pldma_ch_error(PLDMAChannel *ch, uint32_t err);
+void pldma_ch_end_desc(PLDMAChannel *ch, uint32_t status, uint32_t flags,
+                       uint64_t va);
 PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
                      void *buf, hwaddr len, bool is_write, uint64_t *fault_va);
 void pldma_run_now(PLDMAChannel *ch);
 MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch);
 IOMMUTLBEntry pldma_iotlb_entry(PLDMACore *s, hwaddr va, bool is_write,
                                 MemTxAttrs attrs);
+bool pldma_pasid_valid(const PLDMACore *s, uint32_t pasid);
 bool pldma_pasid_reg_valid(const PLDMACore *s, uint32_t reg);
 
 /* fault.c */

@@ -45,19 +45,45 @@ uint32_t qpldma_ncnt(QPldma *d, int i)
     return qpldma_rd(d, PLDMA_NET_CNT(i));
 }
 
-void qpldma_ring_init(QPldma *d, QPldmaRing *r, int ch, uint64_t pa,
-                      uint32_t size, uint32_t pasid_reg)
+uint32_t qpldma_ch_cnt(QPldma *d, int ch, uint32_t cnt)
+{
+    return qpldma_ch_rd(d, ch, PLDMA_CH_CNT_OFFSET + cnt);
+}
+
+void qpldma_wait_state(QPldma *d, int ch, uint32_t state,
+                       void (*step)(void *), void *opaque, int tries)
+{
+    int i;
+
+    for (i = 0; i < tries && qpldma_ch_rd(d, ch, PLDMA_CH_STATE) != state;
+         i++) {
+        if (step) {
+            step(opaque);
+        }
+    }
+    g_assert_cmpuint(qpldma_ch_rd(d, ch, PLDMA_CH_STATE), ==, state);
+}
+
+void qpldma_ring_init_at(QPldma *d, QPldmaRing *r, int ch, uint64_t pa,
+                         uint64_t va, uint32_t size, uint32_t pasid_reg)
 {
     r->ch = ch;
     r->pa = pa;
+    r->va = va;
     r->size = size;
     r->tail = 0;
     qpldma_wr(d, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
     qpldma_wr(d, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID, pasid_reg);
     qpldma_wr(d, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_ENABLE);
-    qpldma_ch_wr(d, ch, PLDMA_CH_RING_BASE_LO, (uint32_t)pa);
-    qpldma_ch_wr(d, ch, PLDMA_CH_RING_BASE_HI, pa >> 32);
+    qpldma_ch_wr(d, ch, PLDMA_CH_RING_BASE_LO, (uint32_t)va);
+    qpldma_ch_wr(d, ch, PLDMA_CH_RING_BASE_HI, va >> 32);
     qpldma_ch_wr(d, ch, PLDMA_CH_RING_SIZE, size);
+}
+
+void qpldma_ring_init(QPldma *d, QPldmaRing *r, int ch, uint64_t pa,
+                      uint32_t size, uint32_t pasid_reg)
+{
+    qpldma_ring_init_at(d, r, ch, pa, pa, size, pasid_reg);
 }
 
 void qpldma_ring_post(QPldma *d, QPldmaRing *r, const uint8_t *desc)
@@ -66,6 +92,18 @@ void qpldma_ring_post(QPldma *d, QPldmaRing *r, const uint8_t *desc)
                    PLDMA_DESC_SIZE);
     r->tail = (r->tail + 1) % r->size;
     qpldma_ch_wr(d, r->ch, PLDMA_CH_RING_TAIL, r->tail);
+}
+
+void qpldma_desc_copy(uint8_t *desc, uint32_t len, uint64_t src,
+                      uint64_t dst, uint64_t compl, uint64_t cookie)
+{
+    memset(desc, 0, PLDMA_DESC_SIZE);
+    desc[PLDMA_DESC_OPCODE] = PLDMA_OP_COPY;
+    stl_le_p(desc + PLDMA_DESC_LEN, len);
+    stq_le_p(desc + PLDMA_DESC_SRC, src);
+    stq_le_p(desc + PLDMA_DESC_DST, dst);
+    stq_le_p(desc + PLDMA_DESC_COMPL, compl);
+    stq_le_p(desc + PLDMA_DESC_COOKIE, cookie);
 }
 
 void qpldma_desc_rdma(uint8_t *desc, uint8_t op, uint16_t node, uint32_t len,
@@ -499,4 +537,31 @@ bool qpldma_migration_wait(QTestState *qts, unsigned int seconds)
         g_usleep(10 * 1000);
     }
     g_assert_not_reached();
+}
+
+char *qpldma_migrate_to_file(QTestState *qts, const char *tmpl)
+{
+    g_autofree char *uri = NULL;
+    char *path = NULL;
+    int fd;
+
+    fd = g_file_open_tmp(tmpl, &path, NULL);
+    g_assert(fd >= 0);
+    close(fd);
+    uri = g_strdup_printf("exec:cat > %s", path);
+    qtest_qmp_assert_success(qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(qpldma_migration_wait(qts, 30));
+    return path;
+}
+
+bool qpldma_migrate_from_file(QTestState *dst, const char *path)
+{
+    g_autofree char *uri = g_strdup_printf("exec:cat %s", path);
+
+    /* a refused stream leaves the target running, status "failed" */
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s, "
+                             "'exit-on-error': false } }", uri);
+    return qpldma_migration_wait(dst, 30);
 }

@@ -25,11 +25,23 @@ void qpldma_wr(QPldma *d, uint32_t off, uint32_t val);
 uint32_t qpldma_ch_rd(QPldma *d, int ch, uint32_t off);
 void qpldma_ch_wr(QPldma *d, int ch, uint32_t off, uint32_t val);
 uint32_t qpldma_ncnt(QPldma *d, int i);
+/* Channel @ch's counter @cnt (PLDMA_CNT_*) */
+uint32_t qpldma_ch_cnt(QPldma *d, int ch, uint32_t cnt);
+/*
+ * Poll channel @ch's CH_STATE until it is @state, calling @step (may be
+ * NULL) between polls, at most @tries times; asserts that it got there
+ */
+void qpldma_wait_state(QPldma *d, int ch, uint32_t state,
+                       void (*step)(void *), void *opaque, int tries);
 
-/* A descriptor ring of channel @ch, at guest physical @pa */
+/*
+ * A descriptor ring of channel @ch, at guest physical @pa, which the
+ * device reaches at @va (@pa without an IOMMU)
+ */
 typedef struct QPldmaRing {
     int ch;
     uint64_t pa;
+    uint64_t va;
     uint32_t size;
     uint32_t tail;
 } QPldmaRing;
@@ -37,8 +49,14 @@ typedef struct QPldmaRing {
 /* Reset, bind (@pasid_reg, CHB_PASID format) and enable a ring */
 void qpldma_ring_init(QPldma *d, QPldmaRing *r, int ch, uint64_t pa,
                       uint32_t size, uint32_t pasid_reg);
+/* Same, for a ring the device reaches at @va (RING_BASE) */
+void qpldma_ring_init_at(QPldma *d, QPldmaRing *r, int ch, uint64_t pa,
+                         uint64_t va, uint32_t size, uint32_t pasid_reg);
 /* Copy one descriptor to the ring and move TAIL */
 void qpldma_ring_post(QPldma *d, QPldmaRing *r, const uint8_t *desc);
+/* Fill @desc (PLDMA_DESC_SIZE bytes) with a COPY, no flags */
+void qpldma_desc_copy(uint8_t *desc, uint32_t len, uint64_t src,
+                      uint64_t dst, uint64_t compl, uint64_t cookie);
 /* Fill @desc (PLDMA_DESC_SIZE bytes) with an RDMA WRITE or READ */
 void qpldma_desc_rdma(uint8_t *desc, uint8_t op, uint16_t node, uint32_t len,
                       uint64_t local, uint64_t rva, uint32_t rkey,
@@ -174,5 +192,15 @@ uint32_t qpldma_roce_frame(uint8_t *f, const QPldmaRoce *r);
  * the test
  */
 bool qpldma_migration_wait(QTestState *qts, unsigned int seconds);
+/*
+ * Migrate @qts into a new temporary file (named after @tmpl, "name-XXXXXX")
+ * and wait for it to complete; returns the file's path (g_free() it)
+ */
+char *qpldma_migrate_to_file(QTestState *qts, const char *tmpl);
+/*
+ * Load the migration stream at @path into @dst (started with -incoming
+ * defer): true when it completed, false when @dst refused it
+ */
+bool qpldma_migrate_from_file(QTestState *dst, const char *path);
 
 #endif

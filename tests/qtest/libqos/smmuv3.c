@@ -410,11 +410,15 @@ void qsmmu_stall_term(QSMMU *s, uint32_t sid)
     qsmmu_cmd_sync(s);
 }
 
+uint32_t qsmmu_gerror(QSMMU *s)
+{
+    return qsmmu_readl(s, R_GERROR) ^ qsmmu_readl(s, R_GERRORN);
+}
+
 bool qsmmu_cmdq_error(QSMMU *s)
 {
-    uint32_t gerror = qsmmu_readl(s, R_GERROR) ^ qsmmu_readl(s, R_GERRORN);
-
-    return (gerror & 1) || ((qsmmu_readl(s, R_CMDQ_CONS) >> 24) & 0x7f);
+    return (qsmmu_gerror(s) & QSMMU_GERROR_CMDQ_ERR) ||
+           ((qsmmu_readl(s, R_CMDQ_CONS) >> 24) & 0x7f);
 }
 
 bool qsmmu_pop_event(QSMMU *s, uint64_t evt[4])

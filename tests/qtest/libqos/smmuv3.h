@@ -36,6 +36,10 @@
 #define QSMMU_EVT_RNW(e)    (((e)[1] >> 35) & 1)
 #define QSMMU_EVT_ADDR(e)   ((e)[2])
 
+/* GERROR bits */
+#define QSMMU_GERROR_CMDQ_ERR       (1u << 0)
+#define QSMMU_GERROR_EVENTQ_ABT     (1u << 2)
+
 /* STE.S1DSS */
 #define QSMMU_S1DSS_TERMINATE   0
 #define QSMMU_S1DSS_BYPASS      1
@@ -131,6 +135,8 @@ void qsmmu_set_evtq(QSMMU *s, uint64_t base, int log2);
 void qsmmu_stall_term(QSMMU *s, uint32_t sid);
 /* CMDQ_CONS.ERR and GERROR.CMDQ_ERR state */
 bool qsmmu_cmdq_error(QSMMU *s);
+/* The global errors active (GERROR ^ GERRORN), QSMMU_GERROR_* bits */
+uint32_t qsmmu_gerror(QSMMU *s);
 
 /* Pop the next event record into @evt (4 dwords); false if none */
 bool qsmmu_pop_event(QSMMU *s, uint64_t evt[4]);

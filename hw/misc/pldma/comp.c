@@ -75,14 +75,9 @@ void pldma_net_finish(PLDMAChannel *ch, uint32_t status)
         /* what is known to have arrived, not what was sent */
         ch->done = ch->net.acked;
     }
-    ch->cstatus = status;
-    ch->phase = PLDMA_PHASE_COMPL;
+    pldma_ch_end_desc(ch, status, 0, 0);
     ch->net.wait = false;
     timer_del(ch->net_timer);
-    if (status != PLDMA_ST_SUCCESS) {
-        ch->cflags = 0;
-        ch->cfault_va = 0;
-    }
     qemu_bh_schedule(ch->s->bh);
 }
 

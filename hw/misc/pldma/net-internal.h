@@ -119,6 +119,8 @@ typedef struct PLDMAPkt {
 
 /* Segments in flight, and how often the requester asks for an ACK */
 #define PLDMA_NET_WINDOW        64
+/* WRITE segments a connection holds behind a fault: Linux rxe's window */
+#define PLDMA_NET_PARK_SEGS     128
 #define PLDMA_NET_ACKREQ_EVERY  16
 
 /* Responder connections: the node-id path's, then one per QP */

@@ -36,24 +36,23 @@
  * RNR NAK of the first fault and stopped: it resumes after the last PSN
  * acknowledged, and sends again none of the segments that were held.
  *
- * Bounded: at most PLDMA_NET_WINDOW segments per connection (what a
- * requester sends before it waits for an ACK) and park-size bytes per
- * device; a segment beyond either is dropped as before.  Only WRITE
- * payload without immediate data is held, on the node-id path: a QP's
- * standard requester (Linux rxe) keeps up to 128 PSNs in flight, and what
- * it sent beyond the held ones would wait for its retransmit timer after
- * the final ACK (tests/rxe/run saw 10 timeouts and a sequence NAK): QPs
- * drop what follows a fault, as before.  Held segments are not
- * migrated, and go on reset, on a refused message, and when the fault
- * ends without a resolution: the expected PSN never moved past them, so
- * the requester sends them again.
+ * Bounded: at most PLDMA_NET_PARK_SEGS segments per connection (what
+ * Linux rxe's requester keeps in flight; PLDMA's sends 64) and park-size
+ * bytes per device; a segment beyond either, or after a gap, is dropped,
+ * and then the last answer is an RNR NAK of the expected PSN instead of
+ * the ACK, so the requester resends the rest after its RNR timer rather
+ * than its retransmit timer.  Only WRITE payload without immediate data
+ * is held.  Held segments are not migrated, and go on reset, on a refused
+ * message, and when the fault ends without a resolution: the expected
+ * PSN never moved past them, so the requester sends them again.
  */
 typedef struct PLDMANetPark {
     uint32_t head;                      /* the next to apply */
     uint32_t n;                         /* held: [head, n) */
     uint32_t rch;                       /* responder channel (traces) */
     bool running;                       /* pldma_net_park_run() */
-    PLDMAPkt pkt[PLDMA_NET_WINDOW];     /* payload: a copy of its own */
+    bool dropped;                       /* one after them was dropped */
+    PLDMAPkt pkt[PLDMA_NET_PARK_SEGS];  /* payload: a copy of its own */
 } PLDMANetPark;
 
 static PLDMAQP *conn_qp(PLDMACore *s, const PLDMANetConn *c)
@@ -376,10 +375,14 @@ static bool pldma_net_park_add(PLDMACore *s, PLDMANetConn *c,
     PLDMANetPark *k = c->park;
     PLDMAPkt *q;
 
-    if (c->qp || !p->plen || p->has_imm || !c->msg_valid || c->msg_nak ||
+    if (!p->plen || p->has_imm || !c->msg_valid || c->msg_nak ||
         p->plen > s->park_size - MIN(s->park_size, s->park_bytes) ||
         pldma_net_psn_diff(p->psn, c->msg_psn) < 0 ||
         pldma_net_psn_diff(p->psn, c->msg_psn) >= (int32_t)c->msg_nsegs) {
+        if (k && k->n &&
+            pldma_net_psn_diff(p->psn, k->pkt[k->n - 1].psn) > 0) {
+            k->dropped = true;
+        }
         return false;
     }
     if (k && k->running) {
@@ -395,9 +398,20 @@ static bool pldma_net_park_add(PLDMACore *s, PLDMANetConn *c,
         }
         k = c->park = g_new0(PLDMANetPark, 1);
         k->rch = rch;
-    } else if (k->n == PLDMA_NET_WINDOW ||
-               p->psn != ((k->pkt[k->n - 1].psn + 1) & PLDMA_PSN_MASK)) {
+    } else if (p->psn != ((k->pkt[k->n - 1].psn + 1) & PLDMA_PSN_MASK)) {
+        if (pldma_net_psn_diff(p->psn, k->pkt[k->n - 1].psn) > 0) {
+            k->dropped = true;          /* a gap: what follows is lost */
+        }
         return false;
+    } else if (k->n == PLDMA_NET_PARK_SEGS) {
+        if (!k->head) {
+            k->dropped = true;
+            return false;
+        }
+        /* the applied ones make room */
+        memmove(k->pkt, k->pkt + k->head, (k->n - k->head) * sizeof(*q));
+        k->n -= k->head;
+        k->head = 0;
     }
     q = &k->pkt[k->n++];
     *q = *p;
@@ -454,12 +468,26 @@ static bool pldma_net_park_run(PLDMACore *s, PLDMANetConn *c,
          * All applied: the requester resumes after the last of them, at
          * once with rnr-resume, else when its RNR timer expires
          */
-        if (s->rnr_resume) {
-            pldma_net_cnt(s, PLDMA_NCNT_RESUME_TX);
-        }
         trace_pldma_net_park_done((uint32_t)(c - s->conns), c->epsn);
-        pldma_net_answer(s, c, c->epsn - 1, AETH_ACK,
-                         s->rnr_resume ? PLDMA_NET_RESUME_MSN : 0);
+        if (k->dropped) {
+            /*
+             * The requester sent more than was held: an RNR NAK of the
+             * expected PSN acknowledges the rest and has it resend from
+             * there after its RNR timer, instead of waiting for its
+             * retransmit timer (a standard requester, Linux rxe, keeps
+             * up to 128 PSNs in flight); what is still in flight behind
+             * it gets no sequence NAK on top
+             */
+            c->nak_seq = true;
+            pldma_net_answer(s, c, c->epsn,
+                             AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+        } else {
+            if (s->rnr_resume) {
+                pldma_net_cnt(s, PLDMA_NCNT_RESUME_TX);
+            }
+            pldma_net_answer(s, c, c->epsn - 1, AETH_ACK,
+                             s->rnr_resume ? PLDMA_NET_RESUME_MSN : 0);
+        }
         pldma_net_park_drop(s, c);
     }
     return false;

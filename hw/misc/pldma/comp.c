@@ -132,6 +132,24 @@ static void pldma_net_acked(PLDMAChannel *ch, uint64_t upto)
     }
 }
 
+/*
+ * An ACK of everything before byte @upto: progress (the retry counts start
+ * again); true when it completes the message
+ */
+static bool pldma_net_ack_upto(PLDMAChannel *ch, uint64_t upto)
+{
+    PLDMANetReq *r = &ch->net;
+
+    pldma_net_acked(ch, upto);
+    r->retries = 0;
+    r->rnr_retries = 0;
+    if (r->acked == ch->len) {
+        pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+        return true;
+    }
+    return false;
+}
+
 static uint32_t nak_status(uint8_t syndrome)
 {
     switch (syndrome) {
@@ -189,14 +207,9 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
                  * An ACK acknowledges up to its PSN: past the fault when
                  * the responder held the segments behind it (parking)
                  */
-                if (pldma_op_sends(ch->op) && seg >= 0) {
-                    pldma_net_acked(ch, (uint64_t)(seg + 1) * mtu);
-                    r->retries = 0;
-                    r->rnr_retries = 0;
-                    if (r->acked == ch->len) {
-                        pldma_net_finish(ch, PLDMA_ST_SUCCESS);
-                        return;
-                    }
+                if (pldma_op_sends(ch->op) && seg >= 0 &&
+                    pldma_net_ack_upto(ch, (uint64_t)(seg + 1) * mtu)) {
+                    return;
                 }
                 pldma_net_rewind(ch, ch->done);
             }
@@ -206,11 +219,7 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
             return;
         }
         if ((uint64_t)(seg + 1) * mtu > r->acked) {
-            pldma_net_acked(ch, (uint64_t)(seg + 1) * mtu);
-            r->retries = 0;
-            r->rnr_retries = 0;
-            if (r->acked == ch->len) {
-                pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+            if (pldma_net_ack_upto(ch, (uint64_t)(seg + 1) * mtu)) {
                 return;
             }
             if (!r->rnr) {

@@ -252,15 +252,13 @@ static void pldma_ch_reset(PLDMAChannel *ch)
 {
     PLDMACore *s = ch->s;
     uint32_t idx = ch->idx;
-    QEMUTimer *t = ch->net_timer;
 
     trace_pldma_ch_reset(idx);
-    pldma_net_ch_end(ch);
+    s->link->ch_end(ch);
     pldma_stalls_forget(ch);
     memset(ch, 0, offsetof(PLDMAChannel, cnt_bytes));
     ch->s = s;
     ch->idx = idx;
-    ch->net_timer = t;
     ch->state = PLDMA_STATE_DISABLED;
 }
 
@@ -329,7 +327,7 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
     case PLDMA_OP_SEND:
     case PLDMA_OP_SEND_IMM:
     case PLDMA_OP_RDMA_WRITE_IMM:
-        return pldma_net_decode(ch, d);
+        return ch->s->link->decode(ch, d);
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad opcode "
                       "0x%x\n", ch->idx, ch->head, ch->op);
@@ -396,7 +394,7 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
     PLDMACore *s = ch->s;
 
     if (pldma_op_remote(ch->op)) {
-        return pldma_net_xfer(ch, budget);
+        return s->link->xfer(ch, budget);
     }
     while (ch->done < ch->len) {
         if (ch->probe_aborted) {
@@ -472,7 +470,7 @@ static void pldma_advance(PLDMAChannel *ch)
     trace_pldma_desc_done(ch->idx, ch->head, ch->cstatus, ch->done);
     /* the CQE of a QP's send queue, before its QP may go to ERR */
     pldma_cq_send_done(ch);
-    pldma_net_ch_end(ch);
+    s->link->ch_end(ch);
     pldma_probes_clear(ch);
     ch->head = (ch->head + 1) & (ch->ring_size - 1);
     ch->completed++;
@@ -596,12 +594,12 @@ void pldma_bh(void *opaque)
                  */
                 again |= ch->state == PLDMA_STATE_RUNNING &&
                          !(ch->phase == PLDMA_PHASE_XFER &&
-                           pldma_op_remote(ch->op) && ch->net.wait) &&
+                           pldma_op_remote(ch->op) && s->link->waiting(ch)) &&
                          !pldma_timing_waiting(ch);
             }
         }
         /* READ responses of the responder side */
-        if (total && pldma_net_bh(s, &total)) {
+        if (total && s->link->bh(s, &total)) {
             again = true;
         }
         s->rr = (s->rr + 1) % s->num_channels;
@@ -618,7 +616,7 @@ void pldma_bh(void *opaque)
     if (again) {
         qemu_bh_schedule(s->bh);
     }
-    pldma_net_flush(s);
+    s->link->flush(s);
 }
 
 /*
@@ -667,7 +665,7 @@ void pldma_run_now(PLDMAChannel *ch)
     pldma_update_irq(s);
     /* the rest of the work, and a new inline budget */
     qemu_bh_schedule(s->bh);
-    pldma_net_flush(s);
+    s->link->flush(s);
 }
 
 /*
@@ -708,7 +706,7 @@ static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
     trace_pldma_ch_cmd(ch->idx, cmd, pldma_state_name(ch->state));
     if (cmd == PLDMA_CMD_CANCEL && ch->state == PLDMA_STATE_ERROR) {
         /* a remote message in flight is over: the next one gets new PSNs */
-        pldma_net_ch_end(ch);
+        s->link->ch_end(ch);
         ch->head = ch->tail;
         ch->phase = PLDMA_PHASE_FETCH;
         pldma_set_state(ch, PLDMA_STATE_IDLE);
@@ -868,7 +866,7 @@ static uint64_t pldma_global_read(PLDMACore *s, hwaddr addr)
         ch = &s->ch[(addr - PLDMA_CH_CNT(0)) / PLDMA_CH_CNT_STRIDE];
         return pldma_cnt_read(ch, (addr - PLDMA_CH_CNT(0)) % 0x40);
     }
-    if (pldma_net_read(s, addr, &val) || pldma_eth_read(s, addr, &val)) {
+    if (s->link->read(s, addr, &val)) {
         return val;
     }
 
@@ -946,8 +944,7 @@ static void pldma_reset_engine(PLDMACore *s)
     s->inline_runs = PLDMA_INLINE_RUNS;
     pldma_timing_reset(s);
     pldma_cq_reset(s);
-    pldma_net_reset(s);
-    pldma_eth_reset(s);
+    s->link->reset(s);
 }
 
 /*
@@ -1006,7 +1003,7 @@ static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
                    (ch->ctrl & PLDMA_CHB_CTRL_ENABLE)) {
             ch->ctrl &= ~PLDMA_CHB_CTRL_ENABLE;
             pldma_stalls_forget(ch);
-            pldma_net_ch_end(ch);
+            s->link->ch_end(ch);
             ch->phase = PLDMA_PHASE_FETCH;
             pldma_set_state(ch, PLDMA_STATE_DISABLED);
         }
@@ -1029,7 +1026,7 @@ static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
         pldma_chb_write(s, &s->ch[n], addr & (PLDMA_CH_BIND_STRIDE - 1), val);
         return;
     }
-    if (pldma_net_write(s, addr, val) || pldma_eth_write(s, addr, val)) {
+    if (s->link->write(s, addr, val)) {
         return;
     }
 
@@ -1044,7 +1041,7 @@ static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
         s->irq_status &= ~val;
         /* IRQ_CQ, CQ_ERROR, QP_ERROR, ETH follow their bitmaps */
         pldma_cq_irq_sync(s);
-        pldma_eth_irq_sync(s);
+        s->link->irq_sync(s);
         break;
     case PLDMA_IRQ_MASK:
         s->irq_mask = val;
@@ -1278,8 +1275,7 @@ static void pldma_vm_state_change(void *opaque, bool running, RunState state)
     trace_pldma_vm_running(running);
     if (running) {
         qemu_bh_schedule(s->bh);
-        pldma_net_flush(s);
-        pldma_eth_vm_running(s);
+        s->link->vm_running(s);
     }
 }
 
@@ -1335,13 +1331,14 @@ bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
     }
     s->dev = dev;
     s->ops = ops;
+    s->link = &pldma_net_link;
     memory_region_init_io(&s->iomem, OBJECT(dev), &pldma_ops, s, "pldma",
                           PLDMA_MMIO_SIZE(s->num_channels));
     s->bh = qemu_bh_new_guarded(pldma_bh, s, &dev->mem_reentrancy_guard);
     s->vm_running = runstate_is_running();
     s->vmsh = qemu_add_vm_change_state_handler(pldma_vm_state_change, s);
     pldma_reset_engine(s);
-    if (!pldma_net_realize(s, s->conf, errp)) {
+    if (!s->link->realize(s, errp)) {
         pldma_core_unrealize(s);
         return false;
     }
@@ -1350,7 +1347,7 @@ bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
 
 void pldma_core_unrealize(PLDMACore *s)
 {
-    pldma_net_unrealize(s);
+    s->link->unrealize(s);
     pldma_timing_unrealize(s);
     qemu_del_vm_change_state_handler(s->vmsh);
     s->vmsh = NULL;
@@ -1461,7 +1458,7 @@ static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
     }
     if (ch->state != PLDMA_STATE_DISABLED &&
         ch->phase != PLDMA_PHASE_FETCH && pldma_op_remote(ch->op)) {
-        const char *why = pldma_net_ch_check(s, ch);
+        const char *why = s->link->ch_check(s, ch);
 
         if (why) {
             return why;

@@ -29,13 +29,11 @@
 #include "qemu/main-loop.h"
 #include "migration/vmstate.h"
 #include "net/eth.h"
-#include "pldma-internal.h"
+#include "net-internal.h"
 #include "trace.h"
 
 /* TX descriptors sent per bottom half run, before the next one */
 #define PLDMA_ETH_TX_BUDGET     64
-
-#define ROCE_UDP_PORT           4791
 
 static const char *ring_name(bool tx)
 {

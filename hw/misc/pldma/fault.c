@@ -475,7 +475,7 @@ void pldma_core_resumed(PLDMACore *s, uint32_t sid, uint16_t stag,
     if (!ch && sid == s->stream_id && pldma_probe_resumed(s, stag, resp)) {
         return;             /* an access ahead (max-outstanding) */
     }
-    if (!ch && sid == s->stream_id && pldma_net_resumed(s, stag, resp)) {
+    if (!ch && sid == s->stream_id && s->link->resumed(s, stag, resp)) {
         return;             /* a responder access of the RDMA link */
     }
     if (!ch || sid != s->stream_id) {

@@ -20,7 +20,6 @@
 #include <zlib.h>
 
 /* Wire format (IBTA vol. 1, annex A17 RoCEv2) */
-#define ROCE_UDP_PORT       4791
 #define ETH_HDR             14
 #define IP_HDR              20
 #define UDP_HDR             8

@@ -13,6 +13,33 @@
 
 #include "pldma-internal.h"
 
+/* RoCEv2's UDP destination port (IANA; IBTA vol. 1, annex A17) */
+#define ROCE_UDP_PORT       4791
+
+/* The link's entry points, in pldma_net_link (net.c) */
+bool pldma_net_realize(PLDMACore *s, Error **errp);
+void pldma_net_unrealize(PLDMACore *s);
+void pldma_net_reset(PLDMACore *s);
+uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d);
+bool pldma_net_zero_len_ok(uint32_t qp);
+bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget);
+void pldma_net_ch_end(PLDMAChannel *ch);
+bool pldma_net_bh(PLDMACore *s, uint64_t *budget);
+bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp);
+void pldma_net_flush(PLDMACore *s);
+const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch);
+
+/* eth.c: the Ethernet function (registers, rings, link) */
+bool pldma_eth_read(PLDMACore *s, hwaddr addr, uint64_t *val);
+bool pldma_eth_write(PLDMACore *s, hwaddr addr, uint32_t val);
+void pldma_eth_irq_sync(PLDMACore *s);
+void pldma_eth_reset(PLDMACore *s);
+void pldma_eth_realize(PLDMACore *s);
+void pldma_eth_unrealize(PLDMACore *s);
+void pldma_eth_vm_running(PLDMACore *s);
+bool pldma_eth_rx(PLDMACore *s, const uint8_t *buf, size_t size);
+void pldma_eth_link_changed(NetClientState *nc);
+
 /* RC opcodes (IBA table 38) */
 #define OP_SEND_FIRST       0x00
 #define OP_SEND_MIDDLE      0x01

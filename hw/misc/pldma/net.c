@@ -270,10 +270,10 @@ void pldma_net_flush(PLDMACore *s)
 
 /* ---- registers ---- */
 
-bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
+static bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 {
     if (pldma_qp_read(s, addr, val) || pldma_cq_read(s, addr, val) ||
-        pldma_net_key_read(s, addr, val)) {
+        pldma_net_key_read(s, addr, val) || pldma_eth_read(s, addr, val)) {
         return true;
     }
     if (addr >= PLDMA_NET_CNT(0) && addr < PLDMA_NET_CNT(PLDMA_NCNT_NUM)) {
@@ -292,10 +292,11 @@ bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
     }
 }
 
-bool pldma_net_write(PLDMACore *s, hwaddr addr, uint32_t val)
+static bool pldma_net_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
     return pldma_qp_write(s, addr, val) || pldma_cq_write(s, addr, val) ||
-           pldma_net_key_write(s, addr, val);
+           pldma_net_key_write(s, addr, val) ||
+           pldma_eth_write(s, addr, val);
 }
 
 /* ---- life cycle ---- */
@@ -346,6 +347,18 @@ void pldma_net_reset(PLDMACore *s)
     if (s->nic && s->vm_running) {
         qemu_flush_queued_packets(qemu_get_queue(s->nic));
     }
+    pldma_eth_reset(s);
+}
+
+static void pldma_net_vm_running(PLDMACore *s)
+{
+    pldma_net_flush(s);
+    pldma_eth_vm_running(s);
+}
+
+static bool pldma_net_waiting(PLDMAChannel *ch)
+{
+    return ch->net.wait;
 }
 
 static void pldma_net_cleanup(NetClientState *nc)
@@ -364,9 +377,10 @@ static NetClientInfo pldma_net_info = {
     .cleanup = pldma_net_cleanup,
 };
 
-bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp)
+bool pldma_net_realize(PLDMACore *s, Error **errp)
 {
     DeviceState *dev = s->dev;
+    NICConf *conf = s->conf;
     uint32_t i;
 
     if (s->num_qps < 1 || s->num_qps > PLDMA_MAX_QPS) {
@@ -408,7 +422,6 @@ bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp)
         memcpy(conf->macaddr.a, base, sizeof(base));
         conf->macaddr.a[5] = s->node_id;
     }
-    s->conf = conf;
     s->conns = g_new0(PLDMANetConn, PLDMA_NET_CONNS + PLDMA_MAX_QPS);
     s->psn_next = g_new0(uint32_t, PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS);
     s->nic = qemu_new_nic(&pldma_net_info, conf,
@@ -455,3 +468,21 @@ void pldma_net_unrealize(PLDMACore *s)
     g_free(s->held);
     s->held = NULL;
 }
+
+const PLDMALinkOps pldma_net_link = {
+    .realize = pldma_net_realize,
+    .unrealize = pldma_net_unrealize,
+    .reset = pldma_net_reset,
+    .vm_running = pldma_net_vm_running,
+    .read = pldma_net_read,
+    .write = pldma_net_write,
+    .irq_sync = pldma_eth_irq_sync,
+    .decode = pldma_net_decode,
+    .xfer = pldma_net_xfer,
+    .waiting = pldma_net_waiting,
+    .ch_end = pldma_net_ch_end,
+    .ch_check = pldma_net_ch_check,
+    .bh = pldma_net_bh,
+    .flush = pldma_net_flush,
+    .resumed = pldma_net_resumed,
+};

@@ -136,20 +136,41 @@ void pldma_timing_xlat(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
                        uint64_t addr_mask, uint32_t pid);
 
 /*
- * The RDMA link, as the engine sees it (net.c and the files of its roles;
- * their internals are in net-internal.h)
+ * The link, as the engine sees it: the one hook through which the core
+ * (core.c, fault.c) reaches the network side: RoCEv2 port, queue pairs,
+ * keys, completion queues and Ethernet function (net.c and the files of
+ * its roles; their internals are in net-internal.h).  net.c fills it in
+ * (pldma_net_link); every member works with or without a netdev.
  */
-uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d);
-bool pldma_net_zero_len_ok(uint32_t qp);
-bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget);
-void pldma_net_ch_end(PLDMAChannel *ch);
-bool pldma_net_bh(PLDMACore *s, uint64_t *budget);
-bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val);
-bool pldma_net_write(PLDMACore *s, hwaddr addr, uint32_t val);
-bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp);
-void pldma_net_reset(PLDMACore *s);
-void pldma_net_flush(PLDMACore *s);
-const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch);
+typedef struct PLDMALinkOps {
+    /* life cycle: after the engine's own; reset also at realize */
+    bool (*realize)(PLDMACore *s, Error **errp);
+    void (*unrealize)(PLDMACore *s);
+    void (*reset)(PLDMACore *s);
+    void (*vm_running)(PLDMACore *s);
+    /* registers outside the engine's: true when the link owns @addr */
+    bool (*read)(PLDMACore *s, hwaddr addr, uint64_t *val);
+    bool (*write)(PLDMACore *s, hwaddr addr, uint32_t val);
+    /* IRQ_STATUS written: the link's bits follow its own state */
+    void (*irq_sync)(PLDMACore *s);
+    /* a remote descriptor: decode (a PLDMA_ST_*), move it on */
+    uint32_t (*decode)(PLDMAChannel *ch, const uint8_t *d);
+    bool (*xfer)(PLDMAChannel *ch, uint64_t *budget);
+    /* it waits for the wire (an ACK, a timer): no work for the bh */
+    bool (*waiting)(PLDMAChannel *ch);
+    /* the channel's message is over (done, failed, cancelled, reset) */
+    void (*ch_end)(PLDMAChannel *ch);
+    /* migration: why the channel's link state is not loadable, or NULL */
+    const char *(*ch_check)(PLDMACore *s, PLDMAChannel *ch);
+    /* the responder's work from the bh (READ responses, held WRITEs) */
+    bool (*bh)(PLDMACore *s, uint64_t *budget);
+    /* frames may be taken again (end of a run) */
+    void (*flush)(PLDMACore *s);
+    /* an SMMU stall the responder raised was answered: true if its own */
+    bool (*resumed)(PLDMACore *s, uint16_t stag, SMMUStallResponse resp);
+} PLDMALinkOps;
+
+extern const PLDMALinkOps pldma_net_link;
 extern const VMStateDescription vmstate_pldma_net;
 
 /* qp.c: queue pairs (registers, state machine) */
@@ -206,16 +227,6 @@ static inline bool pldma_op_qp_only(uint8_t op)
     return op == PLDMA_OP_SEND || op == PLDMA_OP_SEND_IMM ||
            op == PLDMA_OP_RDMA_WRITE_IMM;
 }
-/* eth.c: the Ethernet function (registers, rings, link) */
-bool pldma_eth_read(PLDMACore *s, hwaddr addr, uint64_t *val);
-bool pldma_eth_write(PLDMACore *s, hwaddr addr, uint32_t val);
-void pldma_eth_irq_sync(PLDMACore *s);
-void pldma_eth_reset(PLDMACore *s);
-void pldma_eth_realize(PLDMACore *s);
-void pldma_eth_unrealize(PLDMACore *s);
-void pldma_eth_vm_running(PLDMACore *s);
-bool pldma_eth_rx(PLDMACore *s, const uint8_t *buf, size_t size);
-void pldma_eth_link_changed(NetClientState *nc);
 extern const VMStateDescription vmstate_pldma_eth;
 
 static inline bool pldma_op_remote(uint8_t op)

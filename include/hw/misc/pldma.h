@@ -139,9 +139,8 @@ typedef struct PLDMAChannel {
     uint16_t probe_stag[PLDMA_MAX_OUTSTANDING - 1];
     uint64_t probe_va[PLDMA_MAX_OUTSTANDING - 1];   /* page addresses */
 
-    /* remote operation in flight, and its retransmit / RNR timer */
+    /* remote operation in flight (its timer is kept past a reset, below) */
     PLDMANetReq net;
-    QEMUTimer *net_timer;
 
     /* timing model (hw/misc/pldma/timing.c): where the channel's time is */
     int64_t tm_ready;       /* QEMU_CLOCK_VIRTUAL ns its work so far ends */
@@ -168,6 +167,9 @@ typedef struct PLDMAChannel {
      */
     uint8_t norphans;
     uint16_t orphan_stag[PLDMA_MAX_OUTSTANDING];
+
+    /* the remote operation's retransmit / RNR timer (net.c's, from realize) */
+    QEMUTimer *net_timer;
 } PLDMAChannel;
 
 /* What the engine asks of its bus front-end */
@@ -404,7 +406,11 @@ struct PLDMACore {
 
     PLDMAChannel ch[PLDMA_MAX_CHANNELS];
 
-    /* remote DMA (hw/misc/pldma/net.c), when the front-end has a netdev */
+    /*
+     * remote DMA (hw/misc/pldma/net.c), when the front-end has a netdev;
+     * the engine reaches it only through its hook table, link
+     */
+    const struct PLDMALinkOps *link;
     NICState *nic;
     NICConf *conf;
     PLDMAKey keys[PLDMA_NUM_KEYS];
@@ -551,10 +557,6 @@ bool pldma_core_realize(PLDMACore *s, DeviceState *dev,
 void pldma_core_unrealize(PLDMACore *s);
 void pldma_core_reset(PLDMACore *s);
 void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset);
-
-/* hw/misc/pldma/net.c: the RDMA link, for the front-ends */
-bool pldma_net_realize(PLDMACore *s, NICConf *conf, Error **errp);
-void pldma_net_unrealize(PLDMACore *s);
 
 /*
  * Properties of the RDMA link, on both front-ends: netdev and mac (NIC),

@@ -18,11 +18,13 @@
  *        ("CHECK"); an untouched window holding pu_byte(seed + 1, .)
  *        that one RDMA READ fetches, checked here.  Every page of the
  *        PLDMA's windows is a responder fault (RNR NAK, rxe resends).
- *   serve PORT
+ *   serve PORT [NQUIT]
  *        responder: PLDMA -> rxe.  Serves QP, MR, CHECK, FREE and QUIT
  *        (NODE, STRATEGY ignored: the memory is rxe's, registered with
  *        ibv_reg_mr; with -o untouched and on demand where rxe has ODP
- *        for RC WRITE and READ, Linux 7.1) until one QUIT.
+ *        for RC WRITE and READ, Linux 7.1), one connection at a time,
+ *        until NQUIT (1) QUITs: one from each PLDMA node it serves
+ *        (tests/rdma/run-vde has two).
  *
  * Both learn the PLDMA's IP and MAC from the QP exchange and add a
  * permanent neighbour entry for it on the rxe device's netdev (PLDMA has
@@ -636,7 +638,7 @@ static void serve_qp(int fd, const char *line)
 	sendf(fd, "OK %s", buf);
 }
 
-static int serve(int port)
+static int serve(int port, int nquit)
 {
 	struct sockaddr_in a = {
 		.sin_family = AF_INET, .sin_port = htons(port),
@@ -652,8 +654,8 @@ static int serve(int port)
 		result(0, "listen on port %d: %s", port, strerror(errno));
 		return 1;
 	}
-	note("serving verbs windows on port %d", port);
-	while (!quit) {
+	note("serving verbs windows on port %d until %d QUIT(s)", port, nquit);
+	while (quit < nquit) {
 		fd = accept(ls, NULL, NULL);
 		if (fd < 0)
 			continue;
@@ -688,7 +690,7 @@ static int serve(int port)
 				serve_qp(fd, line + n);
 			} else if (!strcmp(line, "QUIT")) {
 				sendf(fd, "OK");
-				quit = 1;
+				quit++;
 				break;
 			} else {
 				sendf(fd, "ERR %d", EINVAL);
@@ -711,7 +713,7 @@ static int usage(void)
 {
 	fprintf(stderr,
 		"usage: pldma-verbs-peer [-d DEV] [-s STRATEGY] pair HOST PORT NODE SIZE...\n"
-		"       pldma-verbs-peer [-d DEV] [-o] serve PORT\n"
+		"       pldma-verbs-peer [-d DEV] [-o] serve PORT [NQUIT]\n"
 		"       pldma-verbs-peer quit HOST PORT\n");
 	return 2;
 }
@@ -745,12 +747,16 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		pair(argv[1], atoi(argv[2]), atoi(argv[3]), argc - 4, argv + 4);
-	} else if (argc == 2 && !strcmp(argv[0], "serve")) {
+	} else if ((argc == 2 || argc == 3) && !strcmp(argv[0], "serve")) {
+		int nquit = argc == 3 ? atoi(argv[2]) : 1;
+
+		if (nquit < 1 || nquit > 64)
+			return usage();
 		if (dev_open()) {
 			result(0, "verbs device %s", devname);
 			return 1;
 		}
-		serve(atoi(argv[1]));
+		serve(atoi(argv[1]), nquit);
 	} else {
 		return usage();
 	}

@@ -7,7 +7,8 @@
 # PLDMA -> rxe: pldma-rdma verbs, WRITE and READ of each size from local
 # memory into the rxe guest's registered windows; rxe -> PLDMA: pldma-rdma
 # serve, untouched windows (responder faults answered with RNR NAKs) for
-# the rxe guest's requester.
+# the rxe guest's requester; SEND/RECV both ways: pldma-rdma msg listen
+# (port 5002) against the rxe guest's pldma-verbs-peer msg.
 . /tests/lib.sh
 rdma_setup
 # boot cost of the initramfs (tests/rxe/run compares the two nodes)
@@ -38,12 +39,19 @@ res $? "side channel: $sc 10.0.1.1"
 
 pldma-rdma serve 5000 &
 server=$!
+# SEND/RECV both ways with the rxe guest's pldma-verbs-peer msg (side B):
+# our receive buffers untouched (responder faults), a SEND before the
+# receive WQE (RNR NAKs), SEND with immediate, WRITE with immediate
+# shellcheck disable=SC2086
+PLDMA_MSG_PEER=verbs pldma-rdma msg listen 5002 1 $sizes &
+msgpid=$!
 # shellcheck disable=SC2086
 pldma-rdma verbs 10.0.1.2 5001 1 one $usizes || fails=$((fails + 1))
 # shellcheck disable=SC2086
 pldma-rdma verbs 10.0.1.2 5001 1 prefault $sizes || fails=$((fails + 1))
 pldma-rdma quit 10.0.1.2 5001; res $? "the rxe guest's server ends"
 wait $server; res $? "our server ends (the rxe guest is done with it)"
+wait $msgpid; res $? "SEND/RECV with the rxe guest (pldma-rdma msg listen) passed"
 for d in /sys/kernel/debug/pldma/pldma*; do
 	[ -f "$d/net" ] || continue
 	echo "# $d/net:"; grep -v ': 0$' "$d/net" | sed 's/^/#   /'

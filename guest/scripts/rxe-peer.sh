@@ -8,7 +8,9 @@
 # rdma, and pldma-verbs-peer.
 #
 # rxe -> PLDMA: pldma-verbs-peer pair, to the PLDMA guest's window server;
-# PLDMA -> rxe: pldma-verbs-peer serve, for the PLDMA guest's requester.
+# PLDMA -> rxe: pldma-verbs-peer serve, for the PLDMA guest's requester;
+# SEND/RECV both ways: pldma-verbs-peer msg, side B of the PLDMA guest's
+# pldma-rdma msg listen.
 # On tests/rdma/run-vde's switch the same node serves and pairs with two
 # PLDMA guests: pldma.rxe_peers=1,2 (their node ids, side channel
 # 10.0.1.N), pldma.rxe_sc=3 (its own side channel address 10.0.1.3).
@@ -27,6 +29,7 @@ odp=
 peers=1
 scip=2
 lossy=
+msg=1
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	pldma.rxe_sizes=*) sizes=$(echo "${arg#*=}" | tr , ' ') ;;
@@ -35,6 +38,7 @@ for arg in $(cat /proc/cmdline); do
 	pldma.rxe_peers=*) peers=$(echo "${arg#*=}" | tr , ' ') ;;
 	pldma.rxe_sc=*) scip=${arg#*=} ;;
 	pldma.rxe_lossy=1) lossy=1 ;;
+	pldma.rxe_msg=0) msg= ;;
 	esac
 done
 npeers=$(echo $peers | wc -w)
@@ -70,13 +74,23 @@ for p in $peers; do
 	pldma-verbs-peer -s "$strat" pair "10.0.1.$p" 5000 "$p" $sizes ||
 		fails=$((fails + 1))
 done
+# SEND/RECV both ways with the PLDMA guest's pldma-rdma msg listen (port
+# 5002; not on tests/rdma/run-vde's switch: pldma.rxe_msg=0)
+C=/sys/class/infiniband/rxe0/ports/1/hw_counters
+oos0=$(cat "$C/out_of_seq_request")
+if [ -n "$msg" ]; then
+	for p in $peers; do
+		# shellcheck disable=SC2086
+		pldma-verbs-peer msg "10.0.1.$p" 5002 $sizes || fails=$((fails + 1))
+	done
+fi
+oos1=$(cat "$C/out_of_seq_request")
 for p in $peers; do
 	pldma-verbs-peer quit "10.0.1.$p" 5000
 	res $? "PLDMA node $p's server ends"
 done
 wait $server; res $? "our verbs server ends (the PLDMA guests are done with it)"
 
-C=/sys/class/infiniband/rxe0/ports/1/hw_counters
 for f in "$C"/*; do
 	echo "# rxe0 $(basename "$f") $(cat "$f")"
 done
@@ -88,6 +102,16 @@ rdma statistic show link rxe0/1 | sed 's/^/# /'
 # sequence errors both ways are RC doing its job there, and only a retry
 # count running out is a failure
 seqc="out_of_seq_request rcvd_seq_err"
+# A SEND before rxe's receive WQE (msg) is RNR NAKed by rxe, and the
+# segments the PLDMA already sent behind it reach rxe out of sequence:
+# rxe counts them (out_of_seq_request), as any responder's RNR NAK does.
+# Before msg nothing may have come out of sequence.
+if [ -n "$msg" ]; then
+	[ "$oos0" = 0 ]
+	res $? "rxe0 out_of_seq_request before SEND/RECV: $oos0"
+	echo "# rxe0 out_of_seq_request during SEND/RECV: $((oos1 - oos0)) (segments behind rxe's own RNR NAKs of the SEND before its receive WQE)"
+	seqc="rcvd_seq_err"
+fi
 if [ -n "$lossy" ]; then
 	for c in $seqc; do
 		echo "# rxe0 $c: $(cat "$C/$c" 2>/dev/null) (lost frames on the switch, recovered)"

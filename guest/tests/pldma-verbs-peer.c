@@ -18,6 +18,18 @@
  *        ("CHECK"); an untouched window holding pu_byte(seed + 1, .)
  *        that one RDMA READ fetches, checked here.  Every page of the
  *        PLDMA's windows is a responder fault (RNR NAK, rxe resends).
+ *   msg HOST PORT SIZE...
+ *        SEND/RECV with a PLDMA node's `pldma-rdma msg listen` (side A;
+ *        this is side B), in its protocol: both send "QP QPN PSN IP MAC
+ *        MTU RKEY VA" (a 16 MiB window for WRITE with immediate) and
+ *        connect an RC QP with a receive queue; for each size a SEND
+ *        A->B then B->A, received in three SGEs, data verified (the
+ *        PLDMA's receive buffers untouched: responder faults); then each
+ *        way a SEND before any receive WQE (RNR NAKs until it is posted),
+ *        a SEND with immediate (solicited) and a 1 MiB RDMA WRITE with
+ *        immediate into the window, whose receive WQE has no SGE.  The
+ *        PLDMA side runs with PLDMA_MSG_PEER=verbs (no CQ overflow round,
+ *        which is the PLDMA's own).
  *   serve PORT [NQUIT]
  *        responder: PLDMA -> rxe.  Serves QP, MR, CHECK, FREE and QUIT
  *        (NODE, STRATEGY ignored: the memory is rxe's, registered with
@@ -118,6 +130,8 @@ static struct peer_info self;
  * lands in the wrong place while rxe ACKs it (docs/testing.md).
  */
 static int want_odp, odp;
+/* msg: the QP gets a receive queue (three SGEs a receive WQE) */
+static int qp_rq;
 
 static void info_fmt(char *buf, size_t len, const struct peer_info *q)
 {
@@ -272,8 +286,8 @@ static int qp_create(void)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.cap = { .max_send_wr = 4, .max_recv_wr = qp_rq ? 8 : 1,
+			 .max_send_sge = 1, .max_recv_sge = qp_rq ? 3 : 1 },
 		.sq_sig_all = 1,
 	};
 	struct ibv_qp_attr a = {
@@ -389,6 +403,17 @@ static int rdma_op(enum ibv_wr_opcode op, struct ibv_mr *mr, size_t len,
 	return wc.status;
 }
 
+/* The first byte of @b that is not pu_byte(@seed, .), or -1 */
+static long first_bad(const uint8_t *b, size_t len, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != pu_byte(seed, i))
+			return (long)i;
+	return -1;
+}
+
 /*
  * A WRITE and a READ of @len bytes: 0, -1 when one failed, -2 when one
  * completed in error (the QP is then in ERR and flushes the rest)
@@ -441,9 +466,7 @@ static int xfer(int fd, unsigned int node, size_t len, uint32_t seed)
 	}
 	st = rdma_op(IBV_WR_RDMA_READ, mr, len, rkey, va, &secs);
 	if (!st)
-		for (i = 0; i < len && bad < 0; i++)
-			if (buf[i] != pu_byte(seed + 1, i))
-				bad = i;
+		bad = first_bad(buf, len, seed + 1);
 	result(!st && bad < 0,
 	       "RDMA READ %zu bytes <- PLDMA: status %d (%s), %.1f ms, data verified (first bad byte %ld)",
 	       len, st, st > 0 ? ibv_wc_status_str(st) : st ? strerror(-st) : "ok",
@@ -709,11 +732,277 @@ static int serve(int port, int nquit)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* SEND/RECV: side B of pldma-rdma's msg protocol                     */
+/* ------------------------------------------------------------------ */
+
+#define MSG_MAX		(16UL << 20)
+
+static int msg_fd = -1;
+static uint8_t *msg_win;		/* ours, for the peer's WRITE_IMM */
+static struct ibv_mr *msg_win_mr;
+static uint32_t msg_peer_rkey;
+static uint64_t msg_peer_va;
+
+static int msg_expect(const char *what)
+{
+	char buf[128];
+
+	if (recv_line(msg_fd, buf, sizeof(buf)) ||
+	    strncmp(buf, what, strlen(what))) {
+		note("side channel: expected %s", what);
+		return -1;
+	}
+	return 0;
+}
+
+/* The next completion of the QP's CQ (sends and receives share it) */
+static int msg_poll(struct ibv_wc *wc)
+{
+	double t0 = now();
+	int n;
+
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (!n)
+			usleep(200);
+	} while (!n && now() - t0 < POLL_SECS);
+	return n == 1 ? 0 : n < 0 ? -EIO : -ETIMEDOUT;
+}
+
+static uint8_t *msg_buf(size_t len, uint32_t seed, struct ibv_mr **mr)
+{
+	uint8_t *b = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t i;
+
+	if (b == MAP_FAILED)
+		return NULL;
+	for (i = 0; seed && i < len; i++)
+		b[i] = pu_byte(seed, i);
+	*mr = ibv_reg_mr(pd, b, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!*mr) {
+		munmap(b, len);
+		return NULL;
+	}
+	return b;
+}
+
+static void msg_buf_free(uint8_t *b, size_t len, struct ibv_mr *mr)
+{
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (b)
+		munmap(b, len);
+}
+
+/*
+ * Receive one message of @len bytes into three SGEs; @late: tell the
+ * sender to go before the receive WQE is posted (it takes RNR NAKs)
+ */
+static void msg_recv(const char *what, size_t len, uint32_t seed, int late,
+		     uint32_t imm)
+{
+	size_t lens[3] = { len / 4, len / 2, len - len / 4 - len / 2 }, off = 0;
+	struct ibv_sge sg[3];
+	struct ibv_recv_wr wr = { .wr_id = 0x5000 + seed, .sg_list = sg }, *bad;
+	struct ibv_wc wc = { 0 };
+	struct ibv_mr *mr = NULL;
+	uint8_t *b = msg_buf(len, 0, &mr);
+	long bad_at = -2;
+	int i, ret = -ENOMEM;
+
+	for (i = 0; b && i < 3; i++) {
+		if (!lens[i])
+			continue;
+		sg[wr.num_sge].addr = (uintptr_t)(b + off);
+		sg[wr.num_sge].length = lens[i];
+		sg[wr.num_sge].lkey = mr->lkey;
+		wr.num_sge++;
+		off += lens[i];
+	}
+	ret = b && !late ? ibv_post_recv(qp, &wr, &bad) : b ? 0 : -ENOMEM;
+	sendf(msg_fd, "READY");
+	if (b && late) {
+		usleep(300000);
+		ret = ibv_post_recv(qp, &wr, &bad);
+	}
+	ret = ret ? ret : msg_poll(&wc);
+	if (!ret && wc.status == IBV_WC_SUCCESS)
+		bad_at = first_bad(b, len, seed);
+	result(!ret && wc.status == IBV_WC_SUCCESS && wc.opcode == IBV_WC_RECV &&
+	       wc.byte_len == len && wc.wr_id == 0x5000 + seed &&
+	       wc.qp_num == self.qpn &&
+	       !!(wc.wc_flags & IBV_WC_WITH_IMM) == !!imm &&
+	       (!imm || ntohl(wc.imm_data) == imm) && bad_at == -1,
+	       "%s %zu bytes <- PLDMA received: %d, status %s, opcode %d, byte_len %u, qp %#x, imm %s%#x, data verified in %d SGEs (first bad byte %ld)",
+	       what, len, ret, ibv_wc_status_str(wc.status), wc.opcode,
+	       wc.byte_len, wc.qp_num,
+	       wc.wc_flags & IBV_WC_WITH_IMM ? "" : "none ",
+	       ntohl(wc.imm_data), wr.num_sge, bad_at);
+	msg_buf_free(b, len, mr);
+	sendf(msg_fd, "DONE");
+}
+
+/* Send one message of @len bytes: SEND, SEND with immediate, WRITE_IMM */
+static void msg_send(const char *what, enum ibv_wr_opcode op, size_t len,
+		     uint32_t seed, uint32_t imm)
+{
+	struct ibv_mr *mr = NULL;
+	uint8_t *b = msg_buf(len, seed, &mr);
+	struct ibv_sge sge = { .length = len };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x7000 + seed, .sg_list = &sge, .num_sge = 1,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED |
+		(op == IBV_WR_SEND_WITH_IMM ? IBV_SEND_SOLICITED : 0),
+		.imm_data = htonl(imm),
+		.wr.rdma = { .remote_addr = msg_peer_va, .rkey = msg_peer_rkey },
+	}, *bad;
+	struct ibv_wc wc = { 0 };
+	double t0;
+	int ret;
+
+	if (!b || msg_expect("READY")) {
+		result(0, "%s %zu bytes: setup", what, len);
+		msg_buf_free(b, len, mr);
+		return;
+	}
+	sge.addr = (uintptr_t)b;
+	sge.lkey = mr->lkey;
+	t0 = now();
+	ret = ibv_post_send(qp, &wr, &bad) ? -errno : msg_poll(&wc);
+	result(!ret && wc.status == IBV_WC_SUCCESS && wc.wr_id == wr.wr_id &&
+	       wc.opcode == (op == IBV_WR_RDMA_WRITE_WITH_IMM ?
+			     IBV_WC_RDMA_WRITE : IBV_WC_SEND),
+	       "%s %zu bytes -> PLDMA sent: %d, status %s, opcode %d, %.1f ms",
+	       what, len, ret, ibv_wc_status_str(wc.status), wc.opcode,
+	       (now() - t0) * 1e3);
+	msg_buf_free(b, len, mr);
+	msg_expect("DONE");
+}
+
+/* The peer's RDMA WRITE with immediate into our window */
+static void msg_recv_wimm(size_t len, uint32_t seed, uint32_t imm)
+{
+	struct ibv_recv_wr wr = { .wr_id = 0x6000 + seed }, *bad;
+	struct ibv_wc wc = { 0 };
+	long bad_at = -2;
+	int ret;
+
+	memset(msg_win, 0, len);
+	ret = ibv_post_recv(qp, &wr, &bad);
+	sendf(msg_fd, "READY");
+	ret = ret ? ret : msg_poll(&wc);
+	if (!ret && wc.status == IBV_WC_SUCCESS)
+		bad_at = first_bad(msg_win, len, seed);
+	result(!ret && wc.status == IBV_WC_SUCCESS &&
+	       wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
+	       (wc.wc_flags & IBV_WC_WITH_IMM) && ntohl(wc.imm_data) == imm &&
+	       wc.wr_id == wr.wr_id && bad_at == -1,
+	       "WRITE_IMM %zu bytes <- PLDMA: %d, status %s, opcode %d, imm %#x (want %#x), byte_len %u, window verified (first bad byte %ld)",
+	       len, ret, ibv_wc_status_str(wc.status), wc.opcode,
+	       ntohl(wc.imm_data), imm, wc.byte_len, bad_at);
+	sendf(msg_fd, "DONE");
+}
+
+static int msg_setup(void)
+{
+	struct peer_info peer;
+	char buf[160], mac[32], info[96];
+	unsigned int m[6];
+	int ret, i;
+
+	qp_rq = 1;
+	ret = qp_create();
+	msg_win = ret ? NULL : mmap(NULL, MSG_MAX, PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	msg_win_mr = msg_win && msg_win != MAP_FAILED ?
+		ibv_reg_mr(pd, msg_win, MSG_MAX, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE) : NULL;
+	if (!msg_win_mr) {
+		result(0, "msg: QP with a receive queue and a window (%d)", ret);
+		return -1;
+	}
+	info_fmt(info, sizeof(info), &self);
+	sendf(msg_fd, "QP %s %u %llu", info, msg_win_mr->rkey,
+	      (unsigned long long)(uintptr_t)msg_win);
+	if (recv_line(msg_fd, buf, sizeof(buf)) ||
+	    sscanf(buf, "QP %u %u %u %31s %u %u %llu", &peer.qpn, &peer.psn,
+		   &peer.ip, mac, &peer.mtu, &msg_peer_rkey,
+		   (unsigned long long *)&msg_peer_va) != 7 ||
+	    sscanf(mac, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3],
+		   &m[4], &m[5]) != 6) {
+		result(0, "msg: the PLDMA's QP line");
+		return -1;
+	}
+	for (i = 0; i < 6; i++)
+		peer.mac[i] = m[i];
+	ret = qp_connect(&peer);
+	result(!ret, "msg: RC QP %#x with a receive queue connected to the PLDMA's QP %#x (%d)",
+	       self.qpn, peer.qpn, ret);
+	return ret;
+}
+
+/* Side B: the sizes each way, then the late SEND, SEND_IMM and WRITE_IMM */
+static int msg(const char *host, int port, int nsizes, char **sizes)
+{
+	uint32_t imm;
+	size_t len;
+	int i, dir;
+
+	msg_fd = connect_to(host, port);
+	if (msg_fd < 0) {
+		result(0, "msg: side channel to %s:%d", host, port);
+		return 1;
+	}
+	if (msg_setup())
+		goto out;
+	for (i = 0; i < nsizes; i++) {
+		len = strtoul(sizes[i], NULL, 0);
+		if (!len || len > MSG_MAX) {
+			result(0, "msg: size %s", sizes[i]);
+			continue;
+		}
+		for (dir = 0; dir < 2; dir++) {
+			if (dir == 1)
+				msg_send("SEND", IBV_WR_SEND, len, i + 1, 0);
+			else
+				msg_recv("SEND", len, i + 1, 0, 0);
+		}
+	}
+	for (dir = 0; dir < 2; dir++) {
+		imm = 0xc0de0000 | dir;
+		if (dir == 1) {
+			msg_send("SEND before RECV", IBV_WR_SEND, 65536,
+				 100 + dir, 0);
+			msg_send("SEND_IMM", IBV_WR_SEND_WITH_IMM, 4096,
+				 110 + dir, imm);
+			msg_send("WRITE_IMM", IBV_WR_RDMA_WRITE_WITH_IMM,
+				 1 << 20, 120 + dir, imm ^ 0xffff);
+		} else {
+			msg_recv("SEND before RECV", 65536, 100 + dir, 1, 0);
+			msg_recv("SEND_IMM", 4096, 110 + dir, 0, imm);
+			msg_recv_wimm(1 << 20, 120 + dir, imm ^ 0xffff);
+		}
+	}
+	sendf(msg_fd, "BYE");
+	result(!msg_expect("BYE"), "msg: the PLDMA side says BYE");
+out:
+	qp_destroy();
+	if (msg_win_mr)
+		ibv_dereg_mr(msg_win_mr);
+	if (msg_win && msg_win != MAP_FAILED)
+		munmap(msg_win, MSG_MAX);
+	close(msg_fd);
+	return fails ? 1 : 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
 		"usage: pldma-verbs-peer [-d DEV] [-s STRATEGY] pair HOST PORT NODE SIZE...\n"
 		"       pldma-verbs-peer [-d DEV] [-o] serve PORT [NQUIT]\n"
+		"       pldma-verbs-peer [-d DEV] msg HOST PORT SIZE...\n"
 		"       pldma-verbs-peer quit HOST PORT\n");
 	return 2;
 }
@@ -747,6 +1036,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		pair(argv[1], atoi(argv[2]), atoi(argv[3]), argc - 4, argv + 4);
+	} else if (argc >= 4 && !strcmp(argv[0], "msg")) {
+		if (dev_open()) {
+			result(0, "verbs device %s", devname);
+			return 1;
+		}
+		msg(argv[1], atoi(argv[2]), argc - 3, argv + 3);
 	} else if ((argc == 2 || argc == 3) && !strcmp(argv[0], "serve")) {
 		int nquit = argc == 3 ? atoi(argv[2]) : 1;
 

@@ -37,11 +37,10 @@ for p in 1 2 3; do
 	[ "$p" = "$role" ] && continue
 	if [ "$p" = "$rxe" ]; then
 		# the switch loses frames: sequence NAKs are RC recovering
-		export PLDMA_LOSSY_LINK=1
-		pldma-rdma verbs "10.0.1.$p" 5001 "$role" one 4096 65659 ||
-			fails=$((fails + 1))
-		pldma-rdma verbs "10.0.1.$p" 5001 "$role" prefault 262144 ||
-			fails=$((fails + 1))
+		PLDMA_LOSSY_LINK=1 pldma-rdma verbs "10.0.1.$p" 5001 "$role" \
+			one 4096 65659 || fails=$((fails + 1))
+		PLDMA_LOSSY_LINK=1 pldma-rdma verbs "10.0.1.$p" 5001 "$role" \
+			prefault 262144 || fails=$((fails + 1))
 		continue
 	fi
 	if [ $(((role + p) % 2)) = 0 ]; then rs=touch16; else rs=one; fi

@@ -2745,6 +2745,98 @@ static void test_recv_rnr_silence(void)
 }
 
 /*
+ * A SEND whose receive buffer faults (report mode): the responder holds
+ * the segments its requester already sent behind the faulting one
+ * (parking, as for a WRITE), silently.  Resolved, they land in the same
+ * WQE, which completes once, and one ACK names the last of them; the
+ * message sent again is all duplicates.  Without parking each RECV fault
+ * cost Linux rxe a resend of the whole message (docs/performance.md).
+ */
+static void test_recv_park(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[2560], rec[PLDMA_FR_SIZE], e[PLDMA_CQE_SIZE];
+    uint32_t len, psn, l = PAGE, seq0, ooo0, i;
+    uint64_t pa, va;
+    QPldmaQPAttr at;
+    Side sd;
+    Rx rx;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE, true);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 13 + 5;
+    }
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, PASID | PLDMA_CHB_PASID_EN, CQ_SIZE);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect_cq(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    pa = alloc_pa(&pe.n, PAGE);
+    va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
+    post_recv(&pe.n, &sd, 0xce, 1, &va, &l);
+
+    /* SEND First: the buffer faults, RNR NAK at its PSN, a record */
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_PARKED), ==, 1);
+    /* the Middle and Last, sent before the NAK arrived: held, no answer */
+    seq0 = ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ);
+    ooo0 = ncnt(&pe.n, PLDMA_NCNT_OOO);
+    len = roce_frame(f, IP_B, 0x01, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 1024, 1024);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 2) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 2048, 512);
+    peer_inject(&pe, f, len);
+    /* ... and a SEND after its Last is not: a new message */
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + 3) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl, 64);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_PARKED), ==, 3);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_OOO), ==, ooo0 + 1);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+
+    /*
+     * Resolved: all three land, the WQE completes; the SEND Only after
+     * them was dropped, so the answer is an RNR NAK of its PSN, which
+     * acknowledges the message and has it resent after the RNR timer
+     */
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);
+    qpldma_wr(&pe.n.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&pe.n.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&pe.n.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, (pe.epsn + 3) & 0xffffff);
+    qpldma_mem_check(pe.n.qts, pa, pl, sizeof(pl));
+    g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    check_cqe(e, 0xce, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
+              pe.qpn, pe.my_qpn, 0, 0, 0);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_PARKED), ==, 3);
+
+    /* the message again, whole: duplicates, ACKed; no second CQE */
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 2) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 2048, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, (pe.epsn + 2) & 0xffffff);
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    peer_close(&pe);
+}
+
+/*
  * ---- migration of a node with a link (docs/specs/pldma.rst, "Remote
  * DMA", migration) ----
  *
@@ -3109,6 +3201,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/cq-wrap", test_cq_wrap);
     qtest_add_func("/pldma-qp/hostile-send", test_hostile_send);
     qtest_add_func("/pldma-qp/recv-rnr-silence", test_recv_rnr_silence);
+    qtest_add_func("/pldma-qp/recv-park", test_recv_park);
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);

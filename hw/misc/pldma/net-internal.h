@@ -199,6 +199,10 @@ void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome);
 void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok);
 void pldma_net_park_drop(PLDMACore *s, PLDMANetConn *c);
+bool pldma_net_parked(const PLDMANetConn *c);
+bool pldma_net_park_running(const PLDMANetConn *c);
+bool pldma_net_park_add(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                        uint32_t rch);
 void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c);
 PLDMAAccess pldma_net_resp_dma(PLDMACore *s, PLDMANetConn *c,
                                uint32_t pasid_reg, uint64_t va, void *buf,

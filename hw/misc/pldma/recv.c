@@ -14,9 +14,10 @@
  * NAK, as on IB.  A fault on a receive buffer is a responder fault like a
  * key's (RNR NAK at the faulting PSN; a fault record with
  * PLDMA_FR_F_RECV answered by QP_CMD_RESOLVED/FAILED, or an SMMU stall),
- * and the resent segments continue the same WQE at their offset.  The
- * PSN rules are those of resp.c's WRITE responder: a QP takes the expected
- * PSN only.  See docs/specs/pldma.rst, "Receive queues".
+ * and the segments held behind it (parking, resp.c) or resent continue
+ * the same WQE at their offset.  The PSN rules are those of resp.c's
+ * WRITE responder: a QP takes the expected PSN only.  See
+ * docs/specs/pldma.rst, "Receive queues".
  */
 
 #include "qemu/osdep.h"
@@ -264,9 +265,17 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         pldma_net_qp_drop(s, p, "PSN outside the window");
         return;
     }
-    if (c->fault) {
+    if (c->fault || pldma_net_parked(c)) {
+        /*
+         * Not ready yet: held behind the fault (parking, resp.c), or
+         * behind those held until they are applied; else dropped, and
+         * the expected PSN gets the same answer as the first time
+         */
+        if (pldma_net_park_add(s, c, p, idx)) {
+            return;
+        }
         pldma_net_cnt(s, PLDMA_NCNT_OOO);
-        if (d == 0) {
+        if (d == 0 && c->fault) {
             pldma_net_answer(s, c, c->epsn,
                              AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
         }
@@ -336,11 +345,14 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
     }
     if (a != PLDMA_ACC_OK) {
         /*
-         * Drop it; the requester resends from this segment.  What follows
-         * it is dropped silently, as after the RNR NAK of recv_take()
+         * Held, with the segments of the message that follow it (not when
+         * it is held already); else dropped, and the requester resends
+         * from this segment.  What is not held is dropped silently, as
+         * after the RNR NAK of recv_take()
          */
         c->fault_psn = p->psn;
         c->nak_seq = true;
+        pldma_net_park_add(s, c, p, idx);
         pldma_net_answer(s, c, p->psn,
                          AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
         return;
@@ -356,7 +368,8 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
             return;     /* its CQ failed: the QP is in ERR, no ACK */
         }
     }
-    if (p->ackreq || last) {
+    /* a held one is acknowledged when all are applied */
+    if ((p->ackreq || last) && !pldma_net_park_running(c)) {
         pldma_net_answer(s, c, p->psn, AETH_ACK, 0);
     }
 }

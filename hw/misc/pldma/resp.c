@@ -41,16 +41,19 @@
  * bytes per device; a segment beyond either, or after a gap, is dropped,
  * and then the last answer is an RNR NAK of the expected PSN instead of
  * the ACK, so the requester resends the rest after its RNR timer rather
- * than its retransmit timer.  Only WRITE payload without immediate data
- * is held.  Held segments are not migrated, and go on reset, on a refused
- * message, and when the fault ends without a resolution: the expected
- * PSN never moved past them, so the requester sends them again.
+ * than its retransmit timer.  WRITE payload without immediate data is
+ * held, and on a QP the segments of a SEND whose receive WQE is taken
+ * (recv.c), with or without immediate data; held segments end at a
+ * message's Last.  Held segments are not migrated, and go on reset, on a
+ * refused message, and when the fault ends without a resolution: the
+ * expected PSN never moved past them, so the requester sends them again.
  */
 typedef struct PLDMANetPark {
     uint32_t head;                      /* the next to apply */
     uint32_t n;                         /* held: [head, n) */
     uint32_t rch;                       /* responder channel (traces) */
     bool running;                       /* pldma_net_park_run() */
+    bool gone;                          /* let go of while running */
     bool dropped;                       /* one after them was dropped */
     PLDMAPkt pkt[PLDMA_NET_PARK_SEGS];  /* payload: a copy of its own */
 } PLDMANetPark;
@@ -343,11 +346,25 @@ static bool conn_fault_detach(PLDMACore *s, PLDMANetConn *c,
     return true;
 }
 
-/* Let go of what connection @c holds */
+static void park_free(PLDMACore *s, PLDMANetPark *k)
+{
+    uint32_t i;
+
+    for (i = k->head; i < k->n; i++) {
+        s->park_bytes -= k->pkt[i].plen;
+        g_free((void *)k->pkt[i].payload);
+    }
+    g_free(k);
+}
+
+/*
+ * Let go of what connection @c holds.  While one of them is being applied
+ * (its QP went to ERR meanwhile), pldma_net_park_run() frees them after
+ * it: its payload is in use.
+ */
 void pldma_net_park_drop(PLDMACore *s, PLDMANetConn *c)
 {
     PLDMANetPark *k = c->park;
-    uint32_t i;
 
     if (!k) {
         return;
@@ -356,29 +373,61 @@ void pldma_net_park_drop(PLDMACore *s, PLDMANetConn *c)
         trace_pldma_net_park_drop((uint32_t)(c - s->conns), k->pkt[k->head].psn,
                                   k->n - k->head);
     }
-    for (i = k->head; i < k->n; i++) {
-        s->park_bytes -= k->pkt[i].plen;
-        g_free((void *)k->pkt[i].payload);
-    }
-    g_free(k);
     c->park = NULL;
+    if (k->running) {
+        k->gone = true;
+        return;
+    }
+    park_free(s, k);
+}
+
+/* Does connection @c hold segments that are not being applied? */
+bool pldma_net_parked(const PLDMANetConn *c)
+{
+    return c->park && !c->park->running;
+}
+
+/* Is one of connection @c's held segments being applied? */
+bool pldma_net_park_running(const PLDMANetConn *c)
+{
+    return c->park && c->park->running;
 }
 
 /*
- * Hold @p, a WRITE segment of connection @c's message while a fault of
- * @c is being resolved: the expected one (which faulted) when nothing is
- * held, else the one after the last held.  False: not held (dropped).
+ * May @p be held for connection @c: a segment of its WRITE without
+ * immediate data, or of the SEND whose receive WQE is taken (a QP's),
+ * within park-size
  */
-static bool pldma_net_park_add(PLDMACore *s, PLDMANetConn *c,
-                               const PLDMAPkt *p, uint32_t rch)
+static bool park_fits(PLDMACore *s, const PLDMANetConn *c, const PLDMAPkt *p)
+{
+    int32_t d;
+
+    if (!p->plen ||
+        p->plen > s->park_size - MIN(s->park_size, s->park_bytes)) {
+        return false;
+    }
+    if (pldma_net_op_flags(p->opcode) & PLDMA_NET_F_SEND) {
+        return c->qp && c->rmsg_valid &&
+               pldma_net_psn_diff(p->psn, c->rmsg_psn) >= 0;
+    }
+    d = pldma_net_psn_diff(p->psn, c->msg_psn);
+    return !p->has_imm && c->msg_valid && !c->msg_nak && d >= 0 &&
+           d < (int32_t)c->msg_nsegs;
+}
+
+/*
+ * Hold @p, a WRITE or SEND segment of connection @c's message while a
+ * fault of @c is being resolved: the expected one (which faulted) when
+ * nothing is held, else the one after the last held, of the same message.
+ * False: not held (dropped).
+ */
+bool pldma_net_park_add(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                        uint32_t rch)
 {
     PLDMANetPark *k = c->park;
     PLDMAPkt *q;
 
-    if (!p->plen || p->has_imm || !c->msg_valid || c->msg_nak ||
-        p->plen > s->park_size - MIN(s->park_size, s->park_bytes) ||
-        pldma_net_psn_diff(p->psn, c->msg_psn) < 0 ||
-        pldma_net_psn_diff(p->psn, c->msg_psn) >= (int32_t)c->msg_nsegs) {
+    if (!park_fits(s, c, p)) {
         if (k && k->n &&
             pldma_net_psn_diff(p->psn, k->pkt[k->n - 1].psn) > 0) {
             k->dropped = true;
@@ -398,7 +447,9 @@ static bool pldma_net_park_add(PLDMACore *s, PLDMANetConn *c,
         }
         k = c->park = g_new0(PLDMANetPark, 1);
         k->rch = rch;
-    } else if (p->psn != ((k->pkt[k->n - 1].psn + 1) & PLDMA_PSN_MASK)) {
+    } else if (p->psn != ((k->pkt[k->n - 1].psn + 1) & PLDMA_PSN_MASK) ||
+               (pldma_net_op_flags(k->pkt[k->n - 1].opcode) &
+                PLDMA_NET_F_LAST)) {
         if (pldma_net_psn_diff(p->psn, k->pkt[k->n - 1].psn) > 0) {
             k->dropped = true;          /* a gap: what follows is lost */
         }
@@ -446,8 +497,17 @@ static bool pldma_net_park_run(PLDMACore *s, PLDMANetConn *c,
             return false;
         }
         k->running = true;
-        pldma_net_rx_write(s, c, q, k->rch);
+        if (pldma_net_op_flags(q->opcode) & PLDMA_NET_F_SEND) {
+            pldma_recv_rx_send(s, c, q, c->qp - 1);
+        } else {
+            pldma_net_rx_write(s, c, q, k->rch);
+        }
         k->running = false;
+        if (k->gone) {
+            /* its QP went to ERR (a receive CQ failed): nothing answers */
+            park_free(s, k);
+            return false;
+        }
         if (c->fault) {
             /* faulted again: it stays held, and those behind it */
             return false;

@@ -89,16 +89,28 @@ void pldma_raise(PLDMACore *s, uint32_t bits)
     s->irq_status |= bits;
 }
 
-MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch)
+static MemTxAttrs pldma_dma_attrs(PLDMACore *s, uint32_t pasid_reg)
 {
     MemTxAttrs attrs = MEMTXATTRS_UNSPECIFIED;
 
     /* the front-end may gate PASIDs (PCIe: PASID Control.Enable) */
-    if (ch && (ch->pasid_reg & PLDMA_CHB_PASID_EN) &&
-        (!ch->s->ops->pasid_enabled || ch->s->ops->pasid_enabled(ch->s))) {
-        attrs = (MemTxAttrs) { .pid = PLDMA_CHB_PASID_VALUE(ch->pasid_reg) };
+    if ((pasid_reg & PLDMA_CHB_PASID_EN) &&
+        (!s->ops->pasid_enabled || s->ops->pasid_enabled(s))) {
+        attrs = (MemTxAttrs) { .pid = PLDMA_CHB_PASID_VALUE(pasid_reg) };
     }
     return attrs;
+}
+
+/* The context of an access of channel @ch, or of the device's own (NULL) */
+PLDMADma pldma_ch_dma(PLDMAChannel *ch)
+{
+    if (!ch) {
+        return (PLDMADma) { .idx = UINT32_MAX };
+    }
+    return (PLDMADma) {
+        .ch = ch, .idx = ch->idx, .pasid_reg = ch->pasid_reg,
+        .can_stall = true,
+    };
 }
 
 /*
@@ -114,6 +126,24 @@ IOMMUTLBEntry pldma_iotlb_entry(PLDMACore *s, hwaddr va, bool is_write,
         return e;
     }
     return address_space_get_iotlb_entry(s->dma_as, va, is_write, attrs);
+}
+
+/*
+ * Translate @va for access @d, with @d as s->xlat meanwhile: the IOMMU's
+ * stall paths record into it (pldma_core_stalled()).  Restored, not
+ * cleared: a translation can nest (the SMMU's event writes).  The caller
+ * holds the RCU read lock.
+ */
+IOMMUTLBEntry pldma_dma_translate(PLDMACore *s, PLDMADma *d, hwaddr va,
+                                  bool is_write)
+{
+    PLDMADma *prev = s->xlat;
+    IOMMUTLBEntry e;
+
+    s->xlat = d;
+    e = pldma_iotlb_entry(s, va, is_write, pldma_dma_attrs(s, d->pasid_reg));
+    s->xlat = prev;
+    return e;
 }
 
 /* A mapping of guest memory for direct access */
@@ -133,10 +163,10 @@ typedef struct PLDMAMap {
  * own registers) cannot re-enter the device or have side effects.  On
  * PLDMA_ACC_OK, m->len > 0 and the caller must pldma_unmap() @m.
  */
-static PLDMAAccess pldma_map(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
+static PLDMAAccess pldma_map(PLDMACore *s, PLDMADma *d, uint64_t va,
                              hwaddr len, bool is_write, PLDMAMap *m)
 {
-    MemTxAttrs attrs = pldma_ch_attrs(ch);
+    MemTxAttrs attrs = pldma_dma_attrs(s, d->pasid_reg);
     AddressSpace *as = s->dma_as;
     hwaddr pa = va, xlat, l = len;
     MemoryRegion *mr;
@@ -144,27 +174,21 @@ static PLDMAAccess pldma_map(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
     RCU_READ_LOCK_GUARD();
 
     if (s->translated) {
-        PLDMAChannel *prev = s->cur;
         IOMMUTLBEntry e;
 
         /* a page with a stall of ours outstanding: wait for that one */
-        if (ch && ch->nprobes && pldma_probe_adopt(ch, va)) {
+        if (d->ch && d->ch->nprobes && pldma_probe_adopt(d->ch, va)) {
             return PLDMA_ACC_STALLED;
         }
-        if (ch) {
-            ch->stall_seen = false;
-        }
-        /* restored, not cleared: a translation can nest (event writes) */
-        s->cur = ch;
-        e = pldma_iotlb_entry(s, va, is_write, attrs);
-        s->cur = prev;
-        if (ch && ch->stall_seen) {
+        d->stalled = false;
+        e = pldma_dma_translate(s, d, va, is_write);
+        if (d->stalled) {
             return PLDMA_ACC_STALLED;
         }
         if (!(e.perm & (is_write ? IOMMU_WO : IOMMU_RO)) || !e.target_as) {
             return PLDMA_ACC_FAULT;
         }
-        pldma_timing_xlat(s, ch, va, e.addr_mask, attrs.pid);
+        pldma_timing_xlat(s, d->ch, va, e.addr_mask, attrs.pid);
         as = e.target_as;
         pa = (e.translated_addr & ~e.addr_mask) | (va & e.addr_mask);
         l = MIN(l, e.addr_mask - (va & e.addr_mask) + 1);
@@ -189,15 +213,38 @@ static void pldma_unmap(PLDMAMap *m, hwaddr access_len)
     address_space_unmap(m->as, m->host, m->len, m->is_write, access_len);
 }
 
-/* Copy a small buffer to or from DMA memory; *done reports progress */
-PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
-                     void *buf, hwaddr len, bool is_write, uint64_t *fault_va)
+/* A stall of channel @ch's access @d: the channel waits for its STAG */
+static void pldma_ch_dma_done(PLDMAChannel *ch, const PLDMADma *d)
+{
+    if (ch && d->stalled) {
+        ch->stag = d->stag;
+        ch->stall_va = d->stall_va;
+    }
+}
+
+/* Map for an access of channel @ch (pldma_map()) */
+static PLDMAAccess pldma_ch_map(PLDMAChannel *ch, uint64_t va, hwaddr len,
+                                bool is_write, PLDMAMap *m)
+{
+    PLDMADma d = pldma_ch_dma(ch);
+    PLDMAAccess r = pldma_map(ch->s, &d, va, len, is_write, m);
+
+    pldma_ch_dma_done(ch, &d);
+    return r;
+}
+
+/*
+ * Copy a small buffer to or from DMA memory for access @d; on failure
+ * *fault_va says where
+ */
+PLDMAAccess pldma_dma_rw(PLDMACore *s, PLDMADma *d, uint64_t va, void *buf,
+                         hwaddr len, bool is_write, uint64_t *fault_va)
 {
     hwaddr off = 0;
 
     while (off < len) {
         PLDMAMap m;
-        PLDMAAccess r = pldma_map(s, ch, va + off, len - off, is_write, &m);
+        PLDMAAccess r = pldma_map(s, d, va + off, len - off, is_write, &m);
 
         if (r != PLDMA_ACC_OK) {
             *fault_va = va + off;
@@ -212,6 +259,17 @@ PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
         pldma_unmap(&m, m.len);
     }
     return PLDMA_ACC_OK;
+}
+
+/* ... for channel @ch, or for the device itself (NULL: its queues) */
+PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
+                     void *buf, hwaddr len, bool is_write, uint64_t *fault_va)
+{
+    PLDMADma d = pldma_ch_dma(ch);
+    PLDMAAccess r = pldma_dma_rw(s, &d, va, buf, len, is_write, fault_va);
+
+    pldma_ch_dma_done(ch, &d);
+    return r;
 }
 
 static bool pldma_ring_valid(PLDMAChannel *ch)
@@ -420,12 +478,12 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
         if (ch->op == PLDMA_OP_COPY) {
             uint64_t sva = ch->src + ch->done;
 
-            r = pldma_map(s, ch, sva, want, false, &ms);
+            r = pldma_ch_map(ch, sva, want, false, &ms);
             if (r != PLDMA_ACC_OK) {
                 pldma_access_failed(ch, r, sva, false);
                 return false;
             }
-            r = pldma_map(s, ch, dva, ms.len, true, &md);
+            r = pldma_ch_map(ch, dva, ms.len, true, &md);
             if (r != PLDMA_ACC_OK) {
                 pldma_unmap(&ms, 0);
                 pldma_access_failed(ch, r, dva, true);
@@ -438,7 +496,7 @@ static bool pldma_xfer(PLDMAChannel *ch, uint64_t *budget)
             uint64_t i, pat = ror64(ch->pattern, 8 * (ch->done & 7));
             uint8_t *q;
 
-            r = pldma_map(s, ch, dva, want, true, &md);
+            r = pldma_ch_map(ch, dva, want, true, &md);
             if (r != PLDMA_ACC_OK) {
                 pldma_access_failed(ch, r, dva, true);
                 return false;
@@ -1509,8 +1567,6 @@ static int pldma_post_load(void *opaque, int version_id)
 
         ch->s = s;
         ch->idx = i;
-        ch->stall_seen = false;
-        ch->probing = false;
         ch->stall_adopted = false;
         why = pldma_ch_check(s, ch);
         if (why) {
@@ -1535,7 +1591,7 @@ static int pldma_post_load(void *opaque, int version_id)
         error_report("pldma: migrated control state rejected");
         return -EINVAL;
     }
-    s->cur = NULL;
+    s->xlat = NULL;
     s->busy = false;
     s->inline_bytes = PLDMA_INLINE_BUDGET;
     s->inline_descs = PLDMA_INLINE_DESCS;

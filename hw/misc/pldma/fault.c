@@ -27,25 +27,25 @@
  * Report mode: post a fault record, never silently; false if it could not
  * be posted (queue disabled, full, or its write failed: counted, IRQ)
  */
-bool pldma_post_fault(PLDMACore *s, PLDMAChannel *ch)
+bool pldma_post_fault(PLDMACore *s, const PLDMAFaultRec *r)
 {
     uint8_t rec[PLDMA_FR_SIZE] = { 0 };
     uint32_t next;
     uint64_t fva;
     uint32_t seq = s->fault_seq++;
 
-    stw_le_p(rec + PLDMA_FR_CHANNEL, ch->idx);
-    stw_le_p(rec + PLDMA_FR_FLAGS, ch->fault_info);
-    stl_le_p(rec + PLDMA_FR_PASID, ch->pasid_reg);
-    stq_le_p(rec + PLDMA_FR_VA, ch->fault_va);
-    stl_le_p(rec + PLDMA_FR_DONE, ch->fault_done);
-    stl_le_p(rec + PLDMA_FR_DESC, ch->fault_desc);
+    stw_le_p(rec + PLDMA_FR_CHANNEL, r->channel);
+    stw_le_p(rec + PLDMA_FR_FLAGS, r->flags);
+    stl_le_p(rec + PLDMA_FR_PASID, r->pasid_reg);
+    stq_le_p(rec + PLDMA_FR_VA, r->va);
+    stl_le_p(rec + PLDMA_FR_DONE, r->done);
+    stl_le_p(rec + PLDMA_FR_DESC, r->desc);
     stl_le_p(rec + PLDMA_FR_SEQ, seq);
-    stl_le_p(rec + PLDMA_FR_LEN, ch->len);
+    stl_le_p(rec + PLDMA_FR_LEN, r->len);
 
     next = s->fq_size ? (s->fq_tail + 1) & (s->fq_size - 1) : 0;
     if (!(s->fq_ctrl & PLDMA_FQ_CTRL_ENABLE) || next == s->fq_head) {
-        trace_pldma_fq_overflow(ch->idx, seq, s->fq_head, s->fq_tail);
+        trace_pldma_fq_overflow(r->channel, seq, s->fq_head, s->fq_tail);
         s->fq_status |= PLDMA_FQ_STATUS_OVERFLOW;
         goto lost;
     }
@@ -57,7 +57,7 @@ bool pldma_post_fault(PLDMACore *s, PLDMAChannel *ch)
         s->fq_status |= PLDMA_FQ_STATUS_WRITE_ERR;
         goto lost;
     }
-    trace_pldma_fq_post(ch->idx, seq, s->fq_tail, ch->fault_va);
+    trace_pldma_fq_post(r->channel, seq, s->fq_tail, r->va);
     s->fq_tail = next;
     pldma_raise(s, PLDMA_IRQ_FAULT);
     return true;
@@ -192,17 +192,12 @@ bool pldma_probe_adopt(PLDMAChannel *ch, uint64_t va)
  */
 static bool pldma_probe(PLDMAChannel *ch, uint64_t page, bool is_write)
 {
-    PLDMACore *s = ch->s;
-    PLDMAChannel *prev = s->cur;
-    MemTxAttrs attrs = pldma_ch_attrs(ch);
+    PLDMADma d = pldma_ch_dma(ch);
     IOMMUTLBEntry e;
 
     RCU_READ_LOCK_GUARD();
-    s->cur = ch;
-    ch->probing = true;
-    e = pldma_iotlb_entry(s, page, is_write, attrs);
-    ch->probing = false;
-    s->cur = prev;
+    d.probing = true;
+    e = pldma_dma_translate(ch->s, &d, page, is_write);
     return e.perm & (is_write ? IOMMU_WO : IOMMU_RO);
 }
 
@@ -353,7 +348,11 @@ void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
         }
         pldma_set_state(ch, PLDMA_STATE_FAULTED);
         pldma_raise(s, PLDMA_IRQ_CH_FAULTED);
-        pldma_post_fault(s, ch);
+        pldma_post_fault(s, &(PLDMAFaultRec) {
+            .channel = ch->idx, .flags = ch->fault_info,
+            .pasid_reg = ch->pasid_reg, .va = ch->fault_va,
+            .done = ch->fault_done, .desc = ch->fault_desc, .len = ch->len,
+        });
         return;
     }
 
@@ -381,19 +380,23 @@ void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
 /* ---- stall master interface ---- */
 
 /*
- * Only a channel's own access in stall mode can be parked.  In report mode
- * the engine reports faults instead, and the fault queue's writes (no
- * channel) have nobody to resume them: the SMMU terminates those.
+ * Only an access that someone resumes can be parked, in stall mode: a
+ * channel's, or the responder's.  In report mode the engine reports faults
+ * instead, and the device's own queues' accesses (the fault queue's
+ * writes) have nobody to resume them: the SMMU terminates those.
  */
 bool pldma_core_can_stall(PLDMACore *s, uint32_t sid)
 {
-    if (s->report_mode || !s->cur || sid != s->stream_id) {
-        trace_pldma_smmu_stall_declined(sid, s->report_mode, s->cur != NULL);
+    PLDMADma *d = s->xlat;
+
+    if (s->report_mode || !d || !d->can_stall || sid != s->stream_id) {
+        trace_pldma_smmu_stall_declined(sid, s->report_mode,
+                                        d && d->can_stall);
         return false;
     }
-    if (pldma_orphans_pending(s, s->cur)) {
-        trace_pldma_smmu_stall_declined_orphans(s->cur->idx,
-                                                s->cur->norphans);
+    if (d->ch && pldma_orphans_pending(s, d->ch)) {
+        trace_pldma_smmu_stall_declined_orphans(d->ch->idx,
+                                                d->ch->norphans);
         return false;
     }
     return true;
@@ -401,16 +404,18 @@ bool pldma_core_can_stall(PLDMACore *s, uint32_t sid)
 
 void pldma_core_stalled(PLDMACore *s, const SMMUStallInfo *info)
 {
-    PLDMAChannel *ch = s->cur;
+    PLDMADma *d = s->xlat;
+    PLDMAChannel *ch;
 
     trace_pldma_smmu_stalled(info->sid, info->ssv, info->ssid, info->stag,
                              info->addr, info->is_write);
-    if (!ch || info->sid != s->stream_id) {
+    if (!d || !d->can_stall || info->sid != s->stream_id) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: stall (sid 0x%x stag %u) "
                       "outside of a channel access\n", info->sid, info->stag);
         return;
     }
-    if (ch->probing) {
+    ch = d->ch;
+    if (d->probing && ch) {
         /* an access ahead: one more outstanding stall of the channel */
         if (ch->nprobes < PLDMA_MAX_OUTSTANDING - 1) {
             ch->probe_stag[ch->nprobes] = info->stag;
@@ -422,9 +427,9 @@ void pldma_core_stalled(PLDMACore *s, const SMMUStallInfo *info)
         }
         return;
     }
-    ch->stall_seen = true;
-    ch->stag = info->stag;
-    ch->stall_va = info->addr;
+    d->stalled = true;
+    d->stag = info->stag;
+    d->stall_va = info->addr;
 }
 
 /* A resolution of an access ahead; false if @stag is none of those */

@@ -274,10 +274,6 @@ static int pldma_net_post_load(void *opaque, int version_id)
     s->held_len = 0;
     s->tx_blocked = false;
     s->in_rx = false;
-    s->resp_conn = NULL;
-    s->resp.s = s;
-    s->resp.idx = PLDMA_FR_CH_REMOTE;
-    s->resp.state = PLDMA_STATE_DISABLED;
     if (fault_ns && next != INT64_MAX) {
         timer_mod_ns(s->fault_timer, next);
     } else {

@@ -336,9 +336,6 @@ void pldma_net_reset(PLDMACore *s)
     /* every QP to RESET, with a new QPN: its old frames never match */
     pldma_qp_reset(s);
     s->x_rng = s->node_id;
-    s->resp.s = s;
-    s->resp.idx = PLDMA_FR_CH_REMOTE;
-    s->resp.state = PLDMA_STATE_DISABLED;
     /*
      * If the receive handler ever told the net layer "not now" (it returns
      * 0 during a run), frames wait in the queue for a flush: deliver them,

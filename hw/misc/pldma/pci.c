@@ -254,7 +254,7 @@ static void pldma_pri_fault(PLDMAPCIState *s, uint32_t pasid, uint64_t va,
 {
     PLDMACore *core = &s->core;
     PCIDevice *pd = PCI_DEVICE(s);
-    PLDMAChannel *ch = core->cur;
+    PLDMADma *d = core->xlat;
     uint32_t alloc = pcie_pri_get_req_alloc(pd);
     uint32_t busy = pldma_pri_count(s, PLDMA_PRI_QUEUED) +
                     pldma_pri_count(s, PLDMA_PRI_SENT);
@@ -263,16 +263,16 @@ static void pldma_pri_fault(PLDMAPCIState *s, uint32_t pasid, uint64_t va,
     uint16_t prgi;
     int e, i;
 
-    if (!ch || !pcie_pri_enabled(pd) || !alloc ||
+    if (!d || !d->can_stall || !pcie_pri_enabled(pd) || !alloc ||
         (pldma_pri_status(pd) & PCI_PRI_STATUS_RF)) {
-        trace_pldma_pri_declined(ch ? (int)ch->idx : -1, va,
+        trace_pldma_pri_declined(d && d->can_stall ? (int)d->idx : -1, va,
                                  pcie_pri_enabled(pd), alloc,
                                  pldma_pri_status(pd));
         return;
     }
-    if (ch->probing) {
+    if (d->probing) {
         /* ahead: only into the channel's open group, within the allocation */
-        if (s->pri_open < 0 || s->pri_open_ch != (int32_t)ch->idx ||
+        if (s->pri_open < 0 || s->pri_open_ch != (int32_t)d->idx ||
             busy >= alloc) {
             return;
         }
@@ -281,19 +281,19 @@ static void pldma_pri_fault(PLDMAPCIState *s, uint32_t pasid, uint64_t va,
         return;
     }
     e = pldma_pri_free_entry(s);
-    if (e < 0 || (ch->probing && pldma_pri_count(s, PLDMA_PRI_FREE) <=
-                                 core->num_channels)) {
+    if (e < 0 || (d->probing && pldma_pri_count(s, PLDMA_PRI_FREE) <=
+                                core->num_channels)) {
         /* the last entries are kept for the faulting accesses */
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: page request table "
-                      "full\n", ch->idx);
+                      "full\n", d->idx);
         return;
     }
     if (!pldma_pri_listen(s, pasid)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: no PRI notifier for "
-                      "PASID %u\n", ch->idx, pasid);
+                      "PASID %u\n", d->idx, pasid);
         return;
     }
-    if (ch->probing) {
+    if (d->probing) {
         prgi = s->pri_open;
     } else {
         /* a new group: the next PRGI not in use, round robin */
@@ -306,7 +306,7 @@ static void pldma_pri_fault(PLDMAPCIState *s, uint32_t pasid, uint64_t va,
         assert(i < PLDMA_PRI_NPRGI);    /* more PRGIs than entries */
         s->pri_next = (prgi + 1) & PCI_PRI_PRGI_MASK;
         s->pri_open = prgi;
-        s->pri_open_ch = ch->idx;
+        s->pri_open_ch = d->idx;
         s->pri_seq++;
     }
     r = &s->pri_req[e];
@@ -318,8 +318,8 @@ static void pldma_pri_fault(PLDMAPCIState *s, uint32_t pasid, uint64_t va,
         .state = PLDMA_PRI_QUEUED,
         .is_write = is_write,
     };
-    trace_pldma_pri_queued(ch->idx, pasid, prgi, r->addr, is_write,
-                           ch->probing);
+    trace_pldma_pri_queued(d->idx, pasid, prgi, r->addr, is_write,
+                           d->probing);
     info = (SMMUStallInfo) {
         .sid = core->stream_id,
         .ssv = true,

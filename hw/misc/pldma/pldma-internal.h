@@ -90,6 +90,36 @@ typedef enum PLDMAAccess {
     PLDMA_ACC_BUSERR,       /* target is not RAM */
 } PLDMAAccess;
 
+/*
+ * One DMA access of the engine: a channel's (descriptors, buffers,
+ * completion records), the responder's (through a key's PASID or a QP's
+ * PD) or the device's own queues' (no PASID, never stalled).  While it is
+ * translated it is s->xlat, where the IOMMU's stall paths (the SMMU's stall
+ * master interface, pldma-pci's page requests) find whose access it is and
+ * leave what they did with it.
+ */
+typedef struct PLDMADma {
+    PLDMAChannel *ch;       /* a channel's access (probes, timing), or NULL */
+    uint32_t idx;           /* its channel, or PLDMA_FR_CH_REMOTE */
+    uint32_t pasid_reg;     /* PLDMA_CHB_PASID format; 0: no PASID */
+    bool can_stall;         /* someone resumes it: a channel, the responder */
+    bool probing;           /* translation only: an access ahead of a stall */
+    bool stalled;           /* out: the IOMMU stalled it, with ... */
+    uint16_t stag;          /* ... this STAG (or PRGI) */
+    uint64_t stall_va;      /* ... at this address */
+} PLDMADma;
+
+/* A record for the fault queue (docs/specs/pldma.rst, "Fault queue") */
+typedef struct PLDMAFaultRec {
+    uint32_t channel;       /* a channel, or PLDMA_FR_CH_REMOTE */
+    uint32_t flags;         /* PLDMA_FR_F_* */
+    uint32_t pasid_reg;     /* PLDMA_CHB_PASID format */
+    uint64_t va;
+    uint32_t done;
+    uint32_t desc;
+    uint32_t len;
+} PLDMAFaultRec;
+
 /* core.c */
 const char *pldma_state_name(uint32_t st);
 void pldma_set_state(PLDMAChannel *ch, uint32_t st);
@@ -100,15 +130,19 @@ void pldma_ch_end_desc(PLDMAChannel *ch, uint32_t status, uint32_t flags,
                        uint64_t va);
 PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
                      void *buf, hwaddr len, bool is_write, uint64_t *fault_va);
+PLDMAAccess pldma_dma_rw(PLDMACore *s, PLDMADma *d, uint64_t va, void *buf,
+                         hwaddr len, bool is_write, uint64_t *fault_va);
+IOMMUTLBEntry pldma_dma_translate(PLDMACore *s, PLDMADma *d, hwaddr va,
+                                  bool is_write);
+PLDMADma pldma_ch_dma(PLDMAChannel *ch);
 void pldma_run_now(PLDMAChannel *ch);
-MemTxAttrs pldma_ch_attrs(PLDMAChannel *ch);
 IOMMUTLBEntry pldma_iotlb_entry(PLDMACore *s, hwaddr va, bool is_write,
                                 MemTxAttrs attrs);
 bool pldma_pasid_valid(const PLDMACore *s, uint32_t pasid);
 bool pldma_pasid_reg_valid(const PLDMACore *s, uint32_t reg);
 
 /* fault.c */
-bool pldma_post_fault(PLDMACore *s, PLDMAChannel *ch);
+bool pldma_post_fault(PLDMACore *s, const PLDMAFaultRec *r);
 bool pldma_probe_adopt(PLDMAChannel *ch, uint64_t va);
 void pldma_probes_clear(PLDMAChannel *ch);
 void pldma_stalls_forget(PLDMAChannel *ch);

@@ -170,7 +170,6 @@ static PLDMAAccess recv_rw(PLDMACore *s, PLDMANetConn *c, uint32_t idx,
                            uint64_t va, const uint8_t *buf, uint32_t len,
                            uint64_t msg_off)
 {
-    PLDMAChannel *rc = &s->resp;
     uint64_t fva;
     PLDMAAccess a;
 
@@ -184,14 +183,14 @@ static PLDMAAccess recv_rw(PLDMACore *s, PLDMANetConn *c, uint32_t idx,
     msg_off += fva - va;
     trace_pldma_recv_fault(idx, fva, msg_off, c->stalled);
     if (!c->stalled) {
-        rc->idx = PLDMA_FR_CH_REMOTE;
-        rc->fault_info = PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV |
-                         PLDMA_FR_F_WRITE;
-        rc->fault_va = fva;
-        rc->fault_desc = idx;
-        rc->fault_done = msg_off;
-        rc->len = MIN(c->rwqe_total, UINT32_MAX);
-        if (!pldma_post_fault(s, rc)) {
+        PLDMAFaultRec r = {
+            .channel = PLDMA_FR_CH_REMOTE,
+            .flags = PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE,
+            .pasid_reg = s->qps[idx].pd, .va = fva, .desc = idx,
+            .done = msg_off, .len = MIN(c->rwqe_total, UINT32_MAX),
+        };
+
+        if (!pldma_post_fault(s, &r)) {
             /* nobody can resolve it: the message ends (NAK) */
             c->fault = false;
             c->fault_recv = false;

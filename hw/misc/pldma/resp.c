@@ -228,33 +228,31 @@ void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c)
 
 /*
  * One access of the responder for connection @c through the PASID
- * register @pasid_reg (a key's, or a QP's PD), on the responder's
- * channel.  A fault (stalled, or not) is counted and marks the
- * connection faulted; the caller says on what, and reports it.
+ * register @pasid_reg (a key's, or a QP's PD).  In stall mode the SMMU
+ * may stall it: the connection then waits for the STAG's resumption.  A
+ * fault (stalled, or not) is counted and marks the connection faulted;
+ * the caller says on what, and reports it.
  */
 PLDMAAccess pldma_net_resp_dma(PLDMACore *s, PLDMANetConn *c,
                                uint32_t pasid_reg, uint64_t va, void *buf,
                                uint32_t len, bool is_write, uint64_t *fva)
 {
-    PLDMAChannel *rc = &s->resp;
+    PLDMADma d = {
+        .idx = PLDMA_FR_CH_REMOTE, .pasid_reg = pasid_reg, .can_stall = true,
+    };
     bool busy = s->busy;
     PLDMAAccess a;
 
-    rc->pasid_reg = pasid_reg;
-    rc->state = PLDMA_STATE_RUNNING;
-    s->resp_conn = c;
     s->busy = true;
-    a = pldma_rw(s, rc, va, buf, len, is_write, fva);
+    a = pldma_dma_rw(s, &d, va, buf, len, is_write, fva);
     s->busy = busy;
-    s->resp_conn = NULL;
-    rc->state = PLDMA_STATE_DISABLED;
     if (a == PLDMA_ACC_OK || a == PLDMA_ACC_BUSERR) {
         return a;
     }
     pldma_net_cnt(s, PLDMA_NCNT_RX_FAULTS);
     c->fault = true;
     c->stalled = a == PLDMA_ACC_STALLED;
-    c->stag = rc->stag;
+    c->stag = d.stag;
     return a;
 }
 
@@ -274,7 +272,6 @@ static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
                                      uint32_t msg_off, uint32_t msg_len)
 {
     PLDMAKey *k = &s->keys[PLDMA_RKEY_INDEX(rkey)];
-    PLDMAChannel *rc = &s->resp;
     uint64_t fva;
     PLDMAAccess a;
 
@@ -299,13 +296,14 @@ static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
          * Report it: a fault record in the queue, as a channel's (in
          * stall mode too, when the SMMU did not stall it)
          */
-        rc->idx = PLDMA_FR_CH_REMOTE;
-        rc->fault_info = PLDMA_FR_F_REMOTE | (is_write ? PLDMA_FR_F_WRITE : 0);
-        rc->fault_va = fva;
-        rc->fault_desc = rkey;
-        rc->fault_done = msg_off;
-        rc->len = msg_len;
-        if (!pldma_post_fault(s, rc)) {
+        PLDMAFaultRec r = {
+            .channel = PLDMA_FR_CH_REMOTE,
+            .flags = PLDMA_FR_F_REMOTE | (is_write ? PLDMA_FR_F_WRITE : 0),
+            .pasid_reg = k->pasid_reg, .va = fva, .desc = rkey,
+            .done = msg_off, .len = msg_len,
+        };
+
+        if (!pldma_post_fault(s, &r)) {
             c->fault = false;
             trace_pldma_net_resp_unresolvable((uint32_t)(c - s->conns), rkey,
                                               fva);

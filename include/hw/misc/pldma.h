@@ -122,7 +122,6 @@ typedef struct PLDMAChannel {
     uint64_t ahead_dst_map;
 
     /* stall bookkeeping */
-    bool stall_seen;        /* stalled() called during the current access */
     bool stall_pending;     /* parked, waiting for resumed() */
     uint16_t stag;
     uint64_t stall_va;
@@ -132,7 +131,6 @@ typedef struct PLDMAChannel {
      * one, in the same descriptor, each stalled in the SMMU with its own
      * STAG until resumed (hw/misc/pldma/fault.c)
      */
-    bool probing;           /* the translation in flight is one of them */
     bool stall_adopted;     /* the parked access joined one of them */
     bool probe_aborted;     /* one was aborted: the descriptor fails */
     uint8_t nprobes;
@@ -384,7 +382,7 @@ struct PLDMACore {
     bool vm_running;        /* channels only run while the VM runs */
     AddressSpace *dma_as;
     bool translated;        /* DMA goes through an IOMMU (PASIDs work) */
-    PLDMAChannel *cur;      /* channel whose access is being translated */
+    struct PLDMADma *xlat;  /* the access being translated (pldma_map) */
     bool busy;              /* a channel run (BH or inline) is in progress */
     uint32_t rr;            /* round-robin start */
     /* inline work left until the next bottom half (pldma_run_now) */
@@ -436,8 +434,6 @@ struct PLDMACore {
     uint32_t *psn_next;     /* [channel * PLDMA_NET_MAX_NODES + node] */
     uint8_t peer_mac[PLDMA_NET_MAX_NODES][6];
     bool peer_mac_known[PLDMA_NET_MAX_NODES];
-    PLDMAChannel resp;      /* context of responder accesses (key PASID) */
-    PLDMANetConn *resp_conn;    /* connection whose access is translated */
     uint32_t net_cnt[PLDMA_NCNT_NUM];
     uint32_t tx_seq;        /* frames sent */
     uint64_t x_rng;         /* generator of the x- loss knobs */

@@ -2837,6 +2837,89 @@ static void test_recv_park(void)
 }
 
 /*
+ * The held Last of a SEND completes its WQE into a full receive CQ while
+ * the held segments are applied: the CQ fails, the QP goes to ERR and its
+ * responder lets go of what it held, from inside the bottom half that is
+ * applying them.  Nothing is answered, nothing more lands.
+ */
+static void test_recv_park_cq_error(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[2560];
+    uint32_t len, psn, l = PAGE, i;
+    uint64_t pa, va, ok_pa;
+    QPldmaQPAttr at;
+    Side sd;
+    Rx rx;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE, true);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 3 + 1;
+    }
+    qp_reset(&pe.n, 0);
+    memset(&sd, 0, sizeof(sd));
+    sd.pd = PASID | PLDMA_CHB_PASID_EN;
+    cq_make(&pe.n, &sd.scq, 0, CQ_SIZE, sd.pd);
+    cq_make(&pe.n, &sd.rcq, 1, PLDMA_CQ_MIN_ENTRIES, sd.pd);
+    sd.rq = alloc_pa(&pe.n, RQ_SIZE * PLDMA_RWQE_SIZE);
+    ring_init(&pe.n, &sd.r, 0);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect_cq(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+
+    /* two SENDs fill the receive CQ (nobody polls it) */
+    ok_pa = alloc_pa(&pe.n, PAGE);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, VA_BASE + (ok_pa - ALLOC_BASE), ok_pa,
+              true);
+    va = VA_BASE + (ok_pa - ALLOC_BASE);
+    for (i = 0; i < PLDMA_CQ_MIN_ENTRIES; i++) {
+        post_recv(&pe.n, &sd, 0xd0 + i, 1, &va, &l);
+        len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + i) & 0xffffff,
+                         false, 0, 0, 0, -1, 0, pl, 64);
+        peer_inject(&pe, f, len);
+        g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    }
+    pe.epsn = (pe.epsn + PLDMA_CQ_MIN_ENTRIES) & 0xffffff;
+
+    /* a SEND into an unmapped buffer: First faults, the rest is held */
+    pa = alloc_pa(&pe.n, PAGE);
+    va = VA_BASE + (pa - ALLOC_BASE);
+    post_recv(&pe.n, &sd, 0xdf, 1, &va, &l);
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    len = roce_frame(f, IP_B, 0x01, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 1024, 1024);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 2) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 2048, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_PARKED), ==, 3);
+
+    /* resolved: the Last's CQE has no room, the QP goes to ERR */
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);
+    qpldma_wr(&pe.n.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&pe.n.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&pe.n.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    for (i = 0; i < WAIT_STEPS &&
+         qpldma_qp_state(&pe.n.d, 0) != PLDMA_QPS_ERR; i++) {
+        peer_step(NULL);
+    }
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_cmpuint(qpldma_cq_reg(&pe.n.d, 1, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_ERROR);
+    g_assert_false(peer_rx(&pe, &rx));
+    /* the device goes on: a frame for the QP in ERR is dropped */
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + 3) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl, 64);
+    peer_inject(&pe, f, len);
+    g_assert_false(peer_rx(&pe, &rx));
+    peer_close(&pe);
+}
+
+/*
  * ---- migration of a node with a link (docs/specs/pldma.rst, "Remote
  * DMA", migration) ----
  *
@@ -3202,6 +3285,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/hostile-send", test_hostile_send);
     qtest_add_func("/pldma-qp/recv-rnr-silence", test_recv_rnr_silence);
     qtest_add_func("/pldma-qp/recv-park", test_recv_park);
+    qtest_add_func("/pldma-qp/recv-park-cq-error", test_recv_park_cq_error);
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);

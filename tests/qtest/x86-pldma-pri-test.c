@@ -36,7 +36,7 @@
 #define NCH             2
 #define TABLES          0x01000000ULL   /* IOMMU tables, a bump allocator */
 #define TABLES_END      0x02000000ULL
-#define IQ_ENTRIES      256             /* IQA.QS 0, 128-bit descriptors */
+#define IQ_ENTRIES      128             /* IQA.QS 0, 256-bit (IQA.DW) */
 #define PRQ_ENTRIES     128             /* PQA.PQS 0 */
 /* the process's addresses: VA == PA, so the test reads what DMA wrote */
 #define VA_RING(ch)     (0x04000000ULL + (ch) * 0x1000)
@@ -133,8 +133,8 @@ static uint64_t tbl_alloc(Fixture *f)
     return pa;
 }
 
-/* Map the page of @va (to itself) in the first-stage tables, user, RW */
-static void map(Fixture *f, uint64_t va)
+/* Map the page of @va to @pa in the first-stage tables, user, RW */
+static void map_to(Fixture *f, uint64_t va, uint64_t pa)
 {
     uint64_t table = f->pml4;
     int level;
@@ -150,7 +150,13 @@ static void map(Fixture *f, uint64_t va)
         table = pte & ~0xfffULL & ((1ULL << 52) - 1);
     }
     qtest_writeq(f->qts, table + ((va >> 12) & 0x1ff) * 8,
-                 (va & ~0xfffULL) | VTD_FL_P | VTD_FL_RW | VTD_FL_US);
+                 (pa & ~0xfffULL) | VTD_FL_P | VTD_FL_RW | VTD_FL_US);
+}
+
+/* ... to itself */
+static void map(Fixture *f, uint64_t va)
+{
+    map_to(f, va, va);
 }
 
 static void map_range(Fixture *f, uint64_t va, uint64_t len)
@@ -205,7 +211,7 @@ static void iommu_setup(Fixture *f)
     vtd_wrq(f, DMAR_RTADDR_REG, f->root | VTD_RTADDR_SMT);
     gcmd(f, VTD_GCMD_SRTP, VTD_GSTS_RTPS);
     vtd_wrq(f, DMAR_IQT_REG, 0);
-    vtd_wrq(f, DMAR_IQA_REG, f->iq);
+    vtd_wrq(f, DMAR_IQA_REG, f->iq | VTD_IQA_DW_MASK);
     gcmd(f, VTD_GCMD_QIE, VTD_GSTS_QIES);
     vtd_wrq(f, DMAR_PQH_REG, 0);
     vtd_wrq(f, DMAR_PQT_REG, 0);
@@ -244,18 +250,43 @@ static int prq_pop(Fixture *f, PageReq *r, int max)
     return n;
 }
 
+/*
+ * Submit one invalidation descriptor (256-bit, as Linux's in scalable
+ * mode); the IOMMU processes it at once
+ */
+static void iq_submit(Fixture *f, uint64_t lo, uint64_t hi)
+{
+    uint64_t d = f->iq + f->iqt * 32;
+
+    qtest_writeq(f->qts, d, lo);
+    qtest_writeq(f->qts, d + 8, hi);
+    qtest_writeq(f->qts, d + 16, 0);
+    qtest_writeq(f->qts, d + 24, 0);
+    f->iqt = (f->iqt + 1) % IQ_ENTRIES;
+    vtd_wrq(f, DMAR_IQT_REG, (uint64_t)f->iqt << 5);
+    g_assert_cmphex(vtd_rdl(f, DMAR_FSTS_REG) & VTD_FSTS_IQE, ==, 0);
+}
+
 /* A page group response (code 0 success, 1 invalid, 0xf failure) */
 static void pg_respond(Fixture *f, uint16_t prgi, uint32_t code)
 {
-    uint64_t d = f->iq + f->iqt * 16;
+    iq_submit(f, VTD_INV_DESC_PGRESP | (1ULL << 4) |
+              ((uint64_t)code << 12) | ((uint64_t)rid(f) << 16) |
+              ((uint64_t)PASID << 32), (uint64_t)prgi << 3);
+}
 
-    qtest_writeq(f->qts, d, VTD_INV_DESC_PGRESP | (1ULL << 4) |
-                 ((uint64_t)code << 12) | ((uint64_t)rid(f) << 16) |
-                 ((uint64_t)PASID << 32));
-    qtest_writeq(f->qts, d + 8, (uint64_t)prgi << 3);
-    f->iqt = (f->iqt + 1) % IQ_ENTRIES;
-    vtd_wrq(f, DMAR_IQT_REG, (uint64_t)f->iqt << 4);
-    g_assert_cmphex(vtd_rdl(f, DMAR_FSTS_REG) & VTD_FSTS_IQE, ==, 0);
+/* The IOMMU's own IOTLB, all of PASID (domain 1 + PASID, iommu_setup()) */
+static void piotlb_inv(Fixture *f)
+{
+    iq_submit(f, VTD_INV_DESC_PIOTLB | VTD_INV_DESC_PIOTLB_ALL_IN_PASID |
+              ((uint64_t)(1 + PASID) << 16) | ((uint64_t)PASID << 32), 0);
+}
+
+/* The device's TLB (its ATC), PASID, the page of @va */
+static void dev_piotlb_inv(Fixture *f, uint64_t va)
+{
+    iq_submit(f, VTD_INV_DESC_DEV_PIOTLB | ((uint64_t)rid(f) << 16) |
+              ((uint64_t)PASID << 32), va & ~(PAGE - 1));
 }
 
 static void step(void *opaque)
@@ -428,6 +459,69 @@ static void respond_done(Fixture *f, const PageReq *r, int ch, uint32_t len)
     pg_respond(f, r->prgi, 0);
     g_assert_cmpuint(wait_compl(f, ch), ==, PLDMA_ST_SUCCESS);
     check_dst(f, ch, len);
+}
+
+/*
+ * The device's ATS translation cache.  A destination page moves to
+ * another physical page; after the IOMMU's IOTLB is invalidated but not
+ * the device's TLB, the device still writes the old page, as a device
+ * with an ATC does (PCIe ATS: a translation stays usable until the
+ * device-TLB invalidation); after the device-TLB invalidation it writes
+ * the new one.  With ats-cache=off each access asks again: the IOTLB
+ * invalidation alone moves it.
+ */
+static void test_ats_cache(void)
+{
+    const uint64_t alt = 0x07000000ULL;     /* the page's new home */
+    Fixture f;
+    int off;
+
+    for (off = 0; off < 2; off++) {
+        start(&f, off ? ",ats-cache=off" : NULL);
+        map(&f, VA_DST(0));
+        copy(&f, 0, PAGE);
+        g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
+        check_dst(&f, 0, PAGE);
+
+        map_to(&f, VA_DST(0), alt);
+        qtest_memset(f.qts, VA_DST(0), 0, PAGE);    /* the old page */
+        qtest_memset(f.qts, alt, 0, PAGE);
+        piotlb_inv(&f);
+        copy(&f, 0, PAGE);
+        g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
+        if (!off) {
+            check_dst(&f, 0, PAGE);
+            g_assert_true(qpldma_mem_zero(f.qts, alt, PAGE));
+
+            qtest_memset(f.qts, VA_DST(0), 0, PAGE);
+            dev_piotlb_inv(&f, VA_DST(0));
+            copy(&f, 0, PAGE);
+            g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
+        }
+        g_assert_cmphex(qtest_readl(f.qts, alt + 4), ==, 4 * 7);
+        g_assert_cmphex(qtest_readl(f.qts, alt + PAGE - 4), ==,
+                        (PAGE - 4) * 7);
+        g_assert_true(qpldma_mem_zero(f.qts, VA_DST(0), PAGE));
+        if (!off) {
+            /*
+             * PASID off and on again: the ATC is forgotten with the
+             * PASID (its notifier removed while PASID was still on; a
+             * notifier left behind made the next registration loop
+             * forever), so the page moving back needs the IOMMU's
+             * invalidation only
+             */
+            cfg_wrw(&f, PASID_CAP + PCI_PASID_CTRL, 0);
+            cfg_wrw(&f, PASID_CAP + PCI_PASID_CTRL, PCI_PASID_CTRL_ENABLE);
+            map(&f, VA_DST(0));
+            qtest_memset(f.qts, alt, 0, PAGE);
+            piotlb_inv(&f);
+            copy(&f, 0, PAGE);
+            g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
+            check_dst(&f, 0, PAGE);
+            g_assert_true(qpldma_mem_zero(f.qts, alt, PAGE));
+        }
+        stop(&f);
+    }
 }
 
 /*
@@ -905,6 +999,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     qtest_add_func("/x86/pldma-pri/capability", test_capability);
+    qtest_add_func("/x86/pldma-pri/ats-cache", test_ats_cache);
     qtest_add_func("/x86/pldma-pri/group-success", test_group_success);
     qtest_add_func("/x86/pldma-pri/failure-invalid", test_failure_invalid);
     qtest_add_func("/x86/pldma-pri/out-of-order", test_out_of_order);

@@ -19,8 +19,10 @@
  *   translated with ATS translation requests for that PASID
  *   (pci_ats_request_translation), the way an IOMMU without
  *   per-transaction PASID attributes (intel-iommu) serves PASIDs, and the
- *   translated addresses then accessed directly; nothing is cached, so
- *   there is nothing for an invalidation to drop;
+ *   translated addresses then accessed directly; the translations are
+ *   kept in a translation cache (ATC) of PLDMA_ATC_ENTRIES pages until
+ *   the IOMMU invalidates them (device-TLB invalidations, through an
+ *   IOTLB notifier per PASID), or ATS or PASID is disabled;
  *   the PCIe PRI extended capability (pcie_pri_init, PRG Response PASID
  *   Required): with fault-mode=pri, a channel access whose ATS
  *   translation lacks the permission it needs becomes a page request
@@ -551,22 +553,177 @@ static void pldma_pri_write_config(PLDMAPCIState *s, bool was_enabled)
     pldma_pri_update_stopped(s);
 }
 
+/* ---- ATS translation cache ---- */
+
+/* Drop the cached translations of @pasid in [start, start + mask] */
+static void pldma_atc_drop(PLDMAPCIState *s, uint32_t pasid, hwaddr start,
+                           hwaddr mask)
+{
+    uint32_t i, n = 0;
+
+    for (i = 0; i < PLDMA_ATC_ENTRIES; i++) {
+        PLDMAATCEntry *a = &s->atc[i];
+
+        if (a->valid && a->pasid == pasid &&
+            ranges_overlap(a->e.iova, a->e.addr_mask + 1, start & ~mask,
+                           mask + 1)) {
+            a->valid = false;
+            n++;
+        }
+    }
+    trace_pldma_atc_invalidate(pasid, start & ~mask, mask, n);
+}
+
+/* A device-TLB invalidation of the IOMMU, for the notifier's PASID */
+static void pldma_atc_notify(IOMMUNotifier *n, IOMMUTLBEntry *iotlb)
+{
+    PLDMAATCNotifier *an = container_of(n, PLDMAATCNotifier, n);
+
+    pldma_atc_drop(an->s, an->pasid, iotlb->iova, iotlb->addr_mask);
+}
+
 /*
- * With ATS enabled, a PASID-tagged access is translated by an ATS
- * translation request for its PASID, for the page of @va; the permission
- * the access needs missing is a fault (e->perm IOMMU_NONE), which report
- * mode hands to the driver.
+ * Forget every cached translation, and stop listening for invalidations.
+ * QEMU unregisters a PASID's notifier only while PASID is enabled: call
+ * this before PASID goes off.  A notifier that stays registered (PASID
+ * was off already) stays marked so, never to be inserted twice.
+ */
+static void pldma_atc_flush(PLDMAPCIState *s)
+{
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_ATC_ENTRIES; i++) {
+        s->atc[i].valid = false;
+    }
+    for (i = 0; i < PLDMA_ATC_PASIDS; i++) {
+        PLDMAATCNotifier *an = &s->atc_n[i];
+
+        if (an->registered &&
+            !pci_iommu_unregister_iotlb_notifier(PCI_DEVICE(s), an->pasid,
+                                                 &an->n)) {
+            trace_pldma_atc_unlisten(an->pasid);
+            an->registered = false;
+        }
+    }
+}
+
+/*
+ * May translations be cached: only when the IOMMU tells us of its
+ * device-TLB invalidations.  An x86 IOMMU does so with device-iotlb=on
+ * only, and registering for them without it ends QEMU: ask it first.
+ */
+static bool pldma_atc_usable(PLDMAPCIState *s)
+{
+    bool ambiguous = false;
+    Object *iommu;
+
+    if (!s->ats_cache) {
+        return false;
+    }
+    iommu = object_resolve_path_type("", "x86-iommu", &ambiguous);
+    if (ambiguous) {
+        return false;
+    }
+    return !iommu || object_property_get_bool(iommu, "device-iotlb", NULL);
+}
+
+/* Listen for the invalidations of @pasid; false if we cannot */
+static bool pldma_atc_listen(PLDMAPCIState *s, uint32_t pasid)
+{
+    PCIDevice *pd = PCI_DEVICE(s);
+    PLDMAATCNotifier *free = NULL;
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_ATC_PASIDS; i++) {
+        PLDMAATCNotifier *an = &s->atc_n[i];
+
+        if (an->registered && an->pasid == pasid) {
+            return true;
+        }
+        if (!an->registered && !free) {
+            free = an;
+        }
+    }
+    if (!free || !pldma_atc_usable(s) ||
+        pci_iommu_init_iotlb_notifier(pd, &free->n, pldma_atc_notify, free)) {
+        return false;
+    }
+    free->s = s;
+    free->pasid = pasid;
+    if (pci_iommu_register_iotlb_notifier(pd, pasid, &free->n)) {
+        return false;
+    }
+    free->registered = true;
+    trace_pldma_atc_listen(pasid);
+    return true;
+}
+
+/* A cached translation of @va for @pasid that allows @need, or NULL */
+static PLDMAATCEntry *pldma_atc_lookup(PLDMAPCIState *s, uint32_t pasid,
+                                       hwaddr va, IOMMUAccessFlags need)
+{
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_ATC_ENTRIES; i++) {
+        PLDMAATCEntry *a = &s->atc[i];
+
+        if (a->valid && a->pasid == pasid &&
+            (va & ~a->e.addr_mask) == a->e.iova && (a->e.perm & need) == need) {
+            return a;
+        }
+    }
+    return NULL;
+}
+
+/* Keep the translation @e of @pasid (a page, from an ATS completion) */
+static void pldma_atc_insert(PLDMAPCIState *s, uint32_t pasid,
+                             const IOMMUTLBEntry *e)
+{
+    PLDMAATCEntry *a = NULL;
+    uint32_t i;
+
+    if (!pldma_atc_listen(s, pasid)) {
+        return;
+    }
+    /* the same page again (a wider permission), else round robin */
+    for (i = 0; i < PLDMA_ATC_ENTRIES && !a; i++) {
+        if (s->atc[i].valid && s->atc[i].pasid == pasid &&
+            s->atc[i].e.iova == e->iova) {
+            a = &s->atc[i];
+        }
+    }
+    if (!a) {
+        a = &s->atc[s->atc_next];
+        s->atc_next = (s->atc_next + 1) % PLDMA_ATC_ENTRIES;
+    }
+    a->e = *e;
+    a->pasid = pasid;
+    a->valid = true;
+}
+
+/*
+ * With ATS enabled, a PASID-tagged access is translated by the ATC, or
+ * else by an ATS translation request for its PASID, for the page of @va,
+ * whose answer the ATC keeps; the permission the access needs missing is
+ * a fault (e->perm IOMMU_NONE), which report mode hands to the driver.
  */
 static bool pldma_pci_translate(PLDMACore *core, hwaddr va, bool is_write,
                                 MemTxAttrs attrs, IOMMUTLBEntry *e)
 {
-    PCIDevice *pd = PCI_DEVICE(pldma_pci(core));
+    PLDMAPCIState *s = pldma_pci(core);
+    PCIDevice *pd = PCI_DEVICE(s);
     IOMMUAccessFlags need = is_write ? IOMMU_WO : IOMMU_RO;
+    PLDMAATCEntry *a;
     uint32_t err = 0;
     ssize_t n;
 
     if (attrs.unspecified || !pcie_ats_enabled(pd)) {
         return false;
+    }
+    a = pldma_atc_lookup(s, attrs.pid, va, need);
+    if (a) {
+        *e = a->e;
+        return true;
     }
     n = pci_ats_request_translation(pd, attrs.pid, false, false, va, 1,
                                     !is_write, e, 1, &err);
@@ -580,6 +737,7 @@ static bool pldma_pci_translate(PLDMACore *core, hwaddr va, bool is_write,
     }
     trace_pldma_pci_ats(attrs.pid, va, e->translated_addr, e->addr_mask,
                         e->perm);
+    pldma_atc_insert(s, attrs.pid, e);
     return true;
 }
 
@@ -599,6 +757,14 @@ static void pldma_pci_write_config(PCIDevice *pd, uint32_t addr,
     bool ats_was = pcie_ats_enabled(pd);
     bool pri_was = pcie_pri_enabled(pd);
 
+    /*
+     * The translations are of ATS, and of PASIDs: forget them before
+     * either may go off (a write to either Control register)
+     */
+    if (ranges_overlap(addr, len, PLDMA_PCI_PASID_OFFSET + PCI_PASID_CTRL, 2) ||
+        ranges_overlap(addr, len, PLDMA_PCI_ATS_OFFSET + PCI_ATS_CTRL, 2)) {
+        pldma_atc_flush(s);
+    }
     pci_default_write_config(pd, addr, val, len);
     if (ranges_overlap(addr, len, PLDMA_PCI_PRI_OFFSET,
                        PCI_EXT_CAP_PRI_SIZEOF)) {
@@ -693,8 +859,9 @@ static void pldma_pci_exit(PCIDevice *pd)
     PLDMAPCIState *s = PLDMA_PCI(pd);
 
     trace_pldma_pci_exit(s->core.num_channels);
-    /* no page group response may reach us once we are gone */
+    /* no page group response or invalidation may reach us once gone */
     pldma_pri_unlisten_all(s);
+    pldma_atc_flush(s);
     qemu_bh_delete(s->pri_bh);
     s->pri_bh = NULL;
     pldma_core_unrealize(&s->core);
@@ -718,7 +885,8 @@ static void pldma_pci_reset_hold(Object *obj, ResetType type)
     pldma_core_reset(&s->core);
     s->msix_pending = 0;
     msix_reset(pd);
-    /* PASID and ATS Control reset to 0 (disabled) */
+    /* PASID and ATS Control reset to 0 (disabled), the ATC first */
+    pldma_atc_flush(s);
     pci_set_word(pd->config + PLDMA_PCI_PASID_OFFSET + PCI_PASID_CTRL, 0);
     pci_set_word(pd->config + PLDMA_PCI_ATS_OFFSET + PCI_ATS_CTRL, 0);
     /*
@@ -840,6 +1008,7 @@ static const VMStateDescription vmstate_pldma_pci = {
 static const Property pldma_pci_properties[] = {
     DEFINE_PLDMA_COMMON_PROPERTIES(PLDMAPCIState, core),
     DEFINE_NIC_PROPERTIES(PLDMAPCIState, conf),
+    DEFINE_PROP_BOOL("ats-cache", PLDMAPCIState, ats_cache, true),
 };
 
 static void pldma_pci_class_init(ObjectClass *klass, const void *data)
@@ -869,6 +1038,9 @@ static void pldma_pci_class_init(ObjectClass *klass, const void *data)
         "report (the default): faults go to the fault queue; pri: a "
         "missing translation becomes a PCIe page request (PRI) and the "
         "channel waits for the page group response");
+    object_class_property_set_description(klass, "ats-cache",
+        "keep ATS translations until the IOMMU invalidates them (on, the "
+        "default), or ask for one at every access");
 }
 
 static const TypeInfo pldma_pci_types[] = {

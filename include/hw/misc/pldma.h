@@ -517,6 +517,27 @@ typedef struct PLDMAPRINotifier {
     bool registered;
 } PLDMAPRINotifier;
 
+/*
+ * The device's ATS translation cache (ATC): translations of whole pages by
+ * PASID, kept until the IOMMU invalidates them (an IOTLB notifier per
+ * PASID for its device-TLB invalidations)
+ */
+#define PLDMA_ATC_ENTRIES       64
+#define PLDMA_ATC_PASIDS        8
+
+typedef struct PLDMAATCEntry {
+    IOMMUTLBEntry e;        /* iova: the page; translated_addr, mask, perm */
+    uint32_t pasid;
+    bool valid;
+} PLDMAATCEntry;
+
+typedef struct PLDMAATCNotifier {
+    IOMMUNotifier n;
+    struct PLDMAPCIState *s;
+    uint32_t pasid;
+    bool registered;
+} PLDMAATCNotifier;
+
 /* The PCIe endpoint: BAR 0 registers, BAR 2 MSI-X, PASID, ATS, PRI */
 struct PLDMAPCIState {
     PCIDevice parent_obj;
@@ -534,6 +555,12 @@ struct PLDMAPCIState {
     uint16_t pri_next;      /* next PRGI to try */
     int32_t pri_open;       /* PRGI of the group being built, or -1 */
     int32_t pri_open_ch;    /* its channel */
+
+    /* ATS translation cache (not migrated: empty after a load) */
+    PLDMAATCEntry atc[PLDMA_ATC_ENTRIES];
+    PLDMAATCNotifier atc_n[PLDMA_ATC_PASIDS];
+    uint32_t atc_next;      /* the next entry to replace */
+    bool ats_cache;         /* property: keep ATS translations */
 };
 
 #define PLDMA_DEFAULT_MAX_TRANSFER  (1 * GiB)

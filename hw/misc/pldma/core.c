@@ -1801,8 +1801,9 @@ void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset)
         "responder tells the requester to resend as soon as a fault "
         "is resolved (on/off)");
     object_class_property_set_description(klass, "park-size",
-        "bytes of WRITE segments the responder holds behind its faults, "
-        "to apply when they are resolved (0: none, dropped and resent)");
+        "bytes of WRITE and SEND segments the responder holds behind its "
+        "faults, to apply when they are resolved (0: none, dropped and "
+        "resent)");
     pldma_timing_class_init(klass);
     object_class_property_set_description(klass, "x-drop-every",
         "test knob: drop 1 sent frame in N at random (0: never)");

@@ -463,7 +463,7 @@ struct PLDMACore {
     uint32_t rnr_retry;
     uint32_t rnr_timer;     /* IB RNR timer code sent in RNR NAKs */
     bool rnr_resume;        /* receiver-driven "resolved, resend now" */
-    uint32_t park_size;     /* bytes of WRITE segments held, 0: no parking */
+    uint32_t park_size;     /* bytes of segments held, 0: no parking */
     uint32_t park_bytes;    /* ... held now, all connections */
     uint32_t x_drop_every;  /* test knobs: every Nth frame sent is... */
     uint32_t x_dup_every;   /* ...dropped, sent twice, or held back */
@@ -589,7 +589,7 @@ void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset);
  */
 #define PLDMA_DEFAULT_MTU           1024
 #define PLDMA_NET_MAX_MTU           4096
-/* park-size: WRITE bytes a device holds behind responder faults */
+/* park-size: WRITE and SEND bytes a device holds behind responder faults */
 #define PLDMA_NET_PARK_SIZE         (1024 * 1024)
 #define PLDMA_DEFAULT_RTO_US        20000
 #define PLDMA_DEFAULT_RETRY         7

@@ -976,7 +976,9 @@ static int peer_answer(Peer *pe, uint32_t *psn, uint32_t *msn)
  * Node 1 with QP 0 connected to us (QPN my_qpn at 10.0.0.2); with @smmu,
  * behind its SMMU in report mode, the QP's PD is PASID
  */
-static void peer_open_smmu(Peer *pe, uint32_t access, bool smmu)
+/* ... with @props added to the device's properties */
+static void peer_open_props(Peer *pe, uint32_t access, bool smmu,
+                            const char *props)
 {
     g_autofree char *net = NULL;
     QPldmaQPAttr at;
@@ -985,9 +987,9 @@ static void peer_open_smmu(Peer *pe, uint32_t access, bool smmu)
     qpldma_link_init(&pe->link, "pldma-qpeer-XXXXXX");
     net = qpldma_link_netdev(&pe->link, true);
     pe->args = g_strdup_printf("-M virt%s -m 512M -nodefaults "
-                           "-device pldma,id=dma0,netdev=n0,node-id=1%s "
+                           "-device pldma,id=dma0,netdev=n0,node-id=1%s%s "
                            "-netdev %s", smmu ? ",iommu=smmuv3" : "",
-                           smmu ? ",fault-mode=report" : "", net);
+                           smmu ? ",fault-mode=report" : "", props, net);
     node_start(&pe->n, pe->args);
     if (smmu) {
         smmu_setup(&pe->n, false);
@@ -1005,6 +1007,11 @@ static void peer_open_smmu(Peer *pe, uint32_t access, bool smmu)
     }
     qp_connect(&pe->n, 0, &at);
     pe->qpn = qpldma_qpn(&pe->n.d, 0);
+}
+
+static void peer_open_smmu(Peer *pe, uint32_t access, bool smmu)
+{
+    peer_open_props(pe, access, smmu, "");
 }
 
 static void peer_open(Peer *pe, uint32_t access)
@@ -2745,7 +2752,8 @@ static void test_recv_rnr_silence(void)
 }
 
 /*
- * A SEND whose receive buffer faults (report mode): the responder holds
+ * A SEND whose receive buffer faults (report mode, park-send=on; off by
+ * default, docs/specs/pldma.rst "Remote DMA"): the responder holds
  * the segments its requester already sent behind the faulting one
  * (parking, as for a WRITE), silently.  Resolved, they land in the same
  * WQE, which completes once, and one ACK names the last of them; the
@@ -2762,7 +2770,7 @@ static void test_recv_park(void)
     Side sd;
     Rx rx;
 
-    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE, true);
+    peer_open_props(&pe, PLDMA_KEY_ACC_WRITE, true, ",park-send=on");
     for (i = 0; i < sizeof(pl); i++) {
         pl[i] = i * 13 + 5;
     }
@@ -2852,7 +2860,7 @@ static void test_recv_park_cq_error(void)
     Side sd;
     Rx rx;
 
-    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE, true);
+    peer_open_props(&pe, PLDMA_KEY_ACC_WRITE, true, ",park-send=on");
     for (i = 0; i < sizeof(pl); i++) {
         pl[i] = i * 3 + 1;
     }

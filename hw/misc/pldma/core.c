@@ -1800,6 +1800,10 @@ void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset)
     object_class_property_set_description(klass, "rnr-resume",
         "responder tells the requester to resend as soon as a fault "
         "is resolved (on/off)");
+    object_class_property_set_description(klass, "park-send",
+        "hold SEND segments behind a receive buffer's fault too (default "
+        "off: Linux rxe's requester can lose the completion of a SEND "
+        "acknowledged while it resends it after an RNR NAK)");
     object_class_property_set_description(klass, "park-size",
         "bytes of WRITE and SEND segments the responder holds behind its "
         "faults, to apply when they are resolved (0: none, dropped and "

@@ -46,6 +46,7 @@
     DEFINE_PROP_BOOL("rnr-resume", _state, _core.rnr_resume, true), \
     DEFINE_PROP_UINT32("park-size", _state, _core.park_size, \
                        PLDMA_NET_PARK_SIZE), \
+    DEFINE_PROP_BOOL("park-send", _state, _core.park_send, false), \
     DEFINE_PROP_UINT32("resp-fault-timeout", _state, _core.resp_fault_ms, \
                        PLDMA_RESP_FAULT_TIMEOUT_MS), \
     DEFINE_PROP_UINT32("x-drop-every", _state, _core.x_drop_every, 0), \

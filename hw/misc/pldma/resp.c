@@ -42,9 +42,12 @@
  * and then the last answer is an RNR NAK of the expected PSN instead of
  * the ACK, so the requester resends the rest after its RNR timer rather
  * than its retransmit timer.  WRITE payload without immediate data is
- * held, and on a QP the segments of a SEND whose receive WQE is taken
- * (recv.c), with or without immediate data; held segments end at a
- * message's Last.  Held segments are not migrated, and go on reset, on a
+ * held, and with park-send on a QP the segments of a SEND whose receive
+ * WQE is taken (recv.c), with or without immediate data; held segments
+ * end at a message's Last.  park-send is off by default: the ACK that
+ * names the last held segment can reach Linux rxe's requester while it
+ * resends that message after its RNR timer, and rxe's completer then
+ * moves past the message without completing its WQE (docs/performance.md).  Held segments are not migrated, and go on reset, on a
  * refused message, and when the fault ends without a resolution: the
  * expected PSN never moved past them, so the requester sends them again.
  */
@@ -405,7 +408,7 @@ static bool park_fits(PLDMACore *s, const PLDMANetConn *c, const PLDMAPkt *p)
         return false;
     }
     if (pldma_net_op_flags(p->opcode) & PLDMA_NET_F_SEND) {
-        return c->qp && c->rmsg_valid &&
+        return s->park_send && c->qp && c->rmsg_valid &&
                pldma_net_psn_diff(p->psn, c->rmsg_psn) >= 0;
     }
     d = pldma_net_psn_diff(p->psn, c->msg_psn);

@@ -464,6 +464,7 @@ struct PLDMACore {
     uint32_t rnr_timer;     /* IB RNR timer code sent in RNR NAKs */
     bool rnr_resume;        /* receiver-driven "resolved, resend now" */
     uint32_t park_size;     /* bytes of segments held, 0: no parking */
+    bool park_send;         /* SEND segments are held too (off: WRITE) */
     uint32_t park_bytes;    /* ... held now, all connections */
     uint32_t x_drop_every;  /* test knobs: every Nth frame sent is... */
     uint32_t x_dup_every;   /* ...dropped, sent twice, or held back */

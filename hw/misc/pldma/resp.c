@@ -47,7 +47,8 @@
  * end at a message's Last.  park-send is off by default: the ACK that
  * names the last held segment can reach Linux rxe's requester while it
  * resends that message after its RNR timer, and rxe's completer then
- * moves past the message without completing its WQE (docs/performance.md).  Held segments are not migrated, and go on reset, on a
+ * moves past the message without completing its WQE (docs/specs/pldma.rst,
+ * "Remote DMA").  Held segments are not migrated, and go on reset, on a
  * refused message, and when the fault ends without a resolution: the
  * expected PSN never moved past them, so the requester sends them again.
  */

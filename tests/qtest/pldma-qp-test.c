@@ -1750,15 +1750,21 @@ static void cq_make(Node *n, QPldmaCQ *cq, uint32_t idx, uint32_t size,
                      PLDMA_CQS_ACTIVE);
 }
 
-/* CQs 0 and 1 (PD @pd), an RQ, the ring of channel 0 */
-static void side_init(Node *n, Side *sd, uint32_t pd, uint32_t scq_size)
+/* CQs 0 and 1 (PD @pd) of the sizes given, an RQ, the ring of channel 0 */
+static void side_init_cqs(Node *n, Side *sd, uint32_t pd, uint32_t scq_size,
+                          uint32_t rcq_size)
 {
     memset(sd, 0, sizeof(*sd));
     sd->pd = pd;
     cq_make(n, &sd->scq, 0, scq_size, pd);
-    cq_make(n, &sd->rcq, 1, CQ_SIZE, pd);
+    cq_make(n, &sd->rcq, 1, rcq_size, pd);
     sd->rq = alloc_pa(n, RQ_SIZE * PLDMA_RWQE_SIZE);
     ring_init(n, &sd->r, 0);
+}
+
+static void side_init(Node *n, Side *sd, uint32_t pd, uint32_t scq_size)
+{
+    side_init_cqs(n, sd, pd, scq_size, CQ_SIZE);
 }
 
 /* RESET -> INIT (with the RQ and CQs of @sd) -> RTR -> RTS */
@@ -2752,6 +2758,43 @@ static void test_recv_rnr_silence(void)
 }
 
 /*
+ * A peer (SMMU, report mode, park-send=on) whose device's QP 0 has a
+ * receive queue in @sd (PASID's PD, a receive CQ of @rcq_size), and a
+ * payload pattern in @pl
+ */
+static void peer_open_park_send(Peer *pe, Side *sd, uint32_t rcq_size,
+                                uint8_t *pl, size_t len, uint8_t mul)
+{
+    QPldmaQPAttr at;
+    size_t i;
+
+    peer_open_props(pe, PLDMA_KEY_ACC_WRITE, true, ",park-send=on");
+    for (i = 0; i < len; i++) {
+        pl[i] = i * mul + 5;
+    }
+    qp_reset(&pe->n, 0);
+    side_init_cqs(&pe->n, sd, PASID | PLDMA_CHB_PASID_EN, CQ_SIZE, rcq_size);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe->my_qpn, pe->sq_psn,
+            pe->epsn, 0);
+    qp_connect_cq(&pe->n, 0, &at, sd);
+    pe->qpn = qpldma_qpn(&pe->n.d, 0);
+}
+
+/* The Middle (1024 bytes) and Last (512) of a SEND whose First @pe sent */
+static void send_middle_last(Peer *pe, const uint8_t *pl)
+{
+    uint8_t f[2048];
+    uint32_t len;
+
+    len = roce_frame(f, IP_B, 0x01, pe->qpn, (pe->epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 1024, 1024);
+    peer_inject(pe, f, len);
+    len = roce_frame(f, IP_B, 0x02, pe->qpn, (pe->epsn + 2) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 2048, 512);
+    peer_inject(pe, f, len);
+}
+
+/*
  * A SEND whose receive buffer faults (report mode, park-send=on; off by
  * default, docs/specs/pldma.rst "Remote DMA"): the responder holds
  * the segments its requester already sent behind the faulting one
@@ -2764,22 +2807,12 @@ static void test_recv_park(void)
 {
     Peer pe;
     uint8_t f[2048], pl[2560], rec[PLDMA_FR_SIZE], e[PLDMA_CQE_SIZE];
-    uint32_t len, psn, l = PAGE, seq0, ooo0, i;
+    uint32_t len, psn, l = PAGE, seq0, ooo0;
     uint64_t pa, va;
-    QPldmaQPAttr at;
     Side sd;
     Rx rx;
 
-    peer_open_props(&pe, PLDMA_KEY_ACC_WRITE, true, ",park-send=on");
-    for (i = 0; i < sizeof(pl); i++) {
-        pl[i] = i * 13 + 5;
-    }
-    qp_reset(&pe.n, 0);
-    side_init(&pe.n, &sd, PASID | PLDMA_CHB_PASID_EN, CQ_SIZE);
-    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
-            pe.epsn, 0);
-    qp_connect_cq(&pe.n, 0, &at, &sd);
-    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    peer_open_park_send(&pe, &sd, CQ_SIZE, pl, sizeof(pl), 13);
     pa = alloc_pa(&pe.n, PAGE);
     va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
     post_recv(&pe.n, &sd, 0xce, 1, &va, &l);
@@ -2797,12 +2830,7 @@ static void test_recv_park(void)
     /* the Middle and Last, sent before the NAK arrived: held, no answer */
     seq0 = ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ);
     ooo0 = ncnt(&pe.n, PLDMA_NCNT_OOO);
-    len = roce_frame(f, IP_B, 0x01, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
-                     0, 0, 0, -1, 0, pl + 1024, 1024);
-    peer_inject(&pe, f, len);
-    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 2) & 0xffffff, false,
-                     0, 0, 0, -1, 0, pl + 2048, 512);
-    peer_inject(&pe, f, len);
+    send_middle_last(&pe, pl);
     /* ... and a SEND after its Last is not: a new message */
     len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + 3) & 0xffffff, false,
                      0, 0, 0, -1, 0, pl, 64);
@@ -2856,25 +2884,10 @@ static void test_recv_park_cq_error(void)
     uint8_t f[2048], pl[2560];
     uint32_t len, psn, l = PAGE, i;
     uint64_t pa, va, ok_pa;
-    QPldmaQPAttr at;
     Side sd;
     Rx rx;
 
-    peer_open_props(&pe, PLDMA_KEY_ACC_WRITE, true, ",park-send=on");
-    for (i = 0; i < sizeof(pl); i++) {
-        pl[i] = i * 3 + 1;
-    }
-    qp_reset(&pe.n, 0);
-    memset(&sd, 0, sizeof(sd));
-    sd.pd = PASID | PLDMA_CHB_PASID_EN;
-    cq_make(&pe.n, &sd.scq, 0, CQ_SIZE, sd.pd);
-    cq_make(&pe.n, &sd.rcq, 1, PLDMA_CQ_MIN_ENTRIES, sd.pd);
-    sd.rq = alloc_pa(&pe.n, RQ_SIZE * PLDMA_RWQE_SIZE);
-    ring_init(&pe.n, &sd.r, 0);
-    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
-            pe.epsn, 0);
-    qp_connect_cq(&pe.n, 0, &at, &sd);
-    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    peer_open_park_send(&pe, &sd, PLDMA_CQ_MIN_ENTRIES, pl, sizeof(pl), 3);
 
     /* two SENDs fill the receive CQ (nobody polls it) */
     ok_pa = alloc_pa(&pe.n, PAGE);
@@ -2898,12 +2911,7 @@ static void test_recv_park_cq_error(void)
                      pl, 1024);
     peer_inject(&pe, f, len);
     g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
-    len = roce_frame(f, IP_B, 0x01, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
-                     0, 0, 0, -1, 0, pl + 1024, 1024);
-    peer_inject(&pe, f, len);
-    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 2) & 0xffffff, false,
-                     0, 0, 0, -1, 0, pl + 2048, 512);
-    peer_inject(&pe, f, len);
+    send_middle_last(&pe, pl);
     g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_PARKED), ==, 3);
 
     /* resolved: the Last's CQE has no room, the QP goes to ERR */

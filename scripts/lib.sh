@@ -51,13 +51,16 @@ as_root() {
 # machine's own mirror without touching /etc/apt.
 APT_DIR=$CACHE/apt
 apt_private_setup() {
-	local uri
+	local uri new
 	mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/archives/partial"
 	uri=$(awk '/^URIs:/ && $2 ~ /debian\/?$/ {print $2; exit}' \
 		/etc/apt/sources.list.d/*.sources 2>/dev/null || true)
 	[ -n "$uri" ] || uri=$(awk '/^deb / && $2 ~ /debian\/?$/ {print $2; exit}' \
 		/etc/apt/sources.list 2>/dev/null || true)
 	[ -n "$uri" ] || die "no Debian mirror found in /etc/apt sources"
+	# a file of this process's own: make check's prebuild runs beside the
+	# suites' scripts
+	new=$APT_DIR/pldma.sources.$BASHPID
 	{
 		# sid: only for the sources of the newest upstream kernel
 		printf 'Types: deb-src\nURIs: %s\nSuites: trixie trixie-updates bookworm-backports sid\n' "$uri"
@@ -65,19 +68,29 @@ apt_private_setup() {
 		printf 'Types: deb\nURIs: %s\nSuites: trixie bookworm-backports\n' "$uri"
 		printf 'Components: main\nArchitectures: arm64 amd64\n'
 		printf 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n'
-	} >"$APT_DIR/pldma.sources.new"
+	} >"$new"
 	mkdir -p "$APT_DIR/sources.d"
 	# new suites need a new index, whatever the age of the last one
-	cmp -s "$APT_DIR/pldma.sources.new" "$APT_DIR/sources.d/pldma.sources" ||
+	cmp -s "$new" "$APT_DIR/sources.d/pldma.sources" ||
 		rm -f "$APT_DIR/updated"
-	mv "$APT_DIR/pldma.sources.new" "$APT_DIR/sources.d/pldma.sources"
-	if [ ! -f "$APT_DIR/updated" ] ||
-	   [ -n "$(find "$APT_DIR/updated" -mmin +720 2>/dev/null)" ]; then
+	mv "$new" "$APT_DIR/sources.d/pldma.sources"
+	apt_stale || return 0
+	# one update at a time (apt runs with NoLocking); whoever waited finds
+	# the index fresh
+	local lk
+	exec {lk}>"$APT_DIR/.update.lock"
+	flock "$lk"
+	if apt_stale; then
 		log "updating private apt state in $APT_DIR"
 		apt_private update >"$APT_DIR/update.log" 2>&1 ||
 			{ cat "$APT_DIR/update.log" >&2; die "private apt update failed"; }
 		touch "$APT_DIR/updated"
 	fi
+	exec {lk}>&-
+}
+apt_stale() {
+	[ ! -f "$APT_DIR/updated" ] ||
+		[ -n "$(find "$APT_DIR/updated" -mmin +720 2>/dev/null)" ]
 }
 
 apt_opts() {

@@ -237,7 +237,7 @@ static void test_migrate_bad_stream(void)
         return;
     }
     /* An idle channel: ring_base, ring_size, head, tail, state (BE) */
-    path = qpldma_migrate_to_file(f.qts, "pldma-stall-bad-XXXXXX");
+    path = qpldma_migrate_to_file(f.qts, "pldma-smmu-bad-XXXXXX");
     qtest_quit(f.qts);
     stq_be_p(magic, QPS_VA_RING);
     stl_be_p(magic + 8, QPS_RING_SIZE);
@@ -373,16 +373,16 @@ static void test_cancel_orphan(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    qtest_add_func("/pldma-stall/cancel-stalled", test_cancel_stalled);
-    qtest_add_func("/pldma-stall/cancel-orphan", test_cancel_orphan);
-    qtest_add_func("/pldma-stall/resume-batch-bounded",
+    qtest_add_func("/pldma-smmu/cancel-stalled", test_cancel_stalled);
+    qtest_add_func("/pldma-smmu/cancel-orphan", test_cancel_orphan);
+    qtest_add_func("/pldma-smmu/resume-batch-bounded",
                    test_resume_batch_bounded);
-    qtest_add_func("/pldma-stall/evtq-on-own-registers",
+    qtest_add_func("/pldma-smmu/evtq-on-own-registers",
                    test_evtq_on_own_registers);
-    qtest_add_func("/pldma-stall/report-declines-stall",
+    qtest_add_func("/pldma-smmu/report-declines-stall",
                    test_report_declines_stall);
-    qtest_add_func("/pldma-stall/channels-property", test_channels_property);
-    qtest_add_func("/pldma-stall/migrate-bad-stream",
+    qtest_add_func("/pldma-smmu/channels-property", test_channels_property);
+    qtest_add_func("/pldma-smmu/migrate-bad-stream",
                    test_migrate_bad_stream);
     return g_test_run();
 }

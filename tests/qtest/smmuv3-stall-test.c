@@ -1,7 +1,7 @@
 /*
  * QTest for the SMMUv3 substream and stall extensions, driving DMA through
  * the PLDMA device (docs/specs/smmuv3-stall.rst): the SMMU's stall model.
- * The PLDMA's own behaviour in stall mode is tested by pldma-stall-test.
+ * The PLDMA's own behaviour in stall mode is tested by pldma-smmu-test.
  *
  * Copyright (c) 2026 The PLDMA authors
  *

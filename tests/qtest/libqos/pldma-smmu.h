@@ -2,7 +2,7 @@
  * libqos: a PLDMA on the virt board's platform bus behind its SMMUv3,
  * with one process whose copies fault, for the tests of the SMMU's stall
  * model (smmuv3-stall-test) and of the PLDMA in stall mode
- * (pldma-stall-test)
+ * (pldma-smmu-test)
  *
  * Copyright (c) 2026 The PLDMA authors
  *

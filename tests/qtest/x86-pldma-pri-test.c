@@ -462,6 +462,120 @@ static void respond_done(Fixture *f, const PageReq *r, int ch, uint32_t len)
 }
 
 /*
+ * A RoCEv2 frame from the link's other end (node 2) to the device (node
+ * 1): BTH opcode/psn with AckReq, a RETH; returns its length
+ */
+static uint32_t peer_frame(uint8_t *fr, uint8_t op, uint32_t psn, uint64_t va,
+                           uint32_t rkey, const uint8_t *pl, uint32_t plen)
+{
+    QPldmaRoce r = {
+        .dst_mac = (const uint8_t *)"\xff\xff\xff\xff\xff\xff",
+        .src_mac = (const uint8_t *)"\x52\x54\x00\x00\x00\x02",
+        .src_ip = 0x0a000002, .dst_ip = 0x0a000001, .op = op,
+        .qpn = 0x010000, .psn = psn, .reth = true, .va = va, .rkey = rkey,
+        .dmalen = plen, .aeth_syn = -1, .pl = pl, .plen = plen,
+    };
+
+    return qpldma_roce_frame(fr, &r);
+}
+
+/*
+ * The next answer the device sends the peer: its AETH syndrome, PSN and
+ * MSN (stepping the clock while waiting, for the device's timers)
+ */
+static int peer_answer(Fixture *f, int fd, uint32_t *psn, uint32_t *msn)
+{
+    uint8_t fr[2048];
+    uint32_t len = 0;
+    int i;
+
+    for (i = 0; i < 50 && !len; i++) {
+        step(f);
+        len = qpldma_stream_recv(fd, fr, sizeof(fr));
+    }
+    if (!len) {
+        return -1;
+    }
+    g_assert_cmpuint(len, >=, 14 + 20 + 8 + 12 + 4 + 4);
+    g_assert_cmpuint(fr[14 + 28], ==, 0x11);        /* Acknowledge */
+    *psn = ldl_be_p(fr + 14 + 28 + 8) & 0xffffff;
+    *msn = ldl_be_p(fr + 14 + 28 + 12) & 0xffffff;
+    return fr[14 + 28 + 12];
+}
+
+/*
+ * The responder in pri mode: a WRITE from the link into a page that the
+ * key's PASID does not map becomes a page request of the responder's own
+ * (no channel's), answered on the wire with an RNR NAK while the device
+ * holds the segment.  Success: the held WRITE lands and is ACKed.
+ * Invalid Request: the WRITE ends with NAK remote operational error,
+ * nothing written.
+ */
+static void test_responder(void)
+{
+    uint8_t fr[2048], pl[256];
+    g_autofree char *net = NULL, *extra = NULL;
+    QPldmaLink link;
+    PageReq r[16];
+    uint32_t rkey, psn, msn, len, i;
+    Fixture f;
+    int fd;
+
+    qpldma_link_init(&link, "x86-pldma-pri-XXXXXX");
+    net = qpldma_link_netdev(&link, true);
+    extra = g_strdup_printf(",netdev=n0,node-id=1 -netdev %s", net);
+    start_pri(&f, extra, 8);
+    fd = qpldma_link_connect(&link);
+    qpldma_link_wait(f.qts);
+    g_assert_cmpuint(qpldma_key_register(&f.d, 1, PLDMA_CHB_PASID_EN | PASID,
+                                         VA_DST(0), 2 * PAGE,
+                                         PLDMA_KEY_ACC_WRITE, &rkey), ==,
+                     PLDMA_KEY_ST_OK);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 11 + 5;
+    }
+
+    /* PSN 0, WRITE Only into the first page: a page request, RNR NAK */
+    len = peer_frame(fr, 0x0a, 0, VA_DST(0) + 64, rkey, pl, sizeof(pl));
+    qpldma_stream_send(fd, fr, len);
+    wait_requests(&f, r, 1);
+    g_assert_cmphex(r[0].addr, ==, VA_DST(0));
+    g_assert_cmpuint(r[0].pasid, ==, PASID);
+    g_assert_true(r[0].write && r[0].lpig);
+    g_assert_cmpint(peer_answer(&f, fd, &psn, &msn) & 0xe0, ==, 0x20);
+    g_assert_cmpuint(psn, ==, 0);
+    g_assert_cmpuint(qpldma_ncnt(&f.d, PLDMA_NCNT_RX_FAULTS), ==, 1);
+    g_assert_cmphex(vtd_rdl(&f, DMAR_FSTS_REG) & (VTD_FSTS_PPF | VTD_FSTS_PFO),
+                    ==, 0);
+
+    /*
+     * mapped and answered: the WRITE, held while its page was requested,
+     * is applied and ACKed; nothing needs to be resent
+     */
+    map(&f, r[0].addr);
+    pg_respond(&f, r[0].prgi, 0);
+    g_assert_cmpint(peer_answer(&f, fd, &psn, &msn), <, 0x20);
+    g_assert_cmpuint(psn, ==, 0);
+    qpldma_mem_check(f.qts, VA_DST(0) + 64, pl, sizeof(pl));
+    g_assert_cmpuint(qpldma_ncnt(&f.d, PLDMA_NCNT_PARKED), ==, 1);
+
+    /* PSN 1 into the second page, which the OS cannot map */
+    len = peer_frame(fr, 0x0a, 1, VA_DST(0) + PAGE, rkey, pl, sizeof(pl));
+    qpldma_stream_send(fd, fr, len);
+    wait_requests(&f, r, 1);
+    g_assert_cmphex(r[0].addr, ==, VA_DST(0) + PAGE);
+    g_assert_cmpint(peer_answer(&f, fd, &psn, &msn) & 0xe0, ==, 0x20);
+    pg_respond(&f, r[0].prgi, 1);
+    g_assert_cmpint(peer_answer(&f, fd, &psn, &msn), ==, 0x63);
+    g_assert_cmpuint(psn, ==, 1);
+    g_assert_true(qpldma_mem_zero(f.qts, VA_DST(0) + PAGE, PAGE));
+
+    close(fd);
+    stop(&f);
+    qpldma_link_cleanup(&link);
+}
+
+/*
  * The device's ATS translation cache.  A destination page moves to
  * another physical page; after the IOMMU's IOTLB is invalidated but not
  * the device's TLB, the device still writes the old page, as a device
@@ -600,6 +714,13 @@ static void test_group_success(void)
         map(&f, r[i].addr);
     }
     g_assert_cmpuint(ch_state(&f, 0), ==, PLDMA_STATE_STALLED);
+    /*
+     * The translation requests that found no page were answered without
+     * permission, not recorded as DMAR faults (patch "Do not record the
+     * faults a Translation Request is answered with")
+     */
+    g_assert_cmphex(vtd_rdl(&f, DMAR_FSTS_REG) & (VTD_FSTS_PPF | VTD_FSTS_PFO),
+                    ==, 0);
     pg_respond(&f, r[0].prgi, 0);
     g_assert_cmpuint(wait_compl(&f, 0), ==, PLDMA_ST_SUCCESS);
     check_dst(&f, 0, 4 * PAGE);
@@ -1012,5 +1133,6 @@ int main(int argc, char **argv)
     qtest_add_func("/x86/pldma-pri/reset", test_reset);
     qtest_add_func("/x86/pldma-pri/migrate", test_migrate);
     qtest_add_func("/x86/pldma-pri/unplug", test_unplug);
+    qtest_add_func("/x86/pldma-pri/responder", test_responder);
     return g_test_run();
 }

@@ -121,7 +121,16 @@ struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
 	ctx->sva = iommu_sva_bind_device(pd->dev, current->mm);
 	if (IS_ERR(ctx->sva)) {
 		ret = PTR_ERR(ctx->sva);
-		dev_dbg(pd->dev, "SVA bind failed: %d\n", ret);
+		/*
+		 * Linux 6.12.y (stable) refuses every SVA bind on x86 with
+		 * EOPNOTSUPP: the IOMMU could keep walking freed kernel
+		 * page tables.  Say so once, not only through errno.
+		 */
+		if (ret == -EOPNOTSUPP && IS_ENABLED(CONFIG_X86))
+			dev_warn_once(pd->dev,
+				      "SVA is not available: this kernel refuses it on x86 (Linux 6.12.y does; 7.1 has it)\n");
+		else
+			dev_dbg(pd->dev, "SVA bind failed: %d\n", ret);
 		goto err_unclaim;
 	}
 	ctx->pasid = iommu_sva_get_pasid(ctx->sva);

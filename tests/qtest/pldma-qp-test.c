@@ -1750,16 +1750,26 @@ static void cq_make(Node *n, QPldmaCQ *cq, uint32_t idx, uint32_t size,
                      PLDMA_CQS_ACTIVE);
 }
 
+/*
+ * CQs @cq and @cq + 1 (PD @pd) of the sizes given, an RQ, the ring of
+ * channel @ch
+ */
+static void side_init_at(Node *n, Side *sd, uint32_t pd, uint32_t cq,
+                         uint32_t scq_size, uint32_t rcq_size, int ch)
+{
+    memset(sd, 0, sizeof(*sd));
+    sd->pd = pd;
+    cq_make(n, &sd->scq, cq, scq_size, pd);
+    cq_make(n, &sd->rcq, cq + 1, rcq_size, pd);
+    sd->rq = alloc_pa(n, RQ_SIZE * PLDMA_RWQE_SIZE);
+    ring_init(n, &sd->r, ch);
+}
+
 /* CQs 0 and 1 (PD @pd) of the sizes given, an RQ, the ring of channel 0 */
 static void side_init_cqs(Node *n, Side *sd, uint32_t pd, uint32_t scq_size,
                           uint32_t rcq_size)
 {
-    memset(sd, 0, sizeof(*sd));
-    sd->pd = pd;
-    cq_make(n, &sd->scq, 0, scq_size, pd);
-    cq_make(n, &sd->rcq, 1, rcq_size, pd);
-    sd->rq = alloc_pa(n, RQ_SIZE * PLDMA_RWQE_SIZE);
-    ring_init(n, &sd->r, 0);
+    side_init_at(n, sd, pd, 0, scq_size, rcq_size, 0);
 }
 
 static void side_init(Node *n, Side *sd, uint32_t pd, uint32_t scq_size)
@@ -2952,6 +2962,144 @@ static void test_recv_park_cq_error(void)
                         "-device pldma,id=dma0,netdev=n0,node-id=%d " \
                         "-netdev %s"
 
+/* ---- loopback: two QPs of one device, over its own port ---- */
+
+static void loop_step(void *opaque)
+{
+    g_usleep(200);
+}
+
+static void loop_cqe(Node *n, QPldmaCQ *cq, uint8_t *cqe)
+{
+    int i;
+
+    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&n->d, cq, cqe); i++) {
+        loop_step(NULL);
+    }
+    g_assert_cmpint(i, <, WAIT_STEPS);
+}
+
+/*
+ * QP 0 (SQ channel 0) and QP 1 (SQ channel 1) of one device connected to
+ * each other: DEST_MAC is the port's own MAC and DEST_IP its own address,
+ * as Linux resolves a GID of the port itself.  WRITE, READ, SEND with
+ * immediate into three SGEs, both ways: every byte lands, the CQEs name
+ * the right QPs, every frame was looped back (LOOPED = TX_FRAMES) and
+ * none reached the netdev, whose other end is the test.  Before loopback
+ * the frames went out on the link and the first WRITE timed out.
+ */
+static void test_loopback(void)
+{
+    static const uint32_t lens[] = { 1, 4 * KiB, 64 * KiB + 123, MiB + 7 };
+    uint32_t psn0 = rand_psn(), psn1 = rand_psn(), qpn0, qpn1, i, rkey;
+    uint32_t l[3], off, j;
+    uint64_t src, dst, win, compl, bytes, rq_addr[3], rpa[3];
+    g_autofree char *net = NULL, *args = NULL;
+    uint8_t mac[6], f[64], e[PLDMA_CQE_SIZE];
+    QPldmaLink link;
+    QPldmaQPAttr at;
+    Side s0, s1;
+    Node n;
+    int fd;
+
+    qpldma_link_init(&link, "pldma-qloop-XXXXXX");
+    net = qpldma_link_netdev(&link, true);
+    args = g_strdup_printf("-M virt -m 512M -nodefaults "
+                           "-device pldma,id=dma0,netdev=n0,node-id=1,"
+                           "mtu=4096 -netdev %s", net);
+    node_start(&n, args);
+    fd = qpldma_link_connect(&link);
+    qpldma_link_wait(n.qts);
+    qpldma_mac(&n.d, mac);
+    qpn0 = qpldma_qpn(&n.d, 0);
+    qpn1 = qpldma_qpn(&n.d, 1);
+    side_init_at(&n, &s0, 0, 0, CQ_SIZE, CQ_SIZE, 0);
+    side_init_at(&n, &s1, 0, 2, CQ_SIZE, CQ_SIZE, 1);
+    attr_to(&at, mac, IP_A, qpn1, psn0, psn1, 0);
+    at.path_mtu = PLDMA_MTU_4096;
+    qp_connect_cq(&n, 0, &at, &s0);
+    attr_to(&at, mac, IP_A, qpn0, psn1, psn0, 1);
+    at.path_mtu = PLDMA_MTU_4096;
+    qp_connect_cq(&n, 1, &at, &s1);
+
+    for (i = 0; i < ARRAY_SIZE(lens); i++) {
+        uint32_t len = lens[i];
+        g_autofree uint8_t *data = NULL, *back = NULL;
+
+        /* QP 0 WRITEs into QP 1's window and READs it back */
+        src = alloc_pa(&n, len);
+        dst = alloc_pa(&n, len);
+        win = alloc_pa(&n, len);
+        data = qpldma_mem_random(n.qts, src, len);
+        rkey = key_register(&n, i, 0, win, len,
+                            PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+        compl = post_op(&n, &s0, PLDMA_OP_RDMA_WRITE, 0, len, src, win, rkey,
+                        0, 0);
+        g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                           WAIT_STEPS, &bytes), ==,
+                         PLDMA_ST_SUCCESS);
+        g_assert_cmpuint(bytes, ==, len);
+        qpldma_mem_check(n.qts, win, data, len);
+        compl = post_op(&n, &s0, PLDMA_OP_RDMA_READ, 0, len, dst, win, rkey,
+                        0, 0);
+        g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                           WAIT_STEPS, &bytes), ==,
+                         PLDMA_ST_SUCCESS);
+        qpldma_mem_check(n.qts, dst, data, len);
+
+        /* QP 1 SENDs with immediate into three SGEs of QP 0's RQ */
+        src = alloc_pa(&n, len);
+        back = qpldma_mem_random(n.qts, src, len);
+        l[0] = len / 3;
+        l[1] = len / 3;
+        l[2] = len - l[0] - l[1];
+        for (j = 0; j < 3; j++) {
+            rpa[j] = alloc_pa(&n, l[j] + 1);
+            rq_addr[j] = rpa[j];
+        }
+        qpldma_rwqe(n.qts, s0.rq + (uint64_t)s0.rq_tail * PLDMA_RWQE_SIZE,
+                    0x1000 + i, 3, rq_addr, l);
+        s0.rq_tail = (s0.rq_tail + 1) % RQ_SIZE;
+        qpldma_ch_wr(&n.d, 0, PLDMA_CH_RQ_TAIL, s0.rq_tail);
+        compl = post_op(&n, &s1, PLDMA_OP_SEND_IMM, PLDMA_DF_SIGNALED, len,
+                        src, 0, 0, IMM_WIRE, 0x2000 + i);
+        g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                           WAIT_STEPS, &bytes), ==,
+                         PLDMA_ST_SUCCESS);
+        loop_cqe(&n, &s1.scq, e);
+        check_cqe(e, 0x2000 + i, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len,
+                  qpn1, qpn0, 0, 0, 0);
+        loop_cqe(&n, &s0.rcq, e);
+        check_cqe(e, 0x1000 + i, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len,
+                  qpn0, qpn1, PLDMA_CQE_F_IMM, IMM_WIRE, 0);
+        for (off = 0, j = 0; j < 3; j++) {
+            qpldma_mem_check(n.qts, rpa[j], back + off, l[j]);
+            g_assert_true(qpldma_mem_zero(n.qts, rpa[j] + l[j], 1));
+            off += l[j];
+        }
+    }
+
+    /* every frame went round inside the device, none out, none lost */
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_LOOPED), >, 0);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_LOOPED), ==,
+                     ncnt(&n, PLDMA_NCNT_TX_FRAMES));
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_RX_FRAMES), ==,
+                     ncnt(&n, PLDMA_NCNT_TX_FRAMES));
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_RETX_SEGS), ==, 0);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_TIMEOUTS), ==, 0);
+    g_assert_cmpuint(qpldma_stream_recv(fd, f, sizeof(f)), ==, 0);
+
+    /* a reset drops what waits and loses the QPs: nothing comes back */
+    qtest_system_reset(n.qts);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_LOOPED), ==, 0);
+    g_assert_cmpuint(qpldma_qp_state(&n.d, 0), ==, PLDMA_QPS_RESET);
+
+    close(fd);
+    qtest_quit(n.qts);
+    qpldma_link_cleanup(&link);
+}
+
 typedef struct Mig {
     Pair *p;
     bool resp;              /* migrate B, the responder (A otherwise) */
@@ -3302,6 +3450,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/recv-rnr-silence", test_recv_rnr_silence);
     qtest_add_func("/pldma-qp/recv-park", test_recv_park);
     qtest_add_func("/pldma-qp/recv-park-cq-error", test_recv_park_cq_error);
+    qtest_add_func("/pldma-qp/loopback", test_loopback);
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);

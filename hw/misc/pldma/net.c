@@ -95,6 +95,79 @@ static void pldma_net_sent(NetClientState *nc, ssize_t len)
 }
 
 /*
+ * Loopback.  A frame to the port's own MAC goes back to the port's own
+ * receive side, as a RoCE NIC loops the traffic between two QPs of one
+ * device (Linux resolves a GID of the port itself to the port's own MAC,
+ * so a QP connected to another QP of the same port gets DEST_MAC = NET_MAC;
+ * rdma-core's tests run every traffic test that way).  Nothing reaches the
+ * netdev.  The frame is copied and delivered from loop_bh, never from the
+ * run or the receive handler that sent it, in the order sent.  At most
+ * PLDMA_NET_LOOP_BYTES wait: past that a frame is dropped, as a full wire
+ * drops it (RC's retransmission brings it again).  Waiting frames are not
+ * migrated and do not survive a reset, as frames on a wire do not.
+ */
+#define PLDMA_NET_LOOP_BYTES    (1024 * 1024)
+#define PLDMA_NET_LOOP_BUDGET   64      /* frames per bottom-half run */
+
+static bool pldma_net_to_self(PLDMACore *s, const uint8_t *f, size_t len)
+{
+    return len >= 6 && !memcmp(f, s->conf->macaddr.a, 6);
+}
+
+static void pldma_net_loop(PLDMACore *s, const uint8_t *f, size_t len)
+{
+    if (s->loop_bytes + len > PLDMA_NET_LOOP_BYTES) {
+        trace_pldma_net_loop_dropped(len, s->loop_bytes);
+        return;
+    }
+    pldma_net_cnt(s, PLDMA_NCNT_LOOPED);
+    g_queue_push_tail(&s->loop_q, g_bytes_new(f, len));
+    s->loop_bytes += len;
+    trace_pldma_net_loop(len, s->loop_bytes);
+    qemu_bh_schedule(s->loop_bh);
+}
+
+static void pldma_net_loop_drop_all(PLDMACore *s)
+{
+    GBytes *b;
+
+    while ((b = g_queue_pop_head(&s->loop_q))) {
+        g_bytes_unref(b);
+    }
+    s->loop_bytes = 0;
+}
+
+static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
+                                  size_t size);
+
+static void pldma_net_loop_bh(void *opaque)
+{
+    PLDMACore *s = opaque;
+    uint32_t n;
+
+    for (n = 0; n < PLDMA_NET_LOOP_BUDGET; n++) {
+        GBytes *b;
+        const uint8_t *f;
+        gsize len;
+
+        if (g_queue_is_empty(&s->loop_q) || !s->vm_running) {
+            return;         /* the VM's restart schedules us again */
+        }
+        if (s->busy || s->in_rx) {
+            break;          /* not from inside a run or a receive */
+        }
+        b = g_queue_pop_head(&s->loop_q);
+        f = g_bytes_get_data(b, &len);
+        s->loop_bytes -= len;
+        pldma_net_rx_frame(s, f, len);
+        g_bytes_unref(b);
+    }
+    if (!g_queue_is_empty(&s->loop_q)) {
+        qemu_bh_schedule(s->loop_bh);
+    }
+}
+
+/*
  * Hand one frame to the net layer, which sends it at once or queues it
  * when the backend cannot take it now (a full socket: the peer stopped
  * reading).  Then nothing more goes out until pldma_net_sent(): frames
@@ -104,6 +177,10 @@ static void pldma_net_sent(NetClientState *nc, ssize_t len)
  */
 static void pldma_net_put(PLDMACore *s, const uint8_t *f, size_t len)
 {
+    if (pldma_net_to_self(s, f, len)) {
+        pldma_net_loop(s, f, len);
+        return;
+    }
     if (s->tx_blocked) {
         trace_pldma_net_tx_dropped(len);
         return;
@@ -189,16 +266,13 @@ static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
     }
 }
 
-static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
-                                 size_t size)
+/* One frame from the wire, or looped back: not during a run or a receive */
+static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
+                                  size_t size)
 {
-    PLDMACore *s = qemu_get_nic_opaque(nc);
     PLDMAPkt p = { 0 };
     uint32_t fl;
 
-    if (s->busy || s->in_rx) {
-        return 0;               /* queued: flushed after the run */
-    }
     /* not RoCEv2 for this node: the Ethernet function's (eth.c) */
     if (pldma_eth_rx(s, buf, size)) {
         return MAX(size, 1);
@@ -253,6 +327,17 @@ static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
     return size;
 }
 
+static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
+                                 size_t size)
+{
+    PLDMACore *s = qemu_get_nic_opaque(nc);
+
+    if (s->busy || s->in_rx) {
+        return 0;               /* queued: flushed after the run */
+    }
+    return pldma_net_rx_frame(s, buf, size);
+}
+
 static bool pldma_net_can_receive(NetClientState *nc)
 {
     PLDMACore *s = qemu_get_nic_opaque(nc);
@@ -264,6 +349,9 @@ void pldma_net_flush(PLDMACore *s)
 {
     if (s->nic) {
         qemu_flush_queued_packets(qemu_get_queue(s->nic));
+    }
+    if (!g_queue_is_empty(&s->loop_q)) {
+        qemu_bh_schedule(s->loop_bh);
     }
 }
 
@@ -318,6 +406,7 @@ void pldma_net_reset(PLDMACore *s)
     memset(s->net_cnt, 0, sizeof(s->net_cnt));
     g_free(s->held);
     s->held = NULL;
+    pldma_net_loop_drop_all(s);
     /*
      * The responder forgets its connections; a connection's first request
      * after this sets its expected PSN (pldma_net_rx_write()).  The
@@ -419,6 +508,9 @@ bool pldma_net_realize(PLDMACore *s, Error **errp)
         memcpy(conf->macaddr.a, base, sizeof(base));
         conf->macaddr.a[5] = s->node_id;
     }
+    g_queue_init(&s->loop_q);
+    s->loop_bh = qemu_bh_new_guarded(pldma_net_loop_bh, s,
+                                     &dev->mem_reentrancy_guard);
     s->conns = g_new0(PLDMANetConn, PLDMA_NET_CONNS + PLDMA_MAX_QPS);
     s->psn_next = g_new0(uint32_t, PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS);
     s->nic = qemu_new_nic(&pldma_net_info, conf,
@@ -464,6 +556,11 @@ void pldma_net_unrealize(PLDMACore *s)
     s->psn_next = NULL;
     g_free(s->held);
     s->held = NULL;
+    if (s->loop_bh) {
+        pldma_net_loop_drop_all(s);
+        qemu_bh_delete(s->loop_bh);
+        s->loop_bh = NULL;
+    }
 }
 
 const PLDMALinkOps pldma_net_link = {

@@ -214,7 +214,8 @@
 #define PLDMA_NCNT_QP_DROPPED       24  /* frames for no QP, or not its peer */
 #define PLDMA_NCNT_RQ_EMPTY         25  /* RNR NAKs: no receive WQE posted */
 #define PLDMA_NCNT_PARKED           26  /* segments held behind a fault */
-#define PLDMA_NCNT_NUM              27  /* at most 32: 0x280..0x2ff */
+#define PLDMA_NCNT_LOOPED           27  /* frames to the port's own MAC */
+#define PLDMA_NCNT_NUM              28  /* at most 32: 0x280..0x2ff */
 /*
  * The counters' names, in index order, for debugfs and libpldma:
  * PLDMA_NCNT_NAMES(X) expands X(index, "name") for every counter.
@@ -246,7 +247,8 @@
     X(PLDMA_NCNT_ACK_RX, "ack_rx") \
     X(PLDMA_NCNT_QP_DROPPED, "qp_dropped") \
     X(PLDMA_NCNT_RQ_EMPTY, "rq_empty") \
-    X(PLDMA_NCNT_PARKED, "parked")
+    X(PLDMA_NCNT_PARKED, "parked") \
+    X(PLDMA_NCNT_LOOPED, "looped")
 
 /*
  * Queue pairs (CAP.QP, hw/misc/pldma/qp.c; on the wire net.c and its roles):

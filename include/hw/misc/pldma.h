@@ -441,6 +441,10 @@ struct PLDMACore {
     size_t held_len;
     bool in_rx;
     bool tx_blocked;        /* the net layer holds a frame: send no more */
+    /* frames to the port's own MAC, delivered by loop_bh (net.c) */
+    GQueue loop_q;          /* of GBytes, in the order sent */
+    size_t loop_bytes;
+    QEMUBH *loop_bh;
     QEMUTimer *fault_timer; /* the bound of reported responder faults */
     uint32_t resp_fault_ms; /* resp-fault-timeout: that bound, ms */
 

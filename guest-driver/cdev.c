@@ -48,34 +48,23 @@ void pldma_ctx_put(struct pldma_ctx *ctx)
 /* ------------------------------------------------------------------ */
 
 /*
- * A channel context of the calling process: a channel claimed, the mm
- * bound (SVA), the channel enabled with the PASID.  An open file is one
- * (@mapping: the file's, to zap its mappings at removal); so is each
- * ucontext of the ib_device (ib_main.c, @mapping NULL: ib_core zaps).
+ * A context of the calling process, nothing claimed or bound yet; with
+ * @pd->gone_sem held and the device present.
  */
-struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
-				 struct address_space *mapping)
+static struct pldma_ctx *pldma_ctx_alloc(struct pldma_dev *pd,
+					 struct address_space *mapping)
 {
-	unsigned int ch, limit, mine = 0;
 	struct pldma_ctx *ctx;
-	int ret;
-
-	if (!(pd->cap & PLDMA_CAP_PASID) || !current->mm)
-		return ERR_PTR(-ENODEV);
 
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
-		return ERR_PTR(-ENOMEM);
-	down_read(&pd->gone_sem);
-	if (pd->gone) {
-		up_read(&pd->gone_sem);
-		kfree(ctx);
-		return ERR_PTR(-ENODEV);
-	}
+		return NULL;
 	kref_get(&pd->ref);
 	ctx->pd = pd;
+	ctx->ch = PLDMA_CH_NONE;
 	ctx->mapping = mapping;
 	mutex_init(&ctx->mutex);
+	mutex_init(&ctx->claim_lock);
 	spin_lock_init(&ctx->flock);
 	init_waitqueue_head(&ctx->wq);
 	init_waitqueue_head(&ctx->fwq);
@@ -92,12 +81,25 @@ struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
 	ctx->mm = current->mm;
 	ctx->tgid = task_tgid_nr(current);
 	ctx->uid = current_uid();
+	return ctx;
+}
 
-	/*
-	 * Claim a channel first, bind second: an mm keeps its PASID until it
-	 * exits, so an open() that would fail with EBUSY must not allocate
-	 * one (enough processes failing to open could use up the PASIDs).
-	 */
+/* Undo pldma_ctx_alloc() of a context never bound */
+static void pldma_ctx_free_unbound(struct pldma_ctx *ctx)
+{
+	pldma_dev_put(ctx->pd);
+	kfree(ctx);
+}
+
+/*
+ * Claim a free channel for @ctx within the per-user limit (EBUSY: none
+ * free, EDQUOT: the uid holds its share); the channel is not programmed.
+ */
+static int pldma_ch_claim(struct pldma_ctx *ctx)
+{
+	struct pldma_dev *pd = ctx->pd;
+	unsigned int ch, limit, mine = 0;
+
 	limit = user_channels ? user_channels : DIV_ROUND_UP(pd->nch, 2);
 	if (capable(CAP_SYS_RESOURCE))
 		limit = UINT_MAX;
@@ -110,15 +112,33 @@ struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
 			break;
 	if (ch == pd->nch || mine >= limit) {
 		spin_unlock_irq(&pd->lock);
-		ret = ch == pd->nch ? -EBUSY : -EDQUOT;
-		goto err_free;
+		return ch == pd->nch ? -EBUSY : -EDQUOT;
 	}
 	ctx->ch = ch;
 	ctx->chregs = pd->base + PLDMA_CH_PAGE_OFFSET(ch);
 	pd->chans[ch] = ctx;
 	spin_unlock_irq(&pd->lock);
+	return 0;
+}
 
-	ctx->sva = iommu_sva_bind_device(pd->dev, current->mm);
+static void pldma_ch_unclaim(struct pldma_ctx *ctx)
+{
+	struct pldma_dev *pd = ctx->pd;
+
+	spin_lock_irq(&pd->lock);
+	pd->chans[ctx->ch] = NULL;
+	spin_unlock_irq(&pd->lock);
+	ctx->ch = PLDMA_CH_NONE;
+	ctx->chregs = NULL;
+}
+
+/* Bind the process's mm to the device (SVA): ctx->pasid */
+static int pldma_ctx_bind(struct pldma_ctx *ctx)
+{
+	struct pldma_dev *pd = ctx->pd;
+	int ret;
+
+	ctx->sva = iommu_sva_bind_device(pd->dev, ctx->mm);
 	if (IS_ERR(ctx->sva)) {
 		ret = PTR_ERR(ctx->sva);
 		/*
@@ -131,14 +151,26 @@ struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
 				      "SVA is not available: this kernel refuses it on x86 (Linux 6.12.y does; 7.1 has it)\n");
 		else
 			dev_dbg(pd->dev, "SVA bind failed: %d\n", ret);
-		goto err_unclaim;
+		return ret;
 	}
 	ctx->pasid = iommu_sva_get_pasid(ctx->sva);
 	if (ctx->pasid == IOMMU_PASID_INVALID ||
 	    ctx->pasid >= BIT(PLDMA_CAP_PASID_BITS(pd->cap))) {
-		ret = -ENOSPC;
-		goto err_unbind;
+		iommu_sva_unbind_device(ctx->sva);
+		return -ENOSPC;
 	}
+	mmgrab(ctx->mm);
+	return 0;
+}
+
+/*
+ * Give @ctx's claimed channel the context's PASID and owner, and enable
+ * it; on failure the channel is left without a PASID, still claimed.
+ */
+static int pldma_ch_enable(struct pldma_ctx *ctx)
+{
+	struct pldma_dev *pd = ctx->pd;
+	unsigned int ch = ctx->ch;
 
 	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL, PLDMA_CHB_CTRL_RESET);
 	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL,
@@ -150,13 +182,13 @@ struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
 	    (ctx->pasid | PLDMA_CHB_PASID_EN)) {
 		dev_warn(pd->dev, "ch%u: PASID %u not accepted\n", ch,
 			 ctx->pasid);
-		ret = -EIO;
-		goto err_unbind;
+		pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID, 0);
+		pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_OWNER, 0);
+		return -EIO;
 	}
 	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_CTRL,
 		 PLDMA_CHB_CTRL_ENABLE);
 
-	mmgrab(ctx->mm);
 	/* bounded time in stall mode; cancelled by pldma_ctx_unbind() */
 	if (pd->stall_mode)
 		queue_delayed_work(pd->wq, &ctx->watchdog,
@@ -164,21 +196,98 @@ struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
 	trace_pldma_bind(pd->id, ch, ctx->pasid, ctx->tgid);
 	dev_dbg(pd->dev, "ch%u: bound to pid %d, PASID %u\n", ch, ctx->tgid,
 		ctx->pasid);
+	return 0;
+}
+
+/*
+ * A channel context of the calling process: a channel claimed, the mm
+ * bound (SVA), the channel enabled with the PASID.  An open file is one
+ * (@mapping: the file's, to zap its mappings at removal).  With @claim
+ * false (a ucontext of the ib_device, ib_main.c; @mapping NULL, ib_core
+ * zaps), only the mm is bound: pldma_ctx_claim() gives it a channel when
+ * it needs one, so that a context costs no channel until it has a QP.
+ */
+struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
+				 struct address_space *mapping, bool claim)
+{
+	struct pldma_ctx *ctx;
+	int ret;
+
+	if (!(pd->cap & PLDMA_CAP_PASID) || !current->mm)
+		return ERR_PTR(-ENODEV);
+
+	down_read(&pd->gone_sem);
+	if (pd->gone) {
+		ret = -ENODEV;
+		goto err_up;
+	}
+	ctx = pldma_ctx_alloc(pd, mapping);
+	if (!ctx) {
+		ret = -ENOMEM;
+		goto err_up;
+	}
+	/*
+	 * Claim a channel first, bind second: an mm keeps its PASID until it
+	 * exits, so an open() that would fail with EBUSY must not allocate
+	 * one (enough processes failing to open could use up the PASIDs).
+	 */
+	if (claim) {
+		ret = pldma_ch_claim(ctx);
+		if (ret)
+			goto err_free;
+	}
+	ret = pldma_ctx_bind(ctx);
+	if (ret)
+		goto err_unclaim;
+	if (claim) {
+		ret = pldma_ch_enable(ctx);
+		if (ret)
+			goto err_unbind;
+	}
 	up_read(&pd->gone_sem);
 	return ctx;
 
 err_unbind:
-	pldma_wr(pd, PLDMA_CH_BIND(ch) + PLDMA_CHB_PASID, 0);
 	iommu_sva_unbind_device(ctx->sva);
+	mmdrop(ctx->mm);
 err_unclaim:
-	spin_lock_irq(&pd->lock);
-	pd->chans[ch] = NULL;
-	spin_unlock_irq(&pd->lock);
+	if (claim)
+		pldma_ch_unclaim(ctx);
 err_free:
+	pldma_ctx_free_unbound(ctx);
+err_up:
 	up_read(&pd->gone_sem);
-	pldma_dev_put(pd);
-	kfree(ctx);
 	return ERR_PTR(ret);
+}
+
+/*
+ * Give @ctx, a context opened without a channel, its channel now (a
+ * ucontext's first QP, or the first mmap() of its channel page).  Once
+ * claimed the channel stays the context's until pldma_ctx_close().  0 when
+ * it has one.  From ib_core's verbs only, which run while the ib_device is
+ * registered, before pldma_unregister() marks the device gone; mmap() calls
+ * it under mmap_lock, so nothing here may take that (or pd->gone_sem).
+ */
+int pldma_ctx_claim(struct pldma_ctx *ctx)
+{
+	int ret = 0;
+
+	mutex_lock(&ctx->claim_lock);
+	if (READ_ONCE(ctx->detached) || ctx->closing) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (pldma_ctx_has_ch(ctx))
+		goto out;
+	ret = pldma_ch_claim(ctx);
+	if (ret)
+		goto out;
+	ret = pldma_ch_enable(ctx);
+	if (ret)
+		pldma_ch_unclaim(ctx);
+out:
+	mutex_unlock(&ctx->claim_lock);
+	return ret;
 }
 
 static int pldma_open(struct inode *inode, struct file *file)
@@ -187,7 +296,7 @@ static int pldma_open(struct inode *inode, struct file *file)
 					    struct pldma_dev, misc);
 	struct pldma_ctx *ctx;
 
-	ctx = pldma_ctx_open(pd, file->f_mapping);
+	ctx = pldma_ctx_open(pd, file->f_mapping, true);
 	if (IS_ERR(ctx))
 		return PTR_ERR(ctx);
 	file->private_data = ctx;
@@ -287,18 +396,25 @@ void pldma_ctx_close(struct pldma_ctx *ctx)
 	pldma_cq_release(ctx);
 	pldma_revoke_all(ctx, PLDMA_KR_RELEASE);
 	mutex_lock(&ctx->cmd_lock);
-	pldma_sync_hw_counters(ctx);
-	if (!pldma_ctx_stop(ctx, &state))
-		dev_warn(pd->dev, "ch%u: still in state %u after %u us, reset\n",
-			 ctx->ch, state, PLDMA_DRAIN_US);
-	pldma_wr(pd, PLDMA_CH_BIND(ctx->ch) + PLDMA_CHB_OWNER, 0);
+	if (pldma_ctx_has_ch(ctx)) {
+		pldma_sync_hw_counters(ctx);
+		if (!pldma_ctx_stop(ctx, &state))
+			dev_warn(pd->dev, "ch%u: still in state %u after %u us, reset\n",
+				 ctx->ch, state, PLDMA_DRAIN_US);
+		pldma_wr(pd, PLDMA_CH_BIND(ctx->ch) + PLDMA_CHB_OWNER, 0);
+	} else {
+		/* a ucontext that never had a QP: only its mm is bound */
+		ctx->closing = true;
+	}
 	mutex_unlock(&ctx->cmd_lock);
 	pldma_ctx_unbind(ctx);
 
 	/* Only now may another process get the channel. */
-	spin_lock_irq(&pd->lock);
-	pd->chans[ctx->ch] = NULL;
-	spin_unlock_irq(&pd->lock);
+	if (pldma_ctx_has_ch(ctx)) {
+		spin_lock_irq(&pd->lock);
+		pd->chans[ctx->ch] = NULL;
+		spin_unlock_irq(&pd->lock);
+	}
 	up_read(&pd->gone_sem);
 out:
 	if (ctx->efd)

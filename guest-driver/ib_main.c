@@ -6,9 +6,10 @@
  * (rdma-core/providers/pldma), which matches the device by name.
  *
  * Implemented: device and port queries (GIDs: ib_core's RoCEv2 table,
- * built from the PLDMA's net_device, pldmaeth<N>), ucontexts (a channel
- * context of the process, pldma_ctx_open(): its mm bound to the device by
- * SVA, its PASID the address space of the process's PDs), PDs, MRs
+ * built from the PLDMA's net_device, pldmaeth<N>), ucontexts (a context
+ * of the process, pldma_ctx_open(): its mm bound to the device by SVA, its
+ * PASID the address space of the process's PDs; a channel only once it has
+ * a QP), PDs, MRs
  * (ib_mr.c: pinned, ODP and implicit ODP), CQs (ib_cq.c) and RC QPs
  * (ib_qp.c), and the mmap() of the context's channel page and of the CQ
  * and RQ rings.  Every other verb is absent from the ops, so ib_core and
@@ -145,11 +146,18 @@ static int pldma_ib_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 }
 
 /*
- * A ucontext is one process's use of the device: a channel context, as an
- * open file of /dev/pldmaN is (pldma_ctx_open(): a channel claimed, the mm
- * bound to the device by SVA); the PASID is the address space of every PD
- * it makes.  Two processes have two PASIDs and see nothing of each other's
- * memory.  The channel's fault mode serves the faults of its ODP MRs.
+ * A ucontext is one process's use of the device: a context as an open
+ * file of /dev/pldmaN is (pldma_ctx_open()), its mm bound to the device by
+ * SVA; the PASID is the address space of every PD it makes.  Two processes
+ * have two PASIDs and see nothing of each other's memory.  The context's
+ * fault mode serves the faults of its ODP MRs.
+ *
+ * A ucontext claims no channel: the device has few (num-channels) and
+ * programs keep contexts they do not use (rdma-core's tests keep one for
+ * every test skipped in its setUp until the run ends).  Its channel, the
+ * send queue of its QP, is claimed by its first QP or by the first mmap()
+ * of its channel page (pldma_ctx_claim()), and kept until the context
+ * ends, so that no mapping of the channel page outlives the channel.
  */
 static int pldma_ib_alloc_ucontext(struct ib_ucontext *uctx,
 				   struct ib_udata *udata)
@@ -161,7 +169,7 @@ static int pldma_ib_alloc_ucontext(struct ib_ucontext *uctx,
 
 	if (!(pd->cap & PLDMA_CAP_PASID))
 		return -EOPNOTSUPP;
-	uc->ctx = pldma_ctx_open(pd, NULL);
+	uc->ctx = pldma_ctx_open(pd, NULL, false);
 	if (IS_ERR(uc->ctx))
 		return PTR_ERR(uc->ctx);
 	uc->pasid = uc->ctx->pasid;
@@ -180,9 +188,9 @@ static int pldma_ib_alloc_ucontext(struct ib_ucontext *uctx,
 	ret = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 	if (ret)
 		goto err_remove;
-	dev_dbg(pd->dev, "%s: ucontext of pid %d, ch%u, PASID %u\n",
+	dev_dbg(pd->dev, "%s: ucontext of pid %d, PASID %u\n",
 		dev_name(&uctx->device->dev), task_tgid_nr(current),
-		uc->ctx->ch, uc->pasid);
+		uc->pasid);
 	return 0;
 
 err_remove:
@@ -260,6 +268,10 @@ static int pldma_ib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	vm_flags_clear(vma, VM_MAYEXEC);
 	switch (e->type) {
 	case PLDMA_IB_MMAP_DB:
+		/* the page of the context's channel, claimed now if need be */
+		ret = pldma_ctx_claim(uc->ctx);
+		if (ret)
+			break;
 		/*
 		 * Not into a child: its writes would run descriptors in this
 		 * process's address space (the channel's PASID)

@@ -110,7 +110,14 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	c.send_cq = to_pcq(init->send_cq)->idx;
 	c.recv_cq = to_pcq(init->recv_cq)->idx;
 	c.rq_entries = qp->rq_entries;
-	/* EBUSY: the context's channel is another QP's send queue already */
+	/*
+	 * The context's channel is the QP's send queue: claimed by its first
+	 * QP (EBUSY: the device has no channel free).  EBUSY from the create:
+	 * the channel is another QP's send queue already.
+	 */
+	ret = pldma_ctx_claim(uc->ctx);
+	if (ret)
+		return ret;
 	ret = pldma_qp_create(uc->ctx, &c);
 	if (ret)
 		return ret;

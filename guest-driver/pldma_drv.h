@@ -347,7 +347,8 @@ struct pldma_slot_strat {
 struct pldma_ctx {
 	struct kref ref;
 	struct pldma_dev *pd;
-	unsigned int ch;
+	unsigned int ch;		/* PLDMA_CH_NONE: none claimed yet */
+	struct mutex claim_lock;	/* pldma_ctx_claim() */
 	bool detached;			/* device removed while open */
 	struct address_space *mapping;	/* of the node, to zap mmaps */
 	void __iomem *chregs;
@@ -430,6 +431,14 @@ struct pldma_ctx {
 };
 
 /* The fault mode's name: "pri" is stall mode through PCIe page requests */
+/* ctx->ch of a context that holds no channel (a ucontext before its QP) */
+#define PLDMA_CH_NONE	UINT_MAX
+
+static inline bool pldma_ctx_has_ch(const struct pldma_ctx *ctx)
+{
+	return READ_ONCE(ctx->ch) != PLDMA_CH_NONE;
+}
+
 static inline const char *pldma_mode_name(const struct pldma_dev *pd)
 {
 	if (pd->pri_mode)
@@ -491,7 +500,8 @@ void pldma_unregister(void *data);
 extern const struct file_operations pldma_fops;
 void pldma_ctx_put(struct pldma_ctx *ctx);
 struct pldma_ctx *pldma_ctx_open(struct pldma_dev *pd,
-				 struct address_space *mapping);
+				 struct address_space *mapping, bool claim);
+int pldma_ctx_claim(struct pldma_ctx *ctx);
 void pldma_ctx_close(struct pldma_ctx *ctx);
 struct net_device *pldma_eth_netdev(struct pldma_dev *pd);
 void pldma_ctx_detach(struct pldma_ctx *ctx);

@@ -96,7 +96,7 @@ void pldma_sync_hw_counters(struct pldma_ctx *ctx)
 	u32 base = PLDMA_CH_CNT(ctx->ch);
 	u32 v, d;
 
-	if (!pd->stall_mode)
+	if (!pd->stall_mode || !pldma_ctx_has_ch(ctx))
 		return;
 	v = pldma_rd(pd, base + PLDMA_CNT_STALLS);
 	d = v - ctx->hw_last[PLDMA_CNT_STALLS / 4];

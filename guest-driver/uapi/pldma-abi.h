@@ -20,7 +20,10 @@
  * the context's channel page (pldma-regs.h "Channel page": the SQ's ring
  * registers and doorbell, the CQ and RQ doorbells), to map with mmap() of
  * db_mmap_size bytes at db_mmap_offset of the uverbs file (MAP_SHARED).
- * The context's channel is the send queue of its QP: one QP a context.
+ * The context's channel is the send queue of its QP: one QP a context.  A
+ * context holds no channel until its first QP, or the first mmap() of the
+ * page, claims one (EBUSY: the device has none free); a provider maps the
+ * page after its first QP, so that a context without a QP costs none.
  */
 struct pldma_alloc_ucontext_resp {
 	__u32 pasid;		/* the PASID the process's mm is bound to */

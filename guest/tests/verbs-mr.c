@@ -15,6 +15,9 @@
  *       at deregistration;
  *   implicit ODP: ibv_reg_mr(pd, NULL, SIZE_MAX, ON_DEMAND | ...) works,
  *       and without ON_DEMAND fails;
+ *   channels: a context costs no channel of the device (4 here) until it
+ *       has a QP, so 12 contexts open at once; their QPs take the free
+ *       channels, then EBUSY; a closed context gives its channel back;
  *   bad values: length 0, remote write without local write, atomics, an
  *       address range that is not user memory, a forged MR handle (ours
  *       and, from a child process with its own context, the parent's).
@@ -127,6 +130,72 @@ static void drop_ipc_lock(void)
 	d[CAP_IPC_LOCK / 32].effective &= ~(1U << (CAP_IPC_LOCK % 32));
 	d[CAP_IPC_LOCK / 32].permitted &= ~(1U << (CAP_IPC_LOCK % 32));
 	syscall(SYS_capset, &h, d);
+}
+
+/*
+ * A context holds no channel until its first QP (the QP's send queue):
+ * more contexts than channels at once, QPs until the channels run out
+ * (EBUSY), and a closed context's channel taken by the next QP.
+ */
+#define NCTX 12
+static void channels(const char *name)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_context *c[NCTX] = {};
+	struct ibv_pd *pd[NCTX] = {};
+	struct ibv_cq *cq[NCTX] = {};
+	struct ibv_qp *qp[NCTX] = {};
+	int i, opened = 0, nqp = 0, err = 0;
+
+	for (i = 0; i < NCTX; i++) {
+		c[i] = open_dev(name);
+		pd[i] = c[i] ? ibv_alloc_pd(c[i]) : NULL;
+		cq[i] = pd[i] ? ibv_create_cq(c[i], 8, NULL, NULL, 0) : NULL;
+		if (!cq[i])
+			break;
+		opened++;
+	}
+	check(opened == NCTX,
+	      "%d contexts open at once, each with a PD and a CQ, no QP (%s)",
+	      opened, opened == NCTX ? "ok" : strerror(errno));
+	for (i = 0; i < opened; i++) {
+		qa.send_cq = qa.recv_cq = cq[i];
+		errno = 0;
+		qp[i] = ibv_create_qp(pd[i], &qa);
+		if (!qp[i]) {
+			err = errno;
+			break;
+		}
+		nqp++;
+	}
+	check(nqp > 0 && nqp < opened && err == EBUSY,
+	      "their QPs take the device's free channels: %d QPs, then EBUSY (%s)",
+	      nqp, strerror(err));
+	if (nqp > 0 && nqp < opened) {
+		ibv_destroy_qp(qp[0]);
+		ibv_destroy_cq(cq[0]);
+		ibv_dealloc_pd(pd[0]);
+		check(!ibv_close_device(c[0]), "the first QP's context closed");
+		c[0] = NULL;
+		qa.send_cq = qa.recv_cq = cq[nqp];
+		qp[nqp] = ibv_create_qp(pd[nqp], &qa);
+		check(qp[nqp] != NULL,
+		      "its channel is free again: a QP in context %d (%s)",
+		      nqp, qp[nqp] ? "ok" : strerror(errno));
+	}
+	for (i = 0; i < opened; i++) {
+		if (!c[i])
+			continue;
+		if (qp[i])
+			ibv_destroy_qp(qp[i]);
+		ibv_destroy_cq(cq[i]);
+		ibv_dealloc_pd(pd[i]);
+		ibv_close_device(c[i]);
+	}
 }
 
 int main(int argc, char **argv)
@@ -377,6 +446,8 @@ int main(int argc, char **argv)
 		if (cq)
 			check(!ibv_destroy_cq(cq), "CQ destroyed");
 	}
+
+	channels(argv[1]);
 
 	/* RLIMIT_MEMLOCK: pinned fails, ODP works */
 	drop_ipc_lock();

@@ -6,7 +6,9 @@
  * them): RDMA WRITE, RDMA READ, WRITE_WITH_IMM, SEND_WITH_IMM into two
  * receive SGEs, unsignaled work requests, and a WRITE with a forged rkey,
  * which must complete with an error and write nothing.  Every transfer's
- * bytes are compared.  TAP on stdout; exit 1 if any check failed.
+ * bytes are compared.  B's CQ has a completion channel and is armed
+ * before B's QP exists (the provider maps the channel page, and rings the
+ * arm, only with the first QP): its first CQE must still raise the event.  TAP on stdout; exit 1 if any check failed.
  *
  * usage: verbs-rdma DEV_A GID_INDEX_A DEV_B GID_INDEX_B [odp]
  *   odp: the MRs are IBV_ACCESS_ON_DEMAND and the buffers untouched
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <infiniband/verbs.h>
@@ -47,6 +50,7 @@ struct end {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
+	struct ibv_comp_channel *ch;	/* B's: armed before its QP */
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	uint8_t *buf;		/* 2 * LEN */
@@ -67,7 +71,8 @@ static struct ibv_context *open_dev(const char *name)
 	return ctx;
 }
 
-static int setup(struct end *e, const char *dev, int gi, int odp)
+static int setup(struct end *e, const char *dev, int gi, int odp,
+		 int events)
 {
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
@@ -82,8 +87,13 @@ static int setup(struct end *e, const char *dev, int gi, int odp)
 	if (!e->ctx)
 		return -1;
 	e->pd = ibv_alloc_pd(e->ctx);
-	e->cq = e->pd ? ibv_create_cq(e->ctx, 64, NULL, NULL, 0) : NULL;
+	if (events)
+		e->ch = ibv_create_comp_channel(e->ctx);
+	e->cq = e->pd ? ibv_create_cq(e->ctx, 64, NULL, e->ch, 0) : NULL;
 	if (!e->cq)
+		return -1;
+	/* armed while the context has no QP, so no channel page yet */
+	if (events && ibv_req_notify_cq(e->cq, 0))
 		return -1;
 	qa.send_cq = e->cq;
 	qa.recv_cq = e->cq;
@@ -198,10 +208,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	odp = argc > 5 && !strcmp(argv[5], "odp");
-	check(!setup(&a, argv[1], atoi(argv[2]), odp) &&
-	      !setup(&b, argv[3], atoi(argv[4]), odp),
-	      "%s and %s: context, PD, CQ, RC QP, %s MR of 128 KiB", argv[1],
-	      argv[3], odp ? "ODP" : "pinned");
+	check(!setup(&a, argv[1], atoi(argv[2]), odp, 0) &&
+	      !setup(&b, argv[3], atoi(argv[4]), odp, 1),
+	      "%s and %s: context, PD, CQ (%s's armed before its QP), RC QP, %s MR of 128 KiB",
+	      argv[1], argv[3], argv[3], odp ? "ODP" : "pinned");
 	if (failed)
 		return 1;
 	check(!connect_qp(&a, &b) && !connect_qp(&b, &a),
@@ -249,6 +259,19 @@ int main(int argc, char **argv)
 	      wc.qp_num == b.qp->qp_num && wc.src_qp == a.qp->qp_num,
 	      "WRITE_WITH_IMM: responder RECV_RDMA_WITH_IMM, imm %#x, qp/src_qp",
 	      ntohl(wc.imm_data));
+	{
+		/* the arm made before b's QP existed took effect */
+		struct pollfd pfd = { .fd = b.ch->fd, .events = POLLIN };
+		struct ibv_cq *ecq = NULL;
+		void *ectx;
+
+		check(poll(&pfd, 1, 10000) == 1 &&
+		      !ibv_get_cq_event(b.ch, &ecq, &ectx) && ecq == b.cq,
+		      "%s: the CQ armed before its QP existed raised its completion event",
+		      argv[3]);
+		if (ecq)
+			ibv_ack_cq_events(ecq, 1);
+	}
 	check(!memcmp(a.buf, b.buf + 8192, 4096),
 	      "WRITE_WITH_IMM: the bytes arrived");
 
@@ -319,7 +342,9 @@ int main(int argc, char **argv)
 
 	check(!ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp), "QPs destroyed");
 	check(!ibv_dereg_mr(a.mr) && !ibv_dereg_mr(b.mr), "MRs deregistered");
-	check(!ibv_destroy_cq(a.cq) && !ibv_destroy_cq(b.cq), "CQs destroyed");
+	check(!ibv_destroy_cq(a.cq) && !ibv_destroy_cq(b.cq) &&
+	      !ibv_destroy_comp_channel(b.ch),
+	      "CQs and the completion channel destroyed");
 	check(!ibv_dealloc_pd(a.pd) && !ibv_dealloc_pd(b.pd) &&
 	      !ibv_close_device(a.ctx) && !ibv_close_device(b.ctx),
 	      "PDs deallocated, contexts closed");

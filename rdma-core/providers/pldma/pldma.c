@@ -8,7 +8,9 @@
  * and RC QPs.  The data path is here, in user space, through the pages the
  * kernel maps: a work request is a descriptor in the SQ ring (our memory)
  * or a receive WQE in the RQ ring, and one doorbell write per batch
- * (PLDMA_CH_RING_TAIL, PLDMA_CH_RQ_TAIL of the context's channel page);
+ * (PLDMA_CH_RING_TAIL, PLDMA_CH_RQ_TAIL of the context's channel page,
+ * mapped by the context's first QP: the page claims one of the device's
+ * few channels, which a context without a QP must not hold);
  * completions are polled from the CQ ring by its owner bit and consumed or
  * armed by a doorbell (PLDMA_CH_CQ_DB).  No system call per work request.
  * Verbs that are absent here (SRQ, AH, MW, ...) return EOPNOTSUPP from
@@ -125,6 +127,30 @@ static int pldma_dereg_mr(struct verbs_mr *vmr)
 	return 0;
 }
 
+/*
+ * Map the context's channel page if it is not yet: the kernel claims the
+ * context's channel (the QP created just now has claimed it already).
+ */
+static int pldma_map_db(struct pldma_context *ctx)
+{
+	void *db;
+	int ret = 0;
+
+	if (__atomic_load_n(&ctx->db, __ATOMIC_ACQUIRE))
+		return 0;
+	pthread_mutex_lock(&ctx->db_lock);
+	if (!ctx->db) {
+		db = mmap(NULL, ctx->db_size, PROT_READ | PROT_WRITE,
+			  MAP_SHARED, ctx->vctx.context.cmd_fd, ctx->db_off);
+		if (db == MAP_FAILED)
+			ret = errno;
+		else
+			__atomic_store_n(&ctx->db, db, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&ctx->db_lock);
+	return ret;
+}
+
 static uint32_t pldma_db_rd(struct pldma_context *ctx, uint32_t off)
 {
 	return le32toh(mmio_read32_le((uint8_t *)ctx->db + off));
@@ -230,12 +256,35 @@ static int pldma_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
+/* With cq->lock held */
 static void pldma_cq_doorbell(struct pldma_cq *cq, unsigned int cmd)
 {
+	struct pldma_context *ctx = to_pctx(cq->vcq.cq.context);
+
+	if (!__atomic_load_n(&ctx->db, __ATOMIC_ACQUIRE)) {
+		/* no QP yet, so no CQE: arm when a QP comes */
+		if (cmd == PLDMA_CQ_DB_CMD_ARM ||
+		    (cmd == PLDMA_CQ_DB_CMD_ARM_SOL && !cq->arm_pending))
+			cq->arm_pending = cmd;
+		return;
+	}
 	/* what was read of the ring before the device may reuse it */
 	udma_from_device_barrier();
-	pldma_db_wr(to_pctx(cq->vcq.cq.context), PLDMA_CH_CQ_DB,
+	pldma_db_wr(ctx, PLDMA_CH_CQ_DB,
 		    PLDMA_CQ_DB_MAKE(cmd, cq->idx, cq->ci));
+}
+
+/* The channel page is mapped: ring an arm that waited for it */
+static void pldma_cq_flush_arm(struct ibv_cq *ibcq)
+{
+	struct pldma_cq *cq = to_pcq(ibcq);
+
+	pthread_spin_lock(&cq->lock);
+	if (cq->arm_pending) {
+		pldma_cq_doorbell(cq, cq->arm_pending);
+		cq->arm_pending = 0;
+	}
+	pthread_spin_unlock(&cq->lock);
 }
 
 static int pldma_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
@@ -341,6 +390,14 @@ static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
 		goto err_destroy;
 	}
 	memset(qp->sq, 0, (size_t)qp->sq_entries * PLDMA_DESC_SIZE);
+	/* the QP has the context's channel now: its page */
+	ret = pldma_map_db(ctx);
+	if (ret) {
+		errno = ret;
+		goto err_sq;
+	}
+	pldma_cq_flush_arm(attr->send_cq);
+	pldma_cq_flush_arm(attr->recv_cq);
 	/* the channel is idle (HEAD == TAIL): a new ring from its TAIL */
 	qp->sq_tail = pldma_db_rd(ctx, PLDMA_CH_RING_TAIL);
 	if (qp->sq_tail != pldma_db_rd(ctx, PLDMA_CH_RING_HEAD) ||
@@ -570,6 +627,7 @@ static void pldma_free_context(struct ibv_context *ibctx)
 
 	if (ctx->db)
 		munmap(ctx->db, ctx->db_size);
+	pthread_mutex_destroy(&ctx->db_lock);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
@@ -623,13 +681,8 @@ static struct verbs_context *pldma_alloc_context(struct ibv_device *ibdev,
 	ctx->num_cqs = resp.drv.num_cqs;
 	ctx->max_xfer = resp.drv.max_xfer;
 	ctx->db_size = resp.drv.db_mmap_size;
-	ctx->db = mmap(NULL, ctx->db_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       cmd_fd, resp.drv.db_mmap_offset);
-	if (ctx->db == MAP_FAILED) {
-		verbs_uninit_context(&ctx->vctx);
-		free(ctx);
-		return NULL;
-	}
+	ctx->db_off = resp.drv.db_mmap_offset;
+	pthread_mutex_init(&ctx->db_lock, NULL);
 	verbs_set_ops(&ctx->vctx, &pldma_ctx_ops);
 	return &ctx->vctx;
 }

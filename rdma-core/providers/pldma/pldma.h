@@ -24,9 +24,16 @@ struct pldma_context {
 	uint32_t num_qps;
 	uint32_t num_cqs;
 	uint32_t max_xfer;
-	/* the context's channel page: SQ ring, SQ/RQ/CQ doorbells */
+	/*
+	 * The context's channel page: SQ ring, SQ/RQ/CQ doorbells.  Mapped
+	 * by the first QP (pldma_map_db()): mapping it claims a channel of
+	 * the device, which a context without a QP does not need.  NULL
+	 * until then; set once, under db_lock, read with acquire.
+	 */
 	void *db;
 	size_t db_size;
+	uint64_t db_off;
+	pthread_mutex_t db_lock;
 };
 
 /* A CQ: its ring mapped read-only, polled here */
@@ -39,6 +46,12 @@ struct pldma_cq {
 	volatile uint8_t *ring;
 	size_t ring_size;
 	uint64_t ring_off;		/* its mmap() offset */
+	/*
+	 * An arm asked for before the context had its channel page (under
+	 * lock; 0: none): no CQE can come before a QP exists, and the first
+	 * QP that uses this CQ rings it (pldma_cq_flush_arm()).
+	 */
+	unsigned int arm_pending;
 };
 
 /* A QP: the SQ ring in our memory, the RQ ring mapped */

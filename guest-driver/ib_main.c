@@ -69,9 +69,10 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->max_cq = pd->num_cqs;
 	attr->max_cqe = pd->num_cqs ? PLDMA_CQ_MAX_ENTRIES - 1 : 0;
 	attr->max_qp_wr = PLDMA_RING_MAX_ENTRIES - 1;
-	attr->max_send_sge = 1;
+	/* a descriptor's gather/scatter list (PLDMA_DESC_NUM_SGE) */
+	attr->max_send_sge = PLDMA_DESC_MAX_SGE;
 	attr->max_recv_sge = PLDMA_RWQE_MAX_SGE;
-	attr->max_sge_rd = 1;
+	attr->max_sge_rd = PLDMA_DESC_MAX_SGE;
 	attr->max_qp_rd_atom = PLDMA_QP_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = PLDMA_QP_MAX_RD_ATOMIC;
 	attr->max_res_rd_atom = PLDMA_QP_MAX_RD_ATOMIC * pd->num_qps;

@@ -95,11 +95,11 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
-	/* one SGE a send (a descriptor has one buffer), no inline data */
+	/* a descriptor lists up to PLDMA_DESC_MAX_SGE buffers; no inline */
 	if (!cap->max_send_wr || cap->max_send_wr >= PLDMA_RING_MAX_ENTRIES ||
 	    cap->max_recv_wr >= PLDMA_RQ_MAX_ENTRIES ||
-	    cap->max_send_sge > 1 || cap->max_recv_sge > PLDMA_RWQE_MAX_SGE ||
-	    cap->max_inline_data)
+	    cap->max_send_sge > PLDMA_DESC_MAX_SGE ||
+	    cap->max_recv_sge > PLDMA_RWQE_MAX_SGE || cap->max_inline_data)
 		return -EINVAL;
 	qp->sq_entries = max_t(u32, roundup_pow_of_two(cap->max_send_wr + 1),
 			       PLDMA_RING_MIN_ENTRIES);
@@ -140,7 +140,7 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	cap->max_send_wr = qp->sq_entries - 1;
 	cap->max_recv_wr = qp->rq_entries ? qp->rq_entries - 1 : 0;
-	cap->max_send_sge = 1;
+	cap->max_send_sge = PLDMA_DESC_MAX_SGE;
 	cap->max_recv_sge = PLDMA_RWQE_MAX_SGE;
 	cap->max_inline_data = 0;
 	qp->cap = *cap;

@@ -4,7 +4,8 @@
  * Debian's libibverbs and PLDMA's provider, between two PLDMA ib_devices
  * of this guest (one process, one context on each, an RC QP between
  * them): RDMA WRITE, RDMA READ, WRITE_WITH_IMM, SEND_WITH_IMM into two
- * receive SGEs, unsignaled work requests, and a WRITE with a forged rkey,
+ * receive SGEs, unsignaled work requests, WRITE, READ and SEND with
+ * gather/scatter lists (up to max_send_sge 4), and a WRITE with a forged rkey,
  * which must complete with an error and write nothing.  Every transfer's
  * bytes are compared.  B's CQ has a completion channel and is armed
  * before B's QP exists (the provider maps the channel page, and rings the
@@ -77,7 +78,7 @@ static int setup(struct end *e, const char *dev, int gi, int odp,
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 2 },
+			 .max_send_sge = 4, .max_recv_sge = 2 },
 	};
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ;
@@ -196,7 +197,8 @@ static int send_wr(struct end *e, enum ibv_wr_opcode op, uint64_t wr_id,
 int main(int argc, char **argv)
 {
 	struct end a = {}, b = {};
-	struct ibv_sge sg[2], sge3[3];
+	struct ibv_sge sg[2], sge3[5], gl[4];
+	int i;
 	struct ibv_recv_wr rwr, *rbad;
 	struct ibv_send_wr swr, *sbad;
 	struct ibv_wc wc;
@@ -306,13 +308,73 @@ int main(int argc, char **argv)
 	      "unsignaled WRITE then signaled: one completion, the signaled one's");
 	check(!memcmp(a.buf, b.buf, 8192), "both WRITEs' bytes arrived");
 
+	/*
+	 * gather and scatter lists: a WRITE from 4 SGEs of a (1000, 3000,
+	 * 0, 2777 bytes: segments of 1024 straddle them), READ back into 3
+	 */
+	fill(a.buf, 8192, 6);
+	memset(b.buf + 16384, 0, 8192);
+	gl[0] = (struct ibv_sge){ (uintptr_t)a.buf + 7000, 1000, a.mr->lkey };
+	gl[1] = (struct ibv_sge){ (uintptr_t)a.buf, 3000, a.mr->lkey };
+	gl[2] = (struct ibv_sge){ (uintptr_t)a.buf + 3000, 0, a.mr->lkey };
+	gl[3] = (struct ibv_sge){ (uintptr_t)a.buf + 4000, 2777, a.mr->lkey };
+	swr = (struct ibv_send_wr){ .wr_id = 31, .sg_list = gl, .num_sge = 4,
+				    .opcode = IBV_WR_RDMA_WRITE,
+				    .send_flags = IBV_SEND_SIGNALED };
+	swr.wr.rdma.remote_addr = (uintptr_t)b.buf + 16384;
+	swr.wr.rdma.rkey = b.mr->rkey;
+	check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
+	      wc.wr_id == 31 && wc.status == IBV_WC_SUCCESS,
+	      "RDMA WRITE gathered from 4 SGEs (6777 bytes): completion (status %d)",
+	      wc.status);
+	check(!memcmp(b.buf + 16384, a.buf + 7000, 1000) &&
+	      !memcmp(b.buf + 17384, a.buf, 3000) &&
+	      !memcmp(b.buf + 20384, a.buf + 4000, 2777) && !b.buf[23161],
+	      "gathered WRITE: the 4 pieces arrived in order, nothing after");
+	memset(a.buf + LEN, 0, 8192);
+	gl[0] = (struct ibv_sge){ (uintptr_t)a.buf + LEN + 5000, 2000, a.mr->lkey };
+	gl[1] = (struct ibv_sge){ (uintptr_t)a.buf + LEN, 1, a.mr->lkey };
+	gl[2] = (struct ibv_sge){ (uintptr_t)a.buf + LEN + 100, 4776, a.mr->lkey };
+	swr = (struct ibv_send_wr){ .wr_id = 32, .sg_list = gl, .num_sge = 3,
+				    .opcode = IBV_WR_RDMA_READ,
+				    .send_flags = IBV_SEND_SIGNALED };
+	swr.wr.rdma.remote_addr = (uintptr_t)b.buf + 16384;
+	swr.wr.rdma.rkey = b.mr->rkey;
+	check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
+	      wc.wr_id == 32 && wc.status == IBV_WC_SUCCESS &&
+	      wc.byte_len == 6777,
+	      "RDMA READ scattered into 3 SGEs: completion (status %d, %u bytes)",
+	      wc.status, wc.byte_len);
+	check(!memcmp(a.buf + LEN + 5000, b.buf + 16384, 2000) &&
+	      a.buf[LEN] == b.buf[18384] &&
+	      !memcmp(a.buf + LEN + 100, b.buf + 18385, 4776) &&
+	      !a.buf[LEN + 1] && !a.buf[LEN + 4876] && !a.buf[LEN + 7000],
+	      "scattered READ: each SGE holds its piece, nothing between");
+	/* SEND gathered from 2 SGEs into one receive SGE */
+	sg[0] = (struct ibv_sge){ (uintptr_t)b.buf + 32768, 4096, b.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 23, .sg_list = sg, .num_sge = 1 };
+	check(!ibv_post_recv(b.qp, &rwr, &rbad), "post_recv (one SGE)");
+	gl[0] = (struct ibv_sge){ (uintptr_t)a.buf + 100, 300, a.mr->lkey };
+	gl[1] = (struct ibv_sge){ (uintptr_t)a.buf + 5000, 1200, a.mr->lkey };
+	swr = (struct ibv_send_wr){ .wr_id = 33, .sg_list = gl, .num_sge = 2,
+				    .opcode = IBV_WR_SEND,
+				    .send_flags = IBV_SEND_SIGNALED };
+	check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
+	      wc.wr_id == 33 && wc.status == IBV_WC_SUCCESS &&
+	      !poll1(b.cq, &wc) && wc.wr_id == 23 &&
+	      wc.status == IBV_WC_SUCCESS && wc.byte_len == 1500 &&
+	      !memcmp(b.buf + 32768, a.buf + 100, 300) &&
+	      !memcmp(b.buf + 33068, a.buf + 5000, 1200),
+	      "SEND gathered from 2 SGEs: one RECV of 1500 bytes, in order");
+
 	/* what the provider refuses at once */
 	memset(&swr, 0, sizeof(swr));
-	sge3[0] = sge3[1] = (struct ibv_sge){ (uintptr_t)a.buf, 8, a.mr->lkey };
-	swr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = sge3, .num_sge = 2,
+	for (i = 0; i < 5; i++)
+		sge3[i] = (struct ibv_sge){ (uintptr_t)a.buf, 8, a.mr->lkey };
+	swr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = sge3, .num_sge = 5,
 				    .opcode = IBV_WR_SEND };
 	check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL && sbad == &swr,
-	      "post_send with 2 SGEs: EINVAL, bad_wr set");
+	      "post_send with 5 SGEs (max_send_sge 4): EINVAL, bad_wr set");
 	swr.num_sge = 1;
 	swr.send_flags = IBV_SEND_INLINE;
 	check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL,

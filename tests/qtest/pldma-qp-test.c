@@ -3100,6 +3100,193 @@ static void test_loopback(void)
     qpldma_link_cleanup(&link);
 }
 
+/* ---- gather/scatter lists (PLDMA_DESC_NUM_SGE) ---- */
+
+/* @n SGEs of @l bytes each, at fresh PAs (*@pa), listed at a new list */
+static uint64_t sgl_make(Node *n, uint32_t nsge, const uint32_t *l,
+                         uint64_t *pa)
+{
+    uint64_t list = alloc_pa(n, nsge * PLDMA_SGE_SIZE);
+    uint8_t e[PLDMA_SGE_SIZE];
+    uint32_t i;
+
+    for (i = 0; i < nsge; i++) {
+        pa[i] = alloc_pa(n, l[i] + 1);
+        memset(e, 0, sizeof(e));
+        stq_le_p(e + PLDMA_SGE_ADDR, pa[i]);
+        stl_le_p(e + PLDMA_SGE_LEN, l[i]);
+        qtest_memwrite(n->qts, list + i * PLDMA_SGE_SIZE, e, sizeof(e));
+    }
+    return list;
+}
+
+/* post_op() with a list of @nsge SGEs at @list as the local buffer */
+static uint64_t post_sgl(Node *n, Side *sd, uint8_t op, uint8_t flags,
+                         uint32_t len, uint64_t list, uint8_t nsge,
+                         uint64_t rva, uint32_t rkey, uint64_t cookie)
+{
+    uint8_t d[PLDMA_DESC_SIZE];
+    uint64_t compl = alloc_pa(n, PLDMA_COMPL_SIZE);
+
+    qpldma_desc_rdma(d, op, 0, len, list, rva, rkey, compl);
+    d[PLDMA_DESC_FLAGS] = flags;
+    d[PLDMA_DESC_NUM_SGE] = nsge;
+    stq_le_p(d + PLDMA_DESC_COOKIE, cookie);
+    qpldma_ring_post(&n->d, &sd->r, d);
+    return compl;
+}
+
+/*
+ * Two QPs of one device (loopback), MTU 1024, so that segments straddle
+ * the entries: a WRITE gathered from three SGEs, a READ scattered into
+ * three, a SEND gathered from two into a RECV of three SGEs, every byte
+ * checked, nothing past an entry touched.  Then what a hostile driver
+ * posts, each on a QP of its own (an error ends the QP): NUM_SGE 5, a
+ * misaligned list, a list shorter than LEN (nothing sent), NUM_SGE on a
+ * COPY: each a completion with its status, none a hang.
+ */
+static void test_sgl(void)
+{
+    static const uint32_t wl[3] = { 1000, 3000, 2777 };
+    static const uint32_t rl[3] = { 4000, 1, 2776 };
+    static const uint32_t sl[2] = { 1500, 700 };
+    uint32_t total = wl[0] + wl[1] + wl[2], psn0 = rand_psn();
+    uint32_t psn1 = rand_psn(), qpn0, qpn1, rkey, i, off, rlen[3];
+    uint64_t win, list, compl, bytes, wpa[3], rpa[3], spa[2], rq_addr[3];
+    g_autofree uint8_t *want = g_malloc(total);
+    g_autofree char *net = NULL, *args = NULL;
+    uint8_t mac[6], e[PLDMA_CQE_SIZE], d[PLDMA_DESC_SIZE];
+    QPldmaLink link;
+    QPldmaQPAttr at;
+    Side s0, s1, sb;
+    QPldmaRing r5;
+    Node n;
+    int fd;
+
+    qpldma_link_init(&link, "pldma-qsgl-XXXXXX");
+    net = qpldma_link_netdev(&link, true);
+    args = g_strdup_printf("-M virt -m 512M -nodefaults "
+                           "-device pldma,id=dma0,netdev=n0,node-id=1,"
+                           "num-channels=8 -netdev %s", net);
+    node_start(&n, args);
+    fd = qpldma_link_connect(&link);
+    qpldma_link_wait(n.qts);
+    qpldma_mac(&n.d, mac);
+    qpn0 = qpldma_qpn(&n.d, 0);
+    qpn1 = qpldma_qpn(&n.d, 1);
+    side_init_at(&n, &s0, 0, 0, CQ_SIZE, CQ_SIZE, 0);
+    side_init_at(&n, &s1, 0, 2, CQ_SIZE, CQ_SIZE, 1);
+    attr_to(&at, mac, IP_A, qpn1, psn0, psn1, 0);
+    qp_connect_cq(&n, 0, &at, &s0);
+    attr_to(&at, mac, IP_A, qpn0, psn1, psn0, 1);
+    qp_connect_cq(&n, 1, &at, &s1);
+
+    /* WRITE gathered from three SGEs into QP 1's window */
+    list = sgl_make(&n, 3, wl, wpa);
+    for (off = 0, i = 0; i < 3; i++) {
+        g_autofree uint8_t *part = qpldma_mem_random(n.qts, wpa[i], wl[i]);
+
+        memcpy(want + off, part, wl[i]);
+        off += wl[i];
+    }
+    win = alloc_pa(&n, total + 1);
+    rkey = key_register(&n, 0, 0, win, total,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    compl = post_sgl(&n, &s0, PLDMA_OP_RDMA_WRITE, 0, total, list, 3, win,
+                     rkey, 0);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, total);
+    qpldma_mem_check(n.qts, win, want, total);
+    g_assert_true(qpldma_mem_zero(n.qts, win + total, 1));
+
+    /* READ it back, scattered into three SGEs */
+    list = sgl_make(&n, 3, rl, rpa);
+    compl = post_sgl(&n, &s0, PLDMA_OP_RDMA_READ, 0, total, list, 3, win,
+                     rkey, 0);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    for (off = 0, i = 0; i < 3; i++) {
+        qpldma_mem_check(n.qts, rpa[i], want + off, rl[i]);
+        g_assert_true(qpldma_mem_zero(n.qts, rpa[i] + rl[i], 1));
+        off += rl[i];
+    }
+
+    /* SEND gathered from two SGEs into a RECV of three */
+    list = sgl_make(&n, 2, sl, spa);
+    memset(want, 0, total);
+    for (off = 0, i = 0; i < 2; i++) {
+        g_autofree uint8_t *part = qpldma_mem_random(n.qts, spa[i], sl[i]);
+
+        memcpy(want + off, part, sl[i]);
+        off += sl[i];
+    }
+    rlen[0] = 100;
+    rlen[1] = 1900;
+    rlen[2] = 400;
+    for (i = 0; i < 3; i++) {
+        rq_addr[i] = alloc_pa(&n, rlen[i] + 1);
+    }
+    qpldma_rwqe(n.qts, s1.rq + (uint64_t)s1.rq_tail * PLDMA_RWQE_SIZE,
+                0x77, 3, rq_addr, rlen);
+    s1.rq_tail = (s1.rq_tail + 1) % RQ_SIZE;
+    qpldma_ch_wr(&n.d, 1, PLDMA_CH_RQ_TAIL, s1.rq_tail);
+    compl = post_sgl(&n, &s0, PLDMA_OP_SEND, PLDMA_DF_SIGNALED,
+                     sl[0] + sl[1], list, 2, 0, 0, 0x88);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    loop_cqe(&n, &s0.scq, e);
+    check_cqe(e, 0x88, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, sl[0] + sl[1],
+              qpn0, qpn1, 0, 0, 0);
+    loop_cqe(&n, &s1.rcq, e);
+    check_cqe(e, 0x77, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sl[0] + sl[1],
+              qpn1, qpn0, 0, 0, 0);
+    qpldma_mem_check(n.qts, rq_addr[0], want, 100);
+    qpldma_mem_check(n.qts, rq_addr[1], want + 100, 1900);
+    qpldma_mem_check(n.qts, rq_addr[2], want + 2000, 200);
+    g_assert_true(qpldma_mem_zero(n.qts, rq_addr[2] + 200, 201));
+
+    /* hostile lists: QPs 2, 3 and 4 (channels 2-4), to QP 1, send nothing */
+    for (i = 2; i <= 4; i++) {
+        uint32_t want_st = i == 4 ? PLDMA_ST_BAD_LENGTH : PLDMA_ST_BAD_DESC;
+        uint32_t one = 50;
+
+        side_init_at(&n, &sb, 0, 2 * i, CQ_SIZE, CQ_SIZE, i);
+        attr_to(&at, mac, IP_A, qpn1, rand_psn(), rand_psn(), i);
+        qp_connect_cq(&n, i, &at, &sb);
+        list = sgl_make(&n, 1, &one, spa);
+        compl = post_sgl(&n, &sb, PLDMA_OP_RDMA_WRITE, PLDMA_DF_SIGNALED,
+                         i == 4 ? 100 : 50, list + (i == 3 ? 8 : 0),
+                         i == 2 ? PLDMA_DESC_MAX_SGE + 1 : 1, win, rkey,
+                         0x90 + i);
+        g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                           WAIT_STEPS, &bytes), ==, want_st);
+        loop_cqe(&n, &sb.scq, e);
+        g_assert_cmpuint(e[PLDMA_CQE_STATUS], ==, PLDMA_WC_ST_LOC_QP_OP_ERR);
+        g_assert_cmpuint(ldq_le_p(e + PLDMA_CQE_WR_ID), ==, 0x90 + i);
+    }
+    /* NUM_SGE on a local COPY (channel 5, no QP) */
+    qpldma_ring_init(&n.d, &r5, 5, alloc_pa(&n, 16 * PLDMA_DESC_SIZE), 16,
+                     0);
+    compl = alloc_pa(&n, PLDMA_COMPL_SIZE);
+    qpldma_desc_copy(d, 64, wpa[0], rpa[0], compl, 0);
+    d[PLDMA_DESC_NUM_SGE] = 2;
+    qpldma_ring_post(&n.d, &r5, d);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_BAD_DESC);
+    /* nothing of a refused descriptor went out */
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_RETX_SEGS), ==, 0);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_TIMEOUTS), ==, 0);
+
+    close(fd);
+    qtest_quit(n.qts);
+    qpldma_link_cleanup(&link);
+}
+
 typedef struct Mig {
     Pair *p;
     bool resp;              /* migrate B, the responder (A otherwise) */
@@ -3451,6 +3638,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/recv-park", test_recv_park);
     qtest_add_func("/pldma-qp/recv-park-cq-error", test_recv_park_cq_error);
     qtest_add_func("/pldma-qp/loopback", test_loopback);
+    qtest_add_func("/pldma-qp/sgl", test_sgl);
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);

@@ -298,6 +298,7 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
 {
     PLDMAChannel *ch = pldma_net_req_ch(s, p);
     PLDMANetReq *r;
+    bool short_list;
     uint64_t fva;
     PLDMAAccess a;
     int32_t seg;
@@ -346,9 +347,16 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
         return;
     }
     s->busy = true;
-    a = pldma_rw(s, ch, ch->dst + ch->done, (void *)p->payload, p->plen,
-                 true, &fva);
+    a = pldma_net_local_rw(ch, ch->done, (uint8_t *)p->payload, p->plen,
+                           true, &fva, &short_list);
     s->busy = false;
+    if (a == PLDMA_ACC_OK && short_list) {
+        timer_del(ch->net_timer);
+        pldma_net_finish(ch, PLDMA_ST_BAD_LENGTH);
+        pldma_update_irq(s);
+        qemu_bh_schedule(s->bh);
+        return;
+    }
     if (a != PLDMA_ACC_OK) {
         /* local fault: resolve it, then ask again from here */
         timer_del(ch->net_timer);

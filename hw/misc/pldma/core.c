@@ -355,6 +355,7 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
     ch->cflags = 0;
     ch->cfault_va = 0;
     ch->ahead = d[PLDMA_DESC_AHEAD];
+    ch->nsge = d[PLDMA_DESC_NUM_SGE];
 
     trace_pldma_desc(ch->idx, ch->head, ch->op, ch->dflags, ch->len,
                      ch->src, ch->dst, ch->compl_va);
@@ -367,7 +368,7 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
         return PLDMA_ST_BAD_DESC;
     }
     if (ch->dflags & ~PLDMA_DF_VALID_MASK || ch->ahead > PLDMA_AHEAD_MAX ||
-        (ldl_le_p(d + PLDMA_DESC_AHEAD) & ~0xffU) ||
+        (ldl_le_p(d + PLDMA_DESC_AHEAD) & ~0xffffU) ||
         (ldl_le_p(d + PLDMA_DESC_IMM) && !pldma_op_has_imm(ch->op)) ||
         ldl_le_p(d + PLDMA_DESC_RSVD1)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: reserved "
@@ -376,7 +377,7 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
     }
     switch (ch->op) {
     case PLDMA_OP_NOP:
-        return 0;
+        return ch->nsge ? PLDMA_ST_BAD_DESC : 0;
     case PLDMA_OP_COPY:
     case PLDMA_OP_FILL:
         break;
@@ -395,6 +396,11 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: node or rkey "
                       "on a local operation\n", ch->idx, ch->head);
         return PLDMA_ST_BAD_NODE;
+    }
+    if (ch->nsge) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: SGE list on "
+                      "a local operation\n", ch->idx, ch->head);
+        return PLDMA_ST_BAD_DESC;
     }
     if (ch->len == 0 || ch->len > s->max_transfer) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad length "
@@ -1507,6 +1513,11 @@ static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
     if (ch->phase != PLDMA_PHASE_FETCH && ch->done > ch->len) {
         return "more bytes done than the descriptor holds";
     }
+    if (ch->nsge > PLDMA_DESC_MAX_SGE ||
+        (ch->nsge && ch->phase == PLDMA_PHASE_XFER &&
+         !pldma_op_remote(ch->op))) {
+        return "SGE list beyond PLDMA_DESC_MAX_SGE, or on a local operation";
+    }
     if (ch->phase == PLDMA_PHASE_XFER &&
         ((ch->len == 0 && !pldma_op_remote(ch->op)) ||
          ch->len > s->max_transfer ||
@@ -1670,6 +1681,25 @@ static const VMStateDescription vmstate_pldma_ahead = {
     }
 };
 
+static bool pldma_sgl_needed(void *opaque)
+{
+    PLDMAChannel *ch = opaque;
+
+    return ch->nsge;
+}
+
+/* The descriptor in flight lists its local buffers (NUM_SGE) */
+static const VMStateDescription vmstate_pldma_sgl = {
+    .name = "pldma/channel/sgl",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_sgl_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(nsge, PLDMAChannel),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static const VMStateDescription vmstate_pldma_channel = {
     .name = "pldma/channel",
     .version_id = 1,
@@ -1720,6 +1750,7 @@ static const VMStateDescription vmstate_pldma_channel = {
         &vmstate_pldma_ahead,
         &vmstate_pldma_orphans,
         &vmstate_pldma_channel_timing,
+        &vmstate_pldma_sgl,
         NULL
     }
 };

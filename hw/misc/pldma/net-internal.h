@@ -180,6 +180,9 @@ void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len);
 void pldma_net_qp_drop(PLDMACore *s, const PLDMAPkt *p, const char *why);
 
 /* req.c: the requester */
+PLDMAAccess pldma_net_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,
+                               uint32_t n, bool is_write, uint64_t *fva,
+                               bool *short_list);
 void pldma_net_arm(PLDMAChannel *ch, uint64_t us);
 void pldma_net_send_read_req(PLDMAChannel *ch);
 void pldma_net_timer(void *opaque);

@@ -104,10 +104,25 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
     if (ch->op != PLDMA_OP_SEND && ch->op != PLDMA_OP_SEND_IMM) {
         r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
     }
+    if (ch->nsge) {
+        /* the local buffer field is the list (PLDMA_DESC_NUM_SGE) */
+        uint64_t list = pldma_op_sends(ch->op) ? ch->src : ch->dst;
+
+        if (ch->nsge > PLDMA_DESC_MAX_SGE ||
+            !QEMU_IS_ALIGNED(list, PLDMA_SGE_SIZE) ||
+            list + ch->nsge * PLDMA_SGE_SIZE < list) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad SGE "
+                          "list (%u at 0x%" PRIx64 ")\n", ch->idx, ch->head,
+                          ch->nsge, list);
+            memset(r, 0, sizeof(*r));
+            return PLDMA_ST_BAD_DESC;
+        }
+    }
     if ((ch->len == 0 && !pldma_net_zero_len_ok(r->qp)) ||
         ch->len > s->max_transfer || r->rva + ch->len < r->rva ||
-        (pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||
-        (ch->op == PLDMA_OP_RDMA_READ && ch->dst + ch->len < ch->dst)) {
+        (!ch->nsge && pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||
+        (!ch->nsge && ch->op == PLDMA_OP_RDMA_READ &&
+         ch->dst + ch->len < ch->dst)) {
         memset(r, 0, sizeof(*r));   /* nothing sent: the QP's PSN stays */
         return PLDMA_ST_BAD_LENGTH;
     }
@@ -213,6 +228,60 @@ static uint8_t req_opcode(uint8_t op, bool first, bool last)
  * when the channel has to wait (window full, everything sent, a local
  * fault), true when the descriptor is complete.
  */
+/*
+ * Move @n bytes at offset @off of the message between @buf and the
+ * descriptor's local buffer: SRC (sends), DST (READ, @is_write), or the
+ * SGEs listed there (PLDMA_DESC_NUM_SGE), read from the first each time:
+ * at most PLDMA_DESC_MAX_SGE entries, through the channel's PASID, so a
+ * fault on the list is a fault of this access (*@fva).  *@short_list: the
+ * list ends before @off + @n (or an entry wraps); nothing more is moved.
+ */
+PLDMAAccess pldma_net_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,
+                               uint32_t n, bool is_write, uint64_t *fva,
+                               bool *short_list)
+{
+    PLDMACore *s = ch->s;
+    uint64_t base = is_write ? ch->dst : ch->src, pos = 0;
+    unsigned int i;
+
+    *short_list = false;
+    if (!ch->nsge) {
+        return pldma_rw(s, ch, base + off, buf, n, is_write, fva);
+    }
+    for (i = 0; i < ch->nsge && n; i++) {
+        uint8_t e[PLDMA_SGE_SIZE];
+        uint64_t va, len, skip, k;
+        PLDMAAccess a;
+
+        a = pldma_rw(s, ch, base + i * PLDMA_SGE_SIZE, e, sizeof(e), false,
+                     fva);
+        if (a != PLDMA_ACC_OK) {
+            return a;
+        }
+        va = ldq_le_p(e + PLDMA_SGE_ADDR);
+        len = ldl_le_p(e + PLDMA_SGE_LEN);
+        if (off >= pos + len) {
+            pos += len;
+            continue;
+        }
+        skip = off - pos;
+        k = MIN(len - skip, n);
+        if (va + skip + k < va) {
+            break;
+        }
+        a = pldma_rw(s, ch, va + skip, buf, k, is_write, fva);
+        if (a != PLDMA_ACC_OK) {
+            return a;
+        }
+        buf += k;
+        off += k;
+        n -= k;
+        pos += len;
+    }
+    *short_list = n != 0;
+    return PLDMA_ACC_OK;
+}
+
 bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
 {
     PLDMACore *s = ch->s;
@@ -254,6 +323,7 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         uint32_t seg = ch->done / r->mtu;
         uint32_t n = MIN(r->mtu, ch->len - ch->done);
         bool first = seg == 0, last = ch->done + n == ch->len;
+        bool short_list = false;
         uint64_t fva;
         PLDMAAccess a;
         PLDMAPkt p = {
@@ -274,12 +344,18 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
             pldma_net_tx_wait(ch);
             return false;
         }
-        a = n ? pldma_rw(s, ch, ch->src + ch->done, buf, n, false, &fva)
+        a = n ? pldma_net_local_rw(ch, ch->done, buf, n, false, &fva,
+                                   &short_list)
               : PLDMA_ACC_OK;
         if (a != PLDMA_ACC_OK) {
             /* a local fault: the channel's own path, then go on here */
             pldma_access_failed(ch, a, fva, false);
             return false;
+        }
+        if (short_list) {
+            /* nothing of this segment went out: the message ends here */
+            pldma_net_finish(ch, PLDMA_ST_BAD_LENGTH);
+            return true;
         }
         p.opcode = req_opcode(ch->op, first, last);
         if (last && pldma_op_has_imm(ch->op)) {

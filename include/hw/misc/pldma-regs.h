@@ -710,11 +710,27 @@
 #define PLDMA_DESC_COOKIE           0x28    /* u64 copied to the record */
 #define PLDMA_DESC_RKEY             0x30    /* u32 remote key (RDMA ops) */
 #define PLDMA_DESC_AHEAD            0x34    /* u8 batched faults: pages */
-#define PLDMA_DESC_RSVD0            0x35    /* 3 bytes, must be 0 */
+#define PLDMA_DESC_NUM_SGE          0x35    /* u8 RDMA ops: 0, or a list */
+#define PLDMA_DESC_RSVD0            0x36    /* 2 bytes, must be 0 */
 #define PLDMA_DESC_IMM              0x38    /* u32 immediate (the _IMM
                                                opcodes; else must be 0),
                                                as on the wire (big-endian) */
 #define PLDMA_DESC_RSVD1            0x3c    /* u32 must be 0 */
+/*
+ * Gather/scatter list of an RDMA operation: with NUM_SGE 1..MAX_SGE the
+ * descriptor's local buffer field (SRC for WRITE and SEND, DST for READ)
+ * is the VA, 16-byte aligned, of NUM_SGE entries of PLDMA_SGE_SIZE
+ * (PLDMA_SGE_ADDR, _LEN; LKEY not checked: the PASID is the protection)
+ * in the channel's address space.  The message's LEN bytes come from
+ * (READ: go to) the entries in order; entries past LEN are not read, and
+ * a list that ends before LEN ends the descriptor with
+ * PLDMA_ST_BAD_LENGTH when the device gets there.  The entries are read
+ * again at each segment (a fault on them is a fault of that access);
+ * NUM_SGE on any other operation, above MAX_SGE or with a misaligned list
+ * is PLDMA_ST_BAD_DESC.
+ */
+#define PLDMA_DESC_MAX_SGE          4
+#define PLDMA_SGE_SIZE              16
 
 /* Opcodes */
 #define PLDMA_OP_NOP                0x00

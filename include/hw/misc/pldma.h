@@ -114,6 +114,7 @@ typedef struct PLDMAChannel {
     uint32_t cflags;
     uint64_t cfault_va;
     uint8_t ahead;          /* batch window (descriptor AHEAD), pages */
+    uint8_t nsge;           /* RDMA: SGEs listed at src/dst, 0: a buffer */
 
     /* the last batched fault: missing pages by buffer (AHEAD_* registers) */
     uint64_t ahead_src;

@@ -390,6 +390,11 @@ static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
 		goto err_destroy;
 	}
 	memset(qp->sq, 0, (size_t)qp->sq_entries * PLDMA_DESC_SIZE);
+	if (posix_memalign((void **)&qp->sgl, 4096, (size_t)qp->sq_entries *
+			   PLDMA_DESC_MAX_SGE * PLDMA_SGE_SIZE)) {
+		errno = ENOMEM;
+		goto err_sq;
+	}
 	/* the QP has the context's channel now: its page */
 	ret = pldma_map_db(ctx);
 	if (ret) {
@@ -418,12 +423,13 @@ static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
 	}
 	attr->cap.max_send_wr = qp->sq_entries - 1;
 	attr->cap.max_recv_wr = qp->rq_entries ? qp->rq_entries - 1 : 0;
-	attr->cap.max_send_sge = 1;
+	attr->cap.max_send_sge = PLDMA_DESC_MAX_SGE;
 	attr->cap.max_recv_sge = PLDMA_RWQE_MAX_SGE;
 	attr->cap.max_inline_data = 0;
 	return &qp->vqp.qp;
 
 err_sq:
+	free(qp->sgl);
 	free(qp->sq);
 err_destroy:
 	ret = errno;
@@ -462,6 +468,7 @@ static int pldma_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	free(qp->sgl);
 	free(qp->sq);
 	pthread_spin_destroy(&qp->sq_lock);
 	pthread_spin_destroy(&qp->rq_lock);
@@ -470,11 +477,12 @@ static int pldma_destroy_qp(struct ibv_qp *ibqp)
 }
 
 static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
-			   const struct ibv_send_wr *wr, uint8_t *d)
+			   const struct ibv_send_wr *wr, uint32_t slot)
 {
-	uint64_t addr = 0;
-	uint32_t len = 0;
+	uint8_t *d = qp->sq + (size_t)slot * PLDMA_DESC_SIZE;
+	uint64_t addr = 0, len = 0;
 	uint8_t op, flags = 0;
+	int i;
 
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
@@ -495,13 +503,26 @@ static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 	default:
 		return EINVAL;
 	}
-	if (wr->num_sge > 1 || wr->num_sge < 0 ||
+	if (wr->num_sge > PLDMA_DESC_MAX_SGE || wr->num_sge < 0 ||
 	    wr->send_flags & ~(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
 			       IBV_SEND_FENCE))
 		return EINVAL;
-	if (wr->num_sge) {
+	if (wr->num_sge == 1) {
 		addr = wr->sg_list[0].addr;
 		len = wr->sg_list[0].length;
+	} else if (wr->num_sge > 1) {
+		/* the slot's list; the device reads it until the WR is done */
+		uint8_t *e = qp->sgl + (size_t)slot * PLDMA_DESC_MAX_SGE *
+				       PLDMA_SGE_SIZE;
+
+		for (i = 0; i < wr->num_sge; i++, e += PLDMA_SGE_SIZE) {
+			put64(e + PLDMA_SGE_ADDR, wr->sg_list[i].addr);
+			put32(e + PLDMA_SGE_LEN, wr->sg_list[i].length);
+			put32(e + PLDMA_SGE_LKEY, wr->sg_list[i].lkey);
+			len += wr->sg_list[i].length;
+		}
+		addr = (uintptr_t)(qp->sgl + (size_t)slot *
+				   PLDMA_DESC_MAX_SGE * PLDMA_SGE_SIZE);
 	}
 	if (len > ctx->max_xfer)
 		return EINVAL;
@@ -514,6 +535,8 @@ static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 	d[PLDMA_DESC_OPCODE] = op;
 	d[PLDMA_DESC_FLAGS] = flags;
 	put32(d + PLDMA_DESC_LEN, len);
+	if (wr->num_sge > 1)
+		d[PLDMA_DESC_NUM_SGE] = wr->num_sge;
 	if (op == PLDMA_OP_RDMA_READ)
 		put64(d + PLDMA_DESC_DST, addr);
 	else
@@ -550,8 +573,7 @@ static int pldma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 				break;
 			}
 		}
-		ret = pldma_send_desc(qp, ctx, wr, qp->sq +
-				      (size_t)qp->sq_tail * PLDMA_DESC_SIZE);
+		ret = pldma_send_desc(qp, ctx, wr, qp->sq_tail);
 		if (ret)
 			break;
 		qp->sq_tail = next;

@@ -60,6 +60,8 @@ struct pldma_qp {
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
 	uint8_t *sq;
+	/* per SQ slot, PLDMA_DESC_MAX_SGE entries: a WR's gather list */
+	uint8_t *sgl;
 	uint32_t sq_entries;
 	uint32_t sq_tail;
 	uint8_t *rq;

@@ -63,13 +63,17 @@ static int pldma_cq_cmd(struct pldma_dev *pd, struct pldma_cq *cq, u32 cmd)
 	return pldma_cq_status_errno(pldma_rd(pd, PLDMA_CQ_STATUS));
 }
 
-/* The file's CQ @idx, pd->key_mutex held; NULL: not the file's */
+/*
+ * The file's CQ @idx, pd->key_mutex held; NULL: not the file's (a
+ * ucontext's QP channel takes the CQs of its ucontext, ctx->parent)
+ */
 static struct pldma_cq *pldma_cq_find(struct pldma_ctx *ctx, u32 idx)
 {
 	struct pldma_dev *pd = ctx->pd;
 
 	lockdep_assert_held(&pd->key_mutex);
-	if (idx >= pd->num_cqs || pd->cqs[idx].ctx != ctx)
+	if (idx >= pd->num_cqs || !pd->cqs[idx].ctx ||
+	    (pd->cqs[idx].ctx != ctx && pd->cqs[idx].ctx != ctx->parent))
 		return NULL;
 	return &pd->cqs[idx];
 }

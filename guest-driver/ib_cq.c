@@ -55,7 +55,7 @@ int pldma_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (ret)
 		return ret;
 	cq->idx = c.cq;
-	cq->ring = pldma_ib_mmap_insert(uc, PLDMA_IB_MMAP_CQ, c.cq,
+	cq->ring = pldma_ib_mmap_insert(uc, uc->ctx, PLDMA_IB_MMAP_CQ, c.cq,
 					c.mmap_size, &resp.mmap_offset);
 	if (IS_ERR(cq->ring)) {
 		ret = PTR_ERR(cq->ring);

@@ -155,10 +155,11 @@ static int pldma_ib_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
  *
  * A ucontext claims no channel: the device has few (num-channels) and
  * programs keep contexts they do not use (rdma-core's tests keep one for
- * every test skipped in its setUp until the run ends).  Its channel, the
- * send queue of its QP, is claimed by its first QP or by the first mmap()
- * of its channel page (pldma_ctx_claim()), and kept until the context
- * ends, so that no mapping of the channel page outlives the channel.
+ * every test skipped in its setUp until the run ends).  Each QP's send
+ * queue is a channel (ib_qp.c, pldma_ib_chan): the context's own, claimed
+ * by its first QP or the first mmap() of its page (pldma_ctx_claim()),
+ * then contexts of their own; each is kept until the context ends, so
+ * that no mapping of a channel page outlives its channel.
  */
 static int pldma_ib_alloc_ucontext(struct ib_ucontext *uctx,
 				   struct ib_udata *udata)
@@ -174,9 +175,12 @@ static int pldma_ib_alloc_ucontext(struct ib_ucontext *uctx,
 	if (IS_ERR(uc->ctx))
 		return PTR_ERR(uc->ctx);
 	uc->pasid = uc->ctx->pasid;
+	mutex_init(&uc->chan_lock);
+	INIT_LIST_HEAD(&uc->chans);
 
-	uc->db = pldma_ib_mmap_insert(uc, PLDMA_IB_MMAP_DB, 0, PAGE_SIZE,
-				      &resp.db_mmap_offset);
+	uc->db = pldma_ib_mmap_insert(uc, uc->ctx, PLDMA_IB_MMAP_DB, 0,
+				      PAGE_SIZE, &uc->db_off);
+	resp.db_mmap_offset = uc->db_off;
 	if (IS_ERR(uc->db)) {
 		ret = PTR_ERR(uc->db);
 		goto err_close;
@@ -201,11 +205,23 @@ err_close:
 	return ret;
 }
 
-/* After every object of the context (MRs: their keys) was destroyed */
+/*
+ * After every object of the context (QPs, CQs, MRs: their keys) was
+ * destroyed: the QP channels of their own, then the context's own.
+ */
 static void pldma_ib_dealloc_ucontext(struct ib_ucontext *uctx)
 {
 	struct pldma_ib_ucontext *uc = to_pucontext(uctx);
+	struct pldma_ib_chan *c, *tmp;
 
+	list_for_each_entry_safe(c, tmp, &uc->chans, node) {
+		list_del(&c->node);
+		if (c->ctx != uc->ctx) {
+			rdma_user_mmap_entry_remove(c->db);
+			pldma_ctx_close(c->ctx);
+		}
+		kfree(c);
+	}
 	rdma_user_mmap_entry_remove(uc->db);
 	pldma_ctx_close(uc->ctx);
 }
@@ -221,7 +237,7 @@ static void pldma_ib_disassociate_ucontext(struct ib_ucontext *uctx)
 
 /* An mmap() offset of the context for a page or ring of @type */
 struct rdma_user_mmap_entry *
-pldma_ib_mmap_insert(struct pldma_ib_ucontext *uc,
+pldma_ib_mmap_insert(struct pldma_ib_ucontext *uc, struct pldma_ctx *ctx,
 		     enum pldma_ib_mmap_type type, u32 idx, size_t size,
 		     u64 *offset)
 {
@@ -233,6 +249,7 @@ pldma_ib_mmap_insert(struct pldma_ib_ucontext *uc,
 		return ERR_PTR(-ENOMEM);
 	e->type = type;
 	e->idx = idx;
+	e->ctx = ctx;
 	ret = rdma_user_mmap_entry_insert(&uc->ibuc, &e->rdma, size);
 	if (ret) {
 		kfree(e);
@@ -269,8 +286,8 @@ static int pldma_ib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	vm_flags_clear(vma, VM_MAYEXEC);
 	switch (e->type) {
 	case PLDMA_IB_MMAP_DB:
-		/* the page of the context's channel, claimed now if need be */
-		ret = pldma_ctx_claim(uc->ctx);
+		/* the page of a channel (the context's claimed now if need be) */
+		ret = pldma_ctx_claim(e->ctx);
 		if (ret)
 			break;
 		/*
@@ -280,7 +297,7 @@ static int pldma_ib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 		vm_flags_set(vma, VM_DONTCOPY);
 		ret = rdma_user_mmap_io(uctx, vma,
 					(pd->phys +
-					 PLDMA_CH_PAGE_OFFSET(uc->ctx->ch)) >>
+					 PLDMA_CH_PAGE_OFFSET(e->ctx->ch)) >>
 					PAGE_SHIFT, PAGE_SIZE,
 					pgprot_noncached(vma->vm_page_prot),
 					entry);
@@ -291,7 +308,7 @@ static int pldma_ib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 		break;
 	case PLDMA_IB_MMAP_RQ:
 		vma->vm_pgoff = PLDMA_MMAP_RQ >> PAGE_SHIFT;
-		ret = pldma_ring_mmap(uc->ctx, vma);
+		ret = pldma_ring_mmap(e->ctx, vma);
 		break;
 	default:
 		ret = -EINVAL;

@@ -61,6 +61,72 @@ static struct pldma_ib_ucontext *pldma_ib_uc(struct ib_udata *udata)
 					 ibuc);
 }
 
+/*
+ * A channel of @uc for a new QP's send queue: one of its idle ones, else
+ * the context's own (claimed now), else a context of its own (a channel
+ * claimed, the same mm bound: the same PASID); EBUSY: the device has no
+ * channel free.  It is @uc's until the ucontext ends.
+ */
+static struct pldma_ib_chan *pldma_ib_chan_get(struct pldma_ib_ucontext *uc)
+{
+	struct pldma_ctx *ctx;
+	struct pldma_ib_chan *c;
+	int ret;
+
+	mutex_lock(&uc->chan_lock);
+	list_for_each_entry(c, &uc->chans, node) {
+		if (!c->busy)
+			goto found;
+	}
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c) {
+		ret = -ENOMEM;
+		goto err;
+	}
+	if (list_empty(&uc->chans)) {
+		ret = pldma_ctx_claim(uc->ctx);
+		if (ret)
+			goto err_free;
+		c->ctx = uc->ctx;
+		c->db = uc->db;
+		c->db_off = uc->db_off;
+	} else {
+		ctx = pldma_ctx_open(uc->ctx->pd, NULL, true);
+		if (IS_ERR(ctx)) {
+			ret = PTR_ERR(ctx);
+			goto err_free;
+		}
+		ctx->parent = uc->ctx;
+		c->db = pldma_ib_mmap_insert(uc, ctx, PLDMA_IB_MMAP_DB, 0,
+					     PAGE_SIZE, &c->db_off);
+		if (IS_ERR(c->db)) {
+			ret = PTR_ERR(c->db);
+			pldma_ctx_close(ctx);
+			goto err_free;
+		}
+		c->ctx = ctx;
+	}
+	list_add_tail(&c->node, &uc->chans);
+found:
+	c->busy = true;
+	mutex_unlock(&uc->chan_lock);
+	return c;
+
+err_free:
+	kfree(c);
+err:
+	mutex_unlock(&uc->chan_lock);
+	return ERR_PTR(ret);
+}
+
+static void pldma_ib_chan_put(struct pldma_ib_ucontext *uc,
+			      struct pldma_ib_chan *c)
+{
+	mutex_lock(&uc->chan_lock);
+	c->busy = false;
+	mutex_unlock(&uc->chan_lock);
+}
+
 /* From the IRQ_QP_ERROR handler, pd->lock held */
 void pldma_ib_qp_fatal(void *p)
 {
@@ -110,19 +176,16 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	c.send_cq = to_pcq(init->send_cq)->idx;
 	c.recv_cq = to_pcq(init->recv_cq)->idx;
 	c.rq_entries = qp->rq_entries;
-	/*
-	 * The context's channel is the QP's send queue: claimed by its first
-	 * QP (EBUSY: the device has no channel free).  EBUSY from the create:
-	 * the channel is another QP's send queue already.
-	 */
-	ret = pldma_ctx_claim(uc->ctx);
+	/* a channel of the context is the QP's send queue */
+	qp->chan = pldma_ib_chan_get(uc);
+	if (IS_ERR(qp->chan))
+		return PTR_ERR(qp->chan);
+	ret = pldma_qp_create(qp->chan->ctx, &c);
 	if (ret)
-		return ret;
-	ret = pldma_qp_create(uc->ctx, &c);
-	if (ret)
-		return ret;
+		goto err_put;
 	if (c.rq_mmap_size) {
-		qp->rq = pldma_ib_mmap_insert(uc, PLDMA_IB_MMAP_RQ, 0,
+		qp->rq = pldma_ib_mmap_insert(uc, qp->chan->ctx,
+					      PLDMA_IB_MMAP_RQ, 0,
 					      c.rq_mmap_size,
 					      &resp.rq_mmap_offset);
 		if (IS_ERR(qp->rq)) {
@@ -134,6 +197,8 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	resp.rq_entries = qp->rq_entries;
 	resp.rq_mmap_size = c.rq_mmap_size;
 	resp.sq_entries = qp->sq_entries;
+	resp.db_mmap_offset = qp->chan->db_off;
+	resp.db_mmap_size = PAGE_SIZE;
 	ret = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
 	if (ret)
 		goto err_remove;
@@ -151,7 +216,7 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = c.qpn;
 	qp->uc = uc;
 	spin_lock_irq(&pd->lock);
-	uc->ctx->qp->ib_qp = ibqp;
+	qp->chan->ctx->qp->ib_qp = ibqp;
 	spin_unlock_irq(&pd->lock);
 	return 0;
 
@@ -159,7 +224,9 @@ err_remove:
 	if (qp->rq)
 		rdma_user_mmap_entry_remove(qp->rq);
 err_destroy:
-	pldma_qp_destroy(uc->ctx, c.qpn);
+	pldma_qp_destroy(qp->chan->ctx, c.qpn);
+err_put:
+	pldma_ib_chan_put(uc, qp->chan);
 	return ret;
 }
 
@@ -190,7 +257,6 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		       int mask, struct ib_udata *udata)
 {
 	struct pldma_ib_qp *qp = to_pqp(ibqp);
-	struct pldma_ib_ucontext *uc = pldma_ib_uc(udata);
 	struct pldma_qp_attr a = { .qpn = ibqp->qp_num };
 	enum ib_qp_state cur, new;
 	int ret;
@@ -199,7 +265,7 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return -EINVAL;
 	if (mask & ~PLDMA_IB_QP_MASK)
 		return -EOPNOTSUPP;
-	ret = pldma_qp_query(uc->ctx, &a);
+	ret = pldma_qp_query(qp->chan->ctx, &a);
 	if (ret)
 		return ret;
 	cur = a.qp_state;
@@ -259,7 +325,7 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 						       qp->min_rnr_timer;
 	if (!a.attr_mask)
 		return 0;
-	ret = pldma_qp_modify(uc->ctx, &a);
+	ret = pldma_qp_modify(qp->chan->ctx, &a);
 	if (ret)
 		return ret;
 	qp->timeout = a.timeout;
@@ -278,7 +344,7 @@ int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct pldma_qp_attr a = { .qpn = ibqp->qp_num };
 	int ret;
 
-	ret = pldma_qp_query(qp->uc->ctx, &a);
+	ret = pldma_qp_query(qp->chan->ctx, &a);
 	if (ret)
 		return ret;
 	memset(attr, 0, sizeof(*attr));
@@ -316,10 +382,12 @@ int pldma_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct pldma_ib_ucontext *uc = pldma_ib_uc(udata);
 	int ret;
 
-	ret = pldma_qp_destroy(uc->ctx, ibqp->qp_num);
+	ret = pldma_qp_destroy(qp->chan->ctx, ibqp->qp_num);
 	if (ret)
 		return ret;
 	if (qp->rq)
 		rdma_user_mmap_entry_remove(qp->rq);
+	/* idle: the context's next QP takes the channel */
+	pldma_ib_chan_put(uc, qp->chan);
 	return 0;
 }

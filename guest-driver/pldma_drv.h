@@ -348,6 +348,8 @@ struct pldma_ctx {
 	struct kref ref;
 	struct pldma_dev *pd;
 	unsigned int ch;		/* PLDMA_CH_NONE: none claimed yet */
+	/* a ucontext's second and later QP channels: the ucontext's ctx */
+	struct pldma_ctx *parent;
 	struct mutex claim_lock;	/* pldma_ctx_claim() */
 	bool detached;			/* device removed while open */
 	struct address_space *mapping;	/* of the node, to zap mmaps */

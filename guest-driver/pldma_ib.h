@@ -25,15 +25,35 @@ static inline struct pldma_ibdev *to_pibdev(struct ib_device *ibdev)
 }
 
 /*
- * A ucontext is a channel context of the process (pldma_ctx_open(), as an
- * open file of /dev/pldmaN): its mm bound by SVA, its PASID the address
- * space of every PD, and the keys and faults of its MRs served through it.
+ * A ucontext is a context of the process (pldma_ctx_open(), as an open
+ * file of /dev/pldmaN is): its mm bound by SVA, its PASID the address
+ * space of every PD, its CQs, and the keys and faults of its MRs served
+ * through it.  Its QPs' send queues are channels (chans): its own,
+ * claimed by its first QP, then contexts of their own (pldma_ib_chan).
  */
 struct pldma_ib_ucontext {
 	struct ib_ucontext ibuc;
 	struct pldma_ctx *ctx;
 	u32 pasid;			/* ctx->pasid */
-	struct rdma_user_mmap_entry *db;	/* the channel page */
+	struct rdma_user_mmap_entry *db;	/* ctx's channel page */
+	u64 db_off;
+	struct mutex chan_lock;		/* chans, and each one's busy */
+	struct list_head chans;
+};
+
+/*
+ * A channel of a ucontext, the send queue of one QP at a time: the
+ * ucontext's own context (the first), or a context of its own, bound to
+ * the same mm (the same PASID) with ctx->parent the ucontext's, whose CQs
+ * its QP may use.  A channel stays the ucontext's until it ends, busy or
+ * not, so that no mapping of its page outlives it; the next QP takes it.
+ */
+struct pldma_ib_chan {
+	struct list_head node;
+	struct pldma_ctx *ctx;
+	struct rdma_user_mmap_entry *db;	/* its channel page */
+	u64 db_off;
+	bool busy;			/* a QP's send queue */
 };
 
 /* What an mmap() offset of the uverbs file maps */
@@ -47,10 +67,11 @@ struct pldma_ib_mmap {
 	struct rdma_user_mmap_entry rdma;
 	enum pldma_ib_mmap_type type;
 	u32 idx;			/* CQ index */
+	struct pldma_ctx *ctx;		/* DB, RQ: the channel's context */
 };
 
 struct rdma_user_mmap_entry *
-pldma_ib_mmap_insert(struct pldma_ib_ucontext *uc,
+pldma_ib_mmap_insert(struct pldma_ib_ucontext *uc, struct pldma_ctx *ctx,
 		     enum pldma_ib_mmap_type type, u32 idx, size_t size,
 		     u64 *offset);
 
@@ -66,13 +87,14 @@ static inline struct pldma_ib_cq *to_pcq(struct ib_cq *ibcq)
 }
 
 /*
- * The QP of a ucontext (its channel is the send queue: one a context).
- * The four timer attributes share one device register: the last values
- * set are kept, so that a modify naming some of them keeps the others.
+ * A QP of a ucontext; its send queue is the channel @chan.  The four
+ * timer attributes share one device register: the last values set are
+ * kept, so that a modify naming some of them keeps the others.
  */
 struct pldma_ib_qp {
 	struct ib_qp ibqp;
 	struct pldma_ib_ucontext *uc;
+	struct pldma_ib_chan *chan;
 	struct rdma_user_mmap_entry *rq;
 	u32 sq_entries;
 	u32 rq_entries;

@@ -10,7 +10,7 @@
 #include <linux/types.h>
 
 /* The uverbs ABI version the ib_device reports and the provider accepts. */
-#define PLDMA_UVERBS_ABI_VERSION 1
+#define PLDMA_UVERBS_ABI_VERSION 2
 
 /* The ib_device's name prefix: the provider matches it (VERBS_NAME_MATCH). */
 #define PLDMA_IB_NAME_PREFIX "pldma"
@@ -20,10 +20,12 @@
  * the context's channel page (pldma-regs.h "Channel page": the SQ's ring
  * registers and doorbell, the CQ and RQ doorbells), to map with mmap() of
  * db_mmap_size bytes at db_mmap_offset of the uverbs file (MAP_SHARED).
- * The context's channel is the send queue of its QP: one QP a context.  A
- * context holds no channel until its first QP, or the first mmap() of the
- * page, claims one (EBUSY: the device has none free); a provider maps the
- * page after its first QP, so that a context without a QP costs none.
+ * A context holds no channel until its first QP, or the first mmap() of
+ * that page, claims one (EBUSY: the device has none free); a provider maps
+ * pages only for its QPs, so that a context without a QP costs none.  Each
+ * QP's send queue is a channel of the context (the create_qp response
+ * names its page: the context's own for the first, then others); the CQ
+ * doorbell works through any of them (the same PASID).
  */
 struct pldma_alloc_ucontext_resp {
 	__u32 pasid;		/* the PASID the process's mm is bound to */
@@ -51,7 +53,8 @@ struct pldma_create_cq_resp {
 /*
  * create_qp: the send queue is a ring of @sq_entries descriptors
  * (PLDMA_DESC_*) in the process's memory, at @sq_ring (64-byte aligned),
- * which the provider gives the channel (PLDMA_CH_RING_BASE/SIZE) itself;
+ * which the provider gives the QP's channel (PLDMA_CH_RING_BASE/SIZE,
+ * the page at @db_mmap_offset) itself;
  * the response says the RQ ring (PLDMA_RWQE_*, read-write mapping), whose
  * doorbell is PLDMA_CH_RQ_TAIL.
  */
@@ -61,6 +64,10 @@ struct pldma_create_qp_resp {
 	__aligned_u64 rq_mmap_offset;
 	__u32 sq_entries;	/* 2^k: the ring the provider allocates */
 	__u32 max_inline;	/* 0: no inline data */
+	/* ABI 2: the QP's channel page (SQ ring, doorbells) to map */
+	__aligned_u64 db_mmap_offset;
+	__u32 db_mmap_size;
+	__u32 reserved;
 };
 
 #endif /* PLDMA_ABI_USER_H */

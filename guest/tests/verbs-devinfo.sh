@@ -18,8 +18,8 @@ n=$(ls /sys/class/infiniband 2>/dev/null | grep -c '^pldma')
 check "two ib_devices in /sys/class/infiniband (found $n)" test "$n" = 2
 for u in /sys/class/infiniband_verbs/uverbs*; do
 	[ "$(cat "$u/ibdev" 2>/dev/null)" = pldma0 ] || continue
-	check "pldma0: $(basename "$u"), uverbs ABI version 1 (pldma-abi.h)" \
-		test "$(cat "$u/abi_version")" = 1
+	check "pldma0: $(basename "$u"), uverbs ABI version 2 (pldma-abi.h)" \
+		test "$(cat "$u/abi_version")" = 2
 done
 
 # The RoCEv2 GIDs: the interfaces' IPv4 addresses, as IPv4-mapped GIDs

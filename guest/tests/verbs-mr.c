@@ -17,7 +17,9 @@
  *       and without ON_DEMAND fails;
  *   channels: a context costs no channel of the device (4 here) until it
  *       has a QP, so 12 contexts open at once; their QPs take the free
- *       channels, then EBUSY; a closed context gives its channel back;
+ *       channels, then EBUSY; a closed context gives its channel back; one
+ *       context's QPs take a channel each, and a destroyed QP's channel
+ *       goes to the context's next QP;
  *   bad values: length 0, remote write without local write, MW bind, an
  *       address range that is not user memory, a forged MR handle (ours
  *       and, from a child process with its own context, the parent's).
@@ -196,6 +198,58 @@ static void channels(const char *name)
 		ibv_dealloc_pd(pd[i]);
 		ibv_close_device(c[i]);
 	}
+}
+
+/*
+ * One context, QPs until the device has no channel left (EBUSY): each QP
+ * a channel of its own, distinct QPNs; the channel of a destroyed QP goes
+ * to the context's next QP, none other being free.
+ */
+static void many_qps(const char *name)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_context *c = open_dev(name);
+	struct ibv_pd *pd = c ? ibv_alloc_pd(c) : NULL;
+	struct ibv_cq *cq = pd ? ibv_create_cq(c, 64, NULL, NULL, 0) : NULL;
+	struct ibv_qp *qp[16];
+	int i, j, n = 0, err = 0, distinct = 1;
+
+	check(cq != NULL, "one more context, PD and CQ");
+	if (!cq)
+		return;
+	qa.send_cq = qa.recv_cq = cq;
+	while (n < 16) {
+		errno = 0;
+		qp[n] = ibv_create_qp(pd, &qa);
+		if (!qp[n]) {
+			err = errno;
+			break;
+		}
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		for (j = 0; j < i; j++)
+			distinct &= qp[i]->qp_num != qp[j]->qp_num;
+	check(n >= 2 && n < 16 && err == EBUSY && distinct,
+	      "one context: %d QPs, distinct QPNs, each a channel, then EBUSY (%s)",
+	      n, strerror(err));
+	if (n >= 2) {
+		check(!ibv_destroy_qp(qp[0]), "one of them destroyed");
+		qp[0] = ibv_create_qp(pd, &qa);
+		check(qp[0] != NULL,
+		      "the context's next QP takes its channel (%s)",
+		      qp[0] ? "ok" : strerror(errno));
+	}
+	for (i = 0; i < n; i++)
+		if (qp[i])
+			ibv_destroy_qp(qp[i]);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	check(!ibv_close_device(c), "its context closed: its channels freed");
 }
 
 int main(int argc, char **argv)
@@ -408,10 +462,14 @@ int main(int argc, char **argv)
 
 		check(qp != NULL, "CQ and RC QP created");
 		if (qp) {
-			errno = 0;
-			check(ibv_create_qp(pd, &qa) == NULL && errno == EBUSY,
-			      "a second QP in the context: EBUSY (%s)",
-			      strerror(errno));
+			struct ibv_qp *qp2 = ibv_create_qp(pd, &qa);
+
+			check(qp2 && qp2->qp_num != qp->qp_num,
+			      "a second QP in the context, on a channel of its own: QPN %#x (%s)",
+			      qp2 ? qp2->qp_num : 0,
+			      qp2 ? "ok" : strerror(errno));
+			if (qp2)
+				check(!ibv_destroy_qp(qp2), "second QP destroyed");
 			qa.cap.max_inline_data = 64;
 			errno = 0;
 			check(ibv_create_qp(pd, &qa) == NULL && errno == EINVAL,
@@ -454,6 +512,7 @@ int main(int argc, char **argv)
 	}
 
 	channels(argv[1]);
+	many_qps(argv[1]);
 
 	/* RLIMIT_MEMLOCK: pinned fails, ODP works */
 	drop_ipc_lock();

@@ -128,37 +128,45 @@ static int pldma_dereg_mr(struct verbs_mr *vmr)
 }
 
 /*
- * Map the context's channel page if it is not yet: the kernel claims the
- * context's channel (the QP created just now has claimed it already).
+ * The channel page at mmap() offset @off of the uverbs file (a QP's, from
+ * its create response), mapped once: NULL and errno if it cannot be.
  */
-static int pldma_map_db(struct pldma_context *ctx)
+static void *pldma_map_db(struct pldma_context *ctx, uint64_t off)
 {
-	void *db;
-	int ret = 0;
+	void *page = NULL;
+	unsigned int i;
 
-	if (__atomic_load_n(&ctx->db, __ATOMIC_ACQUIRE))
-		return 0;
 	pthread_mutex_lock(&ctx->db_lock);
-	if (!ctx->db) {
-		db = mmap(NULL, ctx->db_size, PROT_READ | PROT_WRITE,
-			  MAP_SHARED, ctx->vctx.context.cmd_fd, ctx->db_off);
-		if (db == MAP_FAILED)
-			ret = errno;
-		else
-			__atomic_store_n(&ctx->db, db, __ATOMIC_RELEASE);
+	for (i = 0; i < ctx->ndbs; i++)
+		if (ctx->dbs[i].off == off)
+			page = ctx->dbs[i].page;
+	if (!page && ctx->ndbs == PLDMA_MAX_CHANNELS) {
+		errno = EPROTO;
+	} else if (!page) {
+		page = mmap(NULL, ctx->db_size, PROT_READ | PROT_WRITE,
+			    MAP_SHARED, ctx->vctx.context.cmd_fd, off);
+		if (page == MAP_FAILED) {
+			page = NULL;
+		} else {
+			ctx->dbs[ctx->ndbs].off = off;
+			ctx->dbs[ctx->ndbs++].page = page;
+			if (!ctx->db)
+				__atomic_store_n(&ctx->db, page,
+						 __ATOMIC_RELEASE);
+		}
 	}
 	pthread_mutex_unlock(&ctx->db_lock);
-	return ret;
+	return page;
 }
 
-static uint32_t pldma_db_rd(struct pldma_context *ctx, uint32_t off)
+static uint32_t pldma_db_rd(void *page, uint32_t off)
 {
-	return le32toh(mmio_read32_le((uint8_t *)ctx->db + off));
+	return le32toh(mmio_read32_le((uint8_t *)page + off));
 }
 
-static void pldma_db_wr(struct pldma_context *ctx, uint32_t off, uint32_t v)
+static void pldma_db_wr(void *page, uint32_t off, uint32_t v)
 {
-	mmio_write32_le((uint8_t *)ctx->db + off, htole32(v));
+	mmio_write32_le((uint8_t *)page + off, htole32(v));
 }
 
 static void put32(uint8_t *p, uint32_t v)
@@ -260,8 +268,9 @@ static int pldma_destroy_cq(struct ibv_cq *ibcq)
 static void pldma_cq_doorbell(struct pldma_cq *cq, unsigned int cmd)
 {
 	struct pldma_context *ctx = to_pctx(cq->vcq.cq.context);
+	void *db = __atomic_load_n(&ctx->db, __ATOMIC_ACQUIRE);
 
-	if (!__atomic_load_n(&ctx->db, __ATOMIC_ACQUIRE)) {
+	if (!db) {
 		/* no QP yet, so no CQE: arm when a QP comes */
 		if (cmd == PLDMA_CQ_DB_CMD_ARM ||
 		    (cmd == PLDMA_CQ_DB_CMD_ARM_SOL && !cq->arm_pending))
@@ -270,7 +279,7 @@ static void pldma_cq_doorbell(struct pldma_cq *cq, unsigned int cmd)
 	}
 	/* what was read of the ring before the device may reuse it */
 	udma_from_device_barrier();
-	pldma_db_wr(ctx, PLDMA_CH_CQ_DB,
+	pldma_db_wr(db, PLDMA_CH_CQ_DB,
 		    PLDMA_CQ_DB_MAKE(cmd, cq->idx, cq->ci));
 }
 
@@ -395,25 +404,27 @@ static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
 		errno = ENOMEM;
 		goto err_sq;
 	}
-	/* the QP has the context's channel now: its page */
-	ret = pldma_map_db(ctx);
-	if (ret) {
-		errno = ret;
+	/* the QP's channel: its page */
+	if (resp.drv.db_mmap_size != ctx->db_size) {
+		errno = EPROTO;
 		goto err_sq;
 	}
+	qp->db = pldma_map_db(ctx, resp.drv.db_mmap_offset);
+	if (!qp->db)
+		goto err_sq;
 	pldma_cq_flush_arm(attr->send_cq);
 	pldma_cq_flush_arm(attr->recv_cq);
 	/* the channel is idle (HEAD == TAIL): a new ring from its TAIL */
-	qp->sq_tail = pldma_db_rd(ctx, PLDMA_CH_RING_TAIL);
-	if (qp->sq_tail != pldma_db_rd(ctx, PLDMA_CH_RING_HEAD) ||
+	qp->sq_tail = pldma_db_rd(qp->db, PLDMA_CH_RING_TAIL);
+	if (qp->sq_tail != pldma_db_rd(qp->db, PLDMA_CH_RING_HEAD) ||
 	    qp->sq_tail >= qp->sq_entries) {
 		errno = EBUSY;
 		goto err_sq;
 	}
 	base = (uintptr_t)qp->sq;
-	pldma_db_wr(ctx, PLDMA_CH_RING_BASE_LO, (uint32_t)base);
-	pldma_db_wr(ctx, PLDMA_CH_RING_BASE_HI, (uint32_t)(base >> 32));
-	pldma_db_wr(ctx, PLDMA_CH_RING_SIZE, qp->sq_entries);
+	pldma_db_wr(qp->db, PLDMA_CH_RING_BASE_LO, (uint32_t)base);
+	pldma_db_wr(qp->db, PLDMA_CH_RING_BASE_HI, (uint32_t)(base >> 32));
+	pldma_db_wr(qp->db, PLDMA_CH_RING_SIZE, qp->sq_entries);
 	if (qp->rq_size) {
 		qp->rq = mmap(NULL, qp->rq_size, PROT_READ | PROT_WRITE,
 			      MAP_SHARED, pd->context->cmd_fd,
@@ -562,12 +573,12 @@ static int pldma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	int ret = 0, n = 0;
 
 	pthread_spin_lock(&qp->sq_lock);
-	head = pldma_db_rd(ctx, PLDMA_CH_RING_HEAD);
+	head = pldma_db_rd(qp->db, PLDMA_CH_RING_HEAD);
 	for (; wr; wr = wr->next) {
 		next = (qp->sq_tail + 1) & mask;
 		if (next == head) {
 			/* full as last seen: look again once */
-			head = pldma_db_rd(ctx, PLDMA_CH_RING_HEAD);
+			head = pldma_db_rd(qp->db, PLDMA_CH_RING_HEAD);
 			if (next == head) {
 				ret = ENOMEM;
 				break;
@@ -584,7 +595,7 @@ static int pldma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	if (n) {
 		/* the descriptors before the doorbell */
 		udma_to_device_barrier();
-		pldma_db_wr(ctx, PLDMA_CH_RING_TAIL, qp->sq_tail);
+		pldma_db_wr(qp->db, PLDMA_CH_RING_TAIL, qp->sq_tail);
 	}
 	pthread_spin_unlock(&qp->sq_lock);
 	return ret;
@@ -593,7 +604,6 @@ static int pldma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 static int pldma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			   struct ibv_recv_wr **bad_wr)
 {
-	struct pldma_context *ctx = to_pctx(ibqp->context);
 	struct pldma_qp *qp = to_pqp(ibqp);
 	uint32_t mask = qp->rq_entries - 1, head, next;
 	int ret = 0, n = 0, i;
@@ -604,11 +614,11 @@ static int pldma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		return EINVAL;
 	}
 	pthread_spin_lock(&qp->rq_lock);
-	head = pldma_db_rd(ctx, PLDMA_CH_RQ_HEAD);
+	head = pldma_db_rd(qp->db, PLDMA_CH_RQ_HEAD);
 	for (; wr; wr = wr->next) {
 		next = (qp->rq_tail + 1) & mask;
 		if (next == head) {
-			head = pldma_db_rd(ctx, PLDMA_CH_RQ_HEAD);
+			head = pldma_db_rd(qp->db, PLDMA_CH_RQ_HEAD);
 			if (next == head) {
 				ret = ENOMEM;
 				break;
@@ -637,7 +647,7 @@ static int pldma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 	if (n) {
 		udma_to_device_barrier();
-		pldma_db_wr(ctx, PLDMA_CH_RQ_TAIL, qp->rq_tail);
+		pldma_db_wr(qp->db, PLDMA_CH_RQ_TAIL, qp->rq_tail);
 	}
 	pthread_spin_unlock(&qp->rq_lock);
 	return ret;
@@ -646,9 +656,10 @@ static int pldma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 static void pldma_free_context(struct ibv_context *ibctx)
 {
 	struct pldma_context *ctx = to_pctx(ibctx);
+	unsigned int i;
 
-	if (ctx->db)
-		munmap(ctx->db, ctx->db_size);
+	for (i = 0; i < ctx->ndbs; i++)
+		munmap(ctx->dbs[i].page, ctx->db_size);
 	pthread_mutex_destroy(&ctx->db_lock);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
@@ -703,7 +714,6 @@ static struct verbs_context *pldma_alloc_context(struct ibv_device *ibdev,
 	ctx->num_cqs = resp.drv.num_cqs;
 	ctx->max_xfer = resp.drv.max_xfer;
 	ctx->db_size = resp.drv.db_mmap_size;
-	ctx->db_off = resp.drv.db_mmap_offset;
 	pthread_mutex_init(&ctx->db_lock, NULL);
 	verbs_set_ops(&ctx->vctx, &pldma_ctx_ops);
 	return &ctx->vctx;

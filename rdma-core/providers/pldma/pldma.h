@@ -25,15 +25,22 @@ struct pldma_context {
 	uint32_t num_cqs;
 	uint32_t max_xfer;
 	/*
-	 * The context's channel page: SQ ring, SQ/RQ/CQ doorbells.  Mapped
-	 * by the first QP (pldma_map_db()): mapping it claims a channel of
-	 * the device, which a context without a QP does not need.  NULL
-	 * until then; set once, under db_lock, read with acquire.
+	 * The channel pages of the context's QPs (SQ ring, SQ/RQ/CQ
+	 * doorbells), each mapped once, by the first QP on that channel
+	 * (pldma_map_db()), until the context ends: a context without a QP
+	 * maps none (the page claims one of the device's few channels).  db
+	 * is the first, for the CQ doorbells (any channel of the context
+	 * takes them): NULL until then, set once under db_lock, read with
+	 * acquire.
 	 */
 	void *db;
 	size_t db_size;
-	uint64_t db_off;
 	pthread_mutex_t db_lock;
+	unsigned int ndbs;
+	struct {
+		uint64_t off;
+		void *page;
+	} dbs[PLDMA_MAX_CHANNELS];
 };
 
 /* A CQ: its ring mapped read-only, polled here */
@@ -59,6 +66,7 @@ struct pldma_qp {
 	struct verbs_qp vqp;
 	pthread_spinlock_t sq_lock;
 	pthread_spinlock_t rq_lock;
+	void *db;			/* its channel's page */
 	uint8_t *sq;
 	/* per SQ slot, PLDMA_DESC_MAX_SGE entries: a WR's gather list */
 	uint8_t *sgl;

@@ -180,6 +180,53 @@ for m in pinned odp; do
 		test $rc = 0 -a "$(grep -c '^not ok' $O)" = 0 -a "$(grep -c '^ok' $O)" -ge 20
 done
 
+# rdma-core's own tests (run_tests.py of the guest's rdma-core, 56.1,
+# unmodified; the verbs archive, --verbs-userland) on pldma0, whose traffic
+# tests run between two QPs of pldma0 over its own port (the device's
+# loopback).  Every test must pass or skip, but for the known: the seven of
+# CMTestCase need rdma_cm, which this device does not have (no kernel
+# verbs, no QP1: README, "The programs that judge verbs").  The ten RC
+# tests of test_odp.py, the issue's own, must pass.
+RT_KNOWN="test_rdmacm_async_read test_rdmacm_async_reject_traffic
+test_rdmacm_async_traffic test_rdmacm_async_traffic_external_qp
+test_rdmacm_async_udp_traffic test_rdmacm_async_write test_rdmacm_sync_traffic"
+RT_ODP="test_odp_rc_traffic test_odp_rc_rdma_read test_odp_rc_rdma_write
+test_odp_implicit_rc_traffic test_odp_sync_prefetch_rc_traffic
+test_odp_async_prefetch_rc_traffic test_odp_implicit_sync_prefetch_rc_traffic
+test_odp_implicit_async_prefetch_rc_traffic
+test_odp_prefetch_sync_no_page_fault_rc_traffic
+test_odp_prefetch_async_no_page_fault_rc_traffic"
+if [ -e /usr/share/rdma-core-tests/tests/run_tests.py ]; then
+	mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm 2>/dev/null
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	# (iproute2's ip before busybox's: the tests read "ip -j addr")
+	(cd /usr/share/rdma-core-tests &&
+	 PATH=/usr/bin:$PATH timeout 600 python3 tests/run_tests.py --dev pldma0 \
+		--gid ${G0:-0} -v >/tmp/rt.out 2>&1)
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	# "name (tests.module.Class.name) ... ok|skipped '...'|ERROR|FAIL"
+	grep -E ' \.\.\. ' /tmp/rt.out | sed 's/^/# rt: /'
+	grep -E '^(FAIL|ERROR):' /tmp/rt.out | sed 's/^/# rt: /'
+	tail -n 4 /tmp/rt.out | sed 's/^/# rt: /'
+	ran=$(sed -n 's/^Ran \([0-9]*\) tests\? in .*/\1/p' /tmp/rt.out)
+	bad=$(sed -n 's/^\(FAIL\|ERROR\): \([a-z_0-9]*\) .*/\2/p' /tmp/rt.out |
+	      while read -r t; do
+		case " $(echo $RT_KNOWN) " in *" $t "*) ;; *) echo "$t" ;; esac
+	      done)
+	known=$(grep -cE '^(FAIL|ERROR): test_rdmacm_' /tmp/rt.out)
+	odp_ok=0
+	for t in $RT_ODP; do
+		grep -qE "^$t \(tests\.test_odp\..*\.\.\. ok\$" /tmp/rt.out &&
+			odp_ok=$((odp_ok + 1))
+	done
+	check "run_tests.py on pldma0: ran ${ran:-0} in $(echo "$t1 $t0" | awk '{printf "%d", $1 - $2}') s, $(grep -cE ' \.\.\. ok$' /tmp/rt.out) passed, $(grep -cE ' \.\.\. skipped' /tmp/rt.out) skipped, $known known (rdma_cm), others failed: $(echo ${bad:-none})" \
+		test "${ran:-0}" -ge 300 -a -z "$bad"
+	check "run_tests.py: the 10 RC tests of test_odp.py passed ($odp_ok)" \
+		test $odp_ok = 10
+else
+	ok "run_tests.py on pldma0 # SKIP no verbs archive (--verbs-userland)"
+fi
+
 # Removal with a context open (ibv_asyncwatch holds one and waits for
 # async events): ib_core disassociates it (SVA unbound before the bus's DMA
 # cleanup: no IOMMU warning), the process gets IBV_EVENT_DEVICE_FATAL, and

@@ -287,16 +287,19 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	a.attr_mask = mask & PLDMA_IB_QP_DEV_MASK;
 	a.qp_state = new;
 	/*
-	 * Remote WRITE and READ; remote atomics are not done by the device
-	 * (its link drops the atomic opcodes), so that right is not kept.
-	 * ON_DEMAND is an MR's flag that means nothing to a QP: ignored, as
-	 * rxe and mlx5 do (rdma-core's ODP tests set the MR's flags on the QP).
+	 * Remote WRITE and READ; remote atomics and flushes are not done by
+	 * the device (its link drops those opcodes), so those rights are
+	 * taken and not kept.  ON_DEMAND is an MR's flag that means nothing
+	 * to a QP: ignored, as rxe and mlx5 do (rdma-core's ODP tests set the
+	 * MR's flags on the QP, its extended-QP tests the flush rights).
 	 */
 	if (mask & IB_QP_ACCESS_FLAGS) {
 		if (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
 					      IB_ACCESS_REMOTE_WRITE |
 					      IB_ACCESS_REMOTE_READ |
 					      IB_ACCESS_REMOTE_ATOMIC |
+					      IB_ACCESS_FLUSH_GLOBAL |
+					      IB_ACCESS_FLUSH_PERSISTENT |
 					      IB_ACCESS_ON_DEMAND))
 			return -EINVAL;
 		a.access = (attr->qp_access_flags & IB_ACCESS_REMOTE_WRITE ?

@@ -360,10 +360,10 @@ struct pldma_create_qp_resp_all {
 	struct pldma_create_qp_resp drv;
 };
 
-static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
-				      struct ibv_qp_init_attr *attr)
+static struct pldma_qp *pldma_create_qp_common(struct ibv_context *ibctx,
+					       struct ibv_qp_init_attr_ex *attr)
 {
-	struct pldma_context *ctx = to_pctx(pd->context);
+	struct pldma_context *ctx = to_pctx(ibctx);
 	struct pldma_create_qp_resp_all resp = {};
 	struct ibv_create_qp cmd = {};
 	struct pldma_qp *qp;
@@ -375,8 +375,8 @@ static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
 		return NULL;
 	pthread_spin_init(&qp->sq_lock, PTHREAD_PROCESS_PRIVATE);
 	pthread_spin_init(&qp->rq_lock, PTHREAD_PROCESS_PRIVATE);
-	ret = ibv_cmd_create_qp(pd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
-				&resp.ibv_resp, sizeof(resp));
+	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+				   &resp.ibv_resp, sizeof(resp));
 	if (ret) {
 		errno = ret;
 		goto err_free;
@@ -427,7 +427,7 @@ static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
 	pldma_db_wr(qp->db, PLDMA_CH_RING_SIZE, qp->sq_entries);
 	if (qp->rq_size) {
 		qp->rq = mmap(NULL, qp->rq_size, PROT_READ | PROT_WRITE,
-			      MAP_SHARED, pd->context->cmd_fd,
+			      MAP_SHARED, ibctx->cmd_fd,
 			      resp.drv.rq_mmap_offset);
 		if (qp->rq == MAP_FAILED)
 			goto err_sq;
@@ -437,7 +437,7 @@ static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
 	attr->cap.max_send_sge = PLDMA_DESC_MAX_SGE;
 	attr->cap.max_recv_sge = PLDMA_RWQE_MAX_SGE;
 	attr->cap.max_inline_data = 0;
-	return &qp->vqp.qp;
+	return qp;
 
 err_sq:
 	free(qp->sgl);
@@ -449,6 +449,261 @@ err_destroy:
 err_free:
 	free(qp);
 	return NULL;
+}
+
+static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
+				      struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex ax = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = pd,
+	};
+	struct pldma_qp *qp = pldma_create_qp_common(pd->context, &ax);
+
+	if (!qp)
+		return NULL;
+	attr->cap = ax.cap;
+	return &qp->vqp.qp;
+}
+
+/*
+ * The new post-send API (ibv_qp_ex, ibv_wr_*): a work request is built
+ * in its SQ slot by the calls that name it (an opcode, then its SGEs), and
+ * wr_complete() rings the doorbell once for all of them.  An error in any
+ * (a full ring, too many SGEs, inline data) is kept until wr_complete(),
+ * which then drops every request since wr_start() and returns it.
+ */
+#define PLDMA_SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+			 IBV_QP_EX_WITH_RDMA_WRITE |			\
+			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |		\
+			 IBV_QP_EX_WITH_RDMA_READ)
+
+static struct pldma_qp *ex_to_pqp(struct ibv_qp_ex *qpx)
+{
+	return to_pqp(&qpx->qp_base);
+}
+
+static void pldma_wr_start(struct ibv_qp_ex *qpx)
+{
+	struct pldma_qp *qp = ex_to_pqp(qpx);
+
+	pthread_spin_lock(&qp->sq_lock);
+	qp->ex_start = qp->sq_tail;
+	qp->ex_head = pldma_db_rd(qp->db, PLDMA_CH_RING_HEAD);
+	qp->ex_err = 0;
+	qp->ex_cur = NULL;
+}
+
+/* A new request of @op in the next slot (NULL: the ring is full) */
+static uint8_t *pldma_wr_new(struct ibv_qp_ex *qpx, uint8_t op)
+{
+	struct pldma_qp *qp = ex_to_pqp(qpx);
+	uint32_t next = (qp->sq_tail + 1) & (qp->sq_entries - 1);
+	uint8_t *d, flags = 0;
+
+	qp->ex_cur = NULL;
+	if (qp->ex_err)
+		return NULL;
+	if (next == qp->ex_head) {
+		qp->ex_head = pldma_db_rd(qp->db, PLDMA_CH_RING_HEAD);
+		if (next == qp->ex_head) {
+			qp->ex_err = ENOMEM;
+			return NULL;
+		}
+	}
+	if (qpx->wr_flags & ~(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
+			      IBV_SEND_FENCE)) {
+		qp->ex_err = EINVAL;
+		return NULL;
+	}
+	if (qp->sq_sig_all || qpx->wr_flags & IBV_SEND_SIGNALED)
+		flags |= PLDMA_DF_SIGNALED;
+	if (qpx->wr_flags & IBV_SEND_SOLICITED)
+		flags |= PLDMA_DF_SOLICITED;
+	d = qp->sq + (size_t)qp->sq_tail * PLDMA_DESC_SIZE;
+	memset(d, 0, PLDMA_DESC_SIZE);
+	d[PLDMA_DESC_OPCODE] = op;
+	d[PLDMA_DESC_FLAGS] = flags;
+	put64(d + PLDMA_DESC_COOKIE, qpx->wr_id);
+	qp->ex_slot = qp->sq_tail;
+	qp->sq_tail = next;
+	qp->ex_cur = d;
+	return d;
+}
+
+static void pldma_wr_send(struct ibv_qp_ex *qpx)
+{
+	pldma_wr_new(qpx, PLDMA_OP_SEND);
+}
+
+static void pldma_wr_send_imm(struct ibv_qp_ex *qpx, __be32 imm)
+{
+	uint8_t *d = pldma_wr_new(qpx, PLDMA_OP_SEND_IMM);
+
+	if (d)
+		memcpy(d + PLDMA_DESC_IMM, &imm, 4);
+}
+
+static void pldma_wr_remote(struct ibv_qp_ex *qpx, uint8_t op, uint32_t rkey,
+			    uint64_t raddr, const __be32 *imm)
+{
+	uint8_t *d = pldma_wr_new(qpx, op);
+
+	if (!d)
+		return;
+	put64(d + PLDMA_DESC_REMOTE_VA, raddr);
+	put32(d + PLDMA_DESC_RKEY, rkey);
+	if (imm)
+		memcpy(d + PLDMA_DESC_IMM, imm, 4);
+}
+
+static void pldma_wr_rdma_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				uint64_t raddr)
+{
+	pldma_wr_remote(qpx, PLDMA_OP_RDMA_WRITE, rkey, raddr, NULL);
+}
+
+static void pldma_wr_rdma_write_imm(struct ibv_qp_ex *qpx, uint32_t rkey,
+				    uint64_t raddr, __be32 imm)
+{
+	pldma_wr_remote(qpx, PLDMA_OP_RDMA_WRITE_IMM, rkey, raddr, &imm);
+}
+
+static void pldma_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
+			       uint64_t raddr)
+{
+	pldma_wr_remote(qpx, PLDMA_OP_RDMA_READ, rkey, raddr, NULL);
+}
+
+static void pldma_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
+				  const struct ibv_sge *sg)
+{
+	struct pldma_qp *qp = ex_to_pqp(qpx);
+	struct pldma_context *ctx = to_pctx(qpx->qp_base.context);
+	uint8_t *d = qp->ex_cur, *e;
+	uint64_t addr = 0, len = 0;
+	size_t i;
+
+	if (!d)
+		return;
+	if (num_sge > PLDMA_DESC_MAX_SGE) {
+		qp->ex_err = EINVAL;
+		return;
+	}
+	if (num_sge == 1) {
+		addr = sg[0].addr;
+		len = sg[0].length;
+	} else if (num_sge > 1) {
+		e = qp->sgl + (size_t)qp->ex_slot * PLDMA_DESC_MAX_SGE *
+			      PLDMA_SGE_SIZE;
+		addr = (uintptr_t)e;
+		for (i = 0; i < num_sge; i++, e += PLDMA_SGE_SIZE) {
+			put64(e + PLDMA_SGE_ADDR, sg[i].addr);
+			put32(e + PLDMA_SGE_LEN, sg[i].length);
+			put32(e + PLDMA_SGE_LKEY, sg[i].lkey);
+			len += sg[i].length;
+		}
+		d[PLDMA_DESC_NUM_SGE] = num_sge;
+	}
+	if (len > ctx->max_xfer) {
+		qp->ex_err = EINVAL;
+		return;
+	}
+	put32(d + PLDMA_DESC_LEN, len);
+	put64(d + (d[PLDMA_DESC_OPCODE] == PLDMA_OP_RDMA_READ ?
+		   PLDMA_DESC_DST : PLDMA_DESC_SRC), addr);
+}
+
+static void pldma_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
+			     uint64_t addr, uint32_t length)
+{
+	struct ibv_sge sge = { .addr = addr, .length = length, .lkey = lkey };
+
+	pldma_wr_set_sge_list(qpx, 1, &sge);
+}
+
+/* No inline data (max_inline_data 0) */
+static void pldma_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
+				     size_t length)
+{
+	ex_to_pqp(qpx)->ex_err = EINVAL;
+}
+
+static void pldma_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
+					  size_t num_buf,
+					  const struct ibv_data_buf *buf)
+{
+	ex_to_pqp(qpx)->ex_err = EINVAL;
+}
+
+static void pldma_wr_abort(struct ibv_qp_ex *qpx)
+{
+	struct pldma_qp *qp = ex_to_pqp(qpx);
+
+	qp->sq_tail = qp->ex_start;
+	pthread_spin_unlock(&qp->sq_lock);
+}
+
+static int pldma_wr_complete(struct ibv_qp_ex *qpx)
+{
+	struct pldma_qp *qp = ex_to_pqp(qpx);
+	int ret = qp->ex_err;
+
+	if (ret) {
+		qp->sq_tail = qp->ex_start;
+	} else if (qp->sq_tail != qp->ex_start) {
+		/* the descriptors before the doorbell */
+		udma_to_device_barrier();
+		pldma_db_wr(qp->db, PLDMA_CH_RING_TAIL, qp->sq_tail);
+	}
+	pthread_spin_unlock(&qp->sq_lock);
+	return ret;
+}
+
+static struct ibv_qp *pldma_create_qp_ex(struct ibv_context *ibctx,
+					 struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp_ex *qpx;
+	struct pldma_qp *qp;
+
+	if (attr->comp_mask & ~(IBV_QP_INIT_ATTR_PD |
+				IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) ||
+	    (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS &&
+	     attr->send_ops_flags & ~PLDMA_SEND_OPS)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = pldma_create_qp_common(ibctx, attr);
+	if (!qp)
+		return NULL;
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		qpx = &qp->vqp.qp_ex;
+		qpx->wr_send = pldma_wr_send;
+		qpx->wr_send_imm = pldma_wr_send_imm;
+		qpx->wr_rdma_write = pldma_wr_rdma_write;
+		qpx->wr_rdma_write_imm = pldma_wr_rdma_write_imm;
+		qpx->wr_rdma_read = pldma_wr_rdma_read;
+		qpx->wr_set_sge = pldma_wr_set_sge;
+		qpx->wr_set_sge_list = pldma_wr_set_sge_list;
+		qpx->wr_set_inline_data = pldma_wr_set_inline_data;
+		qpx->wr_set_inline_data_list = pldma_wr_set_inline_data_list;
+		qpx->wr_start = pldma_wr_start;
+		qpx->wr_complete = pldma_wr_complete;
+		qpx->wr_abort = pldma_wr_abort;
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
+	return &qp->vqp.qp;
 }
 
 static int pldma_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
@@ -678,6 +933,7 @@ static const struct verbs_context_ops pldma_ctx_ops = {
 	.req_notify_cq = pldma_req_notify_cq,
 	.destroy_cq = pldma_destroy_cq,
 	.create_qp = pldma_create_qp,
+	.create_qp_ex = pldma_create_qp_ex,
 	.query_qp = pldma_query_qp,
 	.modify_qp = pldma_modify_qp,
 	.destroy_qp = pldma_destroy_qp,

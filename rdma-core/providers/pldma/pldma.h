@@ -77,6 +77,12 @@ struct pldma_qp {
 	uint32_t rq_entries;
 	uint32_t rq_tail;
 	int sq_sig_all;
+	/* ibv_qp_ex between wr_start() and wr_complete(), under sq_lock */
+	uint32_t ex_start;		/* sq_tail at wr_start() */
+	uint32_t ex_head;		/* the ring's HEAD as last read */
+	uint32_t ex_slot;		/* the current request's slot */
+	uint8_t *ex_cur;		/* ... its descriptor, NULL: none */
+	int ex_err;			/* the first error since wr_start() */
 };
 
 static inline struct pldma_context *to_pctx(struct ibv_context *ibctx)

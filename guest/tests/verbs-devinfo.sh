@@ -186,8 +186,9 @@ done
 # loopback).  Every test must pass or skip, but for the known: the seven of
 # CMTestCase need rdma_cm, which this device does not have (no kernel
 # verbs, no QP1: README, "The programs that judge verbs").  The ten RC
-# tests of test_odp.py, the issue's own, and the seven RC ones of
-# test_qpex.py (the ibv_wr_* post-send API) must pass.
+# tests of test_odp.py, the issue's own, the seven RC ones of
+# test_qpex.py (the ibv_wr_* post-send API) and test_cqex.py's RC traffic
+# (ibv_create_cq_ex polling) must pass.
 RT_KNOWN="test_rdmacm_async_read test_rdmacm_async_reject_traffic
 test_rdmacm_async_traffic test_rdmacm_async_traffic_external_qp
 test_rdmacm_async_udp_traffic test_rdmacm_async_write test_rdmacm_sync_traffic"
@@ -199,7 +200,8 @@ test_odp_prefetch_sync_no_page_fault_rc_traffic
 test_odp_prefetch_async_no_page_fault_rc_traffic"
 RT_QPEX="test_qp_ex_rc_send test_qp_ex_rc_send_imm test_qp_ex_rc_rdma_write
 test_qp_ex_rc_rdma_write_imm test_qp_ex_rc_rdma_write_zero_length
-test_qp_ex_rc_rdma_read test_qp_ex_rc_rdma_read_zero_size"
+test_qp_ex_rc_rdma_read test_qp_ex_rc_rdma_read_zero_size
+test_rc_traffic_cq_ex"
 if [ -e /usr/share/rdma-core-tests/tests/run_tests.py ]; then
 	mkdir -p /dev/shm && mount -t tmpfs shm /dev/shm 2>/dev/null
 	t0=$(cut -d' ' -f1 /proc/uptime)
@@ -227,15 +229,15 @@ if [ -e /usr/share/rdma-core-tests/tests/run_tests.py ]; then
 			odp_ok=$((odp_ok + 1))
 	done
 	for t in $RT_QPEX; do
-		grep -qE "^$t \(tests\.test_qpex\..*\.\.\. ok\$" /tmp/rt.out &&
+		grep -qE "^$t \(tests\.test_(qpex|cqex)\..*\.\.\. ok\$" /tmp/rt.out &&
 			qpex_ok=$((qpex_ok + 1))
 	done
 	check "run_tests.py on pldma0: ran ${ran:-0} in $(echo "$t1 $t0" | awk '{printf "%d", $1 - $2}') s, $(grep -cE ' \.\.\. ok$' /tmp/rt.out) passed, $(grep -cE ' \.\.\. skipped' /tmp/rt.out) skipped, $known known (rdma_cm), others failed: $(echo ${bad:-none})" \
 		test "${ran:-0}" -ge 300 -a -z "$bad"
 	check "run_tests.py: the 10 RC tests of test_odp.py passed ($odp_ok)" \
 		test $odp_ok = 10
-	check "run_tests.py: the 7 RC tests of test_qpex.py (ibv_wr_*) passed ($qpex_ok)" \
-		test $qpex_ok = 7
+	check "run_tests.py: the 8 RC tests of the extended verbs (test_qpex.py: ibv_wr_*, test_cqex.py) passed ($qpex_ok)" \
+		test $qpex_ok = 8
 else
 	ok "run_tests.py on pldma0 # SKIP no verbs archive (--verbs-userland)"
 fi

@@ -198,6 +198,33 @@ struct pldma_create_cq_resp_all {
 	struct pldma_create_cq_resp drv;
 };
 
+struct pldma_create_cq_ex_resp_all {
+	struct ib_uverbs_ex_create_cq_resp ibv_resp;
+	struct pldma_create_cq_resp drv;
+};
+
+/* After the kernel made the CQ: its ring, mapped; errno and -1 if not */
+static int pldma_cq_ring(struct pldma_cq *cq, struct ibv_context *ibctx,
+			 const struct pldma_create_cq_resp *drv)
+{
+	cq->idx = drv->cq;
+	cq->entries = drv->entries;
+	cq->ring_size = drv->mmap_size;
+	cq->ring_off = drv->mmap_offset;
+	if (!cq->entries || cq->entries & (cq->entries - 1) ||
+	    (uint64_t)cq->entries * PLDMA_CQE_SIZE > cq->ring_size) {
+		errno = EPROTO;
+		return -1;
+	}
+	cq->ring = mmap(NULL, cq->ring_size, PROT_READ, MAP_SHARED,
+			ibctx->cmd_fd, cq->ring_off);
+	if (cq->ring == MAP_FAILED) {
+		cq->ring = NULL;
+		return -1;
+	}
+	return 0;
+}
+
 static struct ibv_cq *pldma_create_cq(struct ibv_context *ibctx, int cqe,
 				      struct ibv_comp_channel *channel,
 				      int comp_vector)
@@ -218,18 +245,7 @@ static struct ibv_cq *pldma_create_cq(struct ibv_context *ibctx, int cqe,
 		errno = ret;
 		goto err_free;
 	}
-	cq->idx = resp.drv.cq;
-	cq->entries = resp.drv.entries;
-	cq->ring_size = resp.drv.mmap_size;
-	cq->ring_off = resp.drv.mmap_offset;
-	if (!cq->entries || cq->entries & (cq->entries - 1) ||
-	    (uint64_t)cq->entries * PLDMA_CQE_SIZE > cq->ring_size) {
-		errno = EPROTO;
-		goto err_destroy;
-	}
-	cq->ring = mmap(NULL, cq->ring_size, PROT_READ, MAP_SHARED,
-			ibctx->cmd_fd, cq->ring_off);
-	if (cq->ring == MAP_FAILED)
+	if (pldma_cq_ring(cq, ibctx, &resp.drv))
 		goto err_destroy;
 	return &cq->vcq.cq;
 
@@ -296,26 +312,35 @@ static void pldma_cq_flush_arm(struct ibv_cq *ibcq)
 	pthread_spin_unlock(&cq->lock);
 }
 
+/* The CQE at the consumer index if the device has written it, or NULL */
+static const volatile uint8_t *pldma_cqe_next(struct pldma_cq *cq)
+{
+	const volatile uint8_t *e = cq->ring +
+		(size_t)(cq->ci & (cq->entries - 1)) * PLDMA_CQE_SIZE;
+	/* the first pass over the ring has owner 1, the next 0, ... */
+	uint8_t phase = !((cq->ci / cq->entries) & 1);
+
+	if ((e[PLDMA_CQE_OWNER] & 1) != phase)
+		return NULL;
+	/* the owner byte before the rest of the entry */
+	udma_from_device_barrier();
+	return e;
+}
+
 static int pldma_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 {
 	struct pldma_cq *cq = to_pcq(ibcq);
-	uint32_t mask = cq->entries - 1;
 	int got = 0;
 
 	pthread_spin_lock(&cq->lock);
 	while (got < ne) {
-		const volatile uint8_t *e = cq->ring +
-			(size_t)(cq->ci & mask) * PLDMA_CQE_SIZE;
-		/* the first pass over the ring has owner 1, the next 0, ... */
-		uint8_t phase = !((cq->ci / cq->entries) & 1);
+		const volatile uint8_t *e = pldma_cqe_next(cq);
 		struct ibv_wc *w = &wc[got];
 		uint64_t wr_id;
 		uint32_t imm;
 
-		if ((e[PLDMA_CQE_OWNER] & 1) != phase)
+		if (!e)
 			break;
-		/* the owner byte before the rest of the entry */
-		udma_from_device_barrier();
 		memset(w, 0, sizeof(*w));
 		memcpy(&wr_id, (const void *)(e + PLDMA_CQE_WR_ID), 8);
 		w->wr_id = le64toh(wr_id);
@@ -349,6 +374,187 @@ static int pldma_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 					       PLDMA_CQ_DB_CMD_ARM);
 	pthread_spin_unlock(&cq->lock);
 	return 0;
+}
+
+/*
+ * Extended CQs (ibv_create_cq_ex): the same ring, polled one entry at a
+ * time (start_poll, next_poll, end_poll) and read field by field.  The
+ * entry being read is consumed by the next next_poll() or end_poll(),
+ * which also reports the consumer index; the lock is held from a
+ * start_poll() that found an entry to the end_poll().
+ */
+#define PLDMA_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+
+static struct pldma_cq *ex_to_pcq(struct ibv_cq_ex *cqx)
+{
+	return to_pcq(ibv_cq_ex_to_cq(cqx));
+}
+
+static int pldma_cqx_load(struct pldma_cq *cq)
+{
+	const volatile uint8_t *e = pldma_cqe_next(cq);
+	uint64_t wr_id;
+
+	cq->cur = e;
+	if (!e)
+		return ENOENT;
+	memcpy(&wr_id, (const void *)(e + PLDMA_CQE_WR_ID), 8);
+	cq->vcq.cq_ex.wr_id = le64toh(wr_id);
+	cq->vcq.cq_ex.status = e[PLDMA_CQE_STATUS];
+	return 0;
+}
+
+static int pldma_start_poll(struct ibv_cq_ex *cqx, struct ibv_poll_cq_attr *attr)
+{
+	struct pldma_cq *cq = ex_to_pcq(cqx);
+
+	if (attr->comp_mask)
+		return EINVAL;
+	pthread_spin_lock(&cq->lock);
+	cq->consumed = 0;
+	if (pldma_cqx_load(cq)) {
+		pthread_spin_unlock(&cq->lock);
+		return ENOENT;
+	}
+	return 0;
+}
+
+static int pldma_next_poll(struct ibv_cq_ex *cqx)
+{
+	struct pldma_cq *cq = ex_to_pcq(cqx);
+
+	if (cq->cur) {
+		cq->ci = (cq->ci + 1) & 0xffffff;
+		cq->consumed++;
+	}
+	return pldma_cqx_load(cq);
+}
+
+static void pldma_end_poll(struct ibv_cq_ex *cqx)
+{
+	struct pldma_cq *cq = ex_to_pcq(cqx);
+
+	if (cq->cur) {
+		cq->ci = (cq->ci + 1) & 0xffffff;
+		cq->consumed++;
+		cq->cur = NULL;
+	}
+	if (cq->consumed)
+		pldma_cq_doorbell(cq, PLDMA_CQ_DB_CMD_CI);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode pldma_read_opcode(struct ibv_cq_ex *cqx)
+{
+	return ex_to_pcq(cqx)->cur[PLDMA_CQE_OPCODE];
+}
+
+static uint32_t pldma_read_vendor_err(struct ibv_cq_ex *cqx)
+{
+	return get32(ex_to_pcq(cqx)->cur + PLDMA_CQE_VENDOR_ERR);
+}
+
+static uint32_t pldma_read_byte_len(struct ibv_cq_ex *cqx)
+{
+	return get32(ex_to_pcq(cqx)->cur + PLDMA_CQE_BYTE_LEN);
+}
+
+static __be32 pldma_read_imm_data(struct ibv_cq_ex *cqx)
+{
+	__be32 imm;
+
+	/* as on the wire: verbs' __be32 */
+	memcpy(&imm, (const void *)(ex_to_pcq(cqx)->cur + PLDMA_CQE_IMM), 4);
+	return imm;
+}
+
+static uint32_t pldma_read_qp_num(struct ibv_cq_ex *cqx)
+{
+	return get32(ex_to_pcq(cqx)->cur + PLDMA_CQE_QPN);
+}
+
+static uint32_t pldma_read_src_qp(struct ibv_cq_ex *cqx)
+{
+	return get32(ex_to_pcq(cqx)->cur + PLDMA_CQE_SRC_QP);
+}
+
+static unsigned int pldma_read_wc_flags(struct ibv_cq_ex *cqx)
+{
+	return ex_to_pcq(cqx)->cur[PLDMA_CQE_FLAGS] & PLDMA_CQE_F_IMM ?
+	       IBV_WC_WITH_IMM : 0;
+}
+
+/* InfiniBand link fields: none on a RoCE port */
+static uint32_t pldma_read_slid(struct ibv_cq_ex *cqx)
+{
+	return 0;
+}
+
+static uint8_t pldma_read_sl(struct ibv_cq_ex *cqx)
+{
+	return 0;
+}
+
+static uint8_t pldma_read_dlid_path_bits(struct ibv_cq_ex *cqx)
+{
+	return 0;
+}
+
+static struct ibv_cq_ex *pldma_create_cq_ex(struct ibv_context *ibctx,
+					    struct ibv_cq_init_attr_ex *attr)
+{
+	struct pldma_create_cq_ex_resp_all resp = {};
+	struct ibv_create_cq_ex cmd = {};
+	struct ibv_cq_ex *cqx;
+	struct pldma_cq *cq;
+	int ret;
+
+	if (attr->comp_mask || attr->wc_flags & ~(uint64_t)PLDMA_WC_FLAGS) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return NULL;
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	ret = ibv_cmd_create_cq_ex(ibctx, attr, &cq->vcq, &cmd, sizeof(cmd),
+				   &resp.ibv_resp, sizeof(resp), 0);
+	if (ret) {
+		errno = ret;
+		goto err_free;
+	}
+	if (pldma_cq_ring(cq, ibctx, &resp.drv))
+		goto err_destroy;
+	cqx = &cq->vcq.cq_ex;
+	cqx->start_poll = pldma_start_poll;
+	cqx->next_poll = pldma_next_poll;
+	cqx->end_poll = pldma_end_poll;
+	cqx->read_opcode = pldma_read_opcode;
+	cqx->read_vendor_err = pldma_read_vendor_err;
+	cqx->read_wc_flags = pldma_read_wc_flags;
+	if (attr->wc_flags & IBV_WC_EX_WITH_BYTE_LEN)
+		cqx->read_byte_len = pldma_read_byte_len;
+	if (attr->wc_flags & IBV_WC_EX_WITH_IMM)
+		cqx->read_imm_data = pldma_read_imm_data;
+	if (attr->wc_flags & IBV_WC_EX_WITH_QP_NUM)
+		cqx->read_qp_num = pldma_read_qp_num;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SRC_QP)
+		cqx->read_src_qp = pldma_read_src_qp;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SLID)
+		cqx->read_slid = pldma_read_slid;
+	if (attr->wc_flags & IBV_WC_EX_WITH_SL)
+		cqx->read_sl = pldma_read_sl;
+	if (attr->wc_flags & IBV_WC_EX_WITH_DLID_PATH_BITS)
+		cqx->read_dlid_path_bits = pldma_read_dlid_path_bits;
+	return cqx;
+
+err_destroy:
+	ret = errno;
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+	errno = ret;
+err_free:
+	free(cq);
+	return NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -929,6 +1135,7 @@ static const struct verbs_context_ops pldma_ctx_ops = {
 	.dereg_mr = pldma_dereg_mr,
 	.advise_mr = pldma_advise_mr,
 	.create_cq = pldma_create_cq,
+	.create_cq_ex = pldma_create_cq_ex,
 	.poll_cq = pldma_poll_cq,
 	.req_notify_cq = pldma_req_notify_cq,
 	.destroy_cq = pldma_destroy_cq,

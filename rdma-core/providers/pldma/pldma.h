@@ -53,6 +53,9 @@ struct pldma_cq {
 	volatile uint8_t *ring;
 	size_t ring_size;
 	uint64_t ring_off;		/* its mmap() offset */
+	/* extended CQ: the entry being read, and how many were consumed */
+	const volatile uint8_t *cur;
+	uint32_t consumed;
 	/*
 	 * An arm asked for before the context had its channel page (under
 	 * lock; 0: none): no CQE can come before a QP exists, and the first

@@ -5,7 +5,8 @@
  * process's mm to the device by SVA and returns its PASID), PDs and MRs
  * (pinned, or IBV_ACCESS_ON_DEMAND: nothing pinned, the device faults
  * through the PASID; implicit ODP with addr NULL, length SIZE_MAX), CQs
- * and RC QPs.  The data path is here, in user space, through the pages the
+ * (and extended CQs: ibv_start_poll ...) and RC QPs (and extended QPs:
+ * the ibv_wr_* post-send API).  The data path is here, in user space, through the pages the
  * kernel maps: a work request is a descriptor in the SQ ring (our memory)
  * or a receive WQE in the RQ ring, and one doorbell write per batch
  * (PLDMA_CH_RING_TAIL, PLDMA_CH_RQ_TAIL of the context's channel page,

@@ -35,6 +35,7 @@
 #define VA_BASE         0x4000000000ULL
 /* IB timeout code 16: 4.096 us << 16 = 268 ms */
 #define TIMERS          PLDMA_QPT_MAKE(7, 7, 1, 16)
+#define ATOMIC_ETH      28      /* AtomicETH: VA, rkey, swap, compare */
 
 typedef struct Node {
     QTestState *qts;
@@ -1719,6 +1720,68 @@ static void test_hostile_requester(void)
     qpldma_mem_check(pe.n.qts, dst, pl, 1024);
     qpldma_qp_query(&pe.n.d, 0, &q);
     g_assert_cmphex(q.sq_psn, ==, (pe.sq_psn + 2) & 0xffffff);
+    peer_close(&pe);
+}
+
+/*
+ * A peer's atomic requests (CmpSwap, FetchAdd) to the device's QP, whose
+ * window grants WRITE and READ: the device does no atomics, so the one at
+ * the expected PSN gets NAK Invalid Request (0x61) naming it, nothing in
+ * the window changes, and the QP goes on: a WRITE at the same PSN then
+ * lands and is ACKed.  A duplicate atomic is dropped; one ahead of the
+ * expected PSN gets the sequence NAK.  Before, the link dropped atomic
+ * opcodes and the requester timed out.
+ */
+static void test_atomic_refused(void)
+{
+    uint8_t f[2048], aeth[ATOMIC_ETH], pl[64];
+    uint32_t rkey, psn, len, dups;
+    uint64_t pa;
+    Peer pe;
+    int i;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    pa = alloc_pa(&pe.n, PAGE);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    /* AtomicETH: VA, rkey, swap (add) and compare data */
+    memset(aeth, 0, sizeof(aeth));
+    stq_be_p(aeth, pa);
+    stl_be_p(aeth + 8, rkey);
+    stq_be_p(aeth + 12, 0x1111);
+    stq_be_p(aeth + 20, 0);
+    /* ahead of the expected PSN: the sequence NAK */
+    len = roce_frame(f, IP_B, 0x14, pe.qpn, (pe.epsn + 2) & 0xffffff, false,
+                     0, 0, 0, -1, 0, aeth, sizeof(aeth));
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x60);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    /* at it: NAK Invalid Request, each time */
+    for (i = 0; i < 2; i++) {
+        len = roce_frame(f, IP_B, i ? 0x14 : 0x13, pe.qpn, pe.epsn, false,
+                         0, 0, 0, -1, 0, aeth, sizeof(aeth));
+        peer_inject(&pe, f, len);
+        g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x61);
+        g_assert_cmphex(psn, ==, pe.epsn);
+        g_assert_true(qpldma_mem_zero(pe.n.qts, pa, 8));
+    }
+    /* behind it (a duplicate): dropped, no answer */
+    dups = ncnt(&pe.n, PLDMA_NCNT_DUPS);
+    len = roce_frame(f, IP_B, 0x13, pe.qpn, (pe.epsn - 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, aeth, sizeof(aeth));
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_DUPS), ==, dups + 1);
+    /* the QP still serves: a WRITE Only at the expected PSN */
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i + 1;
+    }
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl,
+                     sizeof(pl));
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    qpldma_mem_check(pe.n.qts, pa, pl, sizeof(pl));
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_RTS);
     peer_close(&pe);
 }
 
@@ -3639,6 +3702,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/recv-park-cq-error", test_recv_park_cq_error);
     qtest_add_func("/pldma-qp/loopback", test_loopback);
     qtest_add_func("/pldma-qp/sgl", test_sgl);
+    qtest_add_func("/pldma-qp/atomic-refused", test_atomic_refused);
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);

@@ -269,8 +269,9 @@ bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
         return false;
     }
     p->opcode = q[0];
-    if (p->opcode >= PLDMA_NET_NUM_OPCODES || lduw_be_p(q + 2) != 0xffff ||
-        (q[1] & 0x0f)) {
+    p->atomic = p->opcode == OP_CMP_SWAP || p->opcode == OP_FETCH_ADD;
+    if ((p->opcode >= PLDMA_NET_NUM_OPCODES && !p->atomic) ||
+        lduw_be_p(q + 2) != 0xffff || (q[1] & 0x0f)) {
         return false;                       /* not RC SEND/WRITE/READ/ACK */
     }
     p->se = q[1] >> 7;
@@ -280,7 +281,8 @@ bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
     p->ackreq = w >> 31;
     p->psn = w & PLDMA_PSN_MASK;
     fl = pldma_net_op_flags(p->opcode);
-    hdrs = pldma_net_opcode[p->opcode].hdr_len;
+    hdrs = p->atomic ? BTH_LEN + ATOMIC_ETH_LEN
+                     : pldma_net_opcode[p->opcode].hdr_len;
     p->has_reth = fl & PLDMA_NET_F_RETH;
     p->has_aeth = fl & PLDMA_NET_F_AETH;
     p->has_imm = fl & PLDMA_NET_F_IMMDT;

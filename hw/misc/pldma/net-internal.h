@@ -60,6 +60,13 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define OP_READ_RESP_ONLY   0x10
 #define OP_ACK              0x11
 #define PLDMA_NET_NUM_OPCODES (OP_ACK + 1)
+/*
+ * RC atomic requests (CmpSwap, FetchAdd; AtomicETH after the BTH): the
+ * device does no atomic operation, and refuses them (recv.c)
+ */
+#define OP_CMP_SWAP         0x13
+#define OP_FETCH_ADD        0x14
+#define ATOMIC_ETH_LEN      28
 
 /* What an opcode is and carries (hdr.c's pldma_net_opcode[]) */
 #define PLDMA_NET_F_RETH    (1U << 0)   /* RDMA extended header */
@@ -133,6 +140,7 @@ typedef struct PLDMAPkt {
     uint8_t qp;             /* QP path: 1 + index of our QP, 0: node path */
     uint32_t src_ip;        /* rx: the IPv4 source */
     const uint8_t *smac;    /* rx: the Ethernet source */
+    bool atomic;            /* rx: an atomic request, to be refused */
 } PLDMAPkt;
 
 /*
@@ -178,6 +186,10 @@ bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
 /* net.c: the port */
 void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len);
 void pldma_net_qp_drop(PLDMACore *s, const PLDMAPkt *p, const char *why);
+
+/* recv.c: an atomic request, refused */
+void pldma_recv_rx_atomic(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                          uint32_t idx);
 
 /* req.c: the requester */
 PLDMAAccess pldma_net_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,

@@ -253,7 +253,9 @@ static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
     }
     p->qp = idx + 1;
     p->node = 0;
-    if (fl & PLDMA_NET_F_ACK) {
+    if (p->atomic) {
+        pldma_recv_rx_atomic(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
+    } else if (fl & PLDMA_NET_F_ACK) {
         pldma_net_rx_ack(s, p);
     } else if (fl & PLDMA_NET_F_RESP) {
         pldma_net_rx_read_resp(s, p);
@@ -295,8 +297,9 @@ static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
     if ((p.qpn >> 8) != (QPN_REQ(0) >> 8) &&
         (p.qpn >> 8) != (QPN_RESP(0) >> 8)) {
         pldma_net_rx_qp(s, &p);
-    } else if (p.node == 0) {
-        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);      /* not from a node */
+    } else if (p.node == 0 || p.atomic) {
+        /* not from a node, or an atomic (QPs only, which refuse it) */
+        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
     } else {
         /* the sender's MAC, to answer it (and reach it through a switch) */
         memcpy(s->peer_mac[p.node], p.smac, 6);

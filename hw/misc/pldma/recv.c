@@ -239,6 +239,45 @@ static void recv_refuse(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
     pldma_net_nak(s, c, p->psn, syndrome);
 }
 
+/*
+ * An atomic request (CmpSwap, FetchAdd) for QP @idx.  The device does no
+ * atomic operation (verbs' atomic_cap is NONE, and an MR's remote atomic
+ * right grants nothing), so at the expected PSN it is an invalid request:
+ * NAK Invalid Request, which ends the requester's work request with a
+ * remote error instead of leaving it to time out.  Nothing moves.  A
+ * duplicate was never done (its first copy had the same NAK) and is
+ * dropped; one ahead of the expected PSN gets the sequence NAK as any.
+ */
+void pldma_recv_rx_atomic(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                          uint32_t idx)
+{
+    int32_t d = pldma_net_psn_diff(p->psn, c->epsn);
+
+    if (d < 0) {
+        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
+        return;
+    }
+    if (d > PLDMA_NET_PSN_AHEAD) {
+        pldma_net_qp_drop(s, p, "PSN outside the window");
+        return;
+    }
+    if (c->fault || pldma_net_parked(c)) {
+        /* behind a responder fault: resent when the RNR NAK says so */
+        pldma_net_cnt(s, PLDMA_NCNT_OOO);
+        return;
+    }
+    if (d > 0) {
+        pldma_net_cnt(s, PLDMA_NCNT_OOO);
+        if (!c->nak_seq) {
+            c->nak_seq = true;
+            pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ, 0);
+        }
+        return;
+    }
+    recv_refuse(s, c, p, idx, AETH_NAK_INVALID,
+                "atomic operations are not supported");
+}
+
 /* A SEND packet (First, Middle, Last, Only, with Immediate) for QP @idx */
 void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
                         uint32_t idx)

@@ -36,8 +36,8 @@
 /*
  * The access flags a PLDMA MR may have (no flush, no MW).  Remote atomic
  * access is accepted and grants nothing: the device does no atomic
- * operation (atomic_cap IB_ATOMIC_NONE; its link drops the atomic
- * opcodes), as the QP's access flags take it (ib_qp.c).  rdma-core's ODP
+ * operation (atomic_cap IB_ATOMIC_NONE; an atomic request gets NAK
+ * Invalid Request), as the QP's access flags take it (ib_qp.c).  rdma-core's ODP
  * tests ask for it on every MR, whatever the device's atomic_cap.
  */
 #define PLDMA_IB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE |		\

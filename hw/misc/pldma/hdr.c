@@ -45,7 +45,8 @@ const uint32_t pldma_net_rnr_timer_10us[32] = {
  * The RC opcodes (IBA table 38): per BTH opcode its name, what it is,
  * which headers follow the BTH, whether it carries a payload, and its
  * header length (BTH and the extended headers).  Opcodes beyond OP_ACK
- * are not RC SEND, WRITE, READ or Acknowledge: the link drops them.
+ * are not RC SEND, WRITE, READ or Acknowledge: the link drops them, but
+ * for the atomic requests, which a QP refuses (pldma_recv_rx_atomic()).
  */
 const PLDMANetOpcode pldma_net_opcode[PLDMA_NET_NUM_OPCODES] = {
     [OP_SEND_FIRST] = {

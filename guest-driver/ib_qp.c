@@ -289,9 +289,10 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	/*
 	 * Remote WRITE and READ; remote atomics and flushes are not done by
 	 * the device (it answers an atomic request with NAK Invalid Request
-	 * and drops a flush), so those rights are taken and not kept.  ON_DEMAND is an MR's flag that means nothing
-	 * to a QP: ignored, as rxe and mlx5 do (rdma-core's ODP tests set the
-	 * MR's flags on the QP, its extended-QP tests the flush rights).
+	 * and drops a flush), so those rights are taken and not kept.
+	 * ON_DEMAND is an MR's flag that means nothing to a QP: ignored, as
+	 * rxe and mlx5 do (rdma-core's ODP tests set the MR's flags on the
+	 * QP, its extended-QP tests the flush rights).
 	 */
 	if (mask & IB_QP_ACCESS_FLAGS) {
 		if (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |

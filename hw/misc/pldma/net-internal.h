@@ -210,6 +210,7 @@ uint32_t pldma_net_conn_mtu(PLDMACore *s, const PLDMANetConn *c);
 uint32_t pldma_net_conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c);
 void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                       uint8_t syndrome, uint32_t msn);
+void pldma_net_seq_nak(PLDMACore *s, PLDMANetConn *c);
 void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome);
 void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok);

@@ -267,11 +267,7 @@ void pldma_recv_rx_atomic(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         return;
     }
     if (d > 0) {
-        pldma_net_cnt(s, PLDMA_NCNT_OOO);
-        if (!c->nak_seq) {
-            c->nak_seq = true;
-            pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ, 0);
-        }
+        pldma_net_seq_nak(s, c);
         return;
     }
     recv_refuse(s, c, p, idx, AETH_NAK_INVALID,
@@ -320,11 +316,7 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         return;
     }
     if (d > 0) {
-        pldma_net_cnt(s, PLDMA_NCNT_OOO);
-        if (!c->nak_seq) {
-            c->nak_seq = true;
-            pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ, 0);
-        }
+        pldma_net_seq_nak(s, c);
         return;
     }
     /* the expected PSN: the opcode sequence of the messages */

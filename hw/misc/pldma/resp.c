@@ -176,6 +176,20 @@ void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
 }
 
 /*
+ * A request ahead of the expected PSN (a QP's, or a node-id path message
+ * that cannot start there): counted, and one sequence NAK naming the
+ * expected PSN until a NAK or the expected packet resets nak_seq
+ */
+void pldma_net_seq_nak(PLDMACore *s, PLDMANetConn *c)
+{
+    pldma_net_cnt(s, PLDMA_NCNT_OOO);
+    if (!c->nak_seq) {
+        c->nak_seq = true;
+        pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ, 0);
+    }
+}
+
+/*
  * A WRITE refused after its First was taken: the node-id path skips the
  * rest of the message (and replays the NAK to its duplicates)
  */
@@ -618,11 +632,7 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     if (d > 0 && (c->qp || !(first && (!c->msg_valid ||
                                        pldma_net_psn_diff(p->psn, c->msg_psn) >=
                                        (int32_t)c->msg_nsegs)))) {
-        pldma_net_cnt(s, PLDMA_NCNT_OOO);
-        if (!c->nak_seq) {
-            c->nak_seq = true;
-            pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ, 0);
-        }
+        pldma_net_seq_nak(s, c);
         return;
     }
     if (first) {
@@ -808,11 +818,7 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
         return;
     } else if (d > 0 && c->qp) {
         /* a QP takes the expected PSN only: a sequence NAK, nothing moves */
-        pldma_net_cnt(s, PLDMA_NCNT_OOO);
-        if (!c->nak_seq) {
-            c->nak_seq = true;
-            pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ, 0);
-        }
+        pldma_net_seq_nak(s, c);
         return;
     } else if (d > 0) {
         /* a new message, the last abandoned */

@@ -681,6 +681,70 @@ static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
 }
 
 /*
+ * Start the descriptor of SQ slot @slot, for both post-send APIs: opcode,
+ * flags (EINVAL: a send flag the device does not have, inline among
+ * them) and wr_id as its cookie; *@dp the descriptor
+ */
+static int pldma_desc_begin(struct pldma_qp *qp, uint32_t slot, uint8_t op,
+			    uint64_t wr_id, unsigned int send_flags,
+			    uint8_t **dp)
+{
+	uint8_t *d = qp->sq + (size_t)slot * PLDMA_DESC_SIZE, flags = 0;
+
+	if (send_flags & ~(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
+			   IBV_SEND_FENCE))
+		return EINVAL;
+	if (qp->sq_sig_all || send_flags & IBV_SEND_SIGNALED)
+		flags |= PLDMA_DF_SIGNALED;
+	if (send_flags & IBV_SEND_SOLICITED)
+		flags |= PLDMA_DF_SOLICITED;
+	memset(d, 0, PLDMA_DESC_SIZE);
+	d[PLDMA_DESC_OPCODE] = op;
+	d[PLDMA_DESC_FLAGS] = flags;
+	put64(d + PLDMA_DESC_COOKIE, wr_id);
+	*dp = d;
+	return 0;
+}
+
+/*
+ * The local buffers of descriptor @d (slot @slot): one SGE in place, more
+ * through the slot's list, which the device reads until the request is
+ * done (PLDMA_DESC_NUM_SGE); EINVAL beyond PLDMA_DESC_MAX_SGE entries or
+ * the device's max transfer
+ */
+static int pldma_desc_sges(struct pldma_qp *qp, struct pldma_context *ctx,
+			   uint32_t slot, uint8_t *d, size_t n,
+			   const struct ibv_sge *sg)
+{
+	uint8_t *list = qp->sgl + (size_t)slot * PLDMA_DESC_MAX_SGE *
+				  PLDMA_SGE_SIZE, *e = list;
+	uint64_t addr = 0, len = 0;
+	size_t i;
+
+	if (n > PLDMA_DESC_MAX_SGE)
+		return EINVAL;
+	if (n == 1) {
+		addr = sg[0].addr;
+		len = sg[0].length;
+	} else if (n > 1) {
+		for (i = 0; i < n; i++, e += PLDMA_SGE_SIZE) {
+			put64(e + PLDMA_SGE_ADDR, sg[i].addr);
+			put32(e + PLDMA_SGE_LEN, sg[i].length);
+			put32(e + PLDMA_SGE_LKEY, sg[i].lkey);
+			len += sg[i].length;
+		}
+		addr = (uintptr_t)list;
+		d[PLDMA_DESC_NUM_SGE] = n;
+	}
+	if (len > ctx->max_xfer)
+		return EINVAL;
+	put32(d + PLDMA_DESC_LEN, len);
+	put64(d + (d[PLDMA_DESC_OPCODE] == PLDMA_OP_RDMA_READ ?
+		   PLDMA_DESC_DST : PLDMA_DESC_SRC), addr);
+	return 0;
+}
+
+/*
  * The new post-send API (ibv_qp_ex, ibv_wr_*): a work request is built
  * in its SQ slot by the calls that name it (an opcode, then its SGEs), and
  * wr_complete() rings the doorbell once for all of them.  An error in any
@@ -708,12 +772,12 @@ static void pldma_wr_start(struct ibv_qp_ex *qpx)
 	qp->ex_cur = NULL;
 }
 
-/* A new request of @op in the next slot (NULL: the ring is full) */
+/* A new request of @op in the next slot (NULL: an error, kept) */
 static uint8_t *pldma_wr_new(struct ibv_qp_ex *qpx, uint8_t op)
 {
 	struct pldma_qp *qp = ex_to_pqp(qpx);
 	uint32_t next = (qp->sq_tail + 1) & (qp->sq_entries - 1);
-	uint8_t *d, flags = 0;
+	uint8_t *d;
 
 	qp->ex_cur = NULL;
 	if (qp->ex_err)
@@ -725,20 +789,10 @@ static uint8_t *pldma_wr_new(struct ibv_qp_ex *qpx, uint8_t op)
 			return NULL;
 		}
 	}
-	if (qpx->wr_flags & ~(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
-			      IBV_SEND_FENCE)) {
-		qp->ex_err = EINVAL;
+	qp->ex_err = pldma_desc_begin(qp, qp->sq_tail, op, qpx->wr_id,
+				      qpx->wr_flags, &d);
+	if (qp->ex_err)
 		return NULL;
-	}
-	if (qp->sq_sig_all || qpx->wr_flags & IBV_SEND_SIGNALED)
-		flags |= PLDMA_DF_SIGNALED;
-	if (qpx->wr_flags & IBV_SEND_SOLICITED)
-		flags |= PLDMA_DF_SOLICITED;
-	d = qp->sq + (size_t)qp->sq_tail * PLDMA_DESC_SIZE;
-	memset(d, 0, PLDMA_DESC_SIZE);
-	d[PLDMA_DESC_OPCODE] = op;
-	d[PLDMA_DESC_FLAGS] = flags;
-	put64(d + PLDMA_DESC_COOKIE, qpx->wr_id);
 	qp->ex_slot = qp->sq_tail;
 	qp->sq_tail = next;
 	qp->ex_cur = d;
@@ -793,39 +847,12 @@ static void pldma_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 				  const struct ibv_sge *sg)
 {
 	struct pldma_qp *qp = ex_to_pqp(qpx);
-	struct pldma_context *ctx = to_pctx(qpx->qp_base.context);
-	uint8_t *d = qp->ex_cur, *e;
-	uint64_t addr = 0, len = 0;
-	size_t i;
 
-	if (!d)
-		return;
-	if (num_sge > PLDMA_DESC_MAX_SGE) {
-		qp->ex_err = EINVAL;
-		return;
-	}
-	if (num_sge == 1) {
-		addr = sg[0].addr;
-		len = sg[0].length;
-	} else if (num_sge > 1) {
-		e = qp->sgl + (size_t)qp->ex_slot * PLDMA_DESC_MAX_SGE *
-			      PLDMA_SGE_SIZE;
-		addr = (uintptr_t)e;
-		for (i = 0; i < num_sge; i++, e += PLDMA_SGE_SIZE) {
-			put64(e + PLDMA_SGE_ADDR, sg[i].addr);
-			put32(e + PLDMA_SGE_LEN, sg[i].length);
-			put32(e + PLDMA_SGE_LKEY, sg[i].lkey);
-			len += sg[i].length;
-		}
-		d[PLDMA_DESC_NUM_SGE] = num_sge;
-	}
-	if (len > ctx->max_xfer) {
-		qp->ex_err = EINVAL;
-		return;
-	}
-	put32(d + PLDMA_DESC_LEN, len);
-	put64(d + (d[PLDMA_DESC_OPCODE] == PLDMA_OP_RDMA_READ ?
-		   PLDMA_DESC_DST : PLDMA_DESC_SRC), addr);
+	/* (after an error every call until wr_complete() is a no-op) */
+	if (qp->ex_cur && !qp->ex_err)
+		qp->ex_err = pldma_desc_sges(qp, to_pctx(qpx->qp_base.context),
+					     qp->ex_slot, qp->ex_cur, num_sge,
+					     sg);
 }
 
 static void pldma_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
@@ -952,10 +979,8 @@ static int pldma_destroy_qp(struct ibv_qp *ibqp)
 static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 			   const struct ibv_send_wr *wr, uint32_t slot)
 {
-	uint8_t *d = qp->sq + (size_t)slot * PLDMA_DESC_SIZE;
-	uint64_t addr = 0, len = 0;
-	uint8_t op, flags = 0;
-	int i;
+	uint8_t *d, op;
+	int ret;
 
 	switch (wr->opcode) {
 	case IBV_WR_SEND:
@@ -976,44 +1001,14 @@ static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 	default:
 		return EINVAL;
 	}
-	if (wr->num_sge > PLDMA_DESC_MAX_SGE || wr->num_sge < 0 ||
-	    wr->send_flags & ~(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
-			       IBV_SEND_FENCE))
+	if (wr->num_sge < 0)
 		return EINVAL;
-	if (wr->num_sge == 1) {
-		addr = wr->sg_list[0].addr;
-		len = wr->sg_list[0].length;
-	} else if (wr->num_sge > 1) {
-		/* the slot's list; the device reads it until the WR is done */
-		uint8_t *e = qp->sgl + (size_t)slot * PLDMA_DESC_MAX_SGE *
-				       PLDMA_SGE_SIZE;
-
-		for (i = 0; i < wr->num_sge; i++, e += PLDMA_SGE_SIZE) {
-			put64(e + PLDMA_SGE_ADDR, wr->sg_list[i].addr);
-			put32(e + PLDMA_SGE_LEN, wr->sg_list[i].length);
-			put32(e + PLDMA_SGE_LKEY, wr->sg_list[i].lkey);
-			len += wr->sg_list[i].length;
-		}
-		addr = (uintptr_t)(qp->sgl + (size_t)slot *
-				   PLDMA_DESC_MAX_SGE * PLDMA_SGE_SIZE);
-	}
-	if (len > ctx->max_xfer)
-		return EINVAL;
-	if (qp->sq_sig_all || wr->send_flags & IBV_SEND_SIGNALED)
-		flags |= PLDMA_DF_SIGNALED;
-	if (wr->send_flags & IBV_SEND_SOLICITED)
-		flags |= PLDMA_DF_SOLICITED;
-
-	memset(d, 0, PLDMA_DESC_SIZE);
-	d[PLDMA_DESC_OPCODE] = op;
-	d[PLDMA_DESC_FLAGS] = flags;
-	put32(d + PLDMA_DESC_LEN, len);
-	if (wr->num_sge > 1)
-		d[PLDMA_DESC_NUM_SGE] = wr->num_sge;
-	if (op == PLDMA_OP_RDMA_READ)
-		put64(d + PLDMA_DESC_DST, addr);
-	else
-		put64(d + PLDMA_DESC_SRC, addr);
+	ret = pldma_desc_begin(qp, slot, op, wr->wr_id, wr->send_flags, &d);
+	if (ret)
+		return ret;
+	ret = pldma_desc_sges(qp, ctx, slot, d, wr->num_sge, wr->sg_list);
+	if (ret)
+		return ret;
 	if (op == PLDMA_OP_RDMA_WRITE || op == PLDMA_OP_RDMA_WRITE_IMM ||
 	    op == PLDMA_OP_RDMA_READ) {
 		put64(d + PLDMA_DESC_REMOTE_VA, wr->wr.rdma.remote_addr);
@@ -1022,7 +1017,6 @@ static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 	/* as on the wire: verbs' __be32, stored as it is */
 	if (op == PLDMA_OP_SEND_IMM || op == PLDMA_OP_RDMA_WRITE_IMM)
 		memcpy(d + PLDMA_DESC_IMM, &wr->imm_data, 4);
-	put64(d + PLDMA_DESC_COOKIE, wr->wr_id);
 	return 0;
 }
 

@@ -3043,6 +3043,30 @@ static void loop_cqe(Node *n, QPldmaCQ *cq, uint8_t *cqe)
 }
 
 /*
+ * QP 0 (SQ channel 0, CQs 0 and 1) and QP 1 (SQ channel 1, CQs 2 and 3)
+ * of @n connected to each other over the port's own MAC and address, at
+ * @path_mtu and random PSNs; the port's MAC and the QPNs out
+ */
+static void loop_connect(Node *n, Side *s0, Side *s1, uint8_t *mac,
+                         uint32_t *qpn0, uint32_t *qpn1, uint8_t path_mtu)
+{
+    uint32_t psn0 = rand_psn(), psn1 = rand_psn();
+    QPldmaQPAttr at;
+
+    qpldma_mac(&n->d, mac);
+    *qpn0 = qpldma_qpn(&n->d, 0);
+    *qpn1 = qpldma_qpn(&n->d, 1);
+    side_init_at(n, s0, 0, 0, CQ_SIZE, CQ_SIZE, 0);
+    side_init_at(n, s1, 0, 2, CQ_SIZE, CQ_SIZE, 1);
+    attr_to(&at, mac, IP_A, *qpn1, psn0, psn1, 0);
+    at.path_mtu = path_mtu;
+    qp_connect_cq(n, 0, &at, s0);
+    attr_to(&at, mac, IP_A, *qpn0, psn1, psn0, 1);
+    at.path_mtu = path_mtu;
+    qp_connect_cq(n, 1, &at, s1);
+}
+
+/*
  * QP 0 (SQ channel 0) and QP 1 (SQ channel 1) of one device connected to
  * each other: DEST_MAC is the port's own MAC and DEST_IP its own address,
  * as Linux resolves a GID of the port itself.  WRITE, READ, SEND with
@@ -3054,13 +3078,12 @@ static void loop_cqe(Node *n, QPldmaCQ *cq, uint8_t *cqe)
 static void test_loopback(void)
 {
     static const uint32_t lens[] = { 1, 4 * KiB, 64 * KiB + 123, MiB + 7 };
-    uint32_t psn0 = rand_psn(), psn1 = rand_psn(), qpn0, qpn1, i, rkey;
+    uint32_t qpn0, qpn1, i, rkey;
     uint32_t l[3], off, j;
     uint64_t src, dst, win, compl, bytes, rq_addr[3], rpa[3];
     g_autofree char *net = NULL, *args = NULL;
     uint8_t mac[6], f[64], e[PLDMA_CQE_SIZE];
     QPldmaLink link;
-    QPldmaQPAttr at;
     Side s0, s1;
     Node n;
     int fd;
@@ -3073,17 +3096,7 @@ static void test_loopback(void)
     node_start(&n, args);
     fd = qpldma_link_connect(&link);
     qpldma_link_wait(n.qts);
-    qpldma_mac(&n.d, mac);
-    qpn0 = qpldma_qpn(&n.d, 0);
-    qpn1 = qpldma_qpn(&n.d, 1);
-    side_init_at(&n, &s0, 0, 0, CQ_SIZE, CQ_SIZE, 0);
-    side_init_at(&n, &s1, 0, 2, CQ_SIZE, CQ_SIZE, 1);
-    attr_to(&at, mac, IP_A, qpn1, psn0, psn1, 0);
-    at.path_mtu = PLDMA_MTU_4096;
-    qp_connect_cq(&n, 0, &at, &s0);
-    attr_to(&at, mac, IP_A, qpn0, psn1, psn0, 1);
-    at.path_mtu = PLDMA_MTU_4096;
-    qp_connect_cq(&n, 1, &at, &s1);
+    loop_connect(&n, &s0, &s1, mac, &qpn0, &qpn1, PLDMA_MTU_4096);
 
     for (i = 0; i < ARRAY_SIZE(lens); i++) {
         uint32_t len = lens[i];
@@ -3213,8 +3226,8 @@ static void test_sgl(void)
     static const uint32_t wl[3] = { 1000, 3000, 2777 };
     static const uint32_t rl[3] = { 4000, 1, 2776 };
     static const uint32_t sl[2] = { 1500, 700 };
-    uint32_t total = wl[0] + wl[1] + wl[2], psn0 = rand_psn();
-    uint32_t psn1 = rand_psn(), qpn0, qpn1, rkey, i, off, rlen[3];
+    uint32_t total = wl[0] + wl[1] + wl[2];
+    uint32_t qpn0, qpn1, rkey, i, off, rlen[3];
     uint64_t win, list, compl, bytes, wpa[3], rpa[3], spa[2], rq_addr[3];
     g_autofree uint8_t *want = g_malloc(total);
     g_autofree char *net = NULL, *args = NULL;
@@ -3234,15 +3247,7 @@ static void test_sgl(void)
     node_start(&n, args);
     fd = qpldma_link_connect(&link);
     qpldma_link_wait(n.qts);
-    qpldma_mac(&n.d, mac);
-    qpn0 = qpldma_qpn(&n.d, 0);
-    qpn1 = qpldma_qpn(&n.d, 1);
-    side_init_at(&n, &s0, 0, 0, CQ_SIZE, CQ_SIZE, 0);
-    side_init_at(&n, &s1, 0, 2, CQ_SIZE, CQ_SIZE, 1);
-    attr_to(&at, mac, IP_A, qpn1, psn0, psn1, 0);
-    qp_connect_cq(&n, 0, &at, &s0);
-    attr_to(&at, mac, IP_A, qpn0, psn1, psn0, 1);
-    qp_connect_cq(&n, 1, &at, &s1);
+    loop_connect(&n, &s0, &s1, mac, &qpn0, &qpn1, PLDMA_MTU_1024);
 
     /* WRITE gathered from three SGEs into QP 1's window */
     list = sgl_make(&n, 3, wl, wpa);

@@ -113,6 +113,16 @@ static uint32_t tx_post(Node *n, const uint8_t *f, uint64_t addr,
     return i;
 }
 
+/* Post frame @f of @len bytes with PLDMA_ETH_TX_ICRC, sent as @sent bytes */
+static uint32_t tx_post_icrc(Node *n, const uint8_t *f, uint32_t len,
+                             uint32_t sent)
+{
+    uint64_t addr = TX_BUFS + n->tx_tail * BUF_SIZE;
+
+    qtest_memwrite(n->qts, addr, f, len);
+    return tx_post(n, NULL, addr, sent | PLDMA_ETH_TX_ICRC);
+}
+
 /* Wait (~5 s at most) until register @reg reads @want */
 static void wait_reg(Node *n, uint32_t reg, uint32_t want)
 {
@@ -640,6 +650,104 @@ static void test_reset(void)
     peer_close(&pe);
 }
 
+/*
+ * RoCEv2 UD datagrams (QP1's, the OS's GSI QP): to the receive ring when
+ * their ICRC is good, dropped and counted when it is not; on the way out
+ * the device fills in the ICRC of a descriptor with PLDMA_ETH_TX_ICRC, and
+ * refuses it on a frame that is not RoCEv2
+ */
+static void test_ud(void)
+{
+    uint8_t f[2048], got[2048], mad[8 + 256];
+    uint32_t len, st, drops, i;
+    Peer pe;
+    Node *n = &pe.n;
+    QPldmaRoce r = {
+        .src_mac = peer_mac, .src_ip = 0x0a000002, .dst_ip = 0x0a000001,
+        .op = 0x64, .qpn = 1, .psn = 7, .aeth_syn = -1,
+        .pl = mad, .plen = sizeof(mad),
+    };
+
+    stl_be_p(mad, 0x80010000);          /* DETH: Q_Key of QP1, source QP 1 */
+    stl_be_p(mad + 4, 1);
+    for (i = 8; i < sizeof(mad); i++) {
+        mad[i] = i * 7;
+    }
+    peer_open(&pe, NULL);
+    r.dst_mac = n->mac;
+    rings_init(n, 4, 4);
+    rx_post(n, 3, BUF_SIZE);
+    qpldma_wr(&n->d, PLDMA_ETH_CTRL, PLDMA_ETH_CTRL_RX_EN |
+              PLDMA_ETH_CTRL_TX_EN);
+
+    /* in: byte for byte, not the transport's */
+    drops = qpldma_ncnt(&n->d, PLDMA_NCNT_RX_DROPPED);
+    len = qpldma_roce_frame(f, &r);
+    qpldma_stream_send(pe.fd, f, len);
+    wait_reg(n, PLDMA_ETH_RX_HEAD, 1);
+    g_assert_cmpuint(desc_status(n, RX_RING, 0, &st), ==, PLDMA_ETH_ST_OK);
+    g_assert_cmpuint(st, ==, len);
+    qpldma_mem_check(n->qts, RX_BUFS, f, len);
+    g_assert_cmpuint(qpldma_ncnt(&n->d, PLDMA_NCNT_RX_FRAMES), ==, 0);
+
+    /* a bad ICRC: dropped by the device, never to the ring */
+    f[len - 1] ^= 1;
+    qpldma_stream_send(pe.fd, f, len);
+    wait_reg(n, PLDMA_NET_CNT(PLDMA_NCNT_RX_DROPPED), drops + 1);
+    f[len - 1] ^= 1;
+    /* the immediate form, with a good ICRC, is delivered */
+    r.op = 0x65;
+    len = qpldma_roce_frame(f, &r);
+    qpldma_stream_send(pe.fd, f, len);
+    wait_reg(n, PLDMA_ETH_RX_HEAD, 2);
+    qpldma_mem_check(n->qts, RX_BUFS + BUF_SIZE, f, len);
+    g_assert_cmpuint(ecnt(n, PLDMA_ETH_CNT_RX_FRAMES), ==, 2);
+
+    /* out: the ICRC zeroed, the device writes it */
+    r.op = 0x64;
+    r.dst_mac = peer_mac;
+    r.src_mac = n->mac;
+    r.src_ip = 0x0a000001;
+    r.dst_ip = 0x0a000002;
+    len = qpldma_roce_frame(f, &r);
+    memcpy(got, f, len);
+    memset(got + len - 4, 0, 4);
+    i = tx_post_icrc(n, got, len, len);
+    memset(got, 0, sizeof(got));
+    g_assert_cmpuint(qpldma_stream_recv(pe.fd, got, sizeof(got)), ==, len);
+    g_assert_true(memcmp(got, f, len) == 0);
+    wait_reg(n, PLDMA_ETH_TX_HEAD, 1);
+    g_assert_cmpuint(desc_status(n, TX_RING, i, &st), ==, PLDMA_ETH_ST_OK);
+    g_assert_cmpuint(st, ==, len);
+
+    /* not RoCEv2 (an ARP request), or truncated: refused, nothing sent */
+    len = arp_frame(f, n->mac, 0x0a000001, 0x0a000002);
+    i = tx_post_icrc(n, f, len, len);
+    wait_reg(n, PLDMA_ETH_TX_HEAD, 2);
+    g_assert_cmpuint(desc_status(n, TX_RING, i, NULL), ==,
+                     PLDMA_ETH_ST_NOT_ROCE);
+    len = qpldma_roce_frame(f, &r);
+    i = tx_post_icrc(n, f, len, len - 8);
+    wait_reg(n, PLDMA_ETH_TX_HEAD, 3);
+    g_assert_cmpuint(desc_status(n, TX_RING, i, NULL), ==,
+                     PLDMA_ETH_ST_NOT_ROCE);
+    g_assert_cmpuint(ecnt(n, PLDMA_ETH_CNT_TX_FRAMES), ==, 1);
+    g_assert_cmpuint(ecnt(n, PLDMA_ETH_CNT_TX_ERRORS), ==, 2);
+    g_assert_cmpuint(qpldma_stream_recv(pe.fd, got, sizeof(got)), ==, 0);
+
+    /* RX off: a good UD datagram is dropped and counted */
+    qpldma_wr(&n->d, PLDMA_ETH_CTRL, 0);
+    r.dst_mac = n->mac;
+    r.src_mac = peer_mac;
+    r.src_ip = 0x0a000002;
+    r.dst_ip = 0x0a000001;
+    len = qpldma_roce_frame(f, &r);
+    qpldma_stream_send(pe.fd, f, len);
+    wait_reg(n, PLDMA_NET_CNT(PLDMA_NCNT_RX_DROPPED), drops + 2);
+    g_assert_cmpuint(qpldma_rd(&n->d, PLDMA_ETH_RX_HEAD), ==, 2);
+    peer_close(&pe);
+}
+
 /* Two QEMUs: an ARP request from A, the reply from B, through the devices */
 static void test_two_nodes(void)
 {
@@ -702,5 +810,6 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-eth/bad-desc", test_bad_desc);
     qtest_add_func("/pldma-eth/reset", test_reset);
     qtest_add_func("/pldma-eth/two-nodes", test_two_nodes);
+    qtest_add_func("/pldma-eth/ud", test_ud);
     return g_test_run();
 }

@@ -181,29 +181,44 @@ static bool pldma_eth_is_roce(PLDMACore *s, const uint8_t *f, size_t size)
  */
 bool pldma_eth_rx(PLDMACore *s, const uint8_t *f, size_t size)
 {
-    PLDMAEthRing *r = &s->eth.rx;
-    uint64_t addr, fva;
-    uint32_t blen, st;
-
     if (!(s->eth.ctrl & PLDMA_ETH_CTRL_RX_EN) ||
         pldma_eth_is_roce(s, f, size)) {
         return false;
     }
+    pldma_eth_deliver(s, f, size);
+    return true;
+}
+
+/*
+ * Deliver a frame of the Ethernet function's (pldma_eth_rx(), or a RoCEv2
+ * UD datagram from net.c) to the receive ring, or drop and count it
+ */
+void pldma_eth_deliver(PLDMACore *s, const uint8_t *f, size_t size)
+{
+    PLDMAEthRing *r = &s->eth.rx;
+    uint64_t addr, fva;
+    uint32_t blen, st;
+
+    if (!(s->eth.ctrl & PLDMA_ETH_CTRL_RX_EN)) {
+        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
+        trace_pldma_eth_rx_drop("receive ring off", size);
+        return;
+    }
     if (size < PLDMA_ETH_FRAME_MIN) {
         eth_cnt(s, PLDMA_ETH_CNT_RX_RUNT, 1);
         trace_pldma_eth_rx_drop("runt", size);
-        return true;
+        return;
     }
     if (!(s->eth.ctrl & PLDMA_ETH_CTRL_PROMISC) && !(f[0] & 1) &&
         memcmp(f, s->conf->macaddr.a, ETH_ALEN)) {
         eth_cnt(s, PLDMA_ETH_CNT_RX_FILTERED, 1);
         trace_pldma_eth_rx_drop("filtered", size);
-        return true;
+        return;
     }
     if (r->head == r->tail) {
         eth_cnt(s, PLDMA_ETH_CNT_RX_NO_BUF, 1);
         trace_pldma_eth_rx_drop("no buffer", size);
-        return true;
+        return;
     }
     if (pldma_eth_fetch(s, false, &addr, &blen)) {
         if (size > blen || size > PLDMA_ETH_FRAME_MAX) {
@@ -225,7 +240,6 @@ bool pldma_eth_rx(PLDMACore *s, const uint8_t *f, size_t size)
         }
     }
     pldma_update_irq(s);
-    return true;
 }
 
 /* ---- transmit ---- */
@@ -254,12 +268,14 @@ static void pldma_eth_tx_bh(void *opaque)
 
     for (n = 0; n < PLDMA_ETH_TX_BUDGET && pldma_eth_tx_ready(s); n++) {
         uint64_t addr, fva;
-        uint32_t len, st;
+        uint32_t len, st, icrc;
         bool send = false;
 
         if (!pldma_eth_fetch(s, true, &addr, &len)) {
             break;
         }
+        icrc = len & PLDMA_ETH_TX_ICRC;
+        len &= ~PLDMA_ETH_TX_ICRC;
         if (len < PLDMA_ETH_FRAME_MIN || len > PLDMA_ETH_FRAME_MAX) {
             qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth tx: descriptor %u: "
                           "length %u\n", s->eth.tx.head, len);
@@ -269,6 +285,11 @@ static void pldma_eth_tx_bh(void *opaque)
             qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth tx: buffer read at "
                           "0x%" PRIx64 " failed\n", fva);
             st = PLDMA_ETH_ST_DMA_ERROR;
+        } else if (icrc && !pldma_net_icrc_fill(s->eth.buf, len)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth tx: descriptor %u: "
+                          "ICRC asked for a frame that is not RoCEv2\n",
+                          s->eth.tx.head);
+            st = PLDMA_ETH_ST_NOT_ROCE;
         } else {
             st = PLDMA_ETH_ST_OK;
             send = true;

@@ -234,6 +234,67 @@ void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     pldma_net_send_frame(s, f, q + ICRC_LEN - f);
 }
 
+/*
+ * The IPv4 datagram of a RoCEv2 frame (Ethernet, IPv4 without options,
+ * UDP to 4791, room for a BTH and the ICRC): its length, else 0
+ */
+static size_t pldma_net_roce_len(const uint8_t *f, size_t size)
+{
+    const uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR;
+    size_t iplen;
+
+    if (size < ETH_HDR + IP_HDR + UDP_HDR + BTH_LEN + ICRC_LEN ||
+        lduw_be_p(f + 12) != 0x0800 || ip[0] != 0x45 || ip[9] != 17) {
+        return 0;
+    }
+    iplen = lduw_be_p(ip + 2);
+    if (iplen > size - ETH_HDR ||
+        iplen < IP_HDR + UDP_HDR + BTH_LEN + ICRC_LEN ||
+        (lduw_be_p(ip + 6) & 0x3fff) || lduw_be_p(udp + 2) != ROCE_UDP_PORT ||
+        lduw_be_p(udp + 4) != iplen - IP_HDR) {
+        return 0;                           /* truncated, or a fragment */
+    }
+    return iplen;
+}
+
+/*
+ * A RoCEv2 frame for this node that is UD (BTH opcode 0x64 or 0x65: QP1's
+ * management datagrams, the OS's): 1 if its ICRC is good, -1 if it is not
+ * or it is malformed; 0 if it is not UD (the transport's to parse)
+ */
+int pldma_net_ud_check(const uint8_t *f, size_t size)
+{
+    const uint8_t *ip = f + ETH_HDR, *bth = ip + IP_HDR + UDP_HDR;
+    size_t iplen;
+
+    if (size < ETH_HDR + IP_HDR + UDP_HDR + BTH_LEN ||
+        (bth[0] != OP_UD_SEND_ONLY && bth[0] != OP_UD_SEND_ONLY_IMM)) {
+        return 0;
+    }
+    iplen = pldma_net_roce_len(f, size);
+    if (!iplen ||
+        ldl_le_p(ip + iplen - ICRC_LEN) != pldma_icrc(ip, iplen - ICRC_LEN)) {
+        return -1;
+    }
+    return 1;
+}
+
+/*
+ * Write the ICRC of a RoCEv2 frame the driver built (the Ethernet
+ * function's PLDMA_ETH_TX_ICRC); false if it is not one
+ */
+bool pldma_net_icrc_fill(uint8_t *f, size_t size)
+{
+    uint8_t *ip = f + ETH_HDR;
+    size_t iplen = pldma_net_roce_len(f, size);
+
+    if (!iplen) {
+        return false;
+    }
+    stl_le_p(ip + iplen - ICRC_LEN, pldma_icrc(ip, iplen - ICRC_LEN));
+    return true;
+}
+
 /* Parse and check a frame; false (counted by the caller) if not for us */
 bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
                      PLDMAPkt *p)

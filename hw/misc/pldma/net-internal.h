@@ -38,6 +38,7 @@ void pldma_eth_realize(PLDMACore *s);
 void pldma_eth_unrealize(PLDMACore *s);
 void pldma_eth_vm_running(PLDMACore *s);
 bool pldma_eth_rx(PLDMACore *s, const uint8_t *buf, size_t size);
+void pldma_eth_deliver(PLDMACore *s, const uint8_t *buf, size_t size);
 void pldma_eth_link_changed(NetClientState *nc);
 
 /* RC opcodes (IBA table 38) */
@@ -67,6 +68,12 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define OP_CMP_SWAP         0x13
 #define OP_FETCH_ADD        0x14
 #define ATOMIC_ETH_LEN      28
+/*
+ * UD SEND (IBA table 38): QP1's management datagrams (rdma_cm's CM MADs),
+ * which the OS's GSI QP serves through the Ethernet function
+ */
+#define OP_UD_SEND_ONLY     0x64
+#define OP_UD_SEND_ONLY_IMM 0x65
 
 /* What an opcode is and carries (hdr.c's pldma_net_opcode[]) */
 #define PLDMA_NET_F_RETH    (1U << 0)   /* RDMA extended header */
@@ -182,6 +189,8 @@ extern const uint32_t pldma_net_rnr_timer_10us[32];
 void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p);
 bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
                      PLDMAPkt *p);
+int pldma_net_ud_check(const uint8_t *f, size_t size);
+bool pldma_net_icrc_fill(uint8_t *f, size_t size);
 
 /* net.c: the port */
 void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len);

@@ -279,6 +279,17 @@ static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
     if (pldma_eth_rx(s, buf, size)) {
         return MAX(size, 1);
     }
+    /* UD (QP1's management datagrams): the OS's too, if its ICRC is good */
+    switch (pldma_net_ud_check(buf, size)) {
+    case 1:
+        trace_pldma_net_rx_ud(size);
+        pldma_eth_deliver(s, buf, size);
+        return size;
+    case -1:
+        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
+        trace_pldma_net_drop(size);
+        return size;
+    }
     pldma_net_cnt(s, PLDMA_NCNT_RX_FRAMES);
     if (!pldma_net_parse(s, buf, size, &p)) {
         pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);

@@ -505,8 +505,13 @@
  * link delivers that is not RoCEv2 for this node (not IPv4/UDP to port
  * 4791 and NET_IP) goes to the receive ring while ETH_CTRL.RX_EN is set;
  * with it clear, such frames are dropped and counted as before
- * (PLDMA_NCNT_RX_DROPPED).  The transmit ring's frames go out on the link
- * as they are (the driver builds the whole frame, source MAC included).
+ * (PLDMA_NCNT_RX_DROPPED).  So do RoCEv2 UD datagrams for this node (BTH
+ * opcode 0x64 or 0x65: QP1's management datagrams, which the OS serves),
+ * once their ICRC is checked; a bad one is dropped and counted there.
+ * The transmit ring's frames go out on the link as they are (the driver
+ * builds the whole frame, source MAC included); a descriptor whose LEN
+ * has PLDMA_ETH_TX_ICRC gets its RoCEv2 ICRC (the frame's last four
+ * bytes of IPv4 payload) computed by the device on the way out.
  *
  * Both rings are arrays of PLDMA_ETH_DESC_SIZE descriptors in memory the
  * driver allocates for DMA without PASID (as the fault queue), and so are
@@ -586,7 +591,9 @@
 #define PLDMA_ETH_DESC_ADDR         0x0     /* u64 buffer IOVA */
 #define PLDMA_ETH_DESC_LEN          0x8     /* u32 RX: buffer size, written
                                                back: frame length; TX:
-                                               frame length */
+                                               frame length, and: */
+#define   PLDMA_ETH_TX_ICRC           PLDMA_BIT(31) /* fill the RoCEv2 ICRC
+                                               (written back without it) */
 #define PLDMA_ETH_DESC_STATUS       0xc     /* u32 PLDMA_ETH_ST_*, written
                                                last by the device */
 #define PLDMA_ETH_ST_PENDING        0
@@ -595,6 +602,9 @@
                                                FRAME_MAX; RX: the frame
                                                did not fit (dropped) */
 #define PLDMA_ETH_ST_DMA_ERROR      3       /* buffer not readable/writable */
+#define PLDMA_ETH_ST_NOT_ROCE       4       /* TX_ICRC on a frame that is not
+                                               IPv4 (no options) / UDP 4791
+                                               / BTH / ICRC: not sent */
 
 /* Per-channel counters: 64 bytes per channel (mirrored in the user page) */
 #define PLDMA_CH_CNT_STRIDE         0x40

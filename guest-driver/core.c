@@ -172,6 +172,7 @@ struct pldma_dev *pldma_dev_alloc(struct device *dev)
 	kref_init(&pd->ref);
 	init_rwsem(&pd->gone_sem);
 	spin_lock_init(&pd->lock);
+	spin_lock_init(&pd->gsi_lock);
 	pd->dev = get_device(dev);
 	if (devm_add_action_or_reset(dev, pldma_dev_put_action, pd))
 		return NULL;

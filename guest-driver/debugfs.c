@@ -244,14 +244,37 @@ static int pldma_cqs_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(pldma_cqs);
 
+/* QP1's datagrams (ib_gsi.c): what the MAD layer sent and received */
+static int pldma_gsi_show(struct seq_file *m, void *v)
+{
+	struct pldma_dev *pd = m->private;
+	unsigned long flags;
+	u64 st[4];
+	bool up;
+
+	spin_lock_irqsave(&pd->gsi_lock, flags);
+	st[0] = pd->gsi_st.rx;
+	st[1] = pd->gsi_st.rx_dropped;
+	st[2] = pd->gsi_st.tx;
+	st[3] = pd->gsi_st.tx_errors;
+	up = pd->gsi;
+	spin_unlock_irqrestore(&pd->gsi_lock, flags);
+	seq_printf(m, "qp1 %s\nrx %llu\nrx_dropped %llu\ntx %llu\ntx_errors %llu\n",
+		   up ? "up" : "none", st[0], st[1], st[2], st[3]);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(pldma_gsi);
+
 void pldma_debugfs_add(struct pldma_dev *pd)
 {
 	pd->dbg = debugfs_create_dir(pd->name, pldma_dbg_root);
 	debugfs_create_file("stats", 0444, pd->dbg, pd, &pldma_stats_fops);
 	if (pd->node_id)
 		debugfs_create_file("net", 0444, pd->dbg, pd, &pldma_net_fops);
-	if (pd->num_qps)
+	if (pd->num_qps) {
 		debugfs_create_file("qps", 0444, pd->dbg, pd, &pldma_qps_fops);
+		debugfs_create_file("gsi", 0444, pd->dbg, pd, &pldma_gsi_fops);
+	}
 	if (pd->num_cqs)
 		debugfs_create_file("cqs", 0444, pd->dbg, pd, &pldma_cqs_fops);
 }

@@ -31,7 +31,7 @@ void pldma_ib_cq_event(void *p)
 int pldma_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		       struct uverbs_attr_bundle *attrs)
 {
-	struct ib_udata *udata = &attrs->driver_udata;
+	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
 	struct pldma_ib_cq *cq = to_pcq(ibcq);
 	struct pldma_create_cq_resp resp = { };
 	struct pldma_cq_create c = { };
@@ -39,8 +39,10 @@ int pldma_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct pldma_dev *pd;
 	int ret;
 
-	if (!udata->outlen)		/* no kernel CQs */
-		return -EOPNOTSUPP;
+	if (!udata)			/* the kernel's: in memory (ib_gsi.c) */
+		return pldma_sw_cq_create(ibcq, attr);
+	if (!udata->outlen)
+		return -EINVAL;
 	uc = rdma_udata_to_drv_context(udata, struct pldma_ib_ucontext, ibuc);
 	pd = uc->ctx->pd;
 	if (attr->flags)
@@ -91,6 +93,10 @@ int pldma_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct pldma_ib_cq *cq = to_pcq(ibcq);
 	int ret;
 
+	if (cq->sw) {
+		pldma_sw_cq_destroy(ibcq);
+		return 0;
+	}
 	uc = rdma_udata_to_drv_context(udata, struct pldma_ib_ucontext, ibuc);
 	ret = pldma_cq_destroy(uc->ctx, cq->idx);
 	if (ret)

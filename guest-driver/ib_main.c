@@ -12,9 +12,10 @@
  * a QP), PDs, MRs
  * (ib_mr.c: pinned, ODP and implicit ODP), CQs (ib_cq.c) and RC QPs
  * (ib_qp.c), and the mmap() of the context's channel page and of the CQ
- * and RQ rings.  Every other verb is absent from the ops, so ib_core and
- * libibverbs answer EOPNOTSUPP for it; there are no kernel verbs (no kernel
- * PD, CQ or QP).
+ * and RQ rings.  Kernel verbs serve QP1 alone (ib_gsi.c: the MAD layer's
+ * GSI QP, for ib_cm and rdma_cm): a kernel PD, CQs in memory, address
+ * handles.  Every other verb is absent from the ops, so ib_core and
+ * libibverbs answer EOPNOTSUPP for it.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -83,9 +84,10 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN;
 	/*
 	 * ODP: an MR pins nothing, the device faults through the PASID, as
-	 * requester and as responder, for every RC operation it does.
+	 * requester and as responder, for every RC operation it does.  The
+	 * kernel's buffers (QP1's) need no MR: they are virtual addresses.
 	 */
-	attr->kernel_cap_flags = IBK_ON_DEMAND_PAGING;
+	attr->kernel_cap_flags = IBK_ON_DEMAND_PAGING | IBK_LOCAL_DMA_LKEY;
 	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	attr->odp_caps.per_transport_caps.rc_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
@@ -322,9 +324,9 @@ static int pldma_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct pldma_ib_pd *ppd = to_ppd(ibpd);
 	struct pldma_ib_ucontext *uc;
 
-	/* kernel PDs: no kernel verbs consumer is supported */
+	/* the kernel's (the MAD layer's, for QP1): no address space */
 	if (!udata)
-		return -EOPNOTSUPP;
+		return 0;
 	uc = rdma_udata_to_drv_context(udata, struct pldma_ib_ucontext, ibuc);
 	ppd->pasid = uc->pasid;
 	return 0;
@@ -361,7 +363,15 @@ static const struct ib_device_ops pldma_ib_ops = {
 	.modify_qp = pldma_ib_modify_qp,
 	.query_qp = pldma_ib_query_qp,
 	.destroy_qp = pldma_ib_destroy_qp,
+	.post_send = pldma_ib_post_send,
+	.post_recv = pldma_ib_post_recv,
+	.poll_cq = pldma_ib_poll_cq,
+	.req_notify_cq = pldma_ib_req_notify_cq,
+	.get_dma_mr = pldma_ib_get_dma_mr,
+	.create_ah = pldma_ib_create_ah,
+	.destroy_ah = pldma_ib_destroy_ah,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, pldma_ib_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, pldma_ib_ucontext, ibuc),
 	INIT_RDMA_OBJ_SIZE(ib_pd, pldma_ib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_cq, pldma_ib_cq, ibcq),
@@ -408,7 +418,12 @@ int pldma_ib_register(struct pldma_dev *pd)
 			goto err_dealloc;
 	}
 
-	ret = ib_register_device(ibdev, pd->name, pd->dev);
+	/*
+	 * No DMA device: the device reaches user memory through PASIDs, and
+	 * the kernel's QP1 buffers are read and written by ib_gsi.c, so the
+	 * MAD layer's DMA addresses are kernel virtual ones (as rxe's)
+	 */
+	ret = ib_register_device(ibdev, pd->name, NULL);
 	if (ret)
 		goto err_dealloc;
 	pd->ib = pib;

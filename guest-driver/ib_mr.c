@@ -152,6 +152,10 @@ int pldma_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct pldma_ib_ucontext *uc = pldma_ib_uc(udata);
 	int ret;
 
+	if (!udata) {		/* the kernel's (ib_gsi.c): no key, no pages */
+		kfree(mr);
+		return 0;
+	}
 	xa_erase(&to_pibdev(ibmr->device)->mrs, ibmr->lkey);
 	/* the key first: no remote access once the pages may go */
 	if (mr->has_key) {

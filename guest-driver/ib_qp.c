@@ -152,8 +152,8 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct pldma_dev *pd;
 	int ret;
 
-	if (!udata)
-		return -EOPNOTSUPP;
+	if (!udata)			/* the kernel's: QP1 only */
+		return pldma_gsi_create_qp(ibqp, init);
 	uc = pldma_ib_uc(udata);
 	pd = uc->ctx->pd;
 	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags ||
@@ -261,6 +261,8 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	enum ib_qp_state cur, new;
 	int ret;
 
+	if (qp->gsi)
+		return pldma_gsi_modify_qp(ibqp, attr, mask);
 	if (udata && udata->inlen)
 		return -EINVAL;
 	if (mask & ~PLDMA_IB_QP_MASK)
@@ -348,6 +350,8 @@ int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	struct pldma_qp_attr a = { .qpn = ibqp->qp_num };
 	int ret;
 
+	if (qp->gsi)
+		return pldma_gsi_query_qp(ibqp, attr, mask, init);
 	ret = pldma_qp_query(qp->chan->ctx, &a);
 	if (ret)
 		return ret;
@@ -383,9 +387,14 @@ int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int pldma_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct pldma_ib_qp *qp = to_pqp(ibqp);
-	struct pldma_ib_ucontext *uc = pldma_ib_uc(udata);
+	struct pldma_ib_ucontext *uc;
 	int ret;
 
+	if (qp->gsi) {
+		pldma_gsi_destroy_qp(ibqp);
+		return 0;
+	}
+	uc = pldma_ib_uc(udata);
 	ret = pldma_qp_destroy(qp->chan->ctx, ibqp->qp_num);
 	if (ret)
 		return ret;

@@ -122,6 +122,7 @@ struct pldma_ctx;
 struct pldma_dev;
 struct pldma_eth;
 struct pldma_ibdev;
+struct pldma_gsi;
 
 /*
  * The latest fault record of a channel or of a key (responder fault).
@@ -319,6 +320,15 @@ struct pldma_dev {
 
 	/* the RDMA device (ib_main.c), with QPs */
 	struct pldma_ibdev *ib;
+	/* its QP1 (ib_gsi.c), which eth.c's receive path serves */
+	spinlock_t gsi_lock;		/* gsi, gsi_st */
+	struct pldma_gsi *gsi;
+	struct {
+		u64 rx;			/* UD datagrams to QP1 */
+		u64 rx_dropped;		/* malformed, no QP, no WQE, key */
+		u64 tx;
+		u64 tx_errors;		/* not taken by the transmit ring */
+	} gsi_st;
 
 	struct dentry *dbg;
 	struct pldma_counters st;
@@ -495,6 +505,7 @@ struct pldma_dev *pldma_dev_alloc(struct device *dev);
 int pldma_core_probe(struct pldma_dev *pd, resource_size_t size);
 int pldma_register(struct pldma_dev *pd, const char *bus);
 int pldma_ib_register(struct pldma_dev *pd);
+bool pldma_gsi_rx(struct pldma_dev *pd, const u8 *f, u32 size);
 void pldma_ib_unregister(struct pldma_dev *pd);
 void pldma_unregister(void *data);
 

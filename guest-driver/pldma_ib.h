@@ -7,6 +7,9 @@
 #ifndef _PLDMA_IB_H
 #define _PLDMA_IB_H
 
+#include <linux/etherdevice.h>
+#include <linux/skbuff.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 
 #include "pldma_compat.h"
@@ -75,10 +78,21 @@ pldma_ib_mmap_insert(struct pldma_ib_ucontext *uc, struct pldma_ctx *ctx,
 		     enum pldma_ib_mmap_type type, u32 idx, size_t size,
 		     u64 *offset);
 
+/* A kernel CQ (ib_gsi.c): its completions in memory */
+struct pldma_sw_cq {
+	spinlock_t lock;		/* everything below */
+	u32 entries;
+	u32 head;			/* oldest completion */
+	u32 count;
+	enum ib_cq_notify_flags notify;	/* 0 or the armed request */
+	struct ib_wc wc[];
+};
+
 struct pldma_ib_cq {
 	struct ib_cq ibcq;
 	u32 idx;			/* the device's CQ */
 	struct rdma_user_mmap_entry *ring;
+	struct pldma_sw_cq *sw;		/* a kernel CQ: no device CQ */
 };
 
 static inline struct pldma_ib_cq *to_pcq(struct ib_cq *ibcq)
@@ -93,6 +107,7 @@ static inline struct pldma_ib_cq *to_pcq(struct ib_cq *ibcq)
  */
 struct pldma_ib_qp {
 	struct ib_qp ibqp;
+	struct pldma_gsi *gsi;		/* QP1, the kernel's (ib_gsi.c) */
 	struct pldma_ib_ucontext *uc;
 	struct pldma_ib_chan *chan;
 	struct rdma_user_mmap_entry *rq;
@@ -120,6 +135,67 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		      struct ib_qp_init_attr *init);
 int pldma_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/*
+ * QP1, the port's GSI QP, in software on the Ethernet rings (ib_gsi.c):
+ * the MAD layer's.  Receive WQEs are kernel virtual buffers; a send is a
+ * whole frame queued on @sq until tx_work puts it on the transmit ring.
+ */
+struct pldma_gsi_rwqe {
+	u64 wr_id;
+	u64 addr;
+	u32 length;
+};
+
+struct pldma_gsi {
+	struct pldma_dev *pd;
+	struct pldma_ib_qp *qp;
+	spinlock_t lock;		/* everything below */
+	enum ib_qp_state state;
+	u32 qkey;
+	u32 sq_psn;
+	bool sig_all;
+	u32 sq_max;
+	struct sk_buff_head sq;
+	struct work_struct tx_work;
+	struct pldma_gsi_rwqe *rq;
+	u32 rq_size;
+	u32 rq_head;			/* oldest posted WQE */
+	u32 rq_count;
+};
+
+/* An address handle (kernel only: the MAD layer's): RoCEv2 over IPv4 */
+struct pldma_ib_ah {
+	struct ib_ah ibah;
+	__be32 saddr;
+	__be32 daddr;
+	u8 dmac[ETH_ALEN];
+	u8 tos;
+	u8 ttl;
+};
+
+static inline struct pldma_ib_ah *to_pah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct pldma_ib_ah, ibah);
+}
+
+int pldma_sw_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr);
+void pldma_sw_cq_destroy(struct ib_cq *ibcq);
+int pldma_ib_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
+int pldma_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+struct ib_mr *pldma_ib_get_dma_mr(struct ib_pd *ibpd, int access);
+int pldma_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		       struct ib_udata *udata);
+int pldma_ib_destroy_ah(struct ib_ah *ibah, u32 flags);
+int pldma_gsi_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init);
+int pldma_gsi_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask);
+int pldma_gsi_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		       struct ib_qp_init_attr *init);
+void pldma_gsi_destroy_qp(struct ib_qp *ibqp);
+int pldma_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		       const struct ib_send_wr **bad_wr);
+int pldma_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
 
 struct pldma_ib_pd {
 	struct ib_pd ibpd;

@@ -494,6 +494,35 @@ TRACE_EVENT(pldma_qp_error,
 		      __entry->qpn)
 );
 
+/* QP1 (ib_gsi.c): a UD datagram received (status -1: dropped) or sent */
+DECLARE_EVENT_CLASS(pldma_gsi_dgram,
+		    TP_PROTO(int dev, u32 ip, u32 qpn, u32 len, int status),
+		    TP_ARGS(dev, ip, qpn, len, status),
+		    TP_STRUCT__entry(__field(int, dev)
+				     __field(u32, ip)
+				     __field(u32, qpn)
+				     __field(u32, len)
+				     __field(int, status)
+				     ),
+		    TP_fast_assign(__entry->dev = dev;
+				   __entry->ip = ip;
+				   __entry->qpn = qpn;
+				   __entry->len = len;
+				   __entry->status = status;
+				   ),
+		    TP_printk("pldma%d %pI4h qp %u len %u status %d",
+			      __entry->dev, &__entry->ip, __entry->qpn,
+			      __entry->len, __entry->status)
+);
+
+DEFINE_EVENT(pldma_gsi_dgram, pldma_gsi_rx,
+	     TP_PROTO(int dev, u32 ip, u32 qpn, u32 len, int status),
+	     TP_ARGS(dev, ip, qpn, len, status));
+
+DEFINE_EVENT(pldma_gsi_dgram, pldma_gsi_tx,
+	     TP_PROTO(int dev, u32 ip, u32 qpn, u32 len, int status),
+	     TP_ARGS(dev, ip, qpn, len, status));
+
 #endif /* _PLDMA_TRACE_H */
 
 /* This part must be outside protection */

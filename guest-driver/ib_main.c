@@ -105,10 +105,14 @@ static int pldma_ib_query_port(struct ib_device *ibdev, u32 port,
 	attr->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
 	attr->phys_state = up ? IB_PORT_PHYS_STATE_LINK_UP :
 				IB_PORT_PHYS_STATE_DISABLED;
-	attr->max_mtu = IB_MTU_4096;
+	/*
+	 * The device's segment size (its mtu property): a QP's path MTU may
+	 * not be larger (a connection request asking more is refused)
+	 */
 	attr->active_mtu = ib_mtu_int_to_enum(pd->mtu);
 	if (!attr->active_mtu || attr->active_mtu > IB_MTU_4096)
 		attr->active_mtu = IB_MTU_1024;
+	attr->max_mtu = attr->active_mtu;
 	attr->gid_tbl_len = PLDMA_IB_GID_TBL_LEN;
 	attr->pkey_tbl_len = 1;
 	attr->max_msg_sz = pd->max_xfer;

@@ -586,7 +586,20 @@ static void pldma_gsi_tx_work(struct work_struct *work)
 		daddr = ntohl(ip_hdr(skb)->daddr);
 		dqpn = get_unaligned_be32(skb_transport_header(skb) +
 					  sizeof(struct udphdr) + 4) & 0xffffff;
-		ret = dev_queue_xmit(skb);
+		if (daddr == READ_ONCE(pd->ip)) {
+			/*
+			 * To this node (rdma_cm between two IDs of one port):
+			 * looped back here, as the device loops RC traffic to
+			 * its own address; it never reaches the wire
+			 */
+			local_bh_disable();
+			pldma_gsi_rx(pd, skb->data, skb->len);
+			local_bh_enable();
+			consume_skb(skb);
+			ret = NET_XMIT_SUCCESS;
+		} else {
+			ret = dev_queue_xmit(skb);
+		}
 		wc.wr_id = cb.wr_id;
 		wc.byte_len = cb.len;
 		wc.status = net_xmit_eval(ret) ? IB_WC_GENERAL_ERR :

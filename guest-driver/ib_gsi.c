@@ -172,7 +172,7 @@ int pldma_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 /* ---- memory ---- */
 
 /*
- * A kernel MR of all memory: the local DMA lkey, which ib_gsi.c does not
+ * A kernel MR of all memory: the local DMA lkey, which this file does not
  * look at (a buffer is its kernel virtual address).  ib_core asks for one
  * only for a PD with an unsafe global rkey: nothing remote is granted.
  */

@@ -22,7 +22,11 @@
  *       goes to the context's next QP;
  *   bad values: length 0, remote write without local write, MW bind, an
  *       address range that is not user memory, a forged MR handle (ours
- *       and, from a child process with its own context, the parent's).
+ *       and, from a child process with its own context, the parent's);
+ *   the kernel verbs of QP1 (post_send, post_recv, poll_cq: ib_gsi.c),
+ *       reached through uverbs' write() commands on our own RC QP and CQ:
+ *       refused with EOPNOTSUPP, nothing posted; no UD QP or AH for user
+ *       space.
  *
  * usage: verbs-mr DEVICE
  */
@@ -39,6 +43,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 static int n, failed;
 
@@ -73,6 +78,76 @@ static long vmpin_kb(void)
 			break;
 	fclose(f);
 	return kb;
+}
+
+/*
+ * A uverbs write() command: header, then @len bytes of @body; 0 or the
+ * errno of a refusal
+ */
+static int uverbs_write(struct ibv_context *ctx, __u32 cmd, const void *body,
+			size_t len, size_t resp_len)
+{
+	char buf[512];
+	struct ib_uverbs_cmd_hdr *h = (struct ib_uverbs_cmd_hdr *)buf;
+
+	if (sizeof(*h) + len > sizeof(buf))
+		return E2BIG;
+	h->command = cmd;
+	h->in_words = (sizeof(*h) + len) / 4;
+	h->out_words = (resp_len + 3) / 4;
+	memcpy(buf + sizeof(*h), body, len);
+	return write(ctx->cmd_fd, buf, sizeof(*h) + len) < 0 ? errno : 0;
+}
+
+/*
+ * The verbs that serve the kernel's QP1 exist now (ib_gsi.c), so uverbs
+ * passes its write() commands for them on; on a user QP or CQ they must
+ * be refused, not run on the device's rings
+ */
+static void kernel_verbs_refused(struct ibv_context *ctx, struct ibv_qp *qp,
+				 struct ibv_cq *cq)
+{
+	struct {
+		struct ib_uverbs_post_send c;
+		struct ib_uverbs_send_wr wr;
+	} ps = { 0 };
+	struct {
+		struct ib_uverbs_post_recv c;
+		struct ib_uverbs_recv_wr wr;
+	} pr = { 0 };
+	struct ib_uverbs_poll_cq pc = { 0 };
+	__u32 resp[64] = { 0 };
+	int err;
+
+	ps.c.response = (uintptr_t)resp;
+	ps.c.qp_handle = qp->handle;
+	ps.c.wr_count = 1;
+	ps.c.wqe_size = sizeof(ps.wr);
+	ps.wr.wr_id = 1;
+	ps.wr.opcode = IBV_WR_SEND;
+	err = uverbs_write(ctx, IB_USER_VERBS_CMD_POST_SEND, &ps, sizeof(ps),
+			   sizeof(struct ib_uverbs_post_send_resp));
+	check(err == EOPNOTSUPP,
+	      "uverbs POST_SEND on our RC QP: EOPNOTSUPP (%s)", strerror(err));
+	pr.c.response = (uintptr_t)resp;
+	pr.c.qp_handle = qp->handle;
+	pr.c.wr_count = 1;
+	pr.c.wqe_size = sizeof(pr.wr);
+	pr.wr.wr_id = 2;
+	err = uverbs_write(ctx, IB_USER_VERBS_CMD_POST_RECV, &pr, sizeof(pr),
+			   sizeof(struct ib_uverbs_post_recv_resp));
+	check(err == EOPNOTSUPP,
+	      "uverbs POST_RECV on our RC QP: EOPNOTSUPP (%s)", strerror(err));
+	pc.response = (uintptr_t)resp;
+	pc.cq_handle = cq->handle;
+	pc.ne = 4;
+	err = uverbs_write(ctx, IB_USER_VERBS_CMD_POLL_CQ, &pc, sizeof(pc),
+			   sizeof(struct ib_uverbs_poll_cq_resp) +
+			   4 * sizeof(struct ib_uverbs_wc));
+	check(err == EOPNOTSUPP,
+	      "uverbs POLL_CQ on our CQ: EOPNOTSUPP (%s)", strerror(err));
+	check(ibv_poll_cq(cq, 1, (struct ibv_wc *)resp) == 0,
+	      "nothing was posted: the CQ is empty");
 }
 
 static struct ibv_context *open_dev(const char *name)
@@ -502,6 +577,23 @@ int main(int argc, char **argv)
 					     IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 					     IBV_QP_ACCESS_FLAGS),
 			      "our QP is still ours: RESET -> INIT");
+			kernel_verbs_refused(ctx, qp, cq);
+			qa.qp_type = IBV_QPT_UD;
+			qa.cap.max_inline_data = 0;
+			errno = 0;
+			check(ibv_create_qp(pd, &qa) == NULL,
+			      "a UD QP: refused (%s)", strerror(errno));
+			qa.qp_type = IBV_QPT_RC;
+			{
+				struct ibv_ah_attr aa = {
+					.is_global = 1, .port_num = 1,
+				};
+
+				errno = 0;
+				check(ibv_create_ah(pd, &aa) == NULL,
+				      "a user AH: refused (%s)",
+				      strerror(errno));
+			}
 			qattr.qp_state = IBV_QPS_RTS;
 			check(ibv_modify_qp(qp, &qattr, IBV_QP_STATE) != 0,
 			      "INIT -> RTS without its attributes refused");

@@ -21,7 +21,9 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/iommu.h>
+#include <linux/netdevice.h>
 #include <linux/pci.h>
+#include <linux/rtnetlink.h>
 #include <linux/sched/mm.h>
 #include <net/addrconf.h>
 #include <rdma/ib_mad.h>
@@ -95,11 +97,26 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	return 0;
 }
 
+/*
+ * Port 1's state is its net_device's, up and with a carrier, as rxe's
+ * (the link's carrier follows QEMU's set_link: eth.c); a PLDMA without an
+ * Ethernet function is active with a link
+ */
+static enum ib_port_state pldma_ib_port_state(struct pldma_dev *pd)
+{
+	struct net_device *ndev = pldma_eth_netdev(pd);
+
+	if (!ndev)
+		return pd->node_id ? IB_PORT_ACTIVE : IB_PORT_DOWN;
+	return netif_running(ndev) && netif_carrier_ok(ndev) ?
+	       IB_PORT_ACTIVE : IB_PORT_DOWN;
+}
+
 static int pldma_ib_query_port(struct ib_device *ibdev, u32 port,
 			       struct ib_port_attr *attr)
 {
 	struct pldma_dev *pd = to_pibdev(ibdev)->pd;
-	bool up = pd->node_id != 0;
+	bool up = pldma_ib_port_state(pd) == IB_PORT_ACTIVE;
 
 	/* ib_core zeroed *attr */
 	attr->state = up ? IB_PORT_ACTIVE : IB_PORT_DOWN;
@@ -383,6 +400,40 @@ static const struct ib_device_ops pldma_ib_ops = {
 };
 
 /*
+ * The net_device went up or down, or its carrier moved: a port event
+ * (IB_EVENT_PORT_ACTIVE, IB_EVENT_PORT_ERR) when port 1's state changed.
+ * Kernels that do it themselves for a port with a net_device do not get
+ * this notifier (PLDMA_IB_OWN_PORT_EVENTS).
+ */
+static int pldma_ib_netdev_event(struct notifier_block *nb,
+				 unsigned long event, void *ptr)
+{
+	struct pldma_ibdev *pib = container_of(nb, struct pldma_ibdev,
+					       netdev_nb);
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct ib_event ev = {
+		.device = &pib->ibdev,
+		.element.port_num = 1,
+	};
+	enum ib_port_state st;
+
+	if (ndev != pldma_eth_netdev(pib->pd) ||
+	    (event != NETDEV_UP && event != NETDEV_DOWN &&
+	     event != NETDEV_CHANGE))
+		return NOTIFY_DONE;
+	st = pldma_ib_port_state(pib->pd);
+	if (st == pib->port_state)
+		return NOTIFY_DONE;
+	pib->port_state = st;
+	ev.event = st == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					  IB_EVENT_PORT_ERR;
+	dev_dbg(pib->pd->dev, "%s: port 1 %s\n", dev_name(&pib->ibdev.dev),
+		st == IB_PORT_ACTIVE ? "active" : "down");
+	ib_dispatch_event(&ev);
+	return NOTIFY_OK;
+}
+
+/*
  * Register the ib_device of a PLDMA with queue pairs, named after the
  * misc device (pldmaN).  pldma_unregister() unregisters it first thing,
  * before the channels and SVA bonds go.
@@ -430,6 +481,17 @@ int pldma_ib_register(struct pldma_dev *pd)
 	ret = ib_register_device(ibdev, pd->name, NULL);
 	if (ret)
 		goto err_dealloc;
+	if (ndev && PLDMA_IB_OWN_PORT_EVENTS) {
+		rtnl_lock();
+		pib->port_state = pldma_ib_port_state(pd);
+		rtnl_unlock();
+		pib->netdev_nb.notifier_call = pldma_ib_netdev_event;
+		ret = register_netdevice_notifier(&pib->netdev_nb);
+		if (ret) {
+			ib_unregister_device(ibdev);
+			goto err_dealloc;
+		}
+	}
 	pd->ib = pib;
 	dev_info(pd->dev, "%s: RDMA device %s, RoCEv2 port 1%s%s\n", pd->name,
 		 dev_name(&ibdev->dev), ndev ? ", GIDs of " : "",
@@ -449,6 +511,8 @@ void pldma_ib_unregister(struct pldma_dev *pd)
 	if (!pib)
 		return;
 	pd->ib = NULL;
+	if (pib->netdev_nb.notifier_call)
+		unregister_netdevice_notifier(&pib->netdev_nb);
 	ib_unregister_device(&pib->ibdev);
 	ib_dealloc_device(&pib->ibdev);
 }

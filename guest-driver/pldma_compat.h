@@ -36,4 +36,15 @@ struct ib_dmah;
 #define PLDMA_IB_DMAH_NONE	(!dmah)
 #endif
 
+/*
+ * ib_core dispatches a RoCE port's state events itself from its
+ * net_device's (ib_dispatch_port_state_event(), 6.13); before, the driver
+ * does, as rxe did.
+ */
+#if KERNEL_VERSION(6, 13, 0) > LINUX_VERSION_CODE
+#define PLDMA_IB_OWN_PORT_EVENTS	1
+#else
+#define PLDMA_IB_OWN_PORT_EVENTS	0
+#endif
+
 #endif /* _PLDMA_COMPAT_H */

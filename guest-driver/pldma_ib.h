@@ -20,6 +20,9 @@ struct pldma_ibdev {
 	struct ib_device ibdev;
 	struct pldma_dev *pd;
 	struct xarray mrs;		/* lkey -> struct pldma_ib_mr */
+	/* port 1 follows the net_device (RTNL): its last state, an event */
+	struct notifier_block netdev_nb;
+	enum ib_port_state port_state;
 };
 
 static inline struct pldma_ibdev *to_pibdev(struct ib_device *ibdev)

@@ -249,6 +249,35 @@ else
 	ok "run_tests.py on pldma0 # SKIP no verbs archive (--verbs-userland)"
 fi
 
+# Port events: port 1 follows pldmaeth0 (up, with a carrier), as rxe's
+# follows its netdev; a context gets IBV_EVENT_PORT_ERR when the interface
+# goes down and IBV_EVENT_PORT_ACTIVE when it is up again, and
+# ibv_devinfo shows the state.
+ibv_asyncwatch -d pldma0 >/tmp/pw 2>&1 & pw=$!
+wait_for() { # FILE PATTERN: up to 5 s
+	local i=0
+	while ! grep -q "$2" "$1" && [ $i -lt 50 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+}
+wait_for /tmp/pw 'async event FD'
+ip link set pldmaeth0 down
+wait_for /tmp/pw 'IBV_EVENT_PORT_ERR'
+sleep 0.5
+check "pldmaeth0 down: one IBV_EVENT_PORT_ERR on port 1" \
+	test "$(grep -c 'IBV_EVENT_PORT_ERR.*port 1' /tmp/pw)" = 1
+ibv_devinfo -d pldma0 >$O 2>&1
+check "pldmaeth0 down: pldma0 port 1 PORT_DOWN" f 'state:[[:space:]]+PORT_DOWN'
+ip link set pldmaeth0 up
+wait_for /tmp/pw 'IBV_EVENT_PORT_ACTIVE'
+sleep 0.5
+check "pldmaeth0 up: one IBV_EVENT_PORT_ACTIVE on port 1" \
+	test "$(grep -c 'IBV_EVENT_PORT_ACTIVE.*port 1' /tmp/pw)" = 1
+ibv_devinfo -d pldma0 >$O 2>&1
+check "pldmaeth0 up: pldma0 port 1 PORT_ACTIVE" f 'state:[[:space:]]+PORT_ACTIVE'
+kill $pw 2>/dev/null; wait $pw 2>/dev/null
+sed 's/^/# /' /tmp/pw
+
 # Removal with a context open (ibv_asyncwatch holds one and waits for
 # async events): ib_core disassociates it (SVA unbound before the bus's DMA
 # cleanup: no IOMMU warning), the process gets IBV_EVENT_DEVICE_FATAL, and

@@ -673,6 +673,14 @@ bool pldma_gsi_rx(struct pldma_dev *pd, const u8 *f, u32 size)
 		why = "QP not ready";
 	} else if (!gsi->rq_count) {
 		why = "no receive WQE";
+	} else if (gsi->rq[gsi->rq_head].length < PLDMA_GRH_LEN + plen) {
+		/*
+		 * Larger than the buffer: dropped, the WQE kept (as rxe drops a
+		 * UD message too long for it).  A completion in error would
+		 * cost the MAD layer the buffer: it reposts none after an
+		 * error, so a peer could starve QP1 of them.
+		 */
+		why = "larger than the receive buffer";
 	} else {
 		struct pldma_gsi_rwqe *e = &gsi->rq[gsi->rq_head];
 		u8 *buf = (u8 *)(uintptr_t)e->addr;
@@ -684,20 +692,13 @@ bool pldma_gsi_rx(struct pldma_dev *pd, const u8 *f, u32 size)
 		wc.src_qp = get_unaligned_be32(deth + 4) & 0xffffff;
 		wc.pkey_index = 0;
 		ether_addr_copy(wc.smac, f + ETH_ALEN);
-		if (e->length < PLDMA_GRH_LEN + plen) {
-			wc.status = IB_WC_LOC_LEN_ERR;
-		} else {
-			memset(buf, 0, PLDMA_GRH_LEN - sizeof(*iph));
-			memcpy(buf + PLDMA_GRH_LEN - sizeof(*iph), iph,
-			       sizeof(*iph));
-			memcpy(buf + PLDMA_GRH_LEN, (const u8 *)uh + hdrs,
-			       plen);
-			wc.byte_len = PLDMA_GRH_LEN + plen;
-			if (imm) {
-				wc.wc_flags |= IB_WC_WITH_IMM;
-				memcpy(&wc.ex.imm_data, deth + PLDMA_DETH_LEN,
-				       4);
-			}
+		memset(buf, 0, PLDMA_GRH_LEN - sizeof(*iph));
+		memcpy(buf + PLDMA_GRH_LEN - sizeof(*iph), iph, sizeof(*iph));
+		memcpy(buf + PLDMA_GRH_LEN, (const u8 *)uh + hdrs, plen);
+		wc.byte_len = PLDMA_GRH_LEN + plen;
+		if (imm) {
+			wc.wc_flags |= IB_WC_WITH_IMM;
+			memcpy(&wc.ex.imm_data, deth + PLDMA_DETH_LEN, 4);
 		}
 		pldma_sw_cq_push(wc.qp->recv_cq, &wc, bth[1] & 0x80);
 	}

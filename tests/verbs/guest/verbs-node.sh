@@ -320,10 +320,37 @@ done
 for t in write_bw read_bw send_bw write_lat; do
 	perftest_step ib_$t-odp ib_$t --odp
 done
+# A hostile peer: 600 UD datagrams to node 1's QP1, each larger than a
+# MAD buffer (the peer PLDMA's transmit ring fills in their ICRC), before
+# the rdma_cm steps: QP1 drops them and keeps its receive buffers (a
+# completion in error would have cost the MAD layer one each: after 512
+# rdma_cm had none left), so rping still connects.
+qp1_flood=
+if want rping && [ "$kind" = pldma ] && [ "$peer_kind" = pldma ]; then
+	qp1_flood=1
+	[ "$role" = 1 ] && gsi0=$(sed -n 's/^rx_dropped //p' /sys/kernel/debug/pldma/pldma0/gsi)
+	if [ "$role" = 2 ]; then
+		python3 -c '
+import socket, struct, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+bth = bytes([0x64, 0, 0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 0])
+deth = struct.pack(">II", 0x80010000, 1)
+for i in range(600):
+    s.sendto(bth + deth + bytes(1200) + bytes(4), ("'"$peer"'", 4791))
+    time.sleep(0.002)
+'
+		res $? "$pair: 600 oversized UD datagrams sent to the peer's QP1"
+	fi
+fi
 if want rping; then
 	step rping cm rping -s -a @ME@ -p @PORT@ -C 20 -S 4096 -V -- \
 		rping -c -a @PEER@ -p @PORT@ -C 20 -S 4096 -V
 	res $st "$pair rping -V (rdma_cm, data verified): exits 0"
+fi
+if [ -n "$qp1_flood" ] && [ "$role" = 1 ]; then
+	gsi1=$(sed -n 's/^rx_dropped //p' /sys/kernel/debug/pldma/pldma0/gsi)
+	res $(test $((gsi1 - ${gsi0:-0})) -ge 520; echo $?) \
+		"$pair: QP1 dropped the oversized UD datagrams ($((gsi1 - ${gsi0:-0})) of 600) and kept its buffers"
 fi
 if want ib_write_bw-R; then
 	step ib_write_bw-R cm ib_write_bw -R -d $DEV -F -u 18 -p @PORT@ -n $BW_N -s $BW_S -- \

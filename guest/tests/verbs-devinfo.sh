@@ -260,21 +260,18 @@ wait_for() { # FILE PATTERN: up to 5 s
 		sleep 0.1; i=$((i + 1))
 	done
 }
+port_step() { # up|down EVENT STATE: one EVENT (no second one), then STATE
+	ip link set pldmaeth0 "$1"
+	wait_for /tmp/pw "IBV_EVENT_$2"
+	sleep 0.5
+	check "pldmaeth0 $1: one IBV_EVENT_$2 on port 1" \
+		test "$(grep -c "IBV_EVENT_$2.*port 1" /tmp/pw)" = 1
+	ibv_devinfo -d pldma0 >$O 2>&1
+	check "pldmaeth0 $1: pldma0 port 1 $3" f "state:[[:space:]]+$3"
+}
 wait_for /tmp/pw 'async event FD'
-ip link set pldmaeth0 down
-wait_for /tmp/pw 'IBV_EVENT_PORT_ERR'
-sleep 0.5
-check "pldmaeth0 down: one IBV_EVENT_PORT_ERR on port 1" \
-	test "$(grep -c 'IBV_EVENT_PORT_ERR.*port 1' /tmp/pw)" = 1
-ibv_devinfo -d pldma0 >$O 2>&1
-check "pldmaeth0 down: pldma0 port 1 PORT_DOWN" f 'state:[[:space:]]+PORT_DOWN'
-ip link set pldmaeth0 up
-wait_for /tmp/pw 'IBV_EVENT_PORT_ACTIVE'
-sleep 0.5
-check "pldmaeth0 up: one IBV_EVENT_PORT_ACTIVE on port 1" \
-	test "$(grep -c 'IBV_EVENT_PORT_ACTIVE.*port 1' /tmp/pw)" = 1
-ibv_devinfo -d pldma0 >$O 2>&1
-check "pldmaeth0 up: pldma0 port 1 PORT_ACTIVE" f 'state:[[:space:]]+PORT_ACTIVE'
+port_step down PORT_ERR PORT_DOWN
+port_step up PORT_ACTIVE PORT_ACTIVE
 kill $pw 2>/dev/null; wait $pw 2>/dev/null
 sed 's/^/# /' /tmp/pw
 

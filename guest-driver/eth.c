@@ -22,11 +22,8 @@
 #include <linux/dma-mapping.h>
 #include <linux/etherdevice.h>
 #include <linux/inetdevice.h>
-#include <linux/ip.h>
 #include <linux/netdevice.h>
 #include <linux/skbuff.h>
-#include <linux/udp.h>
-#include <linux/unaligned.h>
 
 #include "pldma_drv.h"
 
@@ -201,23 +198,6 @@ void pldma_eth_irq(struct pldma_dev *pd)
 	napi_schedule(&eth->napi);
 }
 
-/*
- * A RoCEv2 UD datagram (QP1's, ib_gsi.c, or another RoCE stack's on this
- * interface): the device computes its ICRC on the way out
- */
-static bool pldma_eth_is_roce_ud(const u8 *f, u32 len)
-{
-	const struct iphdr *iph = (const struct iphdr *)(f + ETH_HLEN);
-	const struct udphdr *uh = (const struct udphdr *)(iph + 1);
-	const u8 *bth = (const u8 *)(uh + 1);
-
-	return len >= ETH_HLEN + sizeof(*iph) + sizeof(*uh) + 12 + 4 &&
-	       get_unaligned_be16(f + 2 * ETH_ALEN) == ETH_P_IP &&
-	       iph->version == 4 && iph->ihl == 5 &&
-	       iph->protocol == IPPROTO_UDP && uh->dest == htons(4791) &&
-	       (bth[0] == 0x64 || bth[0] == 0x65);
-}
-
 static netdev_tx_t pldma_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
 {
 	struct pldma_eth *eth = netdev_priv(ndev);
@@ -241,9 +221,10 @@ static netdev_tx_t pldma_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
 	skb_copy_bits(skb, 0, r->buf + (u64)i * PLDMA_ETH_BUF, skb->len);
 	d = &r->desc[i];
 	d->addr = cpu_to_le64(r->buf_dma + (u64)i * PLDMA_ETH_BUF);
+	/* RoCEv2 UD (QP1's, ib_gsi.c): the device computes its ICRC */
 	d->len = cpu_to_le32(skb->len |
-			     (pldma_eth_is_roce_ud(r->buf + (u64)i *
-						   PLDMA_ETH_BUF, skb->len) ?
+			     (pldma_roce_ud_frame(r->buf + (u64)i *
+						  PLDMA_ETH_BUF, skb->len) ?
 			      PLDMA_ETH_TX_ICRC : 0));
 	d->status = 0;
 	r->tail = pldma_eth_ring_next(i);

@@ -617,6 +617,25 @@ static void pldma_gsi_tx_work(struct work_struct *work)
 }
 
 /*
+ * A RoCEv2 UD datagram, whole (Ethernet, IPv4 without options, UDP to
+ * 4791, BTH with a UD SEND opcode, DETH, room for the ICRC): QP1's on
+ * receive, and on transmit a frame whose ICRC the device fills in (eth.c)
+ */
+bool pldma_roce_ud_frame(const u8 *f, u32 size)
+{
+	const struct iphdr *iph = (const struct iphdr *)(f + ETH_HLEN);
+	const struct udphdr *uh = (const struct udphdr *)(iph + 1);
+	const u8 *bth = (const u8 *)(uh + 1);
+
+	return size >= PLDMA_GSI_HDRS + PLDMA_ICRC_LEN &&
+	       get_unaligned_be16(f + 2 * ETH_ALEN) == ETH_P_IP &&
+	       iph->version == 4 && iph->ihl == 5 &&
+	       iph->protocol == IPPROTO_UDP &&
+	       uh->dest == htons(PLDMA_ROCE_UDP_PORT) &&
+	       (bth[0] == PLDMA_UD_SEND_ONLY || bth[0] == PLDMA_UD_SEND_ONLY_IMM);
+}
+
+/*
  * A frame from the Ethernet function's receive ring (eth.c's NAPI poll):
  * true if it is a RoCEv2 UD datagram to this node, which QP1 takes (or
  * drops and counts), false if it is the network stack's
@@ -639,12 +658,7 @@ bool pldma_gsi_rx(struct pldma_dev *pd, const u8 *f, u32 size)
 	unsigned long flags;
 	bool imm;
 
-	if (size < PLDMA_GSI_HDRS + PLDMA_ICRC_LEN ||
-	    get_unaligned_be16(f + 2 * ETH_ALEN) != ETH_P_IP ||
-	    iph->version != 4 || iph->ihl != 5 ||
-	    iph->protocol != IPPROTO_UDP ||
-	    uh->dest != htons(PLDMA_ROCE_UDP_PORT) ||
-	    (bth[0] != PLDMA_UD_SEND_ONLY && bth[0] != PLDMA_UD_SEND_ONLY_IMM) ||
+	if (!pldma_roce_ud_frame(f, size) ||
 	    ntohl(iph->daddr) != READ_ONCE(pd->ip))
 		return false;
 

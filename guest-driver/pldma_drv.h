@@ -506,6 +506,7 @@ int pldma_core_probe(struct pldma_dev *pd, resource_size_t size);
 int pldma_register(struct pldma_dev *pd, const char *bus);
 int pldma_ib_register(struct pldma_dev *pd);
 bool pldma_gsi_rx(struct pldma_dev *pd, const u8 *f, u32 size);
+bool pldma_roce_ud_frame(const u8 *f, u32 size);
 void pldma_ib_unregister(struct pldma_dev *pd);
 void pldma_unregister(void *data);
 

@@ -187,7 +187,7 @@ static int remote_case(struct bcase *c, const char *cname, int fd,
 			return 1;
 		}
 		/* faults and pages: the responder's (the local side has none) */
-		printf("%s,%zu,%.1f,%llu,%llu\n", cname, size, r.time_ns / 1000.0,
+		printf("%s,%zu,%.3f,%llu,%llu\n", cname, size, r.time_ns / 1000.0,
 		       rkey ? s1.dev_faults - s0.dev_faults :
 		       (unsigned long long)r.faults,
 		       rkey ? s1.pages - s0.pages :

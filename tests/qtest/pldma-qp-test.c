@@ -3176,6 +3176,91 @@ static void test_loopback(void)
     qpldma_link_cleanup(&link);
 }
 
+/*
+ * The link of the timing model (timing=on): QP 0 and QP 1 of one device,
+ * looped back, no IOMMU.  A WRITE and a READ of 16 KiB at path MTU 1024
+ * complete exactly at their modeled time, and not a nanosecond before.
+ * DMA at 4096 MB/s (250 ns per 1024 bytes), a descriptor 1000 ns, the link
+ * at 8000 Mbit/s (1 ns per byte on the wire: the frame, padded to 60,
+ * plus 24 bytes of FCS, preamble and gap) and 500 ns one way.  Frames:
+ * 58 bytes of headers (Ethernet, IPv4, UDP, BTH, ICRC), RETH 16, AETH 4.
+ *  - WRITE: the fetch (1000), the first segment's DMA read (250), then
+ *    the link is the bottleneck: the first frame (1098 + 24), 15 more
+ *    (1082 + 24 each), 500; the last segment's ACK (62 + 24) and 500 back.
+ *  - READ: the fetch (1000), the request (74 + 24), 500; the responses go
+ *    the other way: first and last with AETH (1086 + 24), 14 middle
+ *    (1082 + 24), 500.
+ * Before the link was modeled, both completed at the fetch's 1000 ns.
+ */
+#define TM_LINK_WRITE_NS (1000 + 250 + 1122 + 15 * 1106 + 500 + 86 + 500)
+#define TM_LINK_READ_NS  (1000 + 98 + 500 + 2 * 1110 + 14 * 1106 + 500)
+
+static void timing_link_check(Node *n, Side *sd, uint8_t op, uint32_t len,
+                              uint64_t buf, uint64_t win, uint32_t rkey,
+                              int64_t expect_ns)
+{
+    uint64_t compl, bytes;
+    int64_t t0, now;
+
+    t0 = qtest_clock_step(n->qts, 1);    /* "now": a step of 0 fails */
+    compl = post_op(n, sd, op, PLDMA_DF_SIGNALED, len, buf, win, rkey, 0, 0);
+    now = qtest_clock_step(n->qts, expect_ns - 1);
+    g_assert_cmpint(now - t0, ==, expect_ns - 1);
+    g_assert_cmpuint(qtest_readl(n->qts, compl + PLDMA_COMPL_STATUS), ==, 0);
+    now = qtest_clock_step(n->qts, 1);
+    g_assert_cmpint(now - t0, ==, expect_ns);
+    g_assert_cmpuint(qtest_readl(n->qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(qpldma_wait_compl(&n->d, compl, loop_step, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+}
+
+static void test_timing_link(void)
+{
+    const uint32_t len = 16 * KiB;
+    uint32_t qpn0, qpn1, rkey;
+    uint64_t src, dst, win;
+    g_autofree uint8_t *data = NULL;
+    uint8_t mac[6], e[PLDMA_CQE_SIZE];
+    Side s0, s1;
+    Node n;
+
+    node_start(&n, "-M virt -m 512M -nodefaults "
+               "-device pldma,id=dma0,netdev=n0,node-id=1,timing=on,"
+               "dma-bandwidth=4096,desc-latency-ns=1000,"
+               "link-bandwidth=8000,link-latency-ns=500 "
+               "-netdev hubport,id=n0,hubid=0");
+    loop_connect(&n, &s0, &s1, mac, &qpn0, &qpn1, PLDMA_MTU_1024);
+    src = alloc_pa(&n, len);
+    dst = alloc_pa(&n, len);
+    win = alloc_pa(&n, len);
+    data = qpldma_mem_random(n.qts, src, len);
+    rkey = key_register(&n, 0, 0, win, len,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+
+    timing_link_check(&n, &s0, PLDMA_OP_RDMA_WRITE, len, src, win, rkey,
+                      TM_LINK_WRITE_NS);
+    qpldma_mem_check(n.qts, win, data, len);
+    loop_cqe(&n, &s0.scq, e);
+    check_cqe(e, 0, PLDMA_WC_RDMA_WRITE, PLDMA_WC_ST_SUCCESS, len,
+              qpn0, qpn1, 0, 0, 0);
+
+    timing_link_check(&n, &s0, PLDMA_OP_RDMA_READ, len, dst, win, rkey,
+                      TM_LINK_READ_NS);
+    qpldma_mem_check(n.qts, dst, data, len);
+
+    /* every frame went round once: nothing dropped, nothing resent */
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_LOOPED), ==,
+                     ncnt(&n, PLDMA_NCNT_TX_FRAMES));
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_RX_FRAMES), ==,
+                     ncnt(&n, PLDMA_NCNT_TX_FRAMES));
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_RETX_SEGS), ==, 0);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_TIMEOUTS), ==, 0);
+    qtest_quit(n.qts);
+}
+
 /* ---- gather/scatter lists (PLDMA_DESC_NUM_SGE) ---- */
 
 /* @n SGEs of @l bytes each, at fresh PAs (*@pa), listed at a new list */
@@ -3706,6 +3791,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/recv-park", test_recv_park);
     qtest_add_func("/pldma-qp/recv-park-cq-error", test_recv_park_cq_error);
     qtest_add_func("/pldma-qp/loopback", test_loopback);
+    qtest_add_func("/pldma-qp/timing-link", test_timing_link);
     qtest_add_func("/pldma-qp/sgl", test_sgl);
     qtest_add_func("/pldma-qp/atomic-refused", test_atomic_refused);
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);

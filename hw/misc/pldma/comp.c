@@ -78,7 +78,7 @@ void pldma_net_finish(PLDMAChannel *ch, uint32_t status)
     pldma_ch_end_desc(ch, status, 0, 0);
     ch->net.wait = false;
     timer_del(ch->net_timer);
-    qemu_bh_schedule(ch->s->bh);
+    pldma_schedule(ch->s);
 }
 
 /* Go on sending from @off (Go-back-N, or a resume) */
@@ -88,7 +88,7 @@ void pldma_net_rewind(PLDMAChannel *ch, uint64_t off)
     ch->net.wait = false;
     ch->net.rnr = false;
     if (ch->state == PLDMA_STATE_RUNNING) {
-        qemu_bh_schedule(ch->s->bh);
+        pldma_schedule(ch->s);
     }
 }
 
@@ -228,7 +228,7 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
             }
             if (r->wait && !r->rnr && ch->done < ch->len) {
                 r->wait = false;
-                qemu_bh_schedule(s->bh);
+                pldma_schedule(s);
             }
         }
         return;
@@ -354,7 +354,7 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
         timer_del(ch->net_timer);
         pldma_net_finish(ch, PLDMA_ST_BAD_LENGTH);
         pldma_update_irq(s);
-        qemu_bh_schedule(s->bh);
+        pldma_schedule(s);
         return;
     }
     if (a != PLDMA_ACC_OK) {
@@ -363,7 +363,7 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
         r->wait = false;
         pldma_access_failed(ch, a, fva, true);
         pldma_update_irq(s);
-        qemu_bh_schedule(s->bh);
+        pldma_schedule(s);
         return;
     }
     ch->done += p->plen;

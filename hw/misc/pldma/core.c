@@ -678,7 +678,7 @@ void pldma_bh(void *opaque)
     s->inline_runs = PLDMA_INLINE_RUNS;
     pldma_update_irq(s);
     if (again) {
-        qemu_bh_schedule(s->bh);
+        pldma_schedule(s);
     }
     s->link->flush(s);
 }
@@ -717,7 +717,7 @@ void pldma_run_now(PLDMAChannel *ch)
     if (s->busy || !s->vm_running || !s->inline_runs || !s->inline_bytes ||
         !s->inline_descs) {
         trace_pldma_ch_deferred(ch->idx);
-        qemu_bh_schedule(s->bh);
+        pldma_schedule(s);
         return;
     }
     s->inline_runs--;
@@ -728,7 +728,7 @@ void pldma_run_now(PLDMAChannel *ch)
     s->busy = false;
     pldma_update_irq(s);
     /* the rest of the work, and a new inline budget */
-    qemu_bh_schedule(s->bh);
+    pldma_schedule(s);
     s->link->flush(s);
 }
 
@@ -757,7 +757,7 @@ static void pldma_kick(PLDMAChannel *ch)
         pldma_timing_start(ch);
     }
     if (ch->state == PLDMA_STATE_RUNNING) {
-        qemu_bh_schedule(ch->s->bh);
+        pldma_schedule(ch->s);
     }
 }
 
@@ -817,7 +817,7 @@ static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
         pldma_run_now(ch);
         return;
     }
-    qemu_bh_schedule(s->bh);
+    pldma_schedule(s);
 }
 
 static void pldma_write_tail(PLDMAChannel *ch, uint32_t val)
@@ -1338,7 +1338,7 @@ static void pldma_vm_state_change(void *opaque, bool running, RunState state)
     s->vm_running = running;
     trace_pldma_vm_running(running);
     if (running) {
-        qemu_bh_schedule(s->bh);
+        pldma_schedule(s);
         s->link->vm_running(s);
     }
 }
@@ -1607,7 +1607,7 @@ static int pldma_post_load(void *opaque, int version_id)
     s->inline_bytes = PLDMA_INLINE_BUDGET;
     s->inline_descs = PLDMA_INLINE_DESCS;
     s->inline_runs = PLDMA_INLINE_RUNS;
-    qemu_bh_schedule(s->bh);
+    pldma_schedule(s);
     return 0;
 }
 

@@ -452,7 +452,7 @@ static bool pldma_probe_resumed(PLDMACore *s, uint16_t stag,
                 /* the descriptor ends with the error (pldma_xfer) */
                 ch->probe_aborted = true;
                 ch->cnt_aborts++;
-                qemu_bh_schedule(s->bh);
+                pldma_schedule(s);
             }
             return true;
         }
@@ -510,6 +510,6 @@ void pldma_core_resumed(PLDMACore *s, uint32_t sid, uint16_t stag,
         break;
     }
     /* terminations also come from SMMU resets and invalidations */
-    qemu_bh_schedule(s->bh);
+    pldma_schedule(s);
 }
 

@@ -231,7 +231,7 @@ void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
 
     trace_pldma_net_tx(p->node, p->opcode, pldma_net_op_name(p->opcode),
                        p->qpn, p->psn, p->ackreq, p->syndrome, p->plen);
-    pldma_net_send_frame(s, f, q + ICRC_LEN - f);
+    pldma_net_send_frame(s, f, q + ICRC_LEN - f, p->ready);
 }
 
 /*
@@ -255,6 +255,14 @@ static size_t pldma_net_roce_len(const uint8_t *f, size_t size)
         return 0;                           /* truncated, or a fragment */
     }
     return iplen;
+}
+
+/* Does RoCEv2 frame @f answer a request (ACK, NAK, READ or atomic response)? */
+bool pldma_net_frame_is_resp(const uint8_t *f, size_t size)
+{
+    return pldma_net_roce_len(f, size) &&
+           (pldma_net_op_flags(f[ETH_HDR + IP_HDR + UDP_HDR]) &
+            (PLDMA_NET_F_RESP | PLDMA_NET_F_ACK));
 }
 
 /*

@@ -88,7 +88,7 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
                 pldma_net_conn_resolved(s, c, cmd == PLDMA_KEY_CMD_RESOLVED);
             }
         }
-        qemu_bh_schedule(s->bh);
+        pldma_schedule(s);
         break;
     default:
         s->key_status = PLDMA_KEY_ST_BAD_CMD;

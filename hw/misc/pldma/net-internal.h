@@ -148,6 +148,7 @@ typedef struct PLDMAPkt {
     uint32_t src_ip;        /* rx: the IPv4 source */
     const uint8_t *smac;    /* rx: the Ethernet source */
     bool atomic;            /* rx: an atomic request, to be refused */
+    int64_t ready;          /* tx, timing model: its payload read, 0: now */
 } PLDMAPkt;
 
 /*
@@ -193,7 +194,9 @@ int pldma_net_ud_check(const uint8_t *f, size_t size);
 bool pldma_net_icrc_fill(uint8_t *f, size_t size);
 
 /* net.c: the port */
-void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len);
+void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len,
+                          int64_t ready);
+bool pldma_net_frame_is_resp(const uint8_t *f, size_t size);
 void pldma_net_qp_drop(PLDMACore *s, const PLDMAPkt *p, const char *why);
 
 /* recv.c: an atomic request, refused */

@@ -91,7 +91,7 @@ static void pldma_net_sent(NetClientState *nc, ssize_t len)
             r->wait = false;
         }
     }
-    qemu_bh_schedule(s->bh);
+    pldma_schedule(s);
 }
 
 /*
@@ -104,7 +104,8 @@ static void pldma_net_sent(NetClientState *nc, ssize_t len)
  * run or the receive handler that sent it, in the order sent.  At most
  * PLDMA_NET_LOOP_BYTES wait: past that a frame is dropped, as a full wire
  * drops it (RC's retransmission brings it again).  Waiting frames are not
- * migrated and do not survive a reset, as frames on a wire do not.
+ * migrated and do not survive a reset, as frames on a wire do not.  With
+ * the timing model on, the model's link (below) delivers them instead.
  */
 #define PLDMA_NET_LOOP_BYTES    (1024 * 1024)
 #define PLDMA_NET_LOOP_BUDGET   64      /* frames per bottom-half run */
@@ -168,6 +169,131 @@ static void pldma_net_loop_bh(void *opaque)
 }
 
 /*
+ * The link of the timing model (timing=on).  Without the model a frame
+ * goes to the netdev (or the loopback) as soon as it is built.  With it,
+ * every frame this port sends takes the link's time first
+ * (pldma_timing_wire(): its turn on the transmitter, its bits at
+ * link-bandwidth, link-latency-ns) and is handed on at its arrival time,
+ * from a virtual-clock timer: to the netdev, where a peer in the same
+ * QEMU (a hub) receives it at that instant, or back to this port.  A
+ * looped frame models a link between two ports: requests take one
+ * direction, responses (ACKs, NAKs, READ responses) the other, as they do
+ * between a requester's port and a responder's.  At most
+ * PLDMA_NET_WIRE_BYTES are in flight (the window of every channel and
+ * responder fits); past that a frame is dropped, as a full wire drops it.
+ * Frames in flight are not migrated and do not survive a reset.
+ */
+#define PLDMA_NET_WIRE_BYTES    (16 * 1024 * 1024)
+
+typedef struct PLDMAWireFrame {
+    int64_t at;             /* arrival */
+    bool self;              /* looped back to this port */
+    GBytes *b;
+} PLDMAWireFrame;
+
+static void pldma_net_wire_free(gpointer data)
+{
+    PLDMAWireFrame *w = data;
+
+    g_bytes_unref(w->b);
+    g_free(w);
+}
+
+static void pldma_net_wire_drop_all(PLDMACore *s)
+{
+    uint32_t d;
+
+    for (d = 0; d < ARRAY_SIZE(s->wire_q); d++) {
+        g_queue_clear_full(&s->wire_q[d], pldma_net_wire_free);
+    }
+    s->wire_bytes = 0;
+    if (s->wire_timer) {
+        timer_del(s->wire_timer);
+    }
+}
+
+/* The direction of the link whose next frame arrives first, or -1 */
+static int pldma_net_wire_next(PLDMACore *s)
+{
+    PLDMAWireFrame *a = g_queue_peek_head(&s->wire_q[0]);
+    PLDMAWireFrame *b = g_queue_peek_head(&s->wire_q[1]);
+
+    if (!a || !b) {
+        return a ? 0 : b ? 1 : -1;
+    }
+    return b->at < a->at ? 1 : 0;
+}
+
+static void pldma_net_wire_arm(PLDMACore *s)
+{
+    int d = pldma_net_wire_next(s);
+
+    if (d >= 0) {
+        PLDMAWireFrame *w = g_queue_peek_head(&s->wire_q[d]);
+
+        timer_mod(s->wire_timer, w->at);
+    }
+}
+
+static void pldma_net_wire_put(PLDMACore *s, const uint8_t *f, size_t len,
+                               int64_t ready, bool self)
+{
+    unsigned int dir = 0;
+    PLDMAWireFrame *w;
+
+    if (s->wire_bytes + len > PLDMA_NET_WIRE_BYTES) {
+        trace_pldma_net_wire_dropped(len, s->wire_bytes);
+        return;
+    }
+    if (self && pldma_net_frame_is_resp(f, len)) {
+        dir = 1;
+    }
+    w = g_new(PLDMAWireFrame, 1);
+    w->at = pldma_timing_wire(s, dir, ready, len);
+    w->self = self;
+    w->b = g_bytes_new(f, len);
+    g_queue_push_tail(&s->wire_q[dir], w);
+    s->wire_bytes += len;
+    pldma_net_wire_arm(s);
+}
+
+static void pldma_net_put_now(PLDMACore *s, const uint8_t *f, size_t len);
+
+/* A frame's arrival: handed on, in arrival order, at its instant */
+static void pldma_net_wire_timer(void *opaque)
+{
+    PLDMACore *s = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    int d;
+
+    while ((d = pldma_net_wire_next(s)) >= 0) {
+        PLDMAWireFrame *w = g_queue_peek_head(&s->wire_q[d]);
+        const uint8_t *f;
+        gsize len;
+
+        if (w->at > now) {
+            break;
+        }
+        if (!s->vm_running || s->busy || s->in_rx) {
+            /* not from inside a run or a receive: a moment later */
+            pldma_schedule(s);
+            timer_mod(s->wire_timer, now + 1);
+            return;
+        }
+        g_queue_pop_head(&s->wire_q[d]);
+        f = g_bytes_get_data(w->b, &len);
+        s->wire_bytes -= len;
+        if (w->self) {
+            pldma_net_rx_frame(s, f, len);
+        } else {
+            pldma_net_put_now(s, f, len);
+        }
+        pldma_net_wire_free(w);
+    }
+    pldma_net_wire_arm(s);
+}
+
+/*
  * Hand one frame to the net layer, which sends it at once or queues it
  * when the backend cannot take it now (a full socket: the peer stopped
  * reading).  Then nothing more goes out until pldma_net_sent(): frames
@@ -175,12 +301,27 @@ static void pldma_net_loop_bh(void *opaque)
  * requesters and READ responses wait.  So one frame at most waits in the
  * net layer's queue for us, and a stalled peer never blocks this node.
  */
-static void pldma_net_put(PLDMACore *s, const uint8_t *f, size_t len)
+static void pldma_net_put(PLDMACore *s, const uint8_t *f, size_t len,
+                          int64_t ready)
 {
-    if (pldma_net_to_self(s, f, len)) {
+    bool self = pldma_net_to_self(s, f, len);
+
+    if (s->wire_timer) {
+        if (self) {
+            pldma_net_cnt(s, PLDMA_NCNT_LOOPED);
+        }
+        pldma_net_wire_put(s, f, len, ready, self);
+        return;
+    }
+    if (self) {
         pldma_net_loop(s, f, len);
         return;
     }
+    pldma_net_put_now(s, f, len);
+}
+
+static void pldma_net_put_now(PLDMACore *s, const uint8_t *f, size_t len)
+{
     if (s->tx_blocked) {
         trace_pldma_net_tx_dropped(len);
         return;
@@ -192,7 +333,8 @@ static void pldma_net_put(PLDMACore *s, const uint8_t *f, size_t len)
     }
 }
 
-void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len)
+void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len,
+                          int64_t ready)
 {
     uint32_t n = ++s->tx_seq;
 
@@ -207,16 +349,16 @@ void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len)
         s->held_len = len;
         return;
     }
-    pldma_net_put(s, f, len);
+    pldma_net_put(s, f, len, ready);
     if (pldma_net_knob(s, s->x_dup_every)) {
         trace_pldma_net_knob("dup", n);
-        pldma_net_put(s, f, len);
+        pldma_net_put(s, f, len, ready);
     }
     if (s->held) {
         uint8_t *h = s->held;
 
         s->held = NULL;
-        pldma_net_put(s, h, s->held_len);
+        pldma_net_put(s, h, s->held_len, ready);
         g_free(h);
     }
 }
@@ -421,6 +563,7 @@ void pldma_net_reset(PLDMACore *s)
     g_free(s->held);
     s->held = NULL;
     pldma_net_loop_drop_all(s);
+    pldma_net_wire_drop_all(s);
     /*
      * The responder forgets its connections; a connection's first request
      * after this sets its expected PSN (pldma_net_rx_write()).  The
@@ -523,6 +666,12 @@ bool pldma_net_realize(PLDMACore *s, Error **errp)
         conf->macaddr.a[5] = s->node_id;
     }
     g_queue_init(&s->loop_q);
+    g_queue_init(&s->wire_q[0]);
+    g_queue_init(&s->wire_q[1]);
+    if (s->tm.on) {
+        s->wire_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_net_wire_timer,
+                                     s);
+    }
     s->loop_bh = qemu_bh_new_guarded(pldma_net_loop_bh, s,
                                      &dev->mem_reentrancy_guard);
     s->conns = g_new0(PLDMANetConn, PLDMA_NET_CONNS + PLDMA_MAX_QPS);
@@ -574,6 +723,11 @@ void pldma_net_unrealize(PLDMACore *s)
         pldma_net_loop_drop_all(s);
         qemu_bh_delete(s->loop_bh);
         s->loop_bh = NULL;
+    }
+    pldma_net_wire_drop_all(s);
+    if (s->wire_timer) {
+        timer_free(s->wire_timer);
+        s->wire_timer = NULL;
     }
 }
 

@@ -82,6 +82,13 @@
 #define PLDMA_TM_FAULT_NS       1000    /* event, MSI, CMD_RESUME, retry */
 #define PLDMA_TM_LINK_MBITS     100000  /* 100 Gb/s */
 #define PLDMA_TM_LINK_NS        1000    /* NIC to NIC through one switch */
+/*
+ * What a frame takes on an Ethernet wire beyond the bytes QEMU carries
+ * (IEEE 802.3 clause 3 and 4): padding to 60 bytes before the FCS, then
+ * the 4-byte FCS, the 8-byte preamble and SFD and the 12-byte gap
+ */
+#define PLDMA_TM_WIRE_MIN_FRAME 60
+#define PLDMA_TM_WIRE_OVERHEAD  24
 
 /* Outcome of one DMA access of a channel */
 typedef enum PLDMAAccess {
@@ -167,6 +174,10 @@ bool pldma_timing_waiting(PLDMAChannel *ch);
 void pldma_timing_desc(PLDMAChannel *ch);
 void pldma_timing_bytes(PLDMAChannel *ch, uint64_t n);
 void pldma_timing_fault(PLDMAChannel *ch);
+void pldma_timing_rebase(PLDMAChannel *ch);
+int64_t pldma_timing_wire(PLDMACore *s, unsigned int dir, int64_t ready,
+                          size_t len);
+void pldma_schedule(PLDMACore *s);
 void pldma_timing_xlat(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
                        uint64_t addr_mask, uint32_t pid);
 

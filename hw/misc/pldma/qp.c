@@ -364,7 +364,7 @@ static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
         qp_set_state(s, idx, next);
     }
     /* a QP that left RTS ends its SQ's message: let the channel see it */
-    qemu_bh_schedule(s->bh);
+    pldma_schedule(s);
     return PLDMA_QP_ST_OK;
 }
 

@@ -460,7 +460,7 @@ uint32_t pldma_recv_resolve(PLDMACore *s, uint32_t idx, bool ok)
         return PLDMA_QP_ST_BAD_STATE;   /* no RECV fault reported */
     }
     pldma_net_conn_resolved(s, c, ok);
-    qemu_bh_schedule(s->bh);
+    pldma_schedule(s);
     return PLDMA_QP_ST_OK;
 }
 

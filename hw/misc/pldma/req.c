@@ -305,6 +305,7 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         }
         return false;
     }
+    pldma_timing_rebase(ch);
     if (ch->op == PLDMA_OP_RDMA_READ) {
         /* (a zero-length READ completes on its response: it asks first) */
         if (ch->len && ch->done >= ch->len) {
@@ -357,6 +358,9 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
             pldma_net_finish(ch, PLDMA_ST_BAD_LENGTH);
             return true;
         }
+        /* the payload's DMA read; the frame goes when it is done */
+        pldma_timing_bytes(ch, n);
+        p.ready = ch->tm_ready;
         p.opcode = req_opcode(ch->op, first, last);
         if (last && pldma_op_has_imm(ch->op)) {
             p.imm = r->imm;

@@ -890,7 +890,7 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
             c->rdo_next = (c->rdo_next + 1) % PLDMA_NET_RD_ORIG;
         }
     }
-    qemu_bh_schedule(s->bh);
+    pldma_schedule(s);
 }
 
 /* Send READ responses, from the bottom half, within @budget bytes */
@@ -995,14 +995,14 @@ void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
         c->rd_hold = false;
         if (ok) {
             /* the held READ response stream goes on (pldma_net_bh) */
-            qemu_bh_schedule(s->bh);
+            pldma_schedule(s);
             return;
         }
     }
     if (c->park) {
         if (ok) {
             /* the held WRITE segments are applied (pldma_net_bh) */
-            qemu_bh_schedule(s->bh);
+            pldma_schedule(s);
             return;
         }
         pldma_net_park_drop(s, c);
@@ -1090,7 +1090,7 @@ void pldma_net_fault_timer(void *opaque)
         timer_mod_ns(s->fault_timer, next);
     }
     pldma_update_irq(s);
-    qemu_bh_schedule(s->bh);
+    pldma_schedule(s);
 }
 
 bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp)

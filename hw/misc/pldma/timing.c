@@ -28,12 +28,19 @@
  *    RESTART), charged when the channel goes on.  The guest's own fault
  *    handling costs what its instructions cost on -icount.
  *
+ *  - remote DMA: a WRITE or SEND segment's payload costs its DMA read;
+ *    then every frame takes the link (pldma_timing_wire(): its turn on the
+ *    port's transmitter, its bits at link-bandwidth, link-latency-ns) and
+ *    net.c hands it on at its arrival time.
+ *
  * A channel's time is rebased to "now" only when the guest starts it (a
- * doorbell on an idle channel) and when it goes on after a fault; both
- * happen in a vCPU's MMIO access, at an exact instruction count under
- * -icount.  Every other step happens at a timer deadline the model
- * computed, so that the modeled times do not depend on when the host ran
- * the bottom half.
+ * doorbell on an idle channel), when it goes on after a fault (both in a
+ * vCPU's MMIO access, at an exact instruction count under -icount), and
+ * when a remote step starts at an instant the network decided (a timer).
+ * Every other step happens at a timer deadline the model computed, and
+ * the bottom half's work runs from a timer due at once (pldma_schedule()),
+ * so that the modeled times do not depend on when the host ran the
+ * bottom half.
  *
  * Defaults: a DMA engine behind a PCIe Gen4 x16 link (PCI Express Base
  * Specification 4.0: 16 GT/s per lane, 128b/130b, 31.5 GB/s per direction
@@ -64,6 +71,31 @@ static void pldma_timing_expired(void *opaque)
     pldma_run_timed(ch->s);
 }
 
+static void pldma_timing_kicked(void *opaque)
+{
+    PLDMACore *s = opaque;
+
+    trace_pldma_timing_kick(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    pldma_run_timed(s);
+}
+
+/*
+ * The engine has work to do now (a channel woken by the network, a READ
+ * response to send, the rest of a turn).  Without the model, the bottom
+ * half does it when the main loop gets to it.  With the model, a virtual-
+ * clock timer due at this instant does: the bottom half's run time, and
+ * so the virtual time it would see, depends on the host, while an expired
+ * timer holds an -icount vCPU until it has run.
+ */
+void pldma_schedule(PLDMACore *s)
+{
+    if (s->tm.kick) {
+        timer_mod_anticipate(s->tm.kick, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    } else {
+        qemu_bh_schedule(s->bh);
+    }
+}
+
 bool pldma_timing_realize(PLDMACore *s, Error **errp)
 {
     PLDMATiming *tm = &s->tm;
@@ -85,6 +117,7 @@ bool pldma_timing_realize(PLDMACore *s, Error **errp)
         tm->timer[i] = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_timing_expired,
                                     &s->ch[i]);
     }
+    tm->kick = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_timing_kicked, s);
     return true;
 }
 
@@ -97,6 +130,10 @@ void pldma_timing_unrealize(PLDMACore *s)
             timer_free(s->tm.timer[i]);
             s->tm.timer[i] = NULL;
         }
+    }
+    if (s->tm.kick) {
+        timer_free(s->tm.kick);
+        s->tm.kick = NULL;
     }
 }
 
@@ -111,6 +148,11 @@ void pldma_timing_reset(PLDMACore *s)
             timer_del(tm->timer[i]);
         }
     }
+    if (tm->kick) {
+        timer_del(tm->kick);
+    }
+    memset(tm->wire_free, 0, sizeof(tm->wire_free));
+    memset(tm->wire_rem, 0, sizeof(tm->wire_rem));
     memset(tm->atc_tag, 0, sizeof(tm->atc_tag));
     memset(tm->atc_pasid, 0, sizeof(tm->atc_pasid));
     memset(tm->atc_used, 0, sizeof(tm->atc_used));
@@ -214,6 +256,42 @@ void pldma_timing_bytes(PLDMAChannel *ch, uint64_t n)
     q = n * 1000 + ch->tm_rem;
     ch->tm_ready += q / tm->dma_mbs;
     ch->tm_rem = q % tm->dma_mbs;
+}
+
+/*
+ * A remote operation's step starts at an instant the network decided (an
+ * ACK's arrival, a timer): the channel's time is now if it was idle
+ */
+void pldma_timing_rebase(PLDMAChannel *ch)
+{
+    if (ch->s->tm.on) {
+        ch->tm_ready = MAX(ch->tm_ready,
+                           qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
+    }
+}
+
+/*
+ * A frame of @len bytes, ready to go at @ready (0: now), on direction
+ * @dir of the link: it goes when the transmitter is free, takes its bits
+ * at link-bandwidth (with the Ethernet overhead the frame does not carry:
+ * padding to the minimum frame, preamble, FCS, inter-frame gap; bits are
+ * exact over frames, the remainder carried), and arrives link-latency-ns
+ * after its last bit left.  Returns the arrival time.
+ */
+int64_t pldma_timing_wire(PLDMACore *s, unsigned int dir, int64_t ready,
+                          size_t len)
+{
+    PLDMATiming *tm = &s->tm;
+    int64_t start = MAX(MAX(ready, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)),
+                        tm->wire_free[dir]);
+    uint64_t bits = (MAX(len, PLDMA_TM_WIRE_MIN_FRAME) +
+                     PLDMA_TM_WIRE_OVERHEAD) * 8;
+    uint64_t q = bits * 1000 + tm->wire_rem[dir];
+
+    tm->wire_free[dir] = start + q / tm->link_mbits;
+    tm->wire_rem[dir] = q % tm->link_mbits;
+    trace_pldma_timing_wire(dir, len, start, tm->wire_free[dir] + tm->link_ns);
+    return tm->wire_free[dir] + tm->link_ns;
 }
 
 void pldma_timing_fault(PLDMAChannel *ch)
@@ -344,9 +422,9 @@ void pldma_timing_class_init(ObjectClass *klass)
         "timing model: stall/fault round trip inside the SMMU in ns, "
         "charged when a channel goes on after a fault");
     object_class_property_set_description(klass, "link-bandwidth",
-        "timing model, remote DMA: link bandwidth in Mbit/s (not applied "
-        "yet: remote operations are not paced)");
+        "timing model, remote DMA: link bandwidth in Mbit/s; frames leave "
+        "one after another at this rate");
     object_class_property_set_description(klass, "link-latency-ns",
-        "timing model, remote DMA: one-way link latency in ns (not applied "
-        "yet: remote operations are not paced)");
+        "timing model, remote DMA: one-way latency in ns from a frame's "
+        "last bit out to its arrival");
 }

@@ -339,10 +339,13 @@ typedef struct PLDMATiming {
     uint32_t walk_ns;       /* more on an ATC miss */
     uint32_t atc_entries;
     uint32_t fault_ns;      /* stall/fault round trip inside the SMMU */
-    uint32_t link_mbits;    /* remote DMA, Mbit/s (not applied yet) */
-    uint32_t link_ns;       /* remote DMA one-way latency (not applied yet) */
+    uint32_t link_mbits;    /* remote DMA: link bandwidth, Mbit/s */
+    uint32_t link_ns;       /* remote DMA: one-way latency */
 
     QEMUTimer *timer[PLDMA_MAX_CHANNELS];
+    QEMUTimer *kick;        /* the engine's work at this instant */
+    int64_t wire_free[2];   /* when each direction's transmitter is free */
+    uint64_t wire_rem[2];   /* its remainder of bits * 1000 / link_mbits */
     uint64_t atc_tag[PLDMA_ATC_MAX_ENTRIES];    /* page | PASID valid */
     uint32_t atc_pasid[PLDMA_ATC_MAX_ENTRIES];  /* MemTxAttrs.pid */
     uint64_t atc_used[PLDMA_ATC_MAX_ENTRIES];   /* LRU stamp, 0: empty */
@@ -446,6 +449,10 @@ struct PLDMACore {
     GQueue loop_q;          /* of GBytes, in the order sent */
     size_t loop_bytes;
     QEMUBH *loop_bh;
+    /* timing model: frames on the link, by arrival time (net.c) */
+    GQueue wire_q[2];       /* of PLDMAWireFrame, per direction */
+    size_t wire_bytes;
+    QEMUTimer *wire_timer;
     QEMUTimer *fault_timer; /* the bound of reported responder faults */
     uint32_t resp_fault_ms; /* resp-fault-timeout: that bound, ms */
 

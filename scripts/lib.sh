@@ -253,3 +253,18 @@ meson_for_qemu() {
 	fetch_deb "meson/bookworm-backports" "$CACHE/tools/meson"
 	export PYTHONPATH=$CACHE/tools/meson/usr/lib/python3/dist-packages${PYTHONPATH:+:$PYTHONPATH}
 }
+
+# model_inputs RUN-GUEST-ARGS...: the SHA-256 (first 16 hex digits) of the
+# QEMU binary, kernel image and initramfs a guest with these arguments
+# boots, on one line: modeled times are comparable only between runs
+# whose inputs are the same
+model_inputs() {
+	local cmd q k i
+	cmd=$("$TOP/scripts/run-guest" --print-cmd "$@" 2>/dev/null) || { echo "unknown"; return 0; }
+	q=$(eval "set -- $cmd"; echo "$1")
+	k=$(eval "set -- $cmd"; while [ $# -gt 1 ] && [ "$1" != -kernel ]; do shift; done; echo "${2:-}")
+	i=$(eval "set -- $cmd"; while [ $# -gt 1 ] && [ "$1" != -initrd ]; do shift; done; echo "${2:-}")
+	printf 'qemu %s kernel %s initramfs %s\n' \
+		"$(sha256sum <"$q" | cut -c1-16)" "$(sha256sum <"$k" | cut -c1-16)" \
+		"$(sha256sum <"$i" | cut -c1-16)"
+}

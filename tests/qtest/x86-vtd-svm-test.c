@@ -34,6 +34,8 @@ static void test_default(void)
     g_assert_cmphex(ecap & VTD_ECAP_PDS, ==, 0);
     g_assert_cmphex(ecap & VTD_ECAP_SMPWC, ==, 0);
     g_assert_cmphex(ecap & VTD_ECAP_PASID, ==, VTD_ECAP_PASID);
+    /* 20-bit PASIDs (ECAP.PSS is the width - 1; it said 8 bits before) */
+    g_assert_cmpuint(extract64(ecap, 35, 5), ==, 19);
     /* no page request queue: its address register is not writable */
     vtd_writeq(s, DMAR_PQA_REG, 0x12345000ULL | 2);
     g_assert_cmphex(vtd_readq(s, DMAR_PQA_REG), ==, 0);

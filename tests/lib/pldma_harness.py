@@ -46,7 +46,7 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_GUEST = os.path.join(TOP, 'scripts', 'run-guest')
 # the architectures scripts/run-guest boots (its QEMU binary and machine)
-ARCHES = ('aarch64',)
+ARCHES = ('aarch64', 'x86_64')
 
 
 class Fail(Exception):
@@ -556,6 +556,8 @@ class Node:
     def command(self, deadline=None):
         """The QEMU command line, from scripts/run-guest --print-cmd."""
         cmd = [RUN_GUEST, '--print-cmd']
+        if self.arch != 'aarch64':
+            cmd += ['--arch', self.arch]
         if self.test:
             cmd += ['--test', self.test]
         if self.mem:
@@ -603,8 +605,11 @@ class Node:
     def judge(self, timed_out):
         """status and reason as scripts/run-guest --test decides them: the
         status the guest printed (=== PLDMA-TEST-EXIT N) must be QEMU's exit
-        code (semihosting); a timeout, a panic, or no status is a failure."""
+        code (semihosting; on x86, isa-debug-exit's (status << 1) | 1,
+        decoded); a timeout, a panic, or no status is a failure."""
         rc = self.qemu.p.returncode
+        if self.arch == 'x86_64' and rc is not None and rc > 0 and rc & 1:
+            rc = (rc - 1) // 2
         self.console.flush_partial()
         text = self.console.text()
         started = self.incoming or ('=== PLDMA-TEST-START %s' % self.test) in text

@@ -468,6 +468,29 @@ void pldma_cq_irq(struct pldma_dev *pd, u32 status)
 	struct pldma_qp *qp;
 	unsigned int i;
 
+	/*
+	 * A QP's error first: the device raises it before it flushes the
+	 * QP's work requests, and a consumer woken by the flush CQEs' event
+	 * (CQ_WAIT returns the file's QP error count) must see it.  Taken
+	 * after the events, a waiter on another CPU could read the count
+	 * between the two (seen in the rdma suite on a loaded host).
+	 */
+	if (status & PLDMA_IRQ_QP_ERROR) {
+		bits = pldma_rd_w1c64(pd, PLDMA_QP_ERRORS_LO);
+		spin_lock(&pd->lock);
+		for_each_set_bit(i, &bits, pd->num_qps) {
+			qp = &pd->qps[i];
+			atomic64_inc(&pd->st.qp_errors);
+			trace_pldma_qp_error(pd->id, i, qp->qpn);
+			if (!qp->ctx)
+				continue;
+			atomic_inc(&qp->ctx->qp_errors);
+			wake_up_interruptible(&qp->ctx->wq);
+			if (qp->ib_qp)
+				pldma_ib_qp_fatal(qp->ib_qp);
+		}
+		spin_unlock(&pd->lock);
+	}
 	if (status & PLDMA_IRQ_CQ) {
 		bits = pldma_rd_w1c64(pd, PLDMA_CQ_EVENTS_LO);
 		spin_lock(&pd->lock);
@@ -497,22 +520,6 @@ void pldma_cq_irq(struct pldma_dev *pd, u32 status)
 				continue;
 			WRITE_ONCE(cq->error, true);
 			wake_up_interruptible_all(&cq->wq);
-		}
-		spin_unlock(&pd->lock);
-	}
-	if (status & PLDMA_IRQ_QP_ERROR) {
-		bits = pldma_rd_w1c64(pd, PLDMA_QP_ERRORS_LO);
-		spin_lock(&pd->lock);
-		for_each_set_bit(i, &bits, pd->num_qps) {
-			qp = &pd->qps[i];
-			atomic64_inc(&pd->st.qp_errors);
-			trace_pldma_qp_error(pd->id, i, qp->qpn);
-			if (!qp->ctx)
-				continue;
-			atomic_inc(&qp->ctx->qp_errors);
-			wake_up_interruptible(&qp->ctx->wq);
-			if (qp->ib_qp)
-				pldma_ib_qp_fatal(qp->ib_qp);
 		}
 		spin_unlock(&pd->lock);
 	}

@@ -275,8 +275,7 @@ static void pldma_net_wire_timer(void *opaque)
             break;
         }
         if (!s->vm_running || s->busy || s->in_rx) {
-            /* not from inside a run or a receive: a moment later */
-            pldma_schedule(s);
+            /* not while stopped, nor inside a run or a receive: 1 ns on */
             timer_mod(s->wire_timer, now + 1);
             return;
         }

@@ -268,6 +268,7 @@ static void pldma_probe_ahead(PLDMAChannel *ch, uint64_t fva, bool fwrite)
     PLDMACore *s = ch->s;
     uint64_t fpage = fva & ~(PLDMA_PROBE_PAGE - 1);
     uint32_t limit = s->max_outstanding - 1, tries = 0, k;
+    int n;
 
     for (k = 0; ch->nprobes < limit && tries < 4 * PLDMA_MAX_OUTSTANDING;
          k++) {
@@ -293,7 +294,17 @@ static void pldma_probe_ahead(PLDMAChannel *ch, uint64_t fva, bool fwrite)
                 continue;
             }
             tries++;
-            pldma_probe(ch, page, is_write);
+            n = ch->nprobes;
+            if (!pldma_probe(ch, page, is_write) && ch->nprobes == n) {
+                /*
+                 * missing and not stalled: the IOMMU or the device has no
+                 * room for another outstanding stall (page request
+                 * allocation, stall table), and every access further
+                 * ahead would only cost a translation to learn the same
+                 */
+                trace_pldma_ch_probe_stop(ch->idx, page, ch->nprobes);
+                return;
+            }
         }
         if (!any) {
             break;
@@ -460,6 +471,29 @@ static bool pldma_probe_resumed(PLDMACore *s, uint16_t stag,
     return false;
 }
 
+/*
+ * The channel's own stall @stag was answered with success: its accesses
+ * ahead that share @stag were answered by the same response.  Only a page
+ * group response (PRI) does that: the faulting page and the pages ahead
+ * form one group, one PRGI.  Forget them before the channel runs on, or it
+ * would park on each of them in turn (pldma_probe_adopt), be resumed once
+ * per page of the group, and probe ahead again at every park.  The IOMMU's
+ * SMMUv3 gives every stall a STAG of its own, so there this finds none.
+ */
+static void pldma_probes_answered(PLDMAChannel *ch, uint16_t stag)
+{
+    int j = 0;
+
+    while (j < ch->nprobes) {
+        if (ch->probe_stag[j] == stag) {
+            trace_pldma_ch_probe_resumed(ch->idx, stag, SMMU_STALL_RETRY);
+            pldma_probe_remove(ch, j);
+        } else {
+            j++;
+        }
+    }
+}
+
 void pldma_core_resumed(PLDMACore *s, uint32_t sid, uint16_t stag,
                         SMMUStallResponse resp)
 {
@@ -489,6 +523,7 @@ void pldma_core_resumed(PLDMACore *s, uint32_t sid, uint16_t stag,
     }
     ch->stall_pending = false;
     if (resp == SMMU_STALL_RETRY) {
+        pldma_probes_answered(ch, stag);
         ch->cnt_restarts++;
         pldma_set_state(ch, PLDMA_STATE_RUNNING);
         /* from the CMD_RESUME, with the SMMU's mutex released */

@@ -542,7 +542,7 @@ static void write_read(Pair *p, QPldmaRing *r, uint32_t len, uint32_t key)
 static void test_write_read(void)
 {
     Pair *p = pair_start();
-    uint32_t a_psn, b_psn, nsegs, rkey, tx0;
+    uint32_t a_psn, b_psn, nsegs, rkey, tx0, drop0;
     uint64_t compl, compl2, src;
     QPldmaQPAttr q;
     QPldmaRing r;
@@ -556,8 +556,10 @@ static void test_write_read(void)
      * Refused by the responder (a bad rkey): NAK remote access, fatal to
      * the requester (IBA; Linux rxe's completer): its QP goes to ERR
      * without a QP_ERRORS bit (the completion reports it), the READ
-     * posted behind the WRITE is FLUSHED and never sent, the responder's
-     * expected PSN has not moved.  Again for a READ on a new connection.
+     * posted behind the WRITE is FLUSHED and never sent.  Fatal to the
+     * responder as well (IBA 9.9.3.1, rxe's do_class_ac_error()): its QP
+     * goes to ERR with its QP_ERRORS bit.  Again for a READ on a new
+     * connection.
      */
     src = alloc_pa(&p->a, 8 * KiB);
     rkey = key_register(&p->b, 3, 0, alloc_pa(&p->b, 8 * KiB), 8 * KiB,
@@ -572,8 +574,9 @@ static void test_write_read(void)
     g_assert_cmpuint(q.state, ==, PLDMA_QPS_ERR);
     g_assert_cmpuint(qpldma_rd(&p->a.d, PLDMA_QP_ERRORS_LO), ==, 0);
     qpldma_qp_query(&p->b.d, 0, &q);
-    g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
-    g_assert_cmphex(q.rq_psn, ==, (a_psn + 130) & 0xffffff);
+    g_assert_cmpuint(q.state, ==, PLDMA_QPS_ERR);
+    g_assert_cmphex(qpldma_rd(&p->b.d, PLDMA_QP_ERRORS_LO), ==, 1);
+    qpldma_wr(&p->b.d, PLDMA_QP_ERRORS_LO, 1);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 1);
     /* B sent the NAK and nothing else: the READ never reached it */
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_TX_FRAMES), ==, tx0 + 1);
@@ -590,6 +593,8 @@ static void test_write_read(void)
     qp_reset(&p->a, 0);
     qp_reset(&p->b, 0);
     pair_connect(p, &a_psn, &b_psn);
+    /* (the refused WRITE's other segments found B's QP in ERR: dropped) */
+    drop0 = ncnt(&p->b, PLDMA_NCNT_QP_DROPPED);
 
     write_read(p, &r, 1 * MiB, 1);
     /* the PSNs went on from the random ones: 1024 + 1024 */
@@ -599,7 +604,7 @@ static void test_write_read(void)
     qpldma_qp_query(&p->b.d, 0, &q);
     g_assert_cmphex(q.rq_psn, ==, (a_psn + nsegs) & 0xffffff);
     g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), ==, 0);
-    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), ==, drop0);
     g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_QP_DROPPED), ==, 0);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_SEQ), ==, 0);
 
@@ -1010,6 +1015,25 @@ static void peer_open_props(Peer *pe, uint32_t access, bool smmu,
     pe->qpn = qpldma_qpn(&pe->n.d, 0);
 }
 
+/*
+ * The device's QP 0 to us again, after an error ended the connection:
+ * RESET (a new QPN), then connected with new PSNs and @access
+ */
+static void peer_reconnect(Peer *pe, uint32_t access)
+{
+    QPldmaQPAttr at;
+
+    qp_reset(&pe->n, 0);
+    qpldma_wr(&pe->n.d, PLDMA_QP_ERRORS_LO, 1);
+    pe->epsn = rand_psn();
+    pe->sq_psn = rand_psn();
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe->my_qpn, pe->sq_psn,
+            pe->epsn, 0);
+    at.access = access;
+    qp_connect(&pe->n, 0, &at);
+    pe->qpn = qpldma_qpn(&pe->n.d, 0);
+}
+
 static void peer_open_smmu(Peer *pe, uint32_t access, bool smmu)
 {
     peer_open_props(pe, access, smmu, "");
@@ -1098,25 +1122,44 @@ static void test_hostile_responder(void)
     g_assert_cmphex(psn, ==, pe.epsn);
     g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
 
-    /* a bad rkey: NAK remote access, the expected PSN stays */
+    /*
+     * A bad rkey: NAK remote access, once, and the connection is over
+     * (IBA 9.9.3.1: fatal to the responder's QP, as on rxe): the QP is in
+     * ERR with its QP_ERRORS bit, and the same WRITE with the right key
+     * then finds no QP to take it, so no peer gets a second guess
+     */
     len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey ^ 0x100, pl,
                      512);
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
     g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_cmphex(qpldma_rd(&pe.n.d, PLDMA_QP_ERRORS_LO), ==, 1);
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 1);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, -1);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
     /* a key of another PD: the same */
+    peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE);
     len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa2, rkey_pd, pl, 512);
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
     g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
     g_assert_true(qpldma_mem_zero(pe.n.qts, pa2, PAGE));
     /* a READ: the key allows it, the QP's access flags do not */
+    peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE);
     len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey, 512,
                      -1, 0, NULL, 0);
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
     g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
     g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_ACCESS), ==, 3);
+    peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE);
 
     /* the good WRITE at the same PSN lands; MSN 1 */
     len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl, 512);
@@ -1724,11 +1767,164 @@ static void test_hostile_requester(void)
 }
 
 /*
+ * Ghost ACKs: the peer answers PSNs the device never sent.  A 256 KiB
+ * WRITE at path MTU 1024 (256 segments) has sent its first window when
+ * the peer ACKs the message's last PSN, then sends a sequence NAK and an
+ * RNR NAK for PSNs past those sent.  IBA drops an answer about a PSN
+ * never sent: before the fix the ACK completed the WRITE SUCCESS with
+ * 262144 bytes, 64 segments of which had left.  Now the three are
+ * dropped and counted (ACK_UNSENT), the WRITE stays pending, and the
+ * peer's real ACKs bring every segment, each PSN once, before SUCCESS.
+ */
+static void test_ghost_ack(void)
+{
+    enum { NSEG = 256 };
+    Peer pe;
+    uint8_t f[2048], d[PLDMA_DESC_SIZE], seen[NSEG] = { 0 };
+    uint64_t src, compl, bytes;
+    uint32_t len, got = 0, u0, seg;
+    QPldmaRing r;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    ring_init(&pe.n, &r, 0);
+    src = alloc_pa(&pe.n, NSEG * 1024);
+    g_free(qpldma_mem_random(pe.n.qts, src, NSEG * 1024));
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, 0, NSEG * 1024, src, 0x100000,
+                     0x4242, compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    /* the first window, until the device waits for an ACK */
+    while (peer_rx(&pe, &rx)) {
+        seg = (rx.psn - pe.sq_psn) & 0xffffff;
+        g_assert_cmpuint(seg, <, NSEG);
+        g_assert_false(seen[seg]);
+        seen[seg] = 1;
+        got++;
+    }
+    g_assert_cmpuint(got, >, 0);
+    g_assert_cmpuint(got, <, NSEG);
+    u0 = ncnt(&pe.n, PLDMA_NCNT_ACK_UNSENT);
+    /* an ACK of the last PSN, a sequence NAK and an RNR NAK past the sent */
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, (pe.sq_psn + NSEG - 1) & 0xffffff,
+                     false, 0, 0, 0, 0x1f, 1, NULL, 0);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, (pe.sq_psn + 200) & 0xffffff,
+                     false, 0, 0, 0, 0x60, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, (pe.sq_psn + got) & 0xffffff,
+                     false, 0, 0, 0, 0x21, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_ACK_UNSENT), ==, u0 + 3);
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RETX_SEGS), ==, 0);
+    /* the real ACKs, each of the last PSN received, until every one came */
+    while (got < NSEG) {
+        uint32_t before = got;
+
+        len = roce_frame(f, IP_B, 0x11, pe.qpn,
+                         (pe.sq_psn + got - 1) & 0xffffff, false, 0, 0, 0,
+                         0x1f, 0, NULL, 0);
+        qpldma_stream_send(pe.fd, f, len);
+        while (peer_rx(&pe, &rx)) {
+            seg = (rx.psn - pe.sq_psn) & 0xffffff;
+            g_assert_cmpuint(seg, ==, got);
+            seen[seg] = 1;
+            got++;
+        }
+        g_assert_cmpuint(got, >, before);
+    }
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, (pe.sq_psn + NSEG - 1) & 0xffffff,
+                     false, 0, 0, 0, 0x1f, 1, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, NSEG * 1024);
+    peer_close(&pe);
+}
+
+/*
+ * RESET->ERR of a fresh QP (IBA and the driver allow it) takes no send
+ * queue: before the fix it was "out of RESET" with SQ 0, a channel it
+ * never took, and pldma_qp_of_sq(0) found it before channel 0's owner,
+ * whose WRITE then completed FLUSHED with nothing on the wire.  Here QP 1
+ * owns SQ 0, QP 0 goes RESET->ERR: QP 1's WRITE reaches the peer and
+ * completes; SQ 0 stays QP 1's (another QP's RESET->INIT on it is BUSY);
+ * QP 0, back in RESET, may take another channel.
+ */
+static void test_reset_err_no_sq(void)
+{
+    Peer pe;
+    uint8_t f[2048], d[PLDMA_DESC_SIZE], pl[512];
+    uint64_t src, compl, bytes;
+    QPldmaQPAttr at;
+    QPldmaRing r;
+    uint32_t len;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    /* QP 1 on SQ 0 to the peer, in place of QP 0 */
+    qp_reset(&pe.n, 0);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect(&pe.n, 1, &at);
+    pe.qpn = qpldma_qpn(&pe.n.d, 1);
+    /* QP 0, fresh: RESET -> ERR */
+    memset(&at, 0, sizeof(at));
+    at.state = PLDMA_QPS_ERR;
+    g_assert_cmpuint(qpldma_qp_modify(&pe.n.d, 0, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+
+    /* QP 1's WRITE goes out on SQ 0, and completes */
+    ring_init(&pe.n, &r, 0);
+    src = alloc_pa(&pe.n, PAGE);
+    memset(pl, 0x5a, sizeof(pl));
+    qtest_memwrite(pe.n.qts, src, pl, sizeof(pl));
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, 0, sizeof(pl), src, 0x1000,
+                     0x4242, compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmpuint(rx.op, ==, 0x0a);
+    g_assert_cmphex(rx.qpn, ==, pe.my_qpn);
+    g_assert_cmphex(rx.psn, ==, pe.sq_psn);
+    g_assert_cmpuint(rx.plen, ==, sizeof(pl));
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, pe.sq_psn, false, 0, 0, 0, 0x1f,
+                     1, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, sizeof(pl));
+
+    /* SQ 0 is QP 1's: QP 2's RESET->INIT on it is refused */
+    memset(&at, 0, sizeof(at));
+    at.state = PLDMA_QPS_INIT;
+    at.sq = 0;
+    at.send_cq = at.recv_cq = PLDMA_CQ_NONE;
+    g_assert_cmpuint(qpldma_qp_modify(&pe.n.d, 2, PLDMA_QPA_REQ_INIT, &at),
+                     ==, PLDMA_QP_ST_BUSY);
+    /* QP 0, ERR -> RESET -> INIT on channel 1 */
+    qp_reset(&pe.n, 0);
+    at.sq = 1;
+    g_assert_cmpuint(qpldma_qp_modify(&pe.n.d, 0, PLDMA_QPA_REQ_INIT, &at),
+                     ==, PLDMA_QP_ST_OK);
+    peer_close(&pe);
+}
+
+/*
  * A peer's atomic requests (CmpSwap, FetchAdd) to the device's QP, whose
  * window grants WRITE and READ: the device does no atomics, so the one at
  * the expected PSN gets NAK Invalid Request (0x61) naming it, nothing in
- * the window changes, and the QP goes on: a WRITE at the same PSN then
- * lands and is ACKed.  A duplicate atomic is dropped; one ahead of the
+ * the window changes, and the connection ends (its QP in ERR); on a new
+ * one a WRITE then lands and is ACKed.  A duplicate atomic is dropped; one ahead of the
  * expected PSN gets the sequence NAK.  Before, the link dropped atomic
  * opcodes and the requester timed out.
  */
@@ -1756,7 +1952,17 @@ static void test_atomic_refused(void)
     peer_inject(&pe, f, len);
     g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x60);
     g_assert_cmphex(psn, ==, pe.epsn);
-    /* at it: NAK Invalid Request, each time */
+    /* behind it (a duplicate): dropped, no answer */
+    dups = ncnt(&pe.n, PLDMA_NCNT_DUPS);
+    len = roce_frame(f, IP_B, 0x13, pe.qpn, (pe.epsn - 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, aeth, sizeof(aeth));
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_DUPS), ==, dups + 1);
+    /*
+     * At it: NAK Invalid Request, once per connection (an unsupported
+     * opcode is fatal to the responder's QP: IBA 9.9.3.1, rxe's
+     * RESPST_ERR_UNSUPPORTED_OPCODE), CmpSwap then FetchAdd
+     */
     for (i = 0; i < 2; i++) {
         len = roce_frame(f, IP_B, i ? 0x14 : 0x13, pe.qpn, pe.epsn, false,
                          0, 0, 0, -1, 0, aeth, sizeof(aeth));
@@ -1764,14 +1970,10 @@ static void test_atomic_refused(void)
         g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x61);
         g_assert_cmphex(psn, ==, pe.epsn);
         g_assert_true(qpldma_mem_zero(pe.n.qts, pa, 8));
+        g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+        peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
     }
-    /* behind it (a duplicate): dropped, no answer */
-    dups = ncnt(&pe.n, PLDMA_NCNT_DUPS);
-    len = roce_frame(f, IP_B, 0x13, pe.qpn, (pe.epsn - 1) & 0xffffff, false,
-                     0, 0, 0, -1, 0, aeth, sizeof(aeth));
-    peer_inject(&pe, f, len);
-    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_DUPS), ==, dups + 1);
-    /* the QP still serves: a WRITE Only at the expected PSN */
+    /* a new connection serves: a WRITE Only at the expected PSN */
     for (i = 0; i < sizeof(pl); i++) {
         pl[i] = i + 1;
     }
@@ -2217,9 +2419,9 @@ static void test_send_errors(void)
     check_cqe(e, 2, PLDMA_WC_SEND, PLDMA_WC_ST_REM_INV_REQ_ERR, 0, a_qpn,
               b_qpn, 0, 0, PLDMA_ST_REMOTE_INVALID);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_INVALID), ==, 1);
-    /* the NAK is fatal to the requester (IBA, rxe): A's QP is in ERR */
+    /* the NAK is fatal to the requester (IBA, rxe), and to the responder */
     g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
-    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_ERR);
     compl = post_op(&p->a, &sa, PLDMA_OP_SEND, PLDMA_DF_SIGNALED, 100, src,
                     0, 0, 0, 7);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_FLUSHED);
@@ -2432,9 +2634,9 @@ static void test_recv_fault(void)
     wait_cqe(p, &p->a, &sa.scq, e);
     check_cqe(e, 0x64, PLDMA_WC_SEND, PLDMA_WC_ST_REM_OP_ERR, 0, a_qpn, b_qpn,
               0, 0, PLDMA_ST_REMOTE_ERROR);
-    /* the NAK (remote operational error) is fatal to A's QP only */
+    /* the NAK (remote operational error) ends both QPs */
     g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
-    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_ERR);
     pair_stop(p);
 }
 
@@ -2736,7 +2938,12 @@ static void test_hostile_send(void)
     peer_inject(&pe, f, len);
     g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x60);
     g_assert_cmphex(psn, ==, pe.epsn);
-    /* a Last with no First: NAK invalid at the expected PSN */
+    /*
+     * A Last with no First: NAK invalid at the expected PSN, which ends
+     * the connection (IBA 9.9.3.1, as rxe): the QP goes to ERR and its
+     * posted WQE completes WR_FLUSH_ERR, nothing written; the right SEND
+     * then finds no QP to take it
+     */
     len = roce_frame(f, IP_B, 0x02, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
                      pl, sizeof(pl));
     peer_inject(&pe, f, len);
@@ -2744,11 +2951,26 @@ static void test_hostile_send(void)
     g_assert_cmphex(syn, ==, 0x61);
     g_assert_cmphex(psn, ==, pe.epsn);
     g_assert_true(qpldma_mem_zero(pe.n.qts, buf, l));
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    check_cqe(e, 0xab, PLDMA_WC_RECV, PLDMA_WC_ST_WR_FLUSH_ERR, 0, pe.qpn,
+              pe.my_qpn, 0, 0, 0);
     g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
-    qpldma_wr(&pe.n.d, PLDMA_QP_SEL, 0);
-    g_assert_cmpuint(qpldma_rd(&pe.n.d, PLDMA_QP_RQ_HEAD), ==, 0);
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 1);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, buf, l));
 
-    /* the right one: SEND Only at the expected PSN */
+    /* a new connection, a new WQE: the right one, SEND Only, lands */
+    qp_reset(&pe.n, 0);
+    sd.rq_tail = 0;
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect_cq(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    post_recv(&pe.n, &sd, 0xab, 1, &buf, &l);
     len = roce_frame(f, IP_B, 0x04, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
                      pl, sizeof(pl));
     peer_inject(&pe, f, len);
@@ -3776,6 +3998,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/reset-reconnect", test_reset_reconnect);
     qtest_add_func("/pldma-qp/hostile-responder", test_hostile_responder);
     qtest_add_func("/pldma-qp/hostile-requester", test_hostile_requester);
+    qtest_add_func("/pldma-qp/ghost-ack", test_ghost_ack);
+    qtest_add_func("/pldma-qp/reset-err-no-sq", test_reset_err_no_sq);
     qtest_add_func("/pldma-qp/cq-config", test_cq_config);
     qtest_add_func("/pldma-qp/send-recv", test_send_recv);
     qtest_add_func("/pldma-qp/send-errors", test_send_errors);

@@ -99,6 +99,9 @@ static PLDMAChannel *pldma_net_req_ch(PLDMACore *s, const PLDMAPkt *p)
 
     if (p->qp) {
         /* (the QP is in RTS and the frame from its peer: dispatch) */
+        if (s->qps[p->qp - 1].sq >= s->num_channels) {
+            return NULL;
+        }
         ch = &s->ch[s->qps[p->qp - 1].sq];
     } else if ((p->qpn & ~0xffU) != QPN_RESP(0) ||
                QPN_CH(p->qpn) >= s->num_channels) {
@@ -162,6 +165,24 @@ static uint32_t nak_status(uint8_t syndrome)
     }
 }
 
+/*
+ * The segments (PSNs) of the message in flight that have been sent at
+ * least once: a WRITE's or SEND's up to the highest byte ever sent, a
+ * READ's up to the end of the last window requested (its request names
+ * those PSNs for the responses).  A message of no bytes has its one
+ * segment once its packet went out.
+ */
+static uint32_t pldma_net_segs_sent(const PLDMAChannel *ch)
+{
+    const PLDMANetReq *r = &ch->net;
+    uint64_t hw = ch->op == PLDMA_OP_RDMA_READ ? r->rd_end : r->sent_hw;
+
+    if (ch->len == 0) {
+        return r->sent_hw ? 1 : 0;
+    }
+    return MIN(DIV_ROUND_UP(hw, r->mtu), r->nsegs);
+}
+
 void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
 {
     PLDMAChannel *ch = pldma_net_req_ch(s, p);
@@ -186,6 +207,18 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
     if (seg < (AETH_KIND(p->syndrome) ? 0 : -1) ||
         seg >= (int32_t)r->nsegs) {
         rx_drop(s, p);                  /* not about this message */
+        return;
+    }
+    /*
+     * An answer about a PSN that was never sent (IBA 9.9.2: an ACK or NAK
+     * beyond the last PSN sent is not valid): acknowledging it would
+     * report bytes as arrived that never left
+     */
+    if (seg >= (int32_t)pldma_net_segs_sent(ch)) {
+        pldma_net_cnt(s, PLDMA_NCNT_ACK_UNSENT);
+        trace_pldma_net_ack_unsent(ch->idx, p->psn, p->syndrome,
+                                   pldma_net_segs_sent(ch));
+        rx_drop(s, p);
         return;
     }
     switch (AETH_KIND(p->syndrome)) {

@@ -57,7 +57,8 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
         (!r->qp && pldma_op_qp_only(ch->op))) {
         return "remote operation's QP or node out of range";
     }
-    if (r->mtu < 256 || r->mtu > PLDMA_NET_MAX_MTU || !is_power_of_2(r->mtu)) {
+    if (r->mtu < 256 || r->mtu > s->mtu || !is_power_of_2(r->mtu)) {
+        /* (beyond this device's mtu: a frame it could not send) */
         return "remote operation's MTU out of range";
     }
     if ((ch->len == 0 && !pldma_net_zero_len_ok(r->qp)) ||
@@ -149,6 +150,19 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
     }
     if (c->rdo_next >= PLDMA_NET_RD_ORIG) {
         return "READ resources";
+    }
+    /* READs waiting behind the one answered: a QP's, fewer than 16 */
+    if (c->rdq_head >= PLDMA_NET_RD_ORIG || c->rdq_n >= PLDMA_NET_RD_ORIG ||
+        (c->rdq_n && (!c->qp || !c->rd_active))) {
+        return "READs waiting";
+    }
+    for (j = 0; j < c->rdq_n; j++) {
+        uint32_t k = (c->rdq_head + j) % PLDMA_NET_RD_ORIG;
+
+        if (c->rdq_psn[k] & ~PLDMA_PSN_MASK ||
+            c->rdq_len[k] > s->max_transfer) {
+            return "READs waiting";
+        }
     }
     for (j = 0; j < PLDMA_NET_RD_ORIG; j++) {
         if (((c->rdo_len[j] || c->rdo_zero & BIT(j)) && !c->qp) ||
@@ -318,6 +332,30 @@ static const VMStateDescription vmstate_pldma_conn_rdo_zero = {
     }
 };
 
+static bool pldma_net_rdq_needed(void *opaque)
+{
+    PLDMANetConn *c = opaque;
+
+    return c->rdq_n != 0;
+}
+
+/* The READ requests waiting behind the one answered, when there are any */
+static const VMStateDescription vmstate_pldma_conn_rdq = {
+    .name = "pldma-conn/rd-queue",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_net_rdq_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8(rdq_head, PLDMANetConn),
+        VMSTATE_UINT8(rdq_n, PLDMANetConn),
+        VMSTATE_UINT32_ARRAY(rdq_psn, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT64_ARRAY(rdq_va, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT32_ARRAY(rdq_len, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT32_ARRAY(rdq_rkey, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static const VMStateDescription vmstate_pldma_conn = {
     .name = "pldma-conn",
     .version_id = 1,
@@ -370,6 +408,7 @@ static const VMStateDescription vmstate_pldma_conn = {
     },
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_conn_rdo_zero,
+        &vmstate_pldma_conn_rdq,
         NULL
     }
 };

@@ -47,6 +47,7 @@
 #include "qemu/cutils.h"
 #include "qapi/error.h"
 #include "net/net.h"
+#include "net/eth.h"
 #include "net-internal.h"
 #include "trace.h"
 
@@ -76,6 +77,48 @@ static bool pldma_net_knob(PLDMACore *s, uint32_t every)
  * The net layer has sent the frame it queued for us (or dropped it): the
  * link takes frames again, let the requesters and the responder go on
  */
+static void pldma_net_put_now(PLDMACore *s, const uint8_t *f, size_t len);
+
+/*
+ * ACKs and NAKs built while the link took no frame wait in ans_q, at most
+ * PLDMA_NET_ANS_FRAMES of them (one per connection and some: past that
+ * one is dropped, as before, and the requester's timer brings it again);
+ * they go first when the link takes frames again.  Not migrated, and gone
+ * on reset, as frames on a wire.
+ */
+#define PLDMA_NET_ANS_FRAMES    256
+
+static bool pldma_net_frame_is_ack(const uint8_t *f, size_t len)
+{
+    /* (our own frames: Ethernet, IPv4 without options, UDP, BTH) */
+    return len > 14 + 20 + 8 + 12 && lduw_be_p(f + 12) == 0x0800 &&
+           lduw_be_p(f + 14 + 20 + 2) == ROCE_UDP_PORT &&
+           f[14 + 20 + 8] == OP_ACK;
+}
+
+static void pldma_net_ans_drop_all(PLDMACore *s)
+{
+    GBytes *b;
+
+    while ((b = g_queue_pop_head(&s->ans_q))) {
+        g_bytes_unref(b);
+    }
+}
+
+/* Send what ans_q holds, until the link blocks again */
+static void pldma_net_ans_flush(PLDMACore *s)
+{
+    GBytes *b;
+
+    while (!s->tx_blocked && (b = g_queue_pop_head(&s->ans_q))) {
+        gsize len;
+        const uint8_t *f = g_bytes_get_data(b, &len);
+
+        pldma_net_put_now(s, f, len);
+        g_bytes_unref(b);
+    }
+}
+
 static void pldma_net_sent(NetClientState *nc, ssize_t len)
 {
     PLDMACore *s = qemu_get_nic_opaque(nc);
@@ -83,6 +126,7 @@ static void pldma_net_sent(NetClientState *nc, ssize_t len)
 
     trace_pldma_net_tx_resumed(len);
     s->tx_blocked = false;
+    pldma_net_ans_flush(s);
     for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
         PLDMANetReq *r = &s->ch[i].net;
 
@@ -121,6 +165,7 @@ static void pldma_net_loop(PLDMACore *s, const uint8_t *f, size_t len)
         trace_pldma_net_loop_dropped(len, s->loop_bytes);
         return;
     }
+    pldma_net_cnt(s, PLDMA_NCNT_TX_FRAMES);
     pldma_net_cnt(s, PLDMA_NCNT_LOOPED);
     g_queue_push_tail(&s->loop_q, g_bytes_new(f, len));
     s->loop_bytes += len;
@@ -245,6 +290,11 @@ static void pldma_net_wire_put(PLDMACore *s, const uint8_t *f, size_t len,
         trace_pldma_net_wire_dropped(len, s->wire_bytes);
         return;
     }
+    if (self) {
+        /* (a frame to the netdev is counted when it is handed on) */
+        pldma_net_cnt(s, PLDMA_NCNT_TX_FRAMES);
+        pldma_net_cnt(s, PLDMA_NCNT_LOOPED);
+    }
     if (self && pldma_net_frame_is_resp(f, len)) {
         dir = 1;
     }
@@ -256,8 +306,6 @@ static void pldma_net_wire_put(PLDMACore *s, const uint8_t *f, size_t len,
     s->wire_bytes += len;
     pldma_net_wire_arm(s);
 }
-
-static void pldma_net_put_now(PLDMACore *s, const uint8_t *f, size_t len);
 
 /* A frame's arrival: handed on, in arrival order, at its instant */
 static void pldma_net_wire_timer(void *opaque)
@@ -306,9 +354,6 @@ static void pldma_net_put(PLDMACore *s, const uint8_t *f, size_t len,
     bool self = pldma_net_to_self(s, f, len);
 
     if (s->wire_timer) {
-        if (self) {
-            pldma_net_cnt(s, PLDMA_NCNT_LOOPED);
-        }
         pldma_net_wire_put(s, f, len, ready, self);
         return;
     }
@@ -322,9 +367,17 @@ static void pldma_net_put(PLDMACore *s, const uint8_t *f, size_t len,
 static void pldma_net_put_now(PLDMACore *s, const uint8_t *f, size_t len)
 {
     if (s->tx_blocked) {
+        if (pldma_net_frame_is_ack(f, len) &&
+            g_queue_get_length(&s->ans_q) < PLDMA_NET_ANS_FRAMES) {
+            g_queue_push_tail(&s->ans_q, g_bytes_new(f, len));
+            trace_pldma_net_ans_held(len, g_queue_get_length(&s->ans_q));
+            return;
+        }
         trace_pldma_net_tx_dropped(len);
         return;
     }
+    /* counted when the net layer has it: not what the device dropped */
+    pldma_net_cnt(s, PLDMA_NCNT_TX_FRAMES);
     if (!qemu_send_packet_async(qemu_get_queue(s->nic), f, len,
                                 pldma_net_sent)) {
         trace_pldma_net_tx_blocked(len);
@@ -337,7 +390,6 @@ void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len,
 {
     uint32_t n = ++s->tx_seq;
 
-    pldma_net_cnt(s, PLDMA_NCNT_TX_FRAMES);
     if (pldma_net_knob(s, s->x_drop_every)) {
         trace_pldma_net_knob("drop", n);
         return;
@@ -448,7 +500,17 @@ static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
     s->in_rx = true;
     if ((p.qpn >> 8) != (QPN_REQ(0) >> 8) &&
         (p.qpn >> 8) != (QPN_RESP(0) >> 8)) {
-        pldma_net_rx_qp(s, &p);
+        /*
+         * A QP's peer sends to the MAC its path resolved, the port's own:
+         * a frame to another (a switch flooding, a spoofer on a hub) is
+         * not for this port, whatever its IP says
+         */
+        if (memcmp(buf, s->conf->macaddr.a, ETH_ALEN)) {
+            pldma_net_cnt(s, PLDMA_NCNT_NOT_OURS);
+            pldma_net_qp_drop(s, &p, "to another MAC");
+        } else {
+            pldma_net_rx_qp(s, &p);
+        }
     } else if (p.node == 0 || p.atomic) {
         /* not from a node, or an atomic (QPs only, which refuse it) */
         pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
@@ -563,6 +625,7 @@ void pldma_net_reset(PLDMACore *s)
     s->held = NULL;
     pldma_net_loop_drop_all(s);
     pldma_net_wire_drop_all(s);
+    pldma_net_ans_drop_all(s);
     /*
      * The responder forgets its connections; a connection's first request
      * after this sets its expected PSN (pldma_net_rx_write()).  The
@@ -665,6 +728,7 @@ bool pldma_net_realize(PLDMACore *s, Error **errp)
         conf->macaddr.a[5] = s->node_id;
     }
     g_queue_init(&s->loop_q);
+    g_queue_init(&s->ans_q);
     g_queue_init(&s->wire_q[0]);
     g_queue_init(&s->wire_q[1]);
     if (s->tm.on) {
@@ -724,6 +788,7 @@ void pldma_net_unrealize(PLDMACore *s)
         s->loop_bh = NULL;
     }
     pldma_net_wire_drop_all(s);
+    pldma_net_ans_drop_all(s);
     if (s->wire_timer) {
         timer_free(s->wire_timer);
         s->wire_timer = NULL;

@@ -94,10 +94,16 @@ static void qp_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
 
         memset(qp, 0, sizeof(*qp));
         qp->gen = gen;
+        qp->sq = PLDMA_QP_NO_SQ;
         qp->send_cq = PLDMA_CQ_NONE;
         qp->recv_cq = PLDMA_CQ_NONE;
         qp_new_gen(qp);
         pldma_net_qp_clear(s, idx);
+        /* an error of the QP that was is no event of the one to come */
+        if (s->qp_errors & BIT_ULL(idx)) {
+            s->qp_errors &= ~BIT_ULL(idx);
+            pldma_cq_irq_sync(s);
+        }
     } else if (st == PLDMA_QPS_ERR) {
         pldma_net_qp_clear(s, idx);
         qp->state = st;
@@ -115,13 +121,17 @@ static void qp_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
                          qp_state_name(st));
 }
 
-/* The QP whose send queue channel @ch is (a QP out of RESET), or NULL */
+/*
+ * The QP whose send queue channel @ch is (a QP that took it at
+ * RESET->INIT and has not been back to RESET), or NULL
+ */
 PLDMAQP *pldma_qp_of_sq(PLDMACore *s, uint32_t ch)
 {
     uint32_t i;
 
     for (i = 0; i < s->num_qps && s->nic; i++) {
-        if (s->qps[i].state != PLDMA_QPS_RESET && s->qps[i].sq == ch) {
+        if (s->qps[i].state != PLDMA_QPS_RESET && s->qps[i].sq == ch &&
+            ch != PLDMA_QP_NO_SQ) {
             return &s->qps[i];
         }
     }
@@ -624,6 +634,7 @@ void pldma_qp_realize(PLDMACore *s)
 
     for (i = 0; i < PLDMA_MAX_QPS; i++) {
         qp_new_gen(&s->qps[i]);
+        s->qps[i].sq = PLDMA_QP_NO_SQ;
     }
 }
 
@@ -681,10 +692,15 @@ static const char *pldma_qp_check(PLDMACore *s, uint32_t i)
     if (!qp_state_known(qp->state)) {
         return "unknown state";
     }
-    if (qp->sq >= s->num_channels) {
+    /* (only a QP that went RESET->ERR has none) */
+    if (qp->sq == PLDMA_QP_NO_SQ) {
+        if (qp->state != PLDMA_QPS_ERR) {
+            return "QP out of RESET without a send queue";
+        }
+    } else if (qp->sq >= s->num_channels) {
         return "send queue beyond num-channels";
     }
-    for (j = 0; j < i; j++) {
+    for (j = 0; j < i && qp->sq != PLDMA_QP_NO_SQ; j++) {
         if (s->qps[j].state != PLDMA_QPS_RESET && s->qps[j].sq == qp->sq) {
             return "send queue of two QPs";
         }
@@ -695,7 +711,9 @@ static const char *pldma_qp_check(PLDMACore *s, uint32_t i)
         !pldma_pasid_reg_valid(s, qp->pd)) {
         return "QPN, PSN, timers, access flags or PD out of range";
     }
-    if ((qp->state == PLDMA_QPS_RTR || qp->state == PLDMA_QPS_RTS) &&
+    /* (an INIT or ERR QP may have none yet; none beyond this mtu) */
+    if ((qp->state == PLDMA_QPS_RTR || qp->state == PLDMA_QPS_RTS ||
+         qp->path_mtu) &&
         (qp->path_mtu < PLDMA_MTU_256 || qp->path_mtu > PLDMA_MTU_4096 ||
          PLDMA_MTU_BYTES(qp->path_mtu) > s->mtu)) {
         return "path MTU out of range";

@@ -381,7 +381,8 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
             pldma_net_arm(ch, r->rto_us);
         }
         ch->done += n;
-        r->sent_hw = MAX(r->sent_hw, ch->done);
+        /* (the one packet of a message of no bytes counts as one byte) */
+        r->sent_hw = MAX(r->sent_hw, ch->done + (ch->len == 0));
         *budget -= MIN(*budget, n);
         if (ch->len == 0) {
             break;

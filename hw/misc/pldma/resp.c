@@ -145,11 +145,14 @@ void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
 
 /*
  * A NAK that ends a request (remote access, invalid request, remote
- * operational error).  On a QP the responder then expects the PSN it
- * refused: a refused request (WRITE First, READ) moves nothing, one
- * refused in the middle ends its message there, and a request without a
- * valid key never moves the connection.  The requester's QP goes to ERR
- * on such a NAK (pldma_net_rx_ack(), as IBA and Linux rxe have it).
+ * operational error).  On a QP it is fatal to the connection, as IBA
+ * 9.9.3.1.2-3 has it for these classes of responder error and as Linux
+ * rxe's responder does (do_class_ac_error(), then rxe_qp_error()): the
+ * NAK is sent once and the responder's QP goes to ERR, where it takes
+ * no further frame.  So a peer gets one answer per connection for a bad
+ * key, never an oracle to sweep, and nothing is half-refused.  The
+ * requester's QP goes to ERR on receiving it (pldma_net_rx_ack()).  The
+ * node-id path refuses the request and goes on.
  */
 void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome)
@@ -157,22 +160,12 @@ void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
     if (c->park && !c->park->running) {
         pldma_net_park_drop(s, c);      /* nothing held is applied now */
     }
-    if (c->qp) {
-        c->epsn = psn & PLDMA_PSN_MASK;
-        c->msg_valid = false;
-        c->msg_nak = 0;
-        c->rd_active = false;
-        /* a SEND in progress ends; its receive WQE stays posted */
-        c->rmsg_valid = false;
-        c->imm_wqe = false;
-        /*
-         * The NAK names the PSN expected: the segments of the refused
-         * message that follow get no sequence NAK on top of it (a lost
-         * NAK comes again when the requester resends that PSN)
-         */
-        c->nak_seq = true;
-    }
     pldma_net_answer(s, c, psn, syndrome, 0);
+    if (c->qp) {
+        trace_pldma_net_resp_fatal(c->qp - 1, psn & PLDMA_PSN_MASK,
+                                   syndrome);
+        pldma_qp_to_err(s, c->qp - 1);
+    }
 }
 
 /*
@@ -642,7 +635,8 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
          */
         nak = (p->dmalen == 0 && !c->qp) || p->dmalen > s->max_transfer ||
               last != (p->dmalen <= mtu) ||         /* Only, or First */
-              c->rmsg_valid                         /* a SEND unfinished */
+              c->rmsg_valid ||                      /* a SEND unfinished */
+              pldma_net_write_open(c, p->psn)       /* a WRITE unfinished */
               ? AETH_NAK_INVALID
               : p->dmalen == 0 ? 0
               : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
@@ -777,6 +771,102 @@ static bool pldma_net_rd_dup_ok(PLDMACore *s, const PLDMANetConn *c,
     return false;
 }
 
+/*
+ * Connection @c starts sending the responses of the READ of @len bytes
+ * at @va (key @rkey) whose first response has PSN @psn
+ */
+static void rd_start(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                     uint64_t va, uint32_t len, uint32_t rkey)
+{
+    c->rd_active = true;
+    c->rd_first_psn = psn;
+    c->rd_psn = psn;
+    c->rd_va = va;
+    c->rd_len = len;
+    c->rd_off = 0;
+    c->rd_rkey = rkey;
+    /*
+     * A QP's READ is served whole, as IBA has it: a standard requester
+     * (Linux rxe) asks for the rest of a shortened READ only when its
+     * retransmit timer fires.  The bottom half sends its responses a turn
+     * at a time, in turn with the other connections' and the local
+     * channels (pldma_net_bh()).  The node-id path, which anyone on the
+     * link can address, sends at most a window per request, as our
+     * requester asks: one frame there must not make us send a gigabyte.
+     */
+    c->rd_stop = c->qp ? len
+                       : MIN(len, (uint64_t)PLDMA_NET_WINDOW *
+                                  pldma_net_conn_mtu(s, c));
+}
+
+/*
+ * READ request @p for a QP whose responder is sending another READ's
+ * responses: it waits its turn (IBA's responder READ resources, up to
+ * max_dest_rd_atomic per QP; answered in the order they came).  False if
+ * no resource is left.
+ */
+static bool rd_queue(PLDMANetConn *c, const PLDMAPkt *p)
+{
+    uint32_t k;
+
+    if (c->rdq_n >= PLDMA_NET_RD_ORIG - 1) {
+        return false;
+    }
+    k = (c->rdq_head + c->rdq_n) % PLDMA_NET_RD_ORIG;
+    c->rdq_psn[k] = p->psn;
+    c->rdq_va[k] = p->va;
+    c->rdq_len[k] = p->dmalen;
+    c->rdq_rkey[k] = p->rkey;
+    c->rdq_n++;
+    return true;
+}
+
+/* The READ after the one connection @c finished answering, if one waits */
+static void rd_next(PLDMACore *s, PLDMANetConn *c)
+{
+    uint32_t k = c->rdq_head;
+
+    if (!c->rdq_n) {
+        return;
+    }
+    c->rdq_head = (c->rdq_head + 1) % PLDMA_NET_RD_ORIG;
+    c->rdq_n--;
+    rd_start(s, c, c->rdq_psn[k], c->rdq_va[k], c->rdq_len[k],
+             c->rdq_rkey[k]);
+}
+
+/*
+ * Does duplicate READ @p of connection @c repeat the READ being answered
+ * from the response it is at (a requester that timed out on it)?  It then
+ * takes that READ's place: answered from @p's own PSN, as IBA 9.9.5
+ * re-executes a duplicate.  Any other duplicate waits its turn.
+ */
+static bool rd_dup_restarts(PLDMACore *s, const PLDMANetConn *c,
+                            const PLDMAPkt *p)
+{
+    uint32_t mtu = pldma_net_conn_mtu(s, c);
+    int32_t at = pldma_net_psn_diff(c->rd_psn, p->psn);
+
+    return c->rd_active && p->rkey == c->rd_rkey && at >= 0 &&
+           at < (int32_t)pldma_net_nsegs(mtu, p->dmalen) &&
+           pldma_net_psn_diff(p->psn, c->rd_first_psn) >= 0;
+}
+
+/*
+ * Is a WRITE of connection @c unfinished when a request that starts a
+ * message (a First or Only, a READ) comes at PSN @psn?  IBA's opcode
+ * sequence (rxe's check_op_seq()): after a WRITE First or Middle only its
+ * Middle or Last may come; anything else is an invalid request.  (The
+ * WRITE's own First again, after an RNR NAK, is not another message.)
+ */
+bool pldma_net_write_open(const PLDMANetConn *c, uint32_t psn)
+{
+    int32_t at = pldma_net_psn_diff(c->epsn, c->msg_psn);
+
+    return c->qp && c->msg_valid && !c->msg_nak && at > 0 &&
+           at < (int32_t)c->msg_nsegs && psn != c->msg_psn;
+}
+
 void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
                            const PLDMAPkt *p, uint32_t rch)
 {
@@ -829,7 +919,10 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
      * zero-length WRITE (C9-88; Linux rxe checks neither): nothing is
      * read, one READ Response Only without payload answers it
      */
-    nak = (p->dmalen == 0 && !c->qp) || p->dmalen > s->max_transfer
+    nak = (p->dmalen == 0 && !c->qp) || p->dmalen > s->max_transfer ||
+          (d >= 0 && pldma_net_write_open(c, p->psn)) ||  /* sequence */
+          (d >= 0 && c->qp && c->rd_active &&             /* resources */
+           c->rdq_n >= PLDMA_NET_RD_ORIG - 1)
           ? AETH_NAK_INVALID
           : p->dmalen == 0 ? 0
           : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
@@ -849,30 +942,26 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
         trace_pldma_net_conn_sync(p->node, rch, p->psn);
         c->synced = true;
     }
-    c->rd_active = true;
-    c->rd_first_psn = p->psn;
-    c->rd_psn = p->psn;
-    c->rd_va = p->va;
-    c->rd_len = p->dmalen;
-    c->rd_off = 0;
-    c->rd_rkey = p->rkey;
     /*
-     * A QP's READ is served whole, as IBA has it: a standard requester
-     * (Linux rxe) asks for the rest of a shortened READ only when its
-     * retransmit timer fires.  The request came from the QP's peer (its
-     * IP, the QPN's generation, a PSN in the window) with a key that
-     * allows the READ, the responses go to the QP's DEST_MAC, never to a
-     * frame's source, and the bottom half sends them within its budget,
-     * in turn with the local channels.  The node-id path, which anyone on
-     * the link can address, sends at most a window per request, as our
-     * requester asks: one frame there must not make us send a gigabyte.
+     * The request came from the QP's peer (its IP, the QPN's generation,
+     * a PSN in the window) with a key that allows the READ; the responses
+     * go to the QP's DEST_MAC, never to a frame's source.  On a QP a
+     * READ taken while another is answered waits its turn; a duplicate of
+     * the one being answered takes its place.
      */
-    c->rd_stop = c->qp ? p->dmalen
-                       : MIN(p->dmalen, (uint64_t)PLDMA_NET_WINDOW *
-                                        pldma_net_conn_mtu(s, c));
-    if (c->rd_stop < c->rd_len) {
-        trace_pldma_net_read_window(p->node, rch, p->psn, p->dmalen,
-                                    c->rd_stop);
+    if (c->qp && c->rd_active && !(d < 0 && rd_dup_restarts(s, c, p))) {
+        if (!rd_queue(c, p)) {
+            /* (a duplicate beyond the resources: its original answers) */
+            pldma_net_qp_drop(s, p, "duplicate READ beyond the resources");
+            return;
+        }
+        trace_pldma_net_read_queued(c->qp - 1, p->psn, p->dmalen, c->rdq_n);
+    } else {
+        rd_start(s, c, p->psn, p->va, p->dmalen, p->rkey);
+        if (c->rd_stop < c->rd_len) {
+            trace_pldma_net_read_window(p->node, rch, p->psn, p->dmalen,
+                                        c->rd_stop);
+        }
     }
     if (d >= 0) {
         c->epsn = (p->psn + pldma_net_nsegs(pldma_net_conn_mtu(s, c),
@@ -893,19 +982,41 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     pldma_schedule(s);
 }
 
-/* Send READ responses, from the bottom half, within @budget bytes */
+/*
+ * A READ of connection @c ends in NAK @syndrome at the response it is at
+ * (its key revoked meanwhile, a bus error): the READ did not complete, nor
+ * did those waiting behind it, so the NAK's MSN counts none of them
+ */
+static void rd_nak(PLDMACore *s, PLDMANetConn *c, uint8_t syndrome)
+{
+    c->rd_active = false;
+    if (c->qp) {
+        c->msn = (c->msn - 1 - c->rdq_n) & PLDMA_PSN_MASK;
+        c->rdq_n = 0;
+    }
+    pldma_net_nak(s, c, c->rd_psn, syndrome);
+}
+
+/*
+ * Send READ responses, from the bottom half, within @budget bytes: each
+ * connection at most PLDMA_NET_WINDOW responses a turn, the first
+ * connection served moving round with every call, so that one long READ
+ * shares the link with the others' (and the local channels')
+ */
 bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
 {
     uint8_t buf[PLDMA_NET_MAX_MTU];
     bool more = false;
-    uint32_t i;
+    uint32_t i, n = PLDMA_NET_NCONNS(s);
 
     if (!s->nic) {
         return false;
     }
-    for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
-        PLDMANetConn *c = &s->conns[i];
+    s->resp_rr = (s->resp_rr + 1) % n;
+    for (i = 0; i < n; i++) {
+        PLDMANetConn *c = &s->conns[(s->resp_rr + i) % n];
         PLDMAQP *qp = conn_qp(s, c);
+        uint32_t turn = PLDMA_NET_WINDOW;
 
         if (c->park && !c->fault && !c->park->running) {
             if (qp && qp->state != PLDMA_QPS_RTS &&
@@ -915,7 +1026,8 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
                 more |= pldma_net_park_run(s, c, budget);
             }
         }
-        while (c->rd_active && !c->fault && *budget && !s->tx_blocked) {
+        while (c->rd_active && !c->fault && *budget && !s->tx_blocked &&
+               turn) {
             uint32_t n = MIN(pldma_net_conn_mtu(s, c), c->rd_len - c->rd_off);
             bool first = c->rd_off == 0, last = c->rd_off + n == c->rd_len;
             PLDMAPkt p = {
@@ -929,24 +1041,25 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
             if (n && pldma_net_check_key(s, c, c->rd_rkey,
                                          c->rd_va + c->rd_off, n,
                                          PLDMA_KEY_ACC_READ)) {
-                c->rd_active = false;           /* revoked meanwhile */
-                pldma_net_nak(s, c, c->rd_psn, AETH_NAK_ACCESS);
+                rd_nak(s, c, AETH_NAK_ACCESS);  /* revoked meanwhile */
                 break;
             }
             a = n ? pldma_net_resp_rw(s, c, c->rd_rkey, c->rd_va + c->rd_off,
                                       buf, n, false, c->rd_off, c->rd_len)
                   : PLDMA_ACC_OK;
             if (a == PLDMA_ACC_BUSERR) {
-                c->rd_active = false;
-                pldma_net_nak(s, c, c->rd_psn, AETH_NAK_OPERR);
+                rd_nak(s, c, AETH_NAK_OPERR);
                 break;
             }
             if (a != PLDMA_ACC_OK && first) {
                 /*
                  * Before the first response: an RNR NAK of the request,
-                 * whose requester asks again from its start
+                 * whose requester asks again from its start, and sends
+                 * again what it sent after it (the READs waiting behind
+                 * it come again as duplicates, and are answered then)
                  */
                 c->rd_active = false;
+                c->rdq_n = 0;
                 c->fault_psn = c->rd_psn;
                 pldma_net_answer(s, c, c->rd_psn,
                                  AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
@@ -973,8 +1086,10 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
             c->rd_off += n;
             c->rd_psn = (c->rd_psn + 1) & PLDMA_PSN_MASK;
             *budget -= MIN(*budget, n);
+            turn--;
             if (last || c->rd_off >= c->rd_stop) {
                 c->rd_active = false;
+                rd_next(s, c);          /* the next READ, in order */
             }
         }
         more |= c->rd_active && !c->fault && !s->tx_blocked;

@@ -215,7 +215,11 @@
 #define PLDMA_NCNT_RQ_EMPTY         25  /* RNR NAKs: no receive WQE posted */
 #define PLDMA_NCNT_PARKED           26  /* segments held behind a fault */
 #define PLDMA_NCNT_LOOPED           27  /* frames to the port's own MAC */
-#define PLDMA_NCNT_NUM              28  /* at most 32: 0x280..0x2ff */
+/* ACKs and NAKs naming a PSN the requester never sent: dropped */
+#define PLDMA_NCNT_ACK_UNSENT       28
+/* frames to another MAC than the port's: dropped */
+#define PLDMA_NCNT_NOT_OURS         29
+#define PLDMA_NCNT_NUM              30  /* at most 32: 0x280..0x2ff */
 /*
  * The counters' names, in index order, for debugfs and libpldma:
  * PLDMA_NCNT_NAMES(X) expands X(index, "name") for every counter.
@@ -248,7 +252,9 @@
     X(PLDMA_NCNT_QP_DROPPED, "qp_dropped") \
     X(PLDMA_NCNT_RQ_EMPTY, "rq_empty") \
     X(PLDMA_NCNT_PARKED, "parked") \
-    X(PLDMA_NCNT_LOOPED, "looped")
+    X(PLDMA_NCNT_LOOPED, "looped") \
+    X(PLDMA_NCNT_ACK_UNSENT, "ack_unsent") \
+    X(PLDMA_NCNT_NOT_OURS, "not_ours")
 
 /*
  * Queue pairs (CAP.QP, hw/misc/pldma/qp.c; on the wire net.c and its roles):

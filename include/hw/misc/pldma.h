@@ -273,6 +273,17 @@ typedef struct PLDMANetConn {
     uint32_t rdo_rkey[PLDMA_NET_RD_ORIG];
     uint8_t rdo_next;       /* the entry the next READ takes */
     /*
+     * QP: READ requests taken while another's responses are being sent
+     * (rd_*), answered in the order they came: at most
+     * PLDMA_NET_RD_ORIG - 1 wait, [rdq_head, rdq_head + rdq_n)
+     */
+    uint8_t rdq_head;
+    uint8_t rdq_n;
+    uint32_t rdq_psn[PLDMA_NET_RD_ORIG];
+    uint64_t rdq_va[PLDMA_NET_RD_ORIG];
+    uint32_t rdq_len[PLDMA_NET_RD_ORIG];
+    uint32_t rdq_rkey[PLDMA_NET_RD_ORIG];
+    /*
      * WRITE segments held behind the fault being resolved, applied when
      * it is (net.c, "parking"); not migrated
      */
@@ -282,12 +293,15 @@ typedef struct PLDMANetConn {
 /*
  * An RC queue pair (hw/misc/pldma/qp.c): attributes as the QP_* staging
  * registers hold them.  Its responder state is s->conns[PLDMA_NET_CONNS +
- * index]; its send queue is channel sq (from INIT on).
+ * index]; its send queue is channel sq, which it takes at RESET->INIT
+ * and holds until it is back in RESET (a QP that went RESET->ERR holds
+ * none: PLDMA_QP_NO_SQ).
  */
+#define PLDMA_QP_NO_SQ      UINT32_MAX
 typedef struct PLDMAQP {
     uint32_t state;         /* PLDMA_QPS_* */
     uint32_t gen;           /* QPN[23:8]: new at every entry into RESET */
-    uint32_t sq;
+    uint32_t sq;            /* taken at RESET->INIT; PLDMA_QP_NO_SQ before */
     uint32_t pd;            /* PASID register (CHB_PASID format) */
     uint32_t access;        /* PLDMA_KEY_ACC_* */
     uint32_t dest_qpn;
@@ -445,6 +459,13 @@ struct PLDMACore {
     size_t held_len;
     bool in_rx;
     bool tx_blocked;        /* the net layer holds a frame: send no more */
+    /*
+     * ACKs and NAKs built while tx_blocked, sent first when the link
+     * takes frames again (net.c): a READ stream that fills the link does
+     * not make the answers owed to other QPs vanish
+     */
+    GQueue ans_q;           /* of GBytes, in the order built */
+    uint32_t resp_rr;       /* the responder's round-robin start (resp.c) */
     /* frames to the port's own MAC, delivered by loop_bh (net.c) */
     GQueue loop_q;          /* of GBytes, in the order sent */
     size_t loop_bytes;

@@ -914,6 +914,7 @@ typedef struct Rx {
     uint64_t va;
     uint32_t rkey, dmalen;
     uint32_t plen;          /* payload bytes */
+    uint8_t data[4096];     /* the payload (its first 4 KiB) */
 } Rx;
 
 /*
@@ -956,6 +957,9 @@ static bool peer_rx(Peer *pe, Rx *rx)
                (rx->syn >= 0 ? 4 : 0) -
                (rx->op == 0x06 || rx->op == 0x0a || rx->op == 0x0c ? 16 : 0) -
                ((q[1] >> 4) & 3) - 4;
+    memcpy(rx->data, q + 12 + (rx->syn >= 0 ? 4 : 0) +
+           (rx->op == 0x06 || rx->op == 0x0a || rx->op == 0x0c ? 16 : 0),
+           MIN(rx->plen, sizeof(rx->data)));
     return true;
 }
 
@@ -1916,6 +1920,194 @@ static void test_reset_err_no_sq(void)
     at.sq = 1;
     g_assert_cmpuint(qpldma_qp_modify(&pe.n.d, 0, PLDMA_QPA_REQ_INIT, &at),
                      ==, PLDMA_QP_ST_OK);
+    peer_close(&pe);
+}
+
+/* The next frame is READ response @i of a READ at @psn of @n responses */
+static void read_resp_check(Peer *pe, uint32_t psn, uint32_t i, uint32_t n,
+                            const uint8_t *data, uint32_t msn)
+{
+    uint8_t op = n == 1 ? 0x10 : i == 0 ? 0x0d : i == n - 1 ? 0x0f : 0x0e;
+    Rx rx;
+
+    g_assert_true(peer_rx(pe, &rx));
+    g_assert_cmphex(rx.op, ==, op);
+    g_assert_cmphex(rx.psn, ==, (psn + i) & 0xffffff);
+    g_assert_cmpuint(rx.plen, ==, 1024);
+    g_assert_true(memcmp(rx.data, data + i * 1024, 1024) == 0);
+    if (op != 0x0e) {
+        g_assert_cmphex(rx.syn, ==, 0x1f);
+        g_assert_cmpuint(rx.msn, ==, msn);
+    }
+}
+
+/*
+ * Pipelined READs (IBA: up to max_dest_rd_atomic per QP, answered in
+ * order).  The responder kept one response stream per connection and
+ * each request overwrote it: of two READs that arrived together the
+ * first got none of its responses, and a 1 MiB READ still streaming was
+ * cut off by the next.  Now two 8 KiB READs sent back to back get their
+ * 16 responses in PSN order, each payload the memory's, each READ's MSN
+ * its own (counted when it starts being answered); the two again, as a
+ * requester's retry sends them (duplicates), the same, the MSN unmoved;
+ * then a 1 MiB READ and a 2 KiB one behind it, every response of both.
+ */
+static void test_read_pipelined(void)
+{
+    const uint64_t size = MiB + 16 * KiB;
+    g_autofree uint8_t *data = NULL;
+    uint32_t rkey, len, i, round, psn;
+    uint8_t f[2048];
+    uint64_t pa;
+    Peer pe;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_READ);
+    pa = alloc_pa(&pe.n, size);
+    data = qpldma_mem_random(pe.n.qts, pa, size);
+    rkey = key_register(&pe.n, 0, 0, pa, size, PLDMA_KEY_ACC_READ);
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < 2; i++) {
+            len = roce_frame(f, IP_B, 0x0c, pe.qpn,
+                             (pe.epsn + 8 * i) & 0xffffff, true,
+                             pa + i * 8 * KiB, rkey, 8 * KiB, -1, 0, NULL, 0);
+            qpldma_stream_send(pe.fd, f, len);
+        }
+        for (i = 0; i < 16; i++) {
+            /* (a duplicate's responses carry the MSN as it is) */
+            read_resp_check(&pe, pe.epsn + (i / 8) * 8, i % 8, 8,
+                            data + (i / 8) * 8 * KiB, round ? 2 : i / 8 + 1);
+        }
+        g_assert_false(peer_rx(&pe, &rx));
+    }
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_DUPS), ==, 2);
+
+    /* 1 MiB, then 2 KiB behind it */
+    psn = (pe.epsn + 16) & 0xffffff;
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, psn, true, pa, rkey, MiB, -1, 0,
+                     NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (psn + 1024) & 0xffffff, true,
+                     pa + MiB, rkey, 2 * KiB, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    for (i = 0; i < 1024; i++) {
+        read_resp_check(&pe, psn, i, 1024, data, 3);
+    }
+    for (i = 0; i < 2; i++) {
+        read_resp_check(&pe, psn + 1024, i, 2, data + MiB, 4);
+    }
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_RTS);
+    peer_close(&pe);
+}
+
+/*
+ * IBA's opcode sequence: after a WRITE First only its Middle or Last may
+ * come.  A WRITE Only (or a READ) at the PSN where the unfinished WRITE's
+ * Middle was expected was taken as a new message.  Now it is NAKed
+ * Invalid Request, which ends the connection; nothing of it is written.
+ */
+static void test_write_inside_write(void)
+{
+    uint8_t f[2048], pl[1024];
+    uint32_t rkey, len, psn, i;
+    uint64_t pa;
+    Peer pe;
+
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 5 + 3;
+    }
+    for (i = 0; i < 2; i++) {
+        peer_open(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+        pa = alloc_pa(&pe.n, 4 * PAGE);
+        rkey = key_register(&pe.n, 0, 0, pa, 4 * PAGE,
+                            PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+        /* WRITE First of 3 KiB (the test's frames ask for an ACK) */
+        len = roce_frame(f, IP_B, 0x06, pe.qpn, pe.epsn, true, pa, rkey,
+                         3 * 1024, -1, 0, pl, 1024);
+        qpldma_stream_send(pe.fd, f, len);
+        g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+        g_assert_cmphex(psn, ==, pe.epsn);
+        /* at the next PSN a new message: WRITE Only, or READ */
+        if (i == 0) {
+            len = write_only(f, &pe, IP_B, pe.qpn, (pe.epsn + 1) & 0xffffff,
+                             pa + 2 * PAGE, rkey, pl, sizeof(pl));
+        } else {
+            len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 1) & 0xffffff,
+                             true, pa, rkey, 1024, -1, 0, NULL, 0);
+        }
+        qpldma_stream_send(pe.fd, f, len);
+        g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x61);
+        g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
+        g_assert_true(qpldma_mem_zero(pe.n.qts, pa + 2 * PAGE, PAGE));
+        g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+        peer_close(&pe);
+    }
+}
+
+/*
+ * A QP's frame to another MAC than the port's (a spoofer on a hub, a
+ * flooding switch) is not the port's: dropped and counted (NOT_OURS),
+ * nothing written, no answer.  It was taken on its IP alone.
+ */
+static void test_dest_mac(void)
+{
+    uint8_t f[2048], pl[256];
+    uint32_t rkey, len, psn;
+    uint64_t pa;
+    Peer pe;
+
+    memset(pl, 0x3c, sizeof(pl));
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    pa = alloc_pa(&pe.n, PAGE);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE, PLDMA_KEY_ACC_WRITE);
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl,
+                     sizeof(pl));
+    f[5] ^= 0x0e;                       /* another node's MAC */
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NOT_OURS), ==, 1);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, -1);
+    /* to the port's own: taken */
+    f[5] ^= 0x0e;
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    qpldma_mem_check(pe.n.qts, pa, pl, sizeof(pl));
+    peer_close(&pe);
+}
+
+/*
+ * A READ that the bottom half ends in a NAK (a bus error: the key's range
+ * is no memory) did not complete: the NAK's MSN does not count it.  It
+ * did (MSN 2 after one WRITE), though the MSN counts completed messages.
+ */
+static void test_read_nak_msn(void)
+{
+    uint8_t f[2048], pl[256];
+    uint32_t rkey, bad, len, psn, msn;
+    uint64_t pa;
+    Peer pe;
+
+    memset(pl, 0x77, sizeof(pl));
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    pa = alloc_pa(&pe.n, PAGE);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    /* no RAM there, nor anything else */
+    bad = key_register(&pe.n, 1, 0, 0x7000000000ULL, PAGE,
+                       PLDMA_KEY_ACC_READ);
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl,
+                     sizeof(pl));
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, &msn), ==, 0x1f);
+    g_assert_cmpuint(msn, ==, 1);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 1) & 0xffffff, true,
+                     0x7000000000ULL, bad, 1024, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, &msn), ==, 0x63);
+    g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
+    g_assert_cmpuint(msn, ==, 1);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
     peer_close(&pe);
 }
 
@@ -4000,6 +4192,10 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/hostile-requester", test_hostile_requester);
     qtest_add_func("/pldma-qp/ghost-ack", test_ghost_ack);
     qtest_add_func("/pldma-qp/reset-err-no-sq", test_reset_err_no_sq);
+    qtest_add_func("/pldma-qp/read-pipelined", test_read_pipelined);
+    qtest_add_func("/pldma-qp/write-inside-write", test_write_inside_write);
+    qtest_add_func("/pldma-qp/dest-mac", test_dest_mac);
+    qtest_add_func("/pldma-qp/read-nak-msn", test_read_nak_msn);
     qtest_add_func("/pldma-qp/cq-config", test_cq_config);
     qtest_add_func("/pldma-qp/send-recv", test_send_recv);
     qtest_add_func("/pldma-qp/send-errors", test_send_errors);

@@ -348,10 +348,30 @@ static const VMStateDescription vmstate_pldma_conn_rdq = {
     .fields = (const VMStateField[]) {
         VMSTATE_UINT8(rdq_head, PLDMANetConn),
         VMSTATE_UINT8(rdq_n, PLDMANetConn),
+        VMSTATE_UINT16(rdq_fresh, PLDMANetConn),
         VMSTATE_UINT32_ARRAY(rdq_psn, PLDMANetConn, PLDMA_NET_RD_ORIG),
         VMSTATE_UINT64_ARRAY(rdq_va, PLDMANetConn, PLDMA_NET_RD_ORIG),
         VMSTATE_UINT32_ARRAY(rdq_len, PLDMANetConn, PLDMA_NET_RD_ORIG),
         VMSTATE_UINT32_ARRAY(rdq_rkey, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+static bool pldma_net_rd_fresh_needed(void *opaque)
+{
+    PLDMANetConn *c = opaque;
+
+    return c->rd_active && c->rd_fresh;
+}
+
+/* Whether the READ being answered counts in the MSN (no duplicate) */
+static const VMStateDescription vmstate_pldma_conn_rd_fresh = {
+    .name = "pldma-conn/rd-fresh",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_net_rd_fresh_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(rd_fresh, PLDMANetConn),
         VMSTATE_END_OF_LIST()
     }
 };
@@ -409,6 +429,7 @@ static const VMStateDescription vmstate_pldma_conn = {
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_conn_rdo_zero,
         &vmstate_pldma_conn_rdq,
+        &vmstate_pldma_conn_rd_fresh,
         NULL
     }
 };

@@ -776,8 +776,16 @@ static bool pldma_net_rd_dup_ok(PLDMACore *s, const PLDMANetConn *c,
  * at @va (key @rkey) whose first response has PSN @psn
  */
 static void rd_start(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
-                     uint64_t va, uint32_t len, uint32_t rkey)
+                     uint64_t va, uint32_t len, uint32_t rkey, bool fresh)
 {
+    if (c->qp && fresh) {
+        /*
+         * A QP's READ counts in the MSN when it starts being answered,
+         * as rxe's execute() counts it (C9-148): its responses carry it
+         */
+        c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
+    }
+    c->rd_fresh = fresh;
     c->rd_active = true;
     c->rd_first_psn = psn;
     c->rd_psn = psn;
@@ -805,7 +813,7 @@ static void rd_start(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
  * max_dest_rd_atomic per QP; answered in the order they came).  False if
  * no resource is left.
  */
-static bool rd_queue(PLDMANetConn *c, const PLDMAPkt *p)
+static bool rd_queue(PLDMANetConn *c, const PLDMAPkt *p, bool fresh)
 {
     uint32_t k;
 
@@ -813,6 +821,7 @@ static bool rd_queue(PLDMANetConn *c, const PLDMAPkt *p)
         return false;
     }
     k = (c->rdq_head + c->rdq_n) % PLDMA_NET_RD_ORIG;
+    c->rdq_fresh = deposit32(c->rdq_fresh, k, 1, fresh);
     c->rdq_psn[k] = p->psn;
     c->rdq_va[k] = p->va;
     c->rdq_len[k] = p->dmalen;
@@ -832,7 +841,7 @@ static void rd_next(PLDMACore *s, PLDMANetConn *c)
     c->rdq_head = (c->rdq_head + 1) % PLDMA_NET_RD_ORIG;
     c->rdq_n--;
     rd_start(s, c, c->rdq_psn[k], c->rdq_va[k], c->rdq_len[k],
-             c->rdq_rkey[k]);
+             c->rdq_rkey[k], c->rdq_fresh & BIT(k));
 }
 
 /*
@@ -950,14 +959,14 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
      * the one being answered takes its place.
      */
     if (c->qp && c->rd_active && !(d < 0 && rd_dup_restarts(s, c, p))) {
-        if (!rd_queue(c, p)) {
+        if (!rd_queue(c, p, d >= 0)) {
             /* (a duplicate beyond the resources: its original answers) */
             pldma_net_qp_drop(s, p, "duplicate READ beyond the resources");
             return;
         }
         trace_pldma_net_read_queued(c->qp - 1, p->psn, p->dmalen, c->rdq_n);
     } else {
-        rd_start(s, c, p->psn, p->va, p->dmalen, p->rkey);
+        rd_start(s, c, p->psn, p->va, p->dmalen, p->rkey, d >= 0);
         if (c->rd_stop < c->rd_len) {
             trace_pldma_net_read_window(p->node, rch, p->psn, p->dmalen,
                                         c->rd_stop);
@@ -967,8 +976,9 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
         c->epsn = (p->psn + pldma_net_nsegs(pldma_net_conn_mtu(s, c),
                                             p->dmalen)) & PLDMA_PSN_MASK;
         c->nak_seq = false;
-        c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
-        if (c->qp) {
+        if (!c->qp) {
+            c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
+        } else {
             /* the original its duplicates are checked against */
             c->rdo_psn[c->rdo_next] = p->psn;
             c->rdo_va[c->rdo_next] = p->va;
@@ -984,16 +994,17 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
 
 /*
  * A READ of connection @c ends in NAK @syndrome at the response it is at
- * (its key revoked meanwhile, a bus error): the READ did not complete, nor
- * did those waiting behind it, so the NAK's MSN counts none of them
+ * (its key revoked meanwhile, a bus error): it did not complete, so the
+ * NAK's MSN does not count it (nor those waiting behind it, which never
+ * started)
  */
 static void rd_nak(PLDMACore *s, PLDMANetConn *c, uint8_t syndrome)
 {
     c->rd_active = false;
-    if (c->qp) {
-        c->msn = (c->msn - 1 - c->rdq_n) & PLDMA_PSN_MASK;
-        c->rdq_n = 0;
+    if (c->qp && c->rd_fresh) {
+        c->msn = (c->msn - 1) & PLDMA_PSN_MASK;
     }
+    c->rdq_n = 0;
     pldma_net_nak(s, c, c->rd_psn, syndrome);
 }
 

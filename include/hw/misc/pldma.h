@@ -279,6 +279,8 @@ typedef struct PLDMANetConn {
      */
     uint8_t rdq_head;
     uint8_t rdq_n;
+    uint16_t rdq_fresh;     /* a bit per entry: not a duplicate */
+    bool rd_fresh;          /* rd_* is no duplicate: it counts in the MSN */
     uint32_t rdq_psn[PLDMA_NET_RD_ORIG];
     uint64_t rdq_va[PLDMA_NET_RD_ORIG];
     uint32_t rdq_len[PLDMA_NET_RD_ORIG];

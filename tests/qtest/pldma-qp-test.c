@@ -2890,6 +2890,155 @@ static void test_recv_fault_stall(void)
 }
 
 /*
+ * A responder stall belongs to the connection that took it.  It outlived
+ * its QP: after a reset and a new connection on the same QP index, the
+ * new connection inherited the stall, a valid WRITE from the new peer got
+ * RNR NAKs without end, and terminating the old stall sent the new peer
+ * NAK Remote Operational Error at PSN 0 (RQ_PSN then read 0).  Now a
+ * SEND into an unmapped receive buffer stalls (stall mode); both ends are
+ * reset and connected again; a WRITE on the new connection lands with no
+ * RNR NAK; the old stall, terminated, sends nothing and moves nothing.
+ */
+static void test_stall_outlives_qp(void)
+{
+    uint32_t len = 8 * KiB, pd = PASID | PLDMA_CHB_PASID_EN, rkey, rnr, oper;
+    Pair *p = pair_start_mode(true, true);
+    uint64_t src, b_pa, b_va, w_pa, w_va, compl, bytes, ev[4];
+    g_autofree uint8_t *data = NULL;
+    QPldmaQPAttr q;
+    Side sa, sb;
+    int i;
+
+    pair_connect_cq(p, &sa, &sb, pd, CQ_SIZE);
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);       /* not mapped */
+    post_recv(&p->b, &sb, 0x81, 1, &b_va, &len);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 0x82);
+    for (i = 0; i < WAIT_STEPS && !qsmmu_pop_event(&p->b.s, ev); i++) {
+        step(p);
+    }
+    g_assert_true(QSMMU_EVT_STALL(ev));
+    /* A gives the SEND up (its QP reset), then both connect again */
+    qp_reset(&p->a, 0);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ERROR);
+    pair_reconnect_cq(p, &sa, &sb);
+
+    /* a WRITE on the new connection lands at once */
+    w_pa = alloc_pa(&p->b, PAGE);
+    w_va = VA_BASE + (w_pa - ALLOC_BASE);
+    qsmmu_map(&p->b.s, p->b.pt_root, w_va, w_pa, true);
+    rkey = key_register(&p->b, 0, pd, w_va, PAGE, PLDMA_KEY_ACC_WRITE);
+    rnr = ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR);
+    compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE, 0, 1024, src, w_va,
+                    rkey, 0, 0x83);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, 1024);
+    qpldma_mem_check(p->b.qts, w_pa, data, 1024);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR), ==, rnr);
+
+    /* the old stall ends: nothing is sent for it, nothing moves */
+    qpldma_qp_query(&p->b.d, 0, &q);
+    oper = ncnt(&p->b, PLDMA_NCNT_NAK_TX_OPERR);
+    qsmmu_resume(&p->b.s, SID, QSMMU_EVT_STAG(ev), QSMMU_RESUME_TERM);
+    for (i = 0; i < 100; i++) {
+        step(p);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_OPERR), ==, oper);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_RTS);
+    {
+        QPldmaQPAttr q2;
+
+        qpldma_qp_query(&p->b.d, 0, &q2);
+        g_assert_cmphex(q2.rq_psn, ==, q.rq_psn);
+    }
+    pair_stop(p);
+}
+
+/*
+ * A receive WQE is completed once.  A WRITE Last with immediate takes the
+ * WQE and faults (RNR NAK); once the fault is resolved the same PSN comes
+ * again as a WRITE Last without immediate; a SEND Only then consumes the
+ * WQE.  The WQE stayed taken by the faulted WRITE: a zero-length WRITE
+ * Only with immediate then completed it a second time (two SUCCESS CQEs,
+ * one wr_id) and the RQ's HEAD passed its TAIL.  Now that WRITE finds no
+ * WQE (RNR NAK, RQ_EMPTY): one CQE, HEAD = TAIL = 1.
+ */
+static void test_recv_wqe_once(void)
+{
+    uint32_t pd = PASID | PLDMA_CHB_PASID_EN, rkey, len, psn, l = 1024, e0;
+    uint8_t f[2048], pl[4 + 1024], rec[PLDMA_FR_SIZE], e[PLDMA_CQE_SIZE];
+    uint64_t pa, va, rpa, rva;
+    QPldmaQPAttr at;
+    Side sd;
+    Peer pe;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE, true);
+    /* the device's QP 0 again, in PASID's PD, with an RQ and CQs */
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, pd, CQ_SIZE);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    at.pd = pd;
+    qp_connect_cq(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    /* the window: its first page mapped, its second not */
+    pa = alloc_pa(&pe.n, 2 * PAGE);
+    va = VA_BASE + (pa - ALLOC_BASE);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);
+    rkey = key_register(&pe.n, 0, pd, va, 2 * PAGE, PLDMA_KEY_ACC_WRITE);
+    rpa = alloc_pa(&pe.n, PAGE);
+    rva = VA_BASE + (rpa - ALLOC_BASE);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, rva, rpa, true);
+    post_recv(&pe.n, &sd, 0xa1, 1, &rva, &l);
+    stl_le_p(pl, IMM_WIRE);
+    memset(pl + 4, 0x42, 1024);
+
+    /* WRITE First into page 0, WRITE Last with immediate into page 1 */
+    len = roce_frame(f, IP_B, 0x06, pe.qpn, pe.epsn, true, va + PAGE - 1024,
+                     rkey, 2048, -1, 0, pl + 4, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    len = roce_frame(f, IP_B, 0x09, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl, sizeof(pl));
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va + PAGE, pa + PAGE, true);
+    qpldma_key_cmd(&pe.n.d, 0, PLDMA_KEY_CMD_RESOLVED);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);  /* resend */
+    /* the same PSN again, as a WRITE Last without immediate */
+    len = roce_frame(f, IP_B, 0x08, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 4, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    /* a SEND Only consumes the WQE */
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + 2) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 4, 256);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    check_cqe(e, 0xa1, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, 256, pe.qpn,
+              pe.my_qpn, 0, 0, 0);
+    /* a zero-length WRITE Only with immediate: no WQE left, RNR NAK */
+    e0 = ncnt(&pe.n, PLDMA_NCNT_RQ_EMPTY);
+    len = roce_frame(f, IP_B, 0x0b, pe.qpn, (pe.epsn + 3) & 0xffffff, true,
+                     0, 0, 0, -1, 0, pl, 4);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RQ_EMPTY), ==, e0 + 1);
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    qpldma_wr(&pe.n.d, PLDMA_QP_SEL, 0);
+    g_assert_cmpuint(qpldma_rd(&pe.n.d, PLDMA_QP_RQ_HEAD), ==, 1);
+    peer_close(&pe);
+}
+
+/*
  * Arming: fires once, at once when CQEs are not consumed, ARM_SOL only
  * for a solicited or error CQE; a doorbell from a channel of another
  * PASID is ignored
@@ -4169,6 +4318,18 @@ static void test_migrate_hostile(void)
         g_assert_null(mig_load(m.a_args, bad_path));
         unlink(bad_path);
     }
+    /*
+     * A destination whose mtu is below the stream's path MTU and
+     * requester MTU (1024) refuses it, and does not abort later on a
+     * frame it could not build
+     */
+    {
+        g_auto(GStrv) parts = g_strsplit(m.a_args, "node-id=1 ", 2);
+        g_autofree char *small = g_strjoin("node-id=1,mtu=512 ", parts[0],
+                                           parts[1], NULL);
+
+        g_assert_null(mig_load(small, path));
+    }
     dst = mig_load(m.a_args, path);
     g_assert_nonnull(dst);
     unlink(path);
@@ -4203,6 +4364,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/zero-length-read", test_zero_length_read);
     qtest_add_func("/pldma-qp/recv-fault", test_recv_fault);
     qtest_add_func("/pldma-qp/recv-fault-stall", test_recv_fault_stall);
+    qtest_add_func("/pldma-qp/stall-outlives-qp", test_stall_outlives_qp);
+    qtest_add_func("/pldma-qp/recv-wqe-once", test_recv_wqe_once);
     qtest_add_func("/pldma-qp/cq-arm", test_cq_arm);
     qtest_add_func("/pldma-qp/cq-overflow-flush", test_cq_overflow_flush);
     qtest_add_func("/pldma-qp/cq-wrap", test_cq_wrap);

@@ -955,7 +955,9 @@ static int pldma_pci_post_load(void *opaque, int version_id)
         (sent && !s->core.pri_mode) ||
         (s->pri_open >= 0 && (s->pri_open > PCI_PRI_PRGI_MASK ||
                               s->pri_open_ch < 0 ||
-                              s->pri_open_ch >= s->core.num_channels))) {
+                              /* (a responder's group: no channel's) */
+                              (s->pri_open_ch >= s->core.num_channels &&
+                               s->pri_open_ch != PLDMA_FR_CH_REMOTE)))) {
         error_report("pldma-pci: migrated page requests rejected (%u sent, "
                      "open group %d)", sent, s->pri_open);
         return -EINVAL;

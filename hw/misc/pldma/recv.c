@@ -52,6 +52,13 @@ static bool recv_complete(PLDMACore *s, uint32_t idx, uint64_t wr_id,
         .src_qp = qp->dest_qpn,
     };
 
+    if (!qp->rq_size || qp->rq_head == qp->rq_tail) {
+        /* no WQE to complete: never past the tail (a QP inconsistency) */
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: qp %u: a completion without "
+                      "a posted receive WQE\n", idx);
+        pldma_qp_to_err(s, idx);
+        return false;
+    }
     trace_pldma_recv_done(idx, wr_id, opcode, status, bytes);
     qp->rq_head = (qp->rq_head + 1) & (qp->rq_size - 1);
     if (p && p->has_imm) {
@@ -343,6 +350,8 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         if (!recv_take(s, c, p, idx)) {
             return;
         }
+        /* (the WQE a faulted WRITE with immediate took is this SEND's) */
+        c->imm_wqe = false;
         c->rmsg_valid = true;
         c->rmsg_psn = p->psn;
         c->rmsg_off = 0;

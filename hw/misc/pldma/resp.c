@@ -724,6 +724,17 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     }
     c->epsn = (p->psn + 1) & PLDMA_PSN_MASK;
     c->nak_seq = false;
+    if (!p->has_imm && c->imm_wqe) {
+        /*
+         * A WRITE with immediate took the receive WQE at this PSN and
+         * faulted; what came again at the PSN has no immediate: the WQE
+         * is not consumed, it stays posted for what comes next (before,
+         * it stayed taken too, and a later WRITE with immediate completed
+         * it a second time)
+         */
+        trace_pldma_recv_imm_released(c->qp - 1, p->psn);
+        c->imm_wqe = false;
+    }
     if (last) {
         c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
     }
@@ -1250,10 +1261,13 @@ void pldma_net_qp_connect(PLDMACore *s, uint32_t idx)
 }
 
 /*
- * QP @idx leaves RTR/RTS (to ERR or RESET): its responder forgets the
- * message and READ in progress.  A fault being resolved stays marked
- * until its resolution arrives (a stall the SMMU holds); it answers
- * nothing then, since the QP no longer sends.
+ * QP @idx leaves RTR/RTS (to ERR or RESET), or enters RTR: its responder
+ * forgets everything of the connection that was, the message and READs
+ * in progress and a fault being resolved too.  A stall the SMMU still
+ * holds belongs to that connection: when the OS answers it, no
+ * connection claims it (pldma_net_resumed()) and nothing is sent, so the
+ * next connection on this index, the same owner's or another process's,
+ * starts clean and inherits no fault, no RNR and no NAK of it.
  */
 void pldma_net_qp_clear(PLDMACore *s, uint32_t idx)
 {
@@ -1265,14 +1279,7 @@ void pldma_net_qp_clear(PLDMACore *s, uint32_t idx)
     c = &s->conns[PLDMA_NET_CONNS + idx];
     pldma_net_park_drop(s, c);
     if (c->fault && c->stalled) {
-        bool st = c->stalled;
-        uint16_t stag = c->stag;
-
-        memset(c, 0, sizeof(*c));
-        c->fault = true;
-        c->stalled = st;
-        c->stag = stag;
-    } else {
-        memset(c, 0, sizeof(*c));
+        trace_pldma_net_stall_dropped(idx, c->stag);
     }
+    memset(c, 0, sizeof(*c));
 }

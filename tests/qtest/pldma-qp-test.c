@@ -2111,6 +2111,272 @@ static void test_read_nak_msn(void)
     peer_close(&pe);
 }
 
+/* QEMU's resident set, KiB */
+static uint64_t qemu_rss_kib(QTestState *qts)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/status",
+                                            (int)qtest_pid(qts));
+    g_autofree char *st = NULL;
+    const char *l;
+
+    g_assert_true(g_file_get_contents(path, &st, NULL, NULL));
+    l = strstr(st, "VmRSS:");
+    g_assert_nonnull(l);
+    return g_ascii_strtoull(l + 6, NULL, 10);
+}
+
+/* Read whatever the device sent, without waiting for more */
+static uint32_t peer_drain(Peer *pe)
+{
+    uint8_t f[8192];
+    uint32_t n = 0;
+    uint8_t hdr[4];
+
+    while (recv(pe->fd, hdr, 4, MSG_PEEK | MSG_DONTWAIT) == 4) {
+        g_assert_cmpuint(qpldma_stream_recv(pe->fd, f, sizeof(f)), >, 0);
+        n++;
+    }
+    return n;
+}
+
+/*
+ * A hostile peer's campaign against a QP, seeded (g_test_rand: the seed
+ * is in the log): frames built from valid WRITE, SEND, READ, ACK and
+ * atomic templates, then mutated (opcode, PSN near and far, QPN, source
+ * IP, rkey index and generation, VA in, beside and outside the window,
+ * DMA length, payload length, truncated), some repeated as floods.  The
+ * device's memory holds a keyed pattern: only the window [win, win +
+ * PAGE) of a key that allows WRITE may change; the zones beside it, a
+ * read-only key's range and a page of another PD must keep their pattern
+ * byte for byte.  Along the way the device stays live (a register reads
+ * back), its QEMU's RSS stays bounded, and after a NAK that ends the
+ * connection the QP is in ERR (then connected again).  At the end a good
+ * WRITE on a new connection lands.
+ */
+static void test_hostile_campaign(void)
+{
+    enum { FRAMES = 3000, ZONE = 4 * PAGE };
+    uint8_t f[8192], pl[4096], op, aeth[ATOMIC_ETH];
+    g_autofree uint8_t *pat = g_malloc(ZONE);
+    uint32_t rkey_w, rkey_r, rkey_pd, len, i, j, errs = 0, psn, rx0;
+    uint64_t zone, win, rss0, rss;
+    Peer pe;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    /* [zone, zone + 4 pages): guard, WRITE window, read-only, other PD */
+    zone = alloc_pa(&pe.n, ZONE);
+    for (i = 0; i < ZONE; i++) {
+        pat[i] = (i * 131 + (i >> 12) * 7 + 0x5b) & 0xff;
+    }
+    qtest_memwrite(pe.n.qts, zone, pat, ZONE);
+    win = zone + PAGE;
+    rkey_w = key_register(&pe.n, 0, 0, win, PAGE,
+                          PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    rkey_r = key_register(&pe.n, 1, 0, zone + 2 * PAGE, PAGE,
+                          PLDMA_KEY_ACC_READ);
+    rkey_pd = key_register(&pe.n, 2, 7 | PLDMA_CHB_PASID_EN, zone + 3 * PAGE,
+                           PAGE, PLDMA_KEY_ACC_WRITE);
+    rss0 = qemu_rss_kib(pe.n.qts);
+    memset(aeth, 0, sizeof(aeth));
+
+    for (i = 0; i < FRAMES; i++) {
+        uint32_t kind = g_test_rand_int_range(0, 6), mut, n, reps = 1;
+        uint32_t qpn = pe.qpn, src = IP_B, rkey = rkey_w, dmalen;
+        uint64_t va = win + 64 * g_test_rand_int_range(0, 48);
+        bool reth = false;
+        int syn = -1;
+
+        psn = (pe.epsn + g_test_rand_int_range(-3, 4)) & 0xffffff;
+        n = 64 * g_test_rand_int_range(0, 17);
+        dmalen = n;
+        for (j = 0; j < n; j++) {
+            pl[j] = g_test_rand_int();
+        }
+        switch (kind) {
+        case 0:         /* WRITE Only */
+            op = 0x0a;
+            reth = true;
+            break;
+        case 1:         /* WRITE First of two, or a Middle/Last alone */
+            op = g_test_rand_int_range(0x06, 0x0a);
+            reth = op == 0x06;
+            dmalen = 2048;
+            n = op == 0x06 || op == 0x07 ? 1024 : n;
+            break;
+        case 2:         /* SEND (no receive queue: RNR or NAK) */
+            op = g_test_rand_int_range(0x00, 0x06);
+            break;
+        case 3:         /* READ */
+            op = 0x0c;
+            reth = true;
+            n = 0;
+            break;
+        case 4:         /* ACK or NAK, for a PSN the device never sent */
+            op = 0x11;
+            syn = g_test_rand_bit() ? 0x1f : 0x60 | g_test_rand_int_range(0,
+                                                                         4);
+            n = 0;
+            break;
+        default:        /* atomic */
+            op = g_test_rand_bit() ? 0x13 : 0x14;
+            stq_be_p(aeth, va);
+            stl_be_p(aeth + 8, rkey);
+            memcpy(pl, aeth, sizeof(aeth));
+            n = sizeof(aeth);
+            break;
+        }
+        /* one mutation, or none */
+        mut = g_test_rand_int_range(0, 12);
+        switch (mut) {
+        case 0:
+            rkey = rkey_r;                      /* read-only key */
+            break;
+        case 1:
+            rkey = rkey_pd;                     /* another PD's */
+            va = zone + 3 * PAGE;
+            break;
+        case 2:
+            rkey ^= 1U << g_test_rand_int_range(8, 32);   /* generation */
+            break;
+        case 3:
+            va = zone + g_test_rand_int_range(0, ZONE);   /* anywhere */
+            break;
+        case 4:
+            va = win + PAGE - g_test_rand_int_range(0, 64); /* its end */
+            break;
+        case 5:
+            dmalen = g_test_rand_int();         /* any DMA length */
+            break;
+        case 6:
+            psn = g_test_rand_int() & 0xffffff; /* any PSN */
+            break;
+        case 7:
+            qpn ^= 1U << g_test_rand_int_range(0, 24);
+            break;
+        case 8:
+            src = IP_OTHER;                     /* spoofed source */
+            break;
+        case 9:
+            reps = g_test_rand_int_range(2, 40);    /* a flood */
+            break;
+        default:
+            break;
+        }
+        len = roce_frame(f, src, op, qpn, psn, reth, va, rkey, dmalen, syn,
+                         g_test_rand_int() & 0xffffff, pl, n);
+        if (g_test_rand_int_range(0, 16) == 0) {
+            /* truncated: the ICRC no longer matches, or no header left */
+            len = g_test_rand_int_range(14, len);
+        }
+        for (j = 0; j < reps; j++) {
+            qpldma_stream_send(pe.fd, f, len);
+        }
+        if (i % 64 == 63) {
+            /* live, bounded, and the pattern outside the window intact */
+            rx0 = ncnt(&pe.n, PLDMA_NCNT_RX_FRAMES);
+            g_assert_cmpuint(qpldma_rd(&pe.n.d, PLDMA_QP_NUM), ==, 16);
+            peer_drain(&pe);
+            qpldma_mem_check(pe.n.qts, zone, pat, PAGE);
+            qpldma_mem_check(pe.n.qts, zone + 2 * PAGE, pat + 2 * PAGE,
+                             2 * PAGE);
+            rss = qemu_rss_kib(pe.n.qts);
+            g_assert_cmpuint(rss, <, rss0 + 64 * 1024);
+            (void)rx0;
+        }
+        if (qpldma_qp_state(&pe.n.d, 0) == PLDMA_QPS_ERR) {
+            /* a NAK ended the connection, as IBA has it: a new one */
+            errs++;
+            peer_drain(&pe);
+            peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+        } else {
+            /* the QP's expected PSN, as a requester would follow it */
+            QPldmaQPAttr q;
+
+            qpldma_qp_query(&pe.n.d, 0, &q);
+            pe.epsn = q.rq_psn;
+        }
+    }
+    peer_drain(&pe);
+    qpldma_mem_check(pe.n.qts, zone, pat, PAGE);
+    qpldma_mem_check(pe.n.qts, zone + 2 * PAGE, pat + 2 * PAGE, 2 * PAGE);
+    g_test_message("%u frames, %u connections ended by a fatal NAK, "
+                   "RSS %" PRIu64 " -> %" PRIu64 " KiB, %u dropped", FRAMES,
+                   errs, rss0, qemu_rss_kib(pe.n.qts),
+                   ncnt(&pe.n, PLDMA_NCNT_RX_DROPPED));
+    g_assert_cmpuint(errs, >, 0);
+    /* still serves: a good WRITE on a new connection lands */
+    peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    memset(pl, 0xa5, 256);
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, win, rkey_w, pl, 256);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    qpldma_mem_check(pe.n.qts, win, pl, 256);
+    peer_close(&pe);
+}
+
+/*
+ * One READ must not starve the device: a 32 MiB READ on QP 0 whose
+ * responses the peer does not read fills the link (the backend blocks),
+ * then a WRITE on QP 1 owes an ACK.  That ACK was dropped (the frame
+ * found the backend full), and the WRITE's requester needed tries and
+ * seconds.  Now it waits with the answers and goes out as soon as the
+ * backend takes frames again, among the first frames the peer reads.
+ */
+static void test_read_no_starve(void)
+{
+    const uint32_t big = 32 * MiB;
+    uint8_t f[2048], pl[512];
+    uint32_t rkey, len, i, epsn1, qpn1, my1 = 0x4a5c11;
+    uint64_t pa, pa1;
+    QPldmaQPAttr at;
+    bool acked = false;
+    Peer pe;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    pa = alloc_pa(&pe.n, big);
+    pa1 = alloc_pa(&pe.n, PAGE);
+    rkey = key_register(&pe.n, 0, 0, pa, big + PAGE,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    /* QP 1 (SQ 1) to our second QP */
+    epsn1 = rand_psn();
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, my1, rand_psn(), epsn1, 1);
+    qp_connect(&pe.n, 1, &at);
+    qpn1 = qpldma_qpn(&pe.n.d, 1);
+
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey, big,
+                     -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    /* until the link is full: the device sends no more */
+    for (i = 0; i < 200; i++) {
+        uint32_t tx = ncnt(&pe.n, PLDMA_NCNT_TX_FRAMES);
+
+        g_usleep(20 * 1000);
+        if (i > 5 && ncnt(&pe.n, PLDMA_NCNT_TX_FRAMES) == tx) {
+            break;
+        }
+    }
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_TX_FRAMES), <, big / 1024);
+    memset(pl, 0x6d, sizeof(pl));
+    len = write_only(f, &pe, IP_B, qpn1, epsn1, pa1, rkey, pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    qpldma_mem_check(pe.n.qts, pa1, pl, sizeof(pl));
+    /* the ACK of QP 1 comes among the next frames */
+    for (i = 0; i < 4096 && !acked; i++) {
+        g_assert_true(peer_rx(&pe, &rx));
+        if (rx.op == 0x11 && rx.qpn == my1) {
+            g_assert_cmphex(rx.syn, ==, 0x1f);
+            g_assert_cmphex(rx.psn, ==, epsn1);
+            acked = true;
+        } else {
+            g_assert_cmphex(rx.qpn, ==, pe.my_qpn);
+        }
+    }
+    g_test_message("QP 1's ACK after %u frames of QP 0's READ", i);
+    g_assert_true(acked);
+    peer_close(&pe);
+}
+
 /*
  * A peer's atomic requests (CmpSwap, FetchAdd) to the device's QP, whose
  * window grants WRITE and READ: the device does no atomics, so the one at
@@ -4357,6 +4623,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/write-inside-write", test_write_inside_write);
     qtest_add_func("/pldma-qp/dest-mac", test_dest_mac);
     qtest_add_func("/pldma-qp/read-nak-msn", test_read_nak_msn);
+    qtest_add_func("/pldma-qp/hostile-campaign", test_hostile_campaign);
+    qtest_add_func("/pldma-qp/read-no-starve", test_read_no_starve);
     qtest_add_func("/pldma-qp/cq-config", test_cq_config);
     qtest_add_func("/pldma-qp/send-recv", test_send_recv);
     qtest_add_func("/pldma-qp/send-errors", test_send_errors);

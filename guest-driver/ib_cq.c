@@ -44,6 +44,9 @@ int pldma_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (!udata->outlen)
 		return -EINVAL;
 	uc = rdma_udata_to_drv_context(udata, struct pldma_ib_ucontext, ibuc);
+	ret = pldma_ib_mm_check(uc);
+	if (ret)
+		return ret;
 	pd = uc->ctx->pd;
 	if (attr->flags)
 		return -EOPNOTSUPP;

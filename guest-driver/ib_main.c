@@ -300,7 +300,7 @@ static int pldma_ib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	struct pldma_ib_mmap *e;
 	int ret;
 
-	if (vma->vm_flags & VM_EXEC)
+	if (vma->vm_flags & VM_EXEC || pldma_ib_mm_check(uc))
 		return -EPERM;
 	entry = rdma_user_mmap_entry_get(uctx, vma);
 	if (!entry)
@@ -349,6 +349,8 @@ static int pldma_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	if (!udata)
 		return 0;
 	uc = rdma_udata_to_drv_context(udata, struct pldma_ib_ucontext, ibuc);
+	if (pldma_ib_mm_check(uc))
+		return -EPERM;
 	ppd->pasid = uc->pasid;
 	return 0;
 }

@@ -68,6 +68,9 @@ struct ib_mr *pldma_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (!udata || !PLDMA_IB_DMAH_NONE)
 		return ERR_PTR(-EOPNOTSUPP);
 	uc = pldma_ib_uc(udata);
+	ret = pldma_ib_mm_check(uc);
+	if (ret)
+		return ERR_PTR(ret);
 	if (access & ~PLDMA_IB_MR_ACCESS)
 		return ERR_PTR(-EOPNOTSUPP);
 	implicit = access & IB_ACCESS_ON_DEMAND && !start &&
@@ -193,6 +196,8 @@ int pldma_ib_advise_mr(struct ib_pd *ibpd,
 	if (!attrs)
 		return -EOPNOTSUPP;
 	uc = pldma_ib_uc(&attrs->driver_udata);
+	if (pldma_ib_mm_check(uc))
+		return -EPERM;
 	if (flags & ~IB_UVERBS_ADVISE_MR_FLAG_FLUSH)
 		return -EOPNOTSUPP;
 	if (advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH &&

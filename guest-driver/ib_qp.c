@@ -155,6 +155,9 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (!udata)			/* the kernel's: QP1 only */
 		return pldma_gsi_create_qp(ibqp, init);
 	uc = pldma_ib_uc(udata);
+	ret = pldma_ib_mm_check(uc);
+	if (ret)
+		return ret;
 	pd = uc->ctx->pd;
 	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags ||
 	    !pd->num_cqs)
@@ -265,6 +268,8 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		return pldma_gsi_modify_qp(ibqp, attr, mask);
 	if (udata && udata->inlen)
 		return -EINVAL;
+	if (udata && pldma_ib_mm_check(pldma_ib_uc(udata)))
+		return -EPERM;
 	if (mask & ~PLDMA_IB_QP_MASK)
 		return -EOPNOTSUPP;
 	ret = pldma_qp_query(qp->chan->ctx, &a);

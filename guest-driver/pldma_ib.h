@@ -237,6 +237,18 @@ static inline struct pldma_ib_ucontext *to_pucontext(struct ib_ucontext *uc)
 	return container_of(uc, struct pldma_ib_ucontext, ibuc);
 }
 
+/*
+ * A verbs call that makes or uses an object of ucontext @uc's address
+ * space comes from that address space: a forked child, or a process the
+ * uverbs file was handed to, would register the owner's memory on its
+ * PASID or drive its QPs (the char device refuses the same, cdev.c).
+ * Destroying is not refused: ib_core cleans up from any context.
+ */
+static inline int pldma_ib_mm_check(const struct pldma_ib_ucontext *uc)
+{
+	return current->mm == uc->ctx->mm ? 0 : -EPERM;
+}
+
 static inline struct pldma_ib_pd *to_ppd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct pldma_ib_pd, ibpd);

@@ -493,6 +493,31 @@ int main(int argc, char **argv)
 	mr = ibv_reg_mr(pd, buf, 4096, RW | IBV_ACCESS_ON_DEMAND);
 	check(mr != NULL, "keys given back: a key registers again");
 
+	/*
+	 * A forked child has the parent's uverbs file, not its address
+	 * space: it may neither register memory (an implicit ODP MR would
+	 * cover the parent's whole address space, on its PASID) nor make a
+	 * CQ in the parent's context
+	 */
+	pid = fork();
+	if (pid == 0) {
+		struct ibv_mr *m2;
+
+		m2 = ibv_reg_mr(pd, NULL, SIZE_MAX, RW | IBV_ACCESS_ON_DEMAND);
+		if (m2 || errno != EPERM)
+			_exit(1);
+		m2 = ibv_reg_mr(pd, buf, 4096, RW | IBV_ACCESS_ON_DEMAND);
+		if (m2 || errno != EPERM)
+			_exit(2);
+		if (ibv_create_cq(ctx, 8, NULL, NULL, 0) || errno != EPERM)
+			_exit(3);
+		_exit(0);
+	}
+	waitpid(pid, &i, 0);
+	check(WIFEXITED(i) && WEXITSTATUS(i) == 0,
+	      "a forked child cannot register memory (implicit ODP or not) or make a CQ in its parent's context: EPERM (exit %d)",
+	      WIFEXITED(i) ? WEXITSTATUS(i) : -1);
+
 	/* forged handles */
 	if (mr) {
 		memset(&fake, 0, sizeof(fake));

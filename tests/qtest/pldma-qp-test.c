@@ -2382,9 +2382,9 @@ static void test_read_no_starve(void)
  * window grants WRITE and READ: the device does no atomics, so the one at
  * the expected PSN gets NAK Invalid Request (0x61) naming it, nothing in
  * the window changes, and the connection ends (its QP in ERR); on a new
- * one a WRITE then lands and is ACKed.  A duplicate atomic is dropped; one ahead of the
- * expected PSN gets the sequence NAK.  Before, the link dropped atomic
- * opcodes and the requester timed out.
+ * one a WRITE then lands and is ACKed.  A duplicate atomic is dropped;
+ * one ahead of the expected PSN gets the sequence NAK.  Before, the link
+ * dropped atomic opcodes and the requester timed out.
  */
 static void test_atomic_refused(void)
 {

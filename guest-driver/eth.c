@@ -221,9 +221,14 @@ static netdev_tx_t pldma_eth_xmit(struct sk_buff *skb, struct net_device *ndev)
 	skb_copy_bits(skb, 0, r->buf + (u64)i * PLDMA_ETH_BUF, skb->len);
 	d = &r->desc[i];
 	d->addr = cpu_to_le64(r->buf_dma + (u64)i * PLDMA_ETH_BUF);
-	/* RoCEv2 UD (QP1's, ib_gsi.c): the device computes its ICRC */
+	/*
+	 * RoCEv2 UD of QP1 (ib_gsi.c: no socket, its mark): the device
+	 * computes its ICRC.  Not for a socket's datagram that looks the
+	 * same: an unprivileged user must not send MADs with a valid ICRC.
+	 */
 	d->len = cpu_to_le32(skb->len |
-			     (pldma_roce_ud_frame(r->buf + (u64)i *
+			     (!skb->sk && skb->mark == PLDMA_GSI_SKB_MARK &&
+			      pldma_roce_ud_frame(r->buf + (u64)i *
 						  PLDMA_ETH_BUF, skb->len) ?
 			      PLDMA_ETH_TX_ICRC : 0));
 	d->status = 0;

@@ -598,6 +598,8 @@ static void pldma_gsi_tx_work(struct work_struct *work)
 			consume_skb(skb);
 			ret = NET_XMIT_SUCCESS;
 		} else {
+			/* ours: the device fills in its ICRC (eth.c) */
+			skb->mark = PLDMA_GSI_SKB_MARK;
 			ret = dev_queue_xmit(skb);
 		}
 		wc.wr_id = cb.wr_id;

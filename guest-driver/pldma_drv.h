@@ -507,6 +507,12 @@ int pldma_register(struct pldma_dev *pd, const char *bus);
 int pldma_ib_register(struct pldma_dev *pd);
 bool pldma_gsi_rx(struct pldma_dev *pd, const u8 *f, u32 size);
 bool pldma_roce_ud_frame(const u8 *f, u32 size);
+/*
+ * skb->mark of the frames of QP1 (ib_gsi.c), the only ones whose ICRC the
+ * device is asked to fill in: a frame that only looks like RoCEv2 UD (a
+ * user's UDP datagram to port 4791) is sent as it is, its ICRC the user's
+ */
+#define PLDMA_GSI_SKB_MARK	0x504c4431	/* "PLD1" */
 void pldma_ib_unregister(struct pldma_dev *pd);
 void pldma_unregister(void *data);
 

@@ -1238,6 +1238,39 @@ static void test_read_fault_resume(void)
 }
 
 /*
+ * KEY REGISTER over a key whose fault record is unanswered: the
+ * connections waiting for that answer had their time bound through the
+ * key only, and REGISTER cleared it, so they waited (RNR NAKs) without
+ * end.  Now the new registration ends the old fault FAILED: the waiting
+ * READ gets NAK remote operational error at once.
+ */
+static void test_key_reregister_fault(void)
+{
+    uint8_t f[2048], rec[PLDMA_FR_SIZE];
+    uint32_t rkey, psn, len;
+    uint64_t pa, va;
+    Peer pe;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_READ, true);
+    pa = alloc_pa(&pe.n, PAGE);
+    va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
+    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, PAGE,
+                        PLDMA_KEY_ACC_READ);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, va, rkey, 512,
+                     -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    /* the same index registered again, the record still unanswered */
+    key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, PAGE,
+                 PLDMA_KEY_ACC_READ);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x63);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    peer_close(&pe);
+}
+
+/*
  * A responder fault inside a READ's response stream, seen on the wire by
  * a standard requester (this test): the responses stop at the faulting
  * page with no RNR NAK or Acknowledge (Linux rxe's completer does not
@@ -4648,6 +4681,8 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);
+    qtest_add_func("/pldma-qp/key-reregister-fault",
+                   test_key_reregister_fault);
     qtest_add_func("/pldma-qp/long-read-retry", test_long_read_retry);
     qtest_add_func("/pldma-qp/read-dup-subset", test_read_dup_subset);
     qtest_add_func("/pldma-qp/read-local-fault-subset",

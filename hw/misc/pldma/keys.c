@@ -34,10 +34,29 @@ static uint32_t pldma_net_key_gen(uint32_t old)
     return g;
 }
 
+/*
+ * The fault being resolved for key @idx ends as if the driver had
+ * answered FAILED (@ok false) or RESOLVED: the connections waiting for
+ * it go on, or NAK their message (remote operational error)
+ */
+static void pldma_key_fault_end(PLDMACore *s, uint32_t idx, bool ok)
+{
+    uint32_t i;
+
+    s->keys[idx].fault = false;
+    for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
+        PLDMANetConn *c = &s->conns[i];
+
+        if (c->fault && !c->stalled && !c->fault_recv &&
+            c->fault_key == idx) {
+            pldma_net_conn_resolved(s, c, ok);
+        }
+    }
+}
+
 static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
 {
     PLDMAKey *k, *st = &s->key_stage;
-    uint32_t i;
 
     if (s->key_sel >= PLDMA_NUM_KEYS) {
         s->key_status = PLDMA_KEY_ST_BAD_INDEX;
@@ -54,6 +73,13 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
         } else if (!st->access || (st->access & ~PLDMA_KEY_ACC_MASK)) {
             s->key_status = PLDMA_KEY_ST_BAD_ACCESS;
         } else {
+            /*
+             * A fault of the key's last registration ends FAILED: what
+             * waited for it had a time bound through the key only
+             */
+            if (k->fault) {
+                pldma_key_fault_end(s, s->key_sel, false);
+            }
             k->gen = pldma_net_key_gen(k->gen);
             k->valid = true;
             k->pasid_reg = st->pasid_reg;
@@ -66,28 +92,12 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
     case PLDMA_KEY_CMD_REVOKE:
         /* (the generation stays: the next REGISTER takes another one) */
         k->valid = false;
-        k->fault = false;
         /* a fault being resolved for it ends: nothing more is written */
-        for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
-            PLDMANetConn *c = &s->conns[i];
-
-            if (c->fault && !c->stalled && !c->fault_recv &&
-                c->fault_key == s->key_sel) {
-                pldma_net_conn_resolved(s, c, false);
-            }
-        }
+        pldma_key_fault_end(s, s->key_sel, false);
         break;
     case PLDMA_KEY_CMD_RESOLVED:
     case PLDMA_KEY_CMD_FAILED:
-        k->fault = false;
-        for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
-            PLDMANetConn *c = &s->conns[i];
-
-            if (c->fault && !c->stalled && !c->fault_recv &&
-                c->fault_key == s->key_sel) {
-                pldma_net_conn_resolved(s, c, cmd == PLDMA_KEY_CMD_RESOLVED);
-            }
-        }
+        pldma_key_fault_end(s, s->key_sel, cmd == PLDMA_KEY_CMD_RESOLVED);
         pldma_schedule(s);
         break;
     default:

@@ -524,6 +524,13 @@ static bool pldma_cqs_post_load(void *opaque, int version_id, Error **errp)
     for (i = 0; i < PLDMA_MAX_QPS; i++) {
         const PLDMAQP *qp = &s->qps[i];
 
+        /* a QP in RESET owns no RQ and no CQ (pldma-core/qps came first) */
+        if (s->nic && i < s->num_qps && qp->state == PLDMA_QPS_RESET &&
+            (qp->rq_size || qp->rq_base || qp->rq_head || qp->rq_tail ||
+             qp->send_cq != PLDMA_CQ_NONE || qp->recv_cq != PLDMA_CQ_NONE)) {
+            error_setg(errp, "pldma: QP %u in RESET with an RQ or a CQ", i);
+            return false;
+        }
         if ((qp->rq_size && (qp->rq_size > PLDMA_RQ_MAX_ENTRIES ||
                              !is_power_of_2(qp->rq_size) ||
                              qp->rq_head >= qp->rq_size ||

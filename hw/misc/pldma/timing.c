@@ -54,6 +54,7 @@
 #include "qemu/osdep.h"
 #include "qemu/timer.h"
 #include "qapi/error.h"
+#include "qemu/error-report.h"
 #include "migration/vmstate.h"
 #include "pldma-internal.h"
 #include "trace.h"
@@ -341,12 +342,27 @@ static bool pldma_timing_ch_needed(void *opaque)
     return ch->tm_ready || ch->tm_rem || ch->tm_fault;
 }
 
+/*
+ * How far ahead of the virtual clock a channel's modeled work may end: a
+ * turn's chunk and a fault's round trip are micro- to milliseconds, so a
+ * stream that puts it further holds the channel back for no work done
+ */
+#define PLDMA_TM_MAX_AHEAD_NS   (10 * NANOSECONDS_PER_SECOND)
+
 static int pldma_timing_ch_post_load(void *opaque, int version_id)
 {
     PLDMAChannel *ch = opaque;
+    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 
     /* the remainder of a division by this device's dma-bandwidth */
-    return ch->tm_rem < ch->s->tm.dma_mbs && ch->tm_ready >= 0 ? 0 : -EINVAL;
+    if (ch->tm_rem >= ch->s->tm.dma_mbs || ch->tm_ready < 0 ||
+        ch->tm_ready > now + PLDMA_TM_MAX_AHEAD_NS) {
+        error_report("pldma: ch%u: migrated timing state rejected (ready "
+                     "%" PRId64 " ns, now %" PRId64 ")", ch->idx,
+                     ch->tm_ready, now);
+        return -EINVAL;
+    }
+    return 0;
 }
 
 /* Timers are not migrated: post_load's bottom half sets them again */

@@ -15,8 +15,9 @@
 #                         own device
 #   pldma.verbs_bench=SIZES:ITERS[:ROUNDS]   the benchmark only
 #                         (scripts/bench BENCH=verbs): ib_write_bw,
-#                         ib_read_bw, ib_send_bw, pinned and --odp MRs side by side, at
-#                         each size (bytes, comma-separated) with ITERS
+#                         ib_read_bw (-o 1 and -o 16 READs in
+#                         flight), ib_send_bw, pinned and --odp MRs
+#                         side by side, at each size (bytes, comma-separated) with ITERS
 #                         iterations, ROUNDS times (default 1); node 2
 #                         prints "# VERBS-BENCH ..." lines, one per run
 # RoCE link: 10.0.0.<role> (rxe on the virtio-net with MAC
@@ -271,18 +272,21 @@ if [ -n "$bench" ]; then
 	case "$b_iters" in *:*) b_rounds=${b_iters#*:} b_iters=${b_iters%%:*} ;; esac
 	for round in $(seq 1 "$b_rounds"); do
 	for size in $(echo "$b_sizes" | tr , ' '); do
-		for t in write_bw read_bw send_bw; do
+		# ib_read_bw with one READ outstanding and with 16 (perftest
+		# -o: the QP's max_rd_atomic, the responder's READ resources)
+		for t in write_bw read_bw-o1 read_bw-o16 send_bw; do
 			for mode in pinned odp; do
 				o=
 				[ $mode = pinned ] || o=--odp
+				case $t in *-o*) o="$o -o ${t##*-o}" ;; esac
 				name=bench$round-$t-$mode-$size
-				if [ -n "$o" ] && [ -n "$odp_skip" ]; then
+				if [ $mode = odp ] && [ -n "$odp_skip" ]; then
 					ok "$pair $name # SKIP $odp_skip"
 					continue
 				fi
-				step $name tcp ib_$t $P $o -p @PORT@ -n $b_iters -s $size -- \
-					ib_$t $P $o -p @PORT@ -n $b_iters -s $size $sc_peer
-				res $st "$pair $name: ib_$t exits 0"
+				step $name tcp ib_${t%-o*} $P $o -p @PORT@ -n $b_iters -s $size -- \
+					ib_${t%-o*} $P $o -p @PORT@ -n $b_iters -s $size $sc_peer
+				res $st "$pair $name: ib_${t%-o*} exits 0"
 				[ "$role" = 2 ] || continue
 				if [ $st != 0 ]; then
 					echo "# VERBS-BENCH pair=$peer_kind-$kind tool=ib_$t mr=$mode size=$size iters=$b_iters round=$round bw_avg=- status=$st"

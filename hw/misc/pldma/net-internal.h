@@ -119,6 +119,13 @@ static inline const char *pldma_net_op_name(uint8_t op)
 #define AETH_NAK_OPERR      0x63
 #define AETH_KIND(s)        ((s) >> 5)  /* 0 ACK, 1 RNR, 3 NAK */
 
+/*
+ * The longest message (IBA: 2^31 bytes).  At the smallest MTU, 256, it
+ * takes 2^23 PSNs, half the 24-bit space: every PSN of a message is then
+ * ahead of its first in the signed comparison, whatever max-transfer says
+ */
+#define PLDMA_NET_MAX_MSG   (1ULL << 31)
+
 /* MSN of the responder's "resolved, resend now" ACK */
 #define PLDMA_NET_RESUME_MSN 0xffffffU
 /* PSNs further ahead than this are not a gap but garbage: dropped */

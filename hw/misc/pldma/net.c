@@ -540,6 +540,15 @@ static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
         }
     }
     s->in_rx = false;
+    if (s->rx_deferred) {
+        /*
+         * The net layer queued a frame that came while this one was
+         * received (a peer on a hub answering at once): the bottom half
+         * flushes it (pldma_bh() ends with pldma_net_flush())
+         */
+        s->rx_deferred = false;
+        pldma_schedule(s);
+    }
     pldma_update_irq(s);
     return size;
 }
@@ -550,7 +559,9 @@ static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
     PLDMACore *s = qemu_get_nic_opaque(nc);
 
     if (s->busy || s->in_rx) {
-        return 0;               /* queued: flushed after the run */
+        /* queued: flushed after the run, or after the receive */
+        s->rx_deferred |= s->in_rx;
+        return 0;
     }
     return pldma_net_rx_frame(s, buf, size);
 }

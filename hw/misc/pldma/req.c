@@ -119,7 +119,8 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
         }
     }
     if ((ch->len == 0 && !pldma_net_zero_len_ok(r->qp)) ||
-        ch->len > s->max_transfer || r->rva + ch->len < r->rva ||
+        ch->len > s->max_transfer || ch->len > PLDMA_NET_MAX_MSG ||
+        r->rva + ch->len < r->rva ||
         (!ch->nsge && pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||
         (!ch->nsge && ch->op == PLDMA_OP_RDMA_READ &&
          ch->dst + ch->len < ch->dst)) {

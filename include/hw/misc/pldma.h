@@ -460,6 +460,7 @@ struct PLDMACore {
     uint8_t *held;          /* x-reorder-every: frame held back */
     size_t held_len;
     bool in_rx;
+    bool rx_deferred;       /* a frame came during a receive: flush after */
     bool tx_blocked;        /* the net layer holds a frame: send no more */
     /*
      * ACKs and NAKs built while tx_blocked, sent first when the link

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Valid transfers do not fail under memory pressure (issue 20).  In a
+# Valid transfers do not fail under memory pressure.  In a
 # 128 MiB guest swapping to zram, fourteen working sets of 2 x 4 MiB are copied
 # round robin, so that each copy swaps in what the others evicted, and a
 # single page's fault-in can take seconds (reclaim and decompression in

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * pldma-fusehang DEVICE STATS [slow]: a stall-mode transfer whose fault the
- * filler never answers ends by itself (issue 10, item 9: bounded time in
+ * filler never answers ends by itself (bounded time in
  * every strategy).
  *
  * A minimal FUSE server, written against /dev/fuse's raw protocol (no

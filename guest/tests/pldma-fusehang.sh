@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Bounded time in stall mode (issue 10, item 9): a COPY from a FUSE file
+# Bounded time in stall mode: a COPY from a FUSE file
 # whose READ is never answered is cancelled by the driver after ~1 s without
 # progress, while another process's stall-mode copy completes; killing the
 # FUSE server then lets both close() and rmmod finish.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Hostile and unlucky users (issue 10): one process cannot block, starve or
+# Hostile and unlucky users: one process cannot block, starve or
 # confuse another, pins are accounted, valid transfers never fail.
 # pldma0 is in stall mode (pri on x86 with pldma-pci's fault-mode=pri), pldma1
 # in report mode.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Remote-DMA keys against hostile and careless users (issue 20), on one
+ * Remote-DMA keys against hostile and careless users, on one
  * guest whose two devices share a hub: node 1 (/dev/pldma0, requester)
  * and node 2 (/dev/pldma1, responder).
  *

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Remote-DMA keys against hostile and careless users (issue 20): one user
+# Remote-DMA keys against hostile and careless users: one user
 # cannot take every key; revoking a key frees its forwarded fault.
 . /tests/lib.sh
 

@@ -1096,7 +1096,7 @@ static int cmd_stream(int argc, char **argv)
 /*
  * Pinned, present, but aged: both buffers are present, then MADV_COLD
  * clears their PTEs' access flags, as reclaim's aging does to pinned pages
- * too (issue 20: the study saw 500 to 1000 device faults per 4 MiB for pin
+ * too (the study saw 500 to 1000 device faults per 4 MiB for pin
  * in its eviction round).  GUP pins present pages without making their
  * PTEs young, and an SMMU without HTTU (QEMU's; and Linux does not enable
  * HA for SVA contexts) takes an access-flag fault on an old PTE.  The

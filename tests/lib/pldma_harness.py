@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""One harness for the host-side suites that boot guests (issue 20).
+"""One harness for the host-side suites that boot guests.
 
 The pieces, each usable on its own:
 

@@ -531,7 +531,7 @@ static void test_fault_both_sides(void)
  * present, each fault resolved one page at a time (report mode, resolved,
  * resend now), as `pldma-rbench write-one` does.  The responder holds the
  * segments that follow a fault and applies them once it is resolved, so
- * the requester sends again at most the message once over (issue 17's
+ * the requester sends again at most the message once over (the
  * goal: at most 2x the message in all); with park-size=0 the window in
  * flight is thrown away at every fault (about 15x, the old behaviour).
  * Both in one run; data compared, faults and resent segments counted.

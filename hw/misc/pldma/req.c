@@ -225,11 +225,6 @@ static uint8_t req_opcode(uint8_t op, bool first, bool last)
 }
 
 /*
- * PHASE_XFER of a remote op: send what the window allows.  Returns false
- * when the channel has to wait (window full, everything sent, a local
- * fault), true when the descriptor is complete.
- */
-/*
  * Move @n bytes at offset @off of the message between @buf and the
  * descriptor's local buffer: SRC (sends), DST (READ, @is_write), or the
  * SGEs listed there (PLDMA_DESC_NUM_SGE), read from the first each time:
@@ -283,6 +278,11 @@ PLDMAAccess pldma_net_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,
     return PLDMA_ACC_OK;
 }
 
+/*
+ * PHASE_XFER of a remote op: send what the window allows.  Returns false
+ * when the channel has to wait (window full, everything sent, a local
+ * fault), true when the descriptor is complete.
+ */
 bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
 {
     PLDMACore *s = ch->s;

@@ -633,7 +633,8 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
          * A zero-length WRITE (a QP's) needs no valid R_Key or VA (IBA
          * C9-88): nothing is accessed
          */
-        nak = (p->dmalen == 0 && !c->qp) || p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
+        nak = (p->dmalen == 0 && !c->qp) ||
+              p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
               last != (p->dmalen <= mtu) ||         /* Only, or First */
               c->rmsg_valid ||                      /* a SEND unfinished */
               pldma_net_write_open(c, p->psn)       /* a WRITE unfinished */
@@ -939,7 +940,8 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
      * zero-length WRITE (C9-88; Linux rxe checks neither): nothing is
      * read, one READ Response Only without payload answers it
      */
-    nak = (p->dmalen == 0 && !c->qp) || p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
+    nak = (p->dmalen == 0 && !c->qp) ||
+          p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
           (d >= 0 && pldma_net_write_open(c, p->psn)) ||  /* sequence */
           (d >= 0 && c->qp && c->rd_active &&             /* resources */
            c->rdq_n >= PLDMA_NET_RD_ORIG - 1)

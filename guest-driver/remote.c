@@ -171,7 +171,8 @@ static int pldma_mr_strategy(struct pldma_ctx *ctx,
  * value checked.  The ioctl and the ib_device's reg_mr (ib_mr.c) both
  * come here, with the device known present.
  */
-int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp)
+int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp,
+		      bool node_path)
 {
 	struct pldma_dev *pd = ctx->pd;
 	struct pldma_key tmp = { }, *k = NULL;
@@ -220,7 +221,8 @@ int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp)
 	k->va = r.va;
 	k->len = r.len;
 	k->access = (r.access & PLDMA_MR_ACCESS_WRITE ? PLDMA_KEY_ACC_WRITE : 0) |
-		    (r.access & PLDMA_MR_ACCESS_READ ? PLDMA_KEY_ACC_READ : 0);
+		    (r.access & PLDMA_MR_ACCESS_READ ? PLDMA_KEY_ACC_READ : 0) |
+		    (node_path ? PLDMA_KEY_ACC_NODE : 0);
 	k->strategy = tmp.strategy;
 	k->touch = tmp.touch;
 	k->rec_valid = false;
@@ -268,7 +270,8 @@ long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg)
 
 	if (copy_from_user(&r, arg, sizeof(r)))
 		return -EFAULT;
-	ret = pldma_mr_register(ctx, &r);
+	/* the char device's keys: its remote DMA uses the node-id path too */
+	ret = pldma_mr_register(ctx, &r, true);
 	if (ret)
 		return ret;
 	if (copy_to_user(arg, &r, sizeof(r))) {

@@ -167,7 +167,8 @@ static uint32_t key_register(Node *n, uint32_t idx, uint64_t va, uint64_t len,
     g_assert_cmpuint(qpldma_key_register(&n->d, idx,
                                          n->smmu ? (PASID | PLDMA_CHB_PASID_EN)
                                                  : 0,
-                                         va, len, access, &rkey), ==,
+                                         va, len, access | PLDMA_KEY_ACC_NODE,
+                                         &rkey), ==,
                      PLDMA_KEY_ST_OK);
     return rkey;
 }
@@ -754,6 +755,43 @@ static void test_fault_own_key(void)
 }
 
 /* Bad key, range, access, revoked key: NAKed, nothing written on B */
+/*
+ * A key without KEY_ACC_NODE (a verbs MR's: for the QPs of its PD only)
+ * is not reachable through the node-id path, where any host on the link
+ * may send: a WRITE and a READ with it are refused (REMOTE_ACCESS) and
+ * nothing is written.  Before, the node-id path checked only the key's
+ * index, generation, access and range.  The same range with the bit is
+ * written.
+ */
+static void test_qp_only_key(void)
+{
+    Pair *p = pair_start(false, "stall", NULL, NULL, true);
+    const uint32_t len = 4 * KiB;
+    uint64_t a_src, b_pa, b_va, compl, bytes;
+    g_autofree uint8_t *data = NULL;
+    uint32_t rkey;
+    QPldmaRing r;
+
+    ring_init(&p->a, &r);
+    a_src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
+    b_va = buffer(&p->b, len, &b_pa, -1);
+    g_assert_cmpuint(qpldma_key_register(&p->b.d, 7, 0, b_va, len,
+                                         PLDMA_KEY_ACC_WRITE |
+                                         PLDMA_KEY_ACC_READ, &rkey), ==,
+                     PLDMA_KEY_ST_OK);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ACCESS);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_READ, 2, len, a_src, b_va, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ACCESS);
+    g_assert_true(qpldma_mem_zero(p->b.qts, b_pa, len));
+    rkey = key_register(&p->b, 7, b_va, len, PLDMA_KEY_ACC_WRITE);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, len, a_src, b_va, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
+    pair_stop(p);
+}
+
 static void test_bad_keys(void)
 {
     Pair *p = pair_start(false, "stall", NULL, NULL, true);
@@ -1724,6 +1762,7 @@ int main(int argc, char **argv)
                    test_fault_unstalled);
     qtest_add_func("/pldma-net/responder-fault-own-key", test_fault_own_key);
     qtest_add_func("/pldma-net/bad-keys", test_bad_keys);
+    qtest_add_func("/pldma-net/qp-only-key", test_qp_only_key);
     qtest_add_func("/pldma-net/lossy", test_lossy);
     qtest_add_func("/pldma-net/peer-killed", test_peer_killed);
     qtest_add_func("/pldma-net/read-big-lossy", test_read_big_lossy);

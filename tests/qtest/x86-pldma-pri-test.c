@@ -529,7 +529,8 @@ static void test_responder(void)
     qpldma_link_wait(f.qts);
     g_assert_cmpuint(qpldma_key_register(&f.d, 1, PLDMA_CHB_PASID_EN | PASID,
                                          VA_DST(0), 2 * PAGE,
-                                         PLDMA_KEY_ACC_WRITE, &rkey), ==,
+                                         PLDMA_KEY_ACC_WRITE |
+                                         PLDMA_KEY_ACC_NODE, &rkey), ==,
                      PLDMA_KEY_ST_OK);
     for (i = 0; i < sizeof(pl); i++) {
         pl[i] = i * 11 + 5;

@@ -70,7 +70,8 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
             s->key_status = PLDMA_KEY_ST_BAD_RANGE;
         } else if (!pldma_pasid_reg_valid(s, st->pasid_reg)) {
             s->key_status = PLDMA_KEY_ST_BAD_PASID;
-        } else if (!st->access || (st->access & ~PLDMA_KEY_ACC_MASK)) {
+        } else if (!(st->access & PLDMA_KEY_ACC_RW) ||
+                   (st->access & ~PLDMA_KEY_ACC_MASK)) {
             s->key_status = PLDMA_KEY_ST_BAD_ACCESS;
         } else {
             /*

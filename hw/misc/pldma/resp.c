@@ -221,6 +221,10 @@ static uint8_t pldma_net_check_key(PLDMACore *s, PLDMANetConn *c,
     if (qp && (k->pasid_reg != qp->pd || !(qp->access & access))) {
         return AETH_NAK_ACCESS;
     }
+    if (!qp && !(k->access & PLDMA_KEY_ACC_NODE)) {
+        /* a key for QPs only (a verbs MR's): not through node-ids */
+        return AETH_NAK_ACCESS;
+    }
     return 0;
 }
 

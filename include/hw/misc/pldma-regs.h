@@ -165,7 +165,15 @@
 #define PLDMA_KEY_ACCESS            0x228   /* RW  staged PLDMA_KEY_ACC_* */
 #define   PLDMA_KEY_ACC_WRITE         PLDMA_BIT(0)  /* remote RDMA WRITE */
 #define   PLDMA_KEY_ACC_READ          PLDMA_BIT(1)  /* remote RDMA READ */
-#define   PLDMA_KEY_ACC_MASK          0x3
+/*
+ * The key may be used through the node-id path (any host on the link can
+ * address it there).  Without it only a QP of the key's PD reaches it, as
+ * verbs define an rkey: the driver sets it for the char device's keys,
+ * never for a verbs MR's.  A QP's ACCESS takes WRITE and READ only.
+ */
+#define   PLDMA_KEY_ACC_NODE          PLDMA_BIT(2)
+#define   PLDMA_KEY_ACC_RW            (PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ)
+#define   PLDMA_KEY_ACC_MASK          0x7
 #define PLDMA_KEY_CMD               0x22c   /* WO  on entry KEY_SEL */
 #define   PLDMA_KEY_CMD_REGISTER      1     /* commit the staged key */
 #define   PLDMA_KEY_CMD_REVOKE        2     /* invalidate it at once */

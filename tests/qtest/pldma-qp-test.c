@@ -2034,50 +2034,6 @@ static void test_read_pipelined(void)
 }
 
 /*
- * IBA's opcode sequence: after a WRITE First only its Middle or Last may
- * come.  A WRITE Only (or a READ) at the PSN where the unfinished WRITE's
- * Middle was expected was taken as a new message.  Now it is NAKed
- * Invalid Request, which ends the connection; nothing of it is written.
- */
-static void test_write_inside_write(void)
-{
-    uint8_t f[2048], pl[1024];
-    uint32_t rkey, len, psn, i;
-    uint64_t pa;
-    Peer pe;
-
-    for (i = 0; i < sizeof(pl); i++) {
-        pl[i] = i * 5 + 3;
-    }
-    for (i = 0; i < 2; i++) {
-        peer_open(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
-        pa = alloc_pa(&pe.n, 4 * PAGE);
-        rkey = key_register(&pe.n, 0, 0, pa, 4 * PAGE,
-                            PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
-        /* WRITE First of 3 KiB (the test's frames ask for an ACK) */
-        len = roce_frame(f, IP_B, 0x06, pe.qpn, pe.epsn, true, pa, rkey,
-                         3 * 1024, -1, 0, pl, 1024);
-        qpldma_stream_send(pe.fd, f, len);
-        g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
-        g_assert_cmphex(psn, ==, pe.epsn);
-        /* at the next PSN a new message: WRITE Only, or READ */
-        if (i == 0) {
-            len = write_only(f, &pe, IP_B, pe.qpn, (pe.epsn + 1) & 0xffffff,
-                             pa + 2 * PAGE, rkey, pl, sizeof(pl));
-        } else {
-            len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 1) & 0xffffff,
-                             true, pa, rkey, 1024, -1, 0, NULL, 0);
-        }
-        qpldma_stream_send(pe.fd, f, len);
-        g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x61);
-        g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
-        g_assert_true(qpldma_mem_zero(pe.n.qts, pa + 2 * PAGE, PAGE));
-        g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
-        peer_close(&pe);
-    }
-}
-
-/*
  * A QP's frame to another MAC than the port's (a spoofer on a hub, a
  * flooding switch) is not the port's: dropped and counted (NOT_OURS),
  * nothing written, no answer.  It was taken on its IP alone.
@@ -4692,7 +4648,6 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/ghost-ack", test_ghost_ack);
     qtest_add_func("/pldma-qp/reset-err-no-sq", test_reset_err_no_sq);
     qtest_add_func("/pldma-qp/read-pipelined", test_read_pipelined);
-    qtest_add_func("/pldma-qp/write-inside-write", test_write_inside_write);
     qtest_add_func("/pldma-qp/dest-mac", test_dest_mac);
     qtest_add_func("/pldma-qp/read-nak-msn", test_read_nak_msn);
     qtest_add_func("/pldma-qp/hostile-campaign", test_hostile_campaign);

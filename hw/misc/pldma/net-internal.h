@@ -235,7 +235,6 @@ void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
 void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok);
 void pldma_net_park_drop(PLDMACore *s, PLDMANetConn *c);
 bool pldma_net_parked(const PLDMANetConn *c);
-bool pldma_net_write_open(const PLDMANetConn *c, uint32_t psn);
 bool pldma_net_park_running(const PLDMANetConn *c);
 bool pldma_net_park_add(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
                         uint32_t rch);

@@ -640,8 +640,7 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         nak = (p->dmalen == 0 && !c->qp) ||
               p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
               last != (p->dmalen <= mtu) ||         /* Only, or First */
-              c->rmsg_valid ||                      /* a SEND unfinished */
-              pldma_net_write_open(c, p->psn)       /* a WRITE unfinished */
+              c->rmsg_valid                         /* a SEND unfinished */
               ? AETH_NAK_INVALID
               : p->dmalen == 0 ? 0
               : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
@@ -877,21 +876,6 @@ static bool rd_dup_restarts(PLDMACore *s, const PLDMANetConn *c,
            pldma_net_psn_diff(p->psn, c->rd_first_psn) >= 0;
 }
 
-/*
- * Is a WRITE of connection @c unfinished when a request that starts a
- * message (a First or Only, a READ) comes at PSN @psn?  IBA's opcode
- * sequence (rxe's check_op_seq()): after a WRITE First or Middle only its
- * Middle or Last may come; anything else is an invalid request.  (The
- * WRITE's own First again, after an RNR NAK, is not another message.)
- */
-bool pldma_net_write_open(const PLDMANetConn *c, uint32_t psn)
-{
-    int32_t at = pldma_net_psn_diff(c->epsn, c->msg_psn);
-
-    return c->qp && c->msg_valid && !c->msg_nak && at > 0 &&
-           at < (int32_t)c->msg_nsegs && psn != c->msg_psn;
-}
-
 void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
                            const PLDMAPkt *p, uint32_t rch)
 {
@@ -946,7 +930,6 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
      */
     nak = (p->dmalen == 0 && !c->qp) ||
           p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
-          (d >= 0 && pldma_net_write_open(c, p->psn)) ||  /* sequence */
           (d >= 0 && c->qp && c->rd_active &&             /* resources */
            c->rdq_n >= PLDMA_NET_RD_ORIG - 1)
           ? AETH_NAK_INVALID

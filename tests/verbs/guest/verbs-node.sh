@@ -325,25 +325,40 @@ for t in write_bw read_bw send_bw write_lat; do
 	perftest_step ib_$t-odp ib_$t --odp
 done
 # A hostile peer: 600 UD datagrams to node 1's QP1, each larger than a
-# MAD buffer (the peer PLDMA's transmit ring fills in their ICRC), before
-# the rdma_cm steps: QP1 drops them and keeps its receive buffers (a
-# completion in error would have cost the MAD layer one each: after 512
-# rdma_cm had none left), so rping still connects.
+# MAD buffer, before the rdma_cm steps: QP1 drops them and keeps its
+# receive buffers (a completion in error would have cost the MAD layer
+# one each: after 512 rdma_cm had none left), so rping still connects.
+# The peer builds each frame itself, IPv4 header and ICRC included (a raw
+# socket, IP_HDRINCL), as an attacker would: the PLDMA's transmit ring
+# fills in the ICRC of QP1's own frames only, never of a socket's.
 qp1_flood=
 if want rping && [ "$kind" = pldma ] && [ "$peer_kind" = pldma ]; then
 	qp1_flood=1
 	[ "$role" = 1 ] && gsi0=$(sed -n 's/^rx_dropped //p' /sys/kernel/debug/pldma/pldma0/gsi)
 	if [ "$role" = 2 ]; then
 		python3 -c '
-import socket, struct, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+import socket, struct, time, zlib
+src, dst = "'"$me"'", "'"$peer"'"
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
 bth = bytes([0x64, 0, 0xff, 0xff, 0, 0, 0, 1, 0, 0, 0, 0])
 deth = struct.pack(">II", 0x80010000, 1)
+pl = bth + deth + bytes(1200)
+ulen = 8 + len(pl) + 4
+def iph(ident, tos, ttl, csum):
+    return struct.pack(">BBHHHBBH4s4s", 0x45, tos, 20 + ulen, ident, 0x4000,
+                       ttl, 17, csum, socket.inet_aton(src),
+                       socket.inet_aton(dst))
+udp = struct.pack(">HHHH", 0xc000, 4791, ulen, 0)
 for i in range(600):
-    s.sendto(bth + deth + bytes(1200) + bytes(4), ("'"$peer"'", 4791))
+    # ICRC (IBA A17.8): TOS, TTL, checksums and BTH resv8a masked
+    m = (iph(i + 1, 0xff, 0xff, 0xffff) + udp[:6] + b"\xff\xff" +
+         pl[:4] + b"\xff" + pl[5:])
+    icrc = zlib.crc32(b"\xff" * 8 + m) & 0xffffffff
+    s.sendto(iph(i + 1, 0, 64, 0) + udp + pl + struct.pack("<I", icrc),
+             (dst, 0))
     time.sleep(0.002)
 '
-		res $? "$pair: 600 oversized UD datagrams sent to the peer's QP1"
+		res $? "$pair: 600 oversized UD datagrams, built whole, sent to the peer's QP1"
 	fi
 fi
 if want rping; then

@@ -1188,6 +1188,18 @@ static void test_hostile_responder(void)
 }
 
 /*
+ * A page of the device's RAM at @pa whose VA in PASID's tables is not
+ * mapped (an access faults), exposed as key @idx with @access; its rkey
+ */
+static uint32_t unmapped_key(Peer *pe, uint32_t idx, uint64_t pa,
+                             uint64_t *va, uint32_t access)
+{
+    *va = VA_BASE + (pa - ALLOC_BASE);
+    return key_register(&pe->n, idx, PASID | PLDMA_CHB_PASID_EN, *va, PAGE,
+                        access);
+}
+
+/*
  * A responder fault on a READ request, as a standard requester (Linux
  * rxe) sends it: one packet, READ Response Only expected.  The RNR NAK
  * names the request's PSN; once resolved, the "resend now" ACK must name
@@ -1253,9 +1265,7 @@ static void test_key_reregister_fault(void)
 
     peer_open_smmu(&pe, PLDMA_KEY_ACC_READ, true);
     pa = alloc_pa(&pe.n, PAGE);
-    va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
-    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, PAGE,
-                        PLDMA_KEY_ACC_READ);
+    rkey = unmapped_key(&pe, 0, pa, &va, PLDMA_KEY_ACC_READ);
     len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, va, rkey, 512,
                      -1, 0, NULL, 0);
     qpldma_stream_send(pe.fd, f, len);
@@ -1354,9 +1364,7 @@ static void test_rnr_then_silence(void)
         pl[i] = i * 11 + 3;
     }
     pa = alloc_pa(&pe.n, PAGE);
-    va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
-    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, PAGE,
-                        PLDMA_KEY_ACC_WRITE);
+    rkey = unmapped_key(&pe, 0, pa, &va, PLDMA_KEY_ACC_WRITE);
 
     /* WRITE First of two segments: RNR NAK */
     len = roce_frame(f, IP_B, 0x06, pe.qpn, pe.epsn, true, va, rkey, 2048,

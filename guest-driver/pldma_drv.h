@@ -556,8 +556,7 @@ void pldma_reap_pins(struct pldma_ctx *ctx, bool all);
 
 /* remote.c */
 void pldma_remote_init(struct pldma_dev *pd);
-int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *r,
-		      bool node_path);
+int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *r);
 int pldma_mr_deregister(struct pldma_ctx *ctx, u32 rkey);
 long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_dereg_mr(struct pldma_ctx *ctx, void __user *arg);

@@ -171,8 +171,7 @@ static int pldma_mr_strategy(struct pldma_ctx *ctx,
  * value checked.  The ioctl and the ib_device's reg_mr (ib_mr.c) both
  * come here, with the device known present.
  */
-int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp,
-		      bool node_path)
+int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp)
 {
 	struct pldma_dev *pd = ctx->pd;
 	struct pldma_key tmp = { }, *k = NULL;
@@ -221,8 +220,7 @@ int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp,
 	k->va = r.va;
 	k->len = r.len;
 	k->access = (r.access & PLDMA_MR_ACCESS_WRITE ? PLDMA_KEY_ACC_WRITE : 0) |
-		    (r.access & PLDMA_MR_ACCESS_READ ? PLDMA_KEY_ACC_READ : 0) |
-		    (node_path ? PLDMA_KEY_ACC_NODE : 0);
+		    (r.access & PLDMA_MR_ACCESS_READ ? PLDMA_KEY_ACC_READ : 0);
 	k->strategy = tmp.strategy;
 	k->touch = tmp.touch;
 	k->rec_valid = false;
@@ -270,8 +268,8 @@ long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg)
 
 	if (copy_from_user(&r, arg, sizeof(r)))
 		return -EFAULT;
-	/* the char device's keys: its remote DMA uses the node-id path too */
-	ret = pldma_mr_register(ctx, &r, true);
+	/* for the QPs of the file's PD (its PASID), as a verbs MR's */
+	ret = pldma_mr_register(ctx, &r);
 	if (ret)
 		return ret;
 	if (copy_to_user(arg, &r, sizeof(r))) {
@@ -380,7 +378,7 @@ long pldma_ioc_net_stats(struct pldma_ctx *ctx, void __user *arg)
  * key.  The file has one slot for them: while it is taken, the driver
  * resolves the fault itself (false).  A forwarded fault nobody answers
  * holds its key only (not the connection), and the requester gets RNR
- * NAKs until its rnr-retry count ends the message (REMOTE_RNR) or the
+ * NAKs until its QP's RNR retry count ends the message (REMOTE_RNR) or the
  * device's bound (PLDMA_RESP_FAULT_TIMEOUT_MS) ends the fault as FAILED;
  * revoking the key (DEREG_MR, release()) ends the fault and frees the
  * slot (pldma_key_revoke()).

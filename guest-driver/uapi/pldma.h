@@ -172,7 +172,8 @@ struct pldma_eventfd {
 
 /*
  * Remote DMA (PLDMA_CAP_REMOTE): expose [va, va + len) of the caller's
- * address space to RDMA WRITE and/or READ from other nodes.  Nothing is
+ * address space to RDMA WRITE and/or READ from the peers of the caller's
+ * QPs (a key of the file's PASID, a QP's PD: QP_CREATE below).  Nothing is
  * pinned: a responder access to a missing page faults, and the driver makes
  * the page present with the window's strategy (report mode: one page, or a
  * touch-ahead window clamped to the window's range; stall mode: the IOMMU
@@ -220,8 +221,8 @@ struct pldma_net_stats {
  * Queue pairs (PLDMA_CAP_QP): RoCEv2 Reliable Connection endpoints, as
  * verbs model them.  PLDMA_IOC_QP_CREATE makes one QP on the file: the
  * file's channel becomes its send queue (RDMA WRITE and READ descriptors
- * of that channel go to the QP's peer, with PLDMA_DESC_NODE 0) and its
- * protection domain is the file's PASID (incoming requests may only use
+ * of that channel go to the QP's peer; without a QP in RTS they fail) and
+ * its protection domain is the file's PASID (incoming requests may only use
  * keys of this process).  A file holds at most one QP.  The QP starts in
  * RESET; PLDMA_IOC_QP_MODIFY moves it through INIT, RTR and RTS with the
  * attributes attr_mask names (PLDMA_QPA_* of pldma-regs.h: the bit values

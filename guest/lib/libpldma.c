@@ -405,12 +405,10 @@ int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
 	put64(d + PLDMA_DESC_SRC, (uintptr_t)x->src);
 	put64(d + PLDMA_DESC_DST, (uintptr_t)x->dst);
 	if (rdma) {
-		/* REMOTE_VA shares its offset with PATTERN */
-		/* a QP's send queue: node 0, the QP's peer */
-		uint16_t node = ch->qp_rts ? 0 : x->node;
-
-		d[PLDMA_DESC_NODE] = node & 0xff;
-		d[PLDMA_DESC_NODE + 1] = node >> 8;
+		/*
+		 * to the peer of the channel's QP (RSVD2 stays 0); REMOTE_VA
+		 * shares its offset with PATTERN
+		 */
 		put64(d + PLDMA_DESC_REMOTE_VA, x->remote_va);
 		put32(d + PLDMA_DESC_RKEY, x->rkey);
 	} else {
@@ -584,7 +582,7 @@ int pldma_dereg_mr(struct pldma_chan *ch, uint32_t rkey)
 	return ioctl(ch->fd, PLDMA_IOC_DEREG_MR, &d) ? -errno : 0;
 }
 
-int pldma_rdma_write(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
+int pldma_rdma_write(struct pldma_chan *ch, uint32_t rkey,
 		     uint64_t remote_va, const void *src, size_t len,
 		     int strategy, unsigned int touch, struct pldma_result *res)
 {
@@ -594,7 +592,6 @@ int pldma_rdma_write(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
 		.len = len,
 		.strategy = strategy,
 		.touch = touch,
-		.node = node,
 		.rkey = rkey,
 		.remote_va = remote_va,
 	};
@@ -604,7 +601,7 @@ int pldma_rdma_write(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
 	return pldma_run(ch, &x, 20000, res ? res : &r);
 }
 
-int pldma_rdma_read(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
+int pldma_rdma_read(struct pldma_chan *ch, uint32_t rkey,
 		    uint64_t remote_va, void *dst, size_t len, int strategy,
 		    unsigned int touch, struct pldma_result *res)
 {
@@ -614,7 +611,6 @@ int pldma_rdma_read(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
 		.len = len,
 		.strategy = strategy,
 		.touch = touch,
-		.node = node,
 		.rkey = rkey,
 		.remote_va = remote_va,
 	};

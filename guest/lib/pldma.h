@@ -73,8 +73,7 @@ struct pldma_xfer {
 	int strategy;		/* local faults; not PLDMA_STRAT_PIN for RDMA */
 	unsigned int touch;	/* touch-ahead pages */
 	uint64_t cookie;
-	/* RDMA_WRITE/READ: the responder's node, window key and address */
-	uint16_t node;
+	/* RDMA_WRITE/READ: the responder's window key and address */
 	uint32_t rkey;
 	uint64_t remote_va;
 };
@@ -130,22 +129,29 @@ uint64_t pldma_fault_thread_count(const struct pldma_chan *ch);
 uint64_t pldma_now_ns(void);
 
 /*
- * Remote DMA (pldma_info()->node_id != 0).  Register [addr, addr + len)
- * for remote RDMA WRITE and/or READ (PLDMA_MR_ACCESS_*); *rkey receives the
- * key the remote requester puts in its descriptors.  Nothing is pinned:
- * responder faults are served with @strategy (PLDMA_STRAT_ONE, _TOUCH with
- * @touch pages, or _STALL on a stall-mode device; < 0: the file's default).
+ * Remote DMA (pldma_info()->node_id != 0: the device has a link).  Register
+ * [addr, addr + len) for remote RDMA WRITE and/or READ (PLDMA_MR_ACCESS_*);
+ * *rkey receives the key the remote requester puts in its descriptors; only
+ * a QP whose PD is this process's (a QP of one of its channels) reaches it.
+ * Nothing is pinned: responder faults are served with @strategy
+ * (PLDMA_STRAT_ONE, _TOUCH with @touch pages, or _STALL on a stall-mode
+ * device; < 0: the file's default).
  * The key lives until pldma_dereg_mr() or pldma_close().  0 or -errno.
  */
 int pldma_reg_mr(struct pldma_chan *ch, void *addr, size_t len,
 		 unsigned int access, int strategy, unsigned int touch,
 		 uint32_t *rkey);
 int pldma_dereg_mr(struct pldma_chan *ch, uint32_t rkey);
-/* RDMA WRITE @src -> (node, rkey, remote_va) and READ (...) -> @dst */
-int pldma_rdma_write(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
+/*
+ * RDMA WRITE @src -> (rkey, remote_va) and READ (...) -> @dst, to the peer
+ * of the channel's QP, which must be connected (pldma_qp_create() and
+ * pldma_qp_connect() below); on a channel without one the completion's
+ * status is PLDMA_ST_BAD_OPCODE, on a QP not in RTS PLDMA_ST_BAD_QP.
+ */
+int pldma_rdma_write(struct pldma_chan *ch, uint32_t rkey,
 		     uint64_t remote_va, const void *src, size_t len,
 		     int strategy, unsigned int touch, struct pldma_result *res);
-int pldma_rdma_read(struct pldma_chan *ch, uint16_t node, uint32_t rkey,
+int pldma_rdma_read(struct pldma_chan *ch, uint32_t rkey,
 		    uint64_t remote_va, void *dst, size_t len, int strategy,
 		    unsigned int touch, struct pldma_result *res);
 /* The device's network counters (PLDMA_NCNT_*) and their names */
@@ -161,8 +167,8 @@ const char *pldma_net_counter_name(unsigned int i);
  * After exchanging the infos (pldma-peer.h), pldma_qp_connect() moves the
  * QP through INIT (remote WRITE and READ allowed), RTR (the peer's QPN, PSN,
  * IP, MAC; the path MTU both devices take) and RTS (@local's PSN).  From then on
- * the channel's RDMA WRITE and READ go to the QP's peer (the node of
- * struct pldma_xfer and of pldma_rdma_*() is not used).  Destroying the QP
+ * the channel's RDMA WRITE and READ go to the QP's peer (RDMA needs a
+ * connected QP: there is no other way to name a peer).  Destroying the QP
  * (or closing the channel) moves it to RESET.  0 or -errno.
  */
 #define PLDMA_QP_MIN_RNR_TIMER	14	/* IB code: 1.28 ms */

@@ -9,9 +9,11 @@
  *	until refused: it gets LIMIT keys, then EDQUOT; uid 1001 still
  *	registers one.
  *   pldma-keys revoke-fault
+ *	over an RC QP pair from node 1 to a QP of the owner's file on node 2,
  *	a responder fault forwarded to the owner (strategy user) and not
  *	answered; the owner revokes the key: the requester's write fails
- *	and the next window's fault is forwarded (the slot was released).
+ *	(fatal to the connection: a new QP pair) and the next window's fault
+ *	is forwarded (the slot was released).
  *   pldma-keys qp-pd
  *	an RC QP pair from node 1 to a QP of this process on node 2: its PD
  *	is this process's PASID, so a key another process registered on
@@ -37,8 +39,6 @@
 #include "pldma-check.h"
 
 #define PG		4096
-#define REQ_NODE	1
-#define RESP_NODE	2
 
 /* ------------------------------------------------------------------ */
 /* Per-user key limit                                                  */
@@ -147,10 +147,47 @@ static void *writer_fn(void *arg)
 {
 	struct writer *w = arg;
 
-	w->ret = pldma_rdma_write(w->ch, RESP_NODE, w->rkey,
-				  (uintptr_t)w->remote, w->src, PG,
-				  PLDMA_STRAT_PREFAULT, 0, &w->res);
+	w->ret = pldma_rdma_write(w->ch, w->rkey, (uintptr_t)w->remote,
+				  w->src, PG, PLDMA_STRAT_PREFAULT, 0, &w->res);
 	return NULL;
+}
+
+/*
+ * An RC QP pair between @req's channel and @resp's (its PD is the PASID of
+ * the process that opened @resp: the keys @resp's process registered are
+ * the ones it takes); @again: destroy the old pair first (a remote access
+ * error ends the connection, as on IB).  0 or -errno.
+ */
+static int qp_pair(struct pldma_chan *req, struct pldma_chan *resp, int again)
+{
+	struct pldma_qp_info lq = { 0 }, rq = { 0 };
+	int ret = 0;
+
+	if (again) {
+		ret = pldma_qp_destroy(req);
+		ret = ret ? ret : pldma_qp_destroy(resp);
+	}
+	ret = ret ? ret : pldma_qp_create(req, &lq);
+	ret = ret ? ret : pldma_qp_create(resp, &rq);
+	ret = ret ? ret : pldma_qp_connect(req, &lq, &rq);
+	ret = ret ? ret : pldma_qp_connect(resp, &rq, &lq);
+	CHECK(!ret, "%sQP pair node %u qpn %#x <-> node %u qpn %#x: %s",
+	      again ? "a new " : "", pldma_info(req)->node_id, lq.qpn,
+	      pldma_info(resp)->node_id, rq.qpn, strerror(-ret));
+	return ret;
+}
+
+/* The state of the channel's QP, for the log */
+static const char *qp_state(struct pldma_chan *ch)
+{
+	struct pldma_qp_attr a;
+
+	if (pldma_qp_query(ch, &a))
+		return "?";
+#define QPS_NAME(st, name) if (a.qp_state == (st)) return name;
+	PLDMA_QPS_NAMES(QPS_NAME)
+#undef QPS_NAME
+	return "?";
 }
 
 /* A forwarded fault within @ms, or -errno */
@@ -173,8 +210,9 @@ static int cmd_revoke_fault(void)
 	int ret;
 
 	if (!req || !own || !pldma_info(req)->node_id ||
-	    !pldma_info(own)->node_id) {
-		printf("# no pair of linked devices\n");
+	    !pldma_info(own)->node_id || !pldma_info(req)->num_qps ||
+	    !pldma_info(own)->num_qps) {
+		printf("# no pair of linked devices with queue pairs\n");
 		return 77;
 	}
 	src = mmap(NULL, PG, PROT_READ | PROT_WRITE,
@@ -192,7 +230,8 @@ static int cmd_revoke_fault(void)
 	ret = ret ? ret : pldma_reg_mr(own, b, PG, PLDMA_MR_ACCESS_WRITE,
 				       PLDMA_STRAT_USER, 0, &rkb);
 	CHECK(!ret, "REG_MR with strategy user: %s", strerror(-ret));
-	if (ret)
+	/* the responder's QP on the owner's file: the keys' PD */
+	if (ret || qp_pair(req, own, 0))
 		return 1;
 
 	/* A's fault is forwarded; nobody answers it; A is revoked */
@@ -209,6 +248,10 @@ static int cmd_revoke_fault(void)
 	       wa.ret, wa.res.status, (unsigned long long)wa.res.bytes);
 	CHECK(wa.res.status != PLDMA_ST_SUCCESS,
 	      "a write to a revoked window succeeded");
+	printf("# then the requester's QP is %s, the responder's %s\n",
+	       qp_state(req), qp_state(own));
+	if (qp_pair(req, own, 1))
+		return 1;
 
 	/* B's fault must be forwarded too: the slot is free again */
 	wb = (struct writer){ .ch = req, .rkey = rkb, .remote = b, .src = src };
@@ -243,7 +286,6 @@ static int cmd_qp_pd(void)
 {
 	struct pldma_chan *req = pldma_open("/dev/pldma0");
 	struct pldma_chan *resp = pldma_open("/dev/pldma1");
-	struct pldma_qp_info lq, rq;
 	struct pldma_result res;
 	int p1[2], p2[2], ret, st;
 	uint32_t rk_other = 0, rk_mine;
@@ -289,15 +331,10 @@ static int cmd_qp_pd(void)
 	ret = pldma_reg_mr(resp, mine, PG, PLDMA_MR_ACCESS_WRITE, -1, 0,
 			   &rk_mine);
 	CHECK(!ret, "REG_MR: %s", strerror(-ret));
-	ret = ret ? ret : pldma_qp_create(req, &lq);
-	ret = ret ? ret : pldma_qp_create(resp, &rq);
-	ret = ret ? ret : pldma_qp_connect(req, &lq, &rq);
-	ret = ret ? ret : pldma_qp_connect(resp, &rq, &lq);
-	CHECK(!ret, "QP pair node 1 qpn %#x <-> node 2 qpn %#x: %s", lq.qpn,
-	      rq.qpn, strerror(-ret));
+	ret = ret ? ret : qp_pair(req, resp, 0);
 	if (!ret && rk_other) {
-		ret = pldma_rdma_write(req, 0, rk_other, (uintptr_t)theirs,
-				       src, PG, PLDMA_STRAT_PREFAULT, 0, &res);
+		ret = pldma_rdma_write(req, rk_other, (uintptr_t)theirs, src,
+				       PG, PLDMA_STRAT_PREFAULT, 0, &res);
 		printf("# WRITE with another PD's key: ret %d status %u\n", ret,
 		       res.status);
 		CHECK(!ret && res.status == PLDMA_ST_REMOTE_ACCESS &&
@@ -305,13 +342,9 @@ static int cmd_qp_pd(void)
 		      "a key of another process was taken on this QP (status %u, byte %#x)",
 		      res.status, theirs[0]);
 		/* a remote access error ends the connection, as on IB */
-		if (pldma_qp_destroy(req) || pldma_qp_destroy(resp) ||
-		    pldma_qp_create(req, &lq) || pldma_qp_create(resp, &rq) ||
-		    pldma_qp_connect(req, &lq, &rq) ||
-		    pldma_qp_connect(resp, &rq, &lq))
-			CHECK(0, "a new QP pair");
-		ret = pldma_rdma_write(req, 0, rk_mine, (uintptr_t)mine, src,
-				       PG, PLDMA_STRAT_PREFAULT, 0, &res);
+		qp_pair(req, resp, 1);
+		ret = pldma_rdma_write(req, rk_mine, (uintptr_t)mine, src, PG,
+				       PLDMA_STRAT_PREFAULT, 0, &res);
 		CHECK(!ret && res.status == PLDMA_ST_SUCCESS &&
 		      mine[0] == 0x5a && mine[PG - 1] == 0x5a,
 		      "WRITE with the QP's own PD's key: ret %d status %u",

@@ -165,7 +165,7 @@ static int xfer_pair(int fd, struct pldma_chan *ch, unsigned int rnode,
 		pu_free(src, len);
 		return -EIO;
 	}
-	ret = pldma_rdma_write(ch, rnode, rkey, rva + off, src, len, lstrat,
+	ret = pldma_rdma_write(ch, rkey, rva + off, src, len, lstrat,
 			       ltouch, &res);
 	result(!ret && res.status == PLDMA_ST_SUCCESS && res.bytes == len &&
 	       pp_ok(pp_rpc(fd, "CHECK %u %zu %zu %u", rkey, off, len, seed)),
@@ -190,7 +190,7 @@ static int xfer_pair(int fd, struct pldma_chan *ch, unsigned int rnode,
 		pu_free(dst, len);
 		return -EIO;
 	}
-	ret = pldma_rdma_read(ch, rnode, rkey, rva, dst, len, lstrat, ltouch,
+	ret = pldma_rdma_read(ch, rkey, rva, dst, len, lstrat, ltouch,
 			      &res);
 	bad = ret ? 0 : pu_verify(dst, len, seed + 1);
 	result(!ret && res.status == PLDMA_ST_SUCCESS && res.bytes == len &&
@@ -444,7 +444,7 @@ static void reload(int fd, struct pldma_chan *ch, unsigned int rnode)
 		goto out;
 	}
 	/* the old QP's peer is gone: never SUCCESS */
-	ret = pldma_rdma_write(ch, rnode, rkey, rva, src, 4096,
+	ret = pldma_rdma_write(ch, rkey, rva, src, 4096,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(ret || res.status != PLDMA_ST_SUCCESS,
 	       "WRITE on the connection of before the reload fails (ret %d status %u)",
@@ -457,7 +457,7 @@ static void reload(int fd, struct pldma_chan *ch, unsigned int rnode)
 	result(!ret && pldma_qp_num(ch) != old,
 	       "a new QP pair after the reload (qpn %#x, was %#x)",
 	       pldma_qp_num(ch), old);
-	ret = pldma_rdma_write(ch, rnode, rkey, rva, src, len,
+	ret = pldma_rdma_write(ch, rkey, rva, src, len,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_SUCCESS && res.bytes == len &&
 	       pp_ok(pp_rpc(fd, "CHECK %u 0 %zu %u", rkey, len, 0x77)),
@@ -470,7 +470,7 @@ static void reload(int fd, struct pldma_chan *ch, unsigned int rnode)
 		result(0, "reload: READ window");
 		goto out;
 	}
-	ret = pldma_rdma_read(ch, rnode, rkey, rva, dst, len,
+	ret = pldma_rdma_read(ch, rkey, rva, dst, len,
 			      PLDMA_STRAT_PREFAULT, 0, &res);
 	bad = ret ? 0 : pu_verify(dst, len, 0x78);
 	result(!ret && res.status == PLDMA_ST_SUCCESS && bad < 0,
@@ -521,16 +521,16 @@ static int keys(const char *host, int port, unsigned int lnode,
 		result(0, "register windows");
 		return 1;
 	}
-	ret = pldma_rdma_write(ch, rnode, rkey, rva, src, len, PLDMA_STRAT_PREFAULT,
+	ret = pldma_rdma_write(ch, rkey, rva, src, len, PLDMA_STRAT_PREFAULT,
 			       0, &res);
 	result(!ret && res.status == PLDMA_ST_SUCCESS, "a valid key works (status %u)",
 	       res.status);
-	ret = pldma_rdma_write(ch, rnode, rkey, rva + PG, src, len,
+	ret = pldma_rdma_write(ch, rkey, rva + PG, src, len,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS,
 	       "beyond the window: REMOTE_ACCESS (status %u)", res.status);
 	requp(fd, ch, rnode);
-	ret = pldma_rdma_write(ch, rnode, ro, rova, src, len,
+	ret = pldma_rdma_write(ch, ro, rova, src, len,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS &&
 	       pp_ok(pp_rpc(fd, "CHECK %u 0 %zu 9", ro, len)),
@@ -538,23 +538,23 @@ static int keys(const char *host, int port, unsigned int lnode,
 	       res.status);
 	requp(fd, ch, rnode);
 	result(pp_ok(pp_rpc(fd, "DEREG %u", rkey)), "DEREG_MR");
-	ret = pldma_rdma_write(ch, rnode, rkey, rva, src, len,
+	ret = pldma_rdma_write(ch, rkey, rva, src, len,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS,
 	       "deregistered key: REMOTE_ACCESS (status %u)", res.status);
 	requp(fd, ch, rnode);
-	ret = pldma_rdma_read(ch, rnode, ro, rova, src, len,
+	ret = pldma_rdma_read(ch, ro, rova, src, len,
 			      PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_SUCCESS,
 	       "the other key still works (status %u)", res.status);
 	/* the owner's file closed (as at exit): every key revoked at once */
 	result(pp_ok(pp_rpc(fd, "CLOSE %u", rnode)), "responder closes its file");
-	ret = pldma_rdma_read(ch, rnode, ro, rova, src, len,
+	ret = pldma_rdma_read(ch, ro, rova, src, len,
 			      PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS,
 	       "key of a released file: REMOTE_ACCESS (status %u)", res.status);
 	requp(fd, ch, rnode);
-	ret = pldma_rdma_write(ch, rnode, 0x12345600 | 0x3f, rva, src, len,
+	ret = pldma_rdma_write(ch, 0x12345600 | 0x3f, rva, src, len,
 			       PLDMA_STRAT_PREFAULT, 0, &res);
 	result(!ret && res.status == PLDMA_ST_REMOTE_ACCESS,
 	       "made-up key: REMOTE_ACCESS (status %u)", res.status);

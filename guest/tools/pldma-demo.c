@@ -47,7 +47,7 @@ static const char *status_name(uint32_t st)
 {
 	static const char *const n[] = {
 		"PENDING", "SUCCESS", "ABORTED", "CANCELLED", "BAD_OPCODE",
-		"BAD_LENGTH", "BAD_NODE", "BAD_DESC", "OVERLAP", "DMA_ERROR",
+		"BAD_LENGTH", "BAD_QP", "BAD_DESC", "OVERLAP", "DMA_ERROR",
 		"FAULT", "REMOTE_ACCESS", "REMOTE_TIMEOUT", "REMOTE_RNR",
 		"REMOTE_ERROR", "REMOTE_INVALID",
 	};
@@ -119,11 +119,11 @@ static int remote_demo(const char *spec, size_t size)
 				continue;
 			}
 			if (op)
-				ret = pldma_rdma_read(ch, rnode, rkey, rva, buf, size,
+				ret = pldma_rdma_read(ch, rkey, rva, buf, size,
 						      PLDMA_STRAT_ONE, 0, &r);
 			else
-				ret = pldma_rdma_write(ch, rnode, rkey, rva, buf,
-						       size, PLDMA_STRAT_ONE, 0, &r);
+				ret = pldma_rdma_write(ch, rkey, rva, buf, size,
+						       PLDMA_STRAT_ONE, 0, &r);
 			pldma_net_stats(ch, &n1);
 			pp_stats(fd, rnode, &s1);
 			if (!ret && r.status == PLDMA_ST_SUCCESS) {

@@ -165,10 +165,10 @@ static int remote_case(struct bcase *c, const char *cname, int fd,
 			ret = pldma_copy(ch, dst, src, size, PLDMA_STRAT_ONE, 0,
 					 &r);
 		else if (write)
-			ret = pldma_rdma_write(ch, rnode, rkey, rva, src, size,
+			ret = pldma_rdma_write(ch, rkey, rva, src, size,
 					       PLDMA_STRAT_ONE, 0, &r);
 		else
-			ret = pldma_rdma_read(ch, rnode, rkey, rva, dst, size,
+			ret = pldma_rdma_read(ch, rkey, rva, dst, size,
 					      PLDMA_STRAT_ONE, 0, &r);
 		if (pldma_net_stats(ch, &n1) ||
 		    (rkey && pp_stats(fd, rnode, &s1)))

@@ -224,17 +224,27 @@ static void pair_connect(Pair *p, uint32_t *a_psn, uint32_t *b_psn)
     pair_connect_pd(p, a_psn, b_psn, 0);
 }
 
-/* Post an RDMA op with DESC_NODE @node on @r; returns the record's PA */
-static uint64_t post(Node *n, QPldmaRing *r, uint8_t op, uint16_t node,
-                     uint32_t len, uint64_t local, uint64_t rva,
-                     uint32_t rkey)
+/*
+ * Post an RDMA op on @r, with @rsvd in its reserved bytes 2-3 (0 but to
+ * test their check); returns the record's PA
+ */
+static uint64_t post_rsvd(Node *n, QPldmaRing *r, uint8_t op, uint16_t rsvd,
+                          uint32_t len, uint64_t local, uint64_t rva,
+                          uint32_t rkey)
 {
     uint8_t d[PLDMA_DESC_SIZE];
     uint64_t compl = alloc_pa(n, PLDMA_COMPL_SIZE);
 
-    qpldma_desc_rdma(d, op, node, len, local, rva, rkey, compl);
+    qpldma_desc_rdma(d, op, len, local, rva, rkey, compl);
+    stw_le_p(d + PLDMA_DESC_RSVD2, rsvd);
     qpldma_ring_post(&n->d, r, d);
     return compl;
+}
+
+static uint64_t post(Node *n, QPldmaRing *r, uint8_t op, uint32_t len,
+                     uint64_t local, uint64_t rva, uint32_t rkey)
+{
+    return post_rsvd(n, r, op, 0, len, local, rva, rkey);
 }
 
 static uint32_t wait_compl(Pair *p, uint64_t compl, uint64_t *bytes)
@@ -528,12 +538,12 @@ static void write_read(Pair *p, QPldmaRing *r, uint32_t len, uint32_t key)
     rkey = key_register(&p->b, key, 0, b_pa, len,
                         PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
 
-    compl = post(&p->a, r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
+    compl = post(&p->a, r, PLDMA_OP_RDMA_WRITE, len, a_src, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     qpldma_mem_check(p->b.qts, b_pa, data, len);
 
-    compl = post(&p->a, r, PLDMA_OP_RDMA_READ, 0, len, a_dst, b_pa, rkey);
+    compl = post(&p->a, r, PLDMA_OP_RDMA_READ, len, a_dst, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     qpldma_mem_check(p->a.qts, a_dst, data, len);
@@ -564,9 +574,9 @@ static void test_write_read(void)
     src = alloc_pa(&p->a, 8 * KiB);
     rkey = key_register(&p->b, 3, 0, alloc_pa(&p->b, 8 * KiB), 8 * KiB,
                         PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
-    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, 8 * KiB, src, 0,
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 8 * KiB, src, 0,
                  rkey ^ 0x100);
-    compl2 = post(&p->a, &r, PLDMA_OP_RDMA_READ, 0, 4 * KiB, src, 0, rkey);
+    compl2 = post(&p->a, &r, PLDMA_OP_RDMA_READ, 4 * KiB, src, 0, rkey);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
                      PLDMA_ST_REMOTE_ACCESS);
     g_assert_cmpuint(wait_compl(p, compl2, NULL), ==, PLDMA_ST_FLUSHED);
@@ -584,7 +594,7 @@ static void test_write_read(void)
     qp_reset(&p->a, 0);
     qp_reset(&p->b, 0);
     pair_connect(p, &a_psn, &b_psn);
-    compl = post(&p->a, &r, PLDMA_OP_RDMA_READ, 0, 4 * KiB, src, 0,
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_READ, 4 * KiB, src, 0,
                  rkey ^ 0x100);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
                      PLDMA_ST_REMOTE_ACCESS);
@@ -608,12 +618,15 @@ static void test_write_read(void)
     g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_QP_DROPPED), ==, 0);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_SEQ), ==, 0);
 
-    /* a node on a QP's send queue is an error, nothing is sent */
+    /*
+     * Reserved bytes 2-3 set (the node of the node-id addressing that is
+     * gone): an error, nothing is sent
+     */
     src = alloc_pa(&p->a, PAGE);
     rkey = key_register(&p->b, 2, 0, alloc_pa(&p->b, PAGE), PAGE,
                         PLDMA_KEY_ACC_WRITE);
-    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, PAGE, src, 0, rkey);
-    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_NODE);
+    compl = post_rsvd(&p->a, &r, PLDMA_OP_RDMA_WRITE, 2, PAGE, src, 0, rkey);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_BAD_DESC);
     qpldma_qp_query(&p->a.d, 0, &q);
     g_assert_cmphex(q.sq_psn, ==, (a_psn + nsegs) & 0xffffff);
     g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
@@ -647,7 +660,7 @@ static void test_not_ready(void)
     rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
 
     /* B's QP 0 in RESET */
-    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, len, a_src, b_pa, rkey);
     for (i = 0; i < WAIT_STEPS && ncnt(&p->b, PLDMA_NCNT_QP_DROPPED) < 8;
          i++) {
         step(p);
@@ -737,7 +750,7 @@ static void test_responder_fault(void)
         }
         rkey = key_register(&p->b, op, PASID | PLDMA_CHB_PASID_EN, b_va,
                             len, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
-        compl = post(&p->a, &r, op, 0, len,
+        compl = post(&p->a, &r, op, len,
                      op == PLDMA_OP_RDMA_WRITE ? a_src : a_dst, b_va, rkey);
         pop_remote_fault(p, rkey, hole_va, hole * PAGE,
                          op == PLDMA_OP_RDMA_WRITE);
@@ -789,14 +802,14 @@ static void test_timeout_err(void)
     at.timers = PLDMA_QPT_MAKE(1, 1, 1, 8);
     qp_connect(&p->a, 1, &at);
     ring_init(&p->a, &r1, 1);
-    compl = post(&p->a, &r1, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    compl = post(&p->a, &r1, PLDMA_OP_RDMA_WRITE, 4 * KiB, src, 0, 0x100);
     p->timers = true;
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
                      PLDMA_ST_REMOTE_TIMEOUT);
     p->timers = false;
     g_assert_cmpuint(qpldma_qp_state(&p->a.d, 1), ==, PLDMA_QPS_ERR);
     g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), >=, 8);
-    compl = post(&p->a, &r1, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    compl = post(&p->a, &r1, PLDMA_OP_RDMA_WRITE, 4 * KiB, src, 0, 0x100);
     g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_FLUSHED);
 
     /* A's QP 0 to B's QP 0 in RESET (drops), then A's QP to ERR */
@@ -804,7 +817,7 @@ static void test_timeout_err(void)
             rand_psn(), 0);
     qp_connect(&p->a, 0, &at);
     ring_init(&p->a, &r0, 0);
-    compl = post(&p->a, &r0, PLDMA_OP_RDMA_WRITE, 0, 4 * KiB, src, 0, 0x100);
+    compl = post(&p->a, &r0, PLDMA_OP_RDMA_WRITE, 4 * KiB, src, 0, 0x100);
     g_assert_cmpuint(qpldma_wait_compl(&p->a.d, compl, step, p, 50, NULL),
                      ==, PLDMA_ST_PENDING);
     at.state = PLDMA_QPS_ERR;
@@ -836,7 +849,7 @@ static void test_reset_reconnect(void)
     b_pa = alloc_pa(&p->b, len);
     rkey = key_register(&p->b, 0, 0, b_pa, len, PLDMA_KEY_ACC_WRITE);
     d1 = qpldma_mem_random(p->a.qts, a_src, len);
-    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, len, a_src, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     qpldma_mem_check(p->b.qts, b_pa, d1, len);
 
@@ -851,7 +864,7 @@ static void test_reset_reconnect(void)
     pair_connect(p, &a_psn, &b_psn);
     ring_init(&p->a, &r, 0);
     d2 = qpldma_mem_random(p->a.qts, a_src, len);
-    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, 0, len, a_src, b_pa, rkey);
+    compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, len, a_src, b_pa, rkey);
     g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
     g_assert_cmpuint(bytes, ==, len);
     qpldma_mem_check(p->b.qts, b_pa, d2, len);
@@ -1650,7 +1663,7 @@ static void test_read_local_fault_subset(void)
         }
     }
     qpldma_ring_init(&pe.n.d, &r, 0, ring, 16, PASID | PLDMA_CHB_PASID_EN);
-    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, 0, len, dst, rva, 0x4343, compl);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, len, dst, rva, 0x4343, compl);
     qpldma_ring_post(&pe.n.d, &r, d);
 
     /* the first window's request */
@@ -1742,7 +1755,7 @@ static void test_hostile_requester(void)
 
     /* a WRITE of 1 KiB: one WRITE Only to our QPN, at the QP's SQ PSN */
     compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
-    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, 0, 1024, src, 0x1000, 0x4242,
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, 1024, src, 0x1000, 0x4242,
                      compl);
     qpldma_ring_post(&pe.n.d, &r, d);
     g_assert_true(peer_rx(&pe, &rx));
@@ -1778,7 +1791,7 @@ static void test_hostile_requester(void)
 
     /* a READ of 1 KiB: the request at the next PSN */
     compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
-    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, 0, 1024, dst, 0x2000, 0x4343,
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, 1024, dst, 0x2000, 0x4343,
                      compl);
     qpldma_ring_post(&pe.n.d, &r, d);
     g_assert_true(peer_rx(&pe, &rx));
@@ -1836,7 +1849,7 @@ static void test_ghost_ack(void)
     src = alloc_pa(&pe.n, NSEG * 1024);
     g_free(qpldma_mem_random(pe.n.qts, src, NSEG * 1024));
     compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
-    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, 0, NSEG * 1024, src, 0x100000,
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, NSEG * 1024, src, 0x100000,
                      0x4242, compl);
     qpldma_ring_post(&pe.n.d, &r, d);
     /* the first window (64 segments), then the device waits for an ACK */
@@ -1932,7 +1945,7 @@ static void test_reset_err_no_sq(void)
     memset(pl, 0x5a, sizeof(pl));
     qtest_memwrite(pe.n.qts, src, pl, sizeof(pl));
     compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
-    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, 0, sizeof(pl), src, 0x1000,
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, sizeof(pl), src, 0x1000,
                      0x4242, compl);
     qpldma_ring_post(&pe.n.d, &r, d);
     g_assert_true(peer_rx(&pe, &rx));
@@ -2394,7 +2407,7 @@ static void test_max_message(void)
     ring_init(&pe.n, &r, 0);
     src = alloc_pa(&pe.n, PAGE);
     compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
-    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, 0, 0x80001000U, src, 0x1000,
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, 0x80001000U, src, 0x1000,
                      0x4242, compl);
     qpldma_ring_post(&pe.n.d, &r, d);
     g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
@@ -2609,7 +2622,7 @@ static uint64_t post_op(Node *n, Side *sd, uint8_t op, uint8_t flags,
     uint8_t d[PLDMA_DESC_SIZE];
     uint64_t compl = alloc_pa(n, PLDMA_COMPL_SIZE);
 
-    qpldma_desc_rdma(d, op, 0, len, src, rva, rkey, compl);
+    qpldma_desc_rdma(d, op, len, src, rva, rkey, compl);
     d[PLDMA_DESC_FLAGS] = flags;
     stl_le_p(d + PLDMA_DESC_IMM, imm);
     stq_le_p(d + PLDMA_DESC_COOKIE, cookie);
@@ -4154,7 +4167,7 @@ static uint64_t post_sgl(Node *n, Side *sd, uint8_t op, uint8_t flags,
     uint8_t d[PLDMA_DESC_SIZE];
     uint64_t compl = alloc_pa(n, PLDMA_COMPL_SIZE);
 
-    qpldma_desc_rdma(d, op, 0, len, list, rva, rkey, compl);
+    qpldma_desc_rdma(d, op, len, list, rva, rkey, compl);
     d[PLDMA_DESC_FLAGS] = flags;
     d[PLDMA_DESC_NUM_SGE] = nsge;
     stq_le_p(d + PLDMA_DESC_COOKIE, cookie);
@@ -4395,9 +4408,9 @@ static char *mig_start(Mig *m)
     wkey = key_register(&p->b, 0, 0, m->b_dst, MIG_LEN, PLDMA_KEY_ACC_WRITE);
     rkey = key_register(&p->b, 1, 0, m->b_src, MIG_LEN, PLDMA_KEY_ACC_READ);
 
-    m->compl[0] = post(&p->a, &r0, PLDMA_OP_RDMA_WRITE, 0, MIG_LEN,
+    m->compl[0] = post(&p->a, &r0, PLDMA_OP_RDMA_WRITE, MIG_LEN,
                        m->a_src, m->b_dst, wkey);
-    m->compl[1] = post(&p->a, &r1, PLDMA_OP_RDMA_READ, 0, MIG_LEN,
+    m->compl[1] = post(&p->a, &r1, PLDMA_OP_RDMA_READ, MIG_LEN,
                        m->a_dst, m->b_src, rkey);
     /* some of both is through, then B stops taking frames */
     for (i = 0; i < 5000 && ncnt(&p->b, PLDMA_NCNT_RX_FRAMES) < 300; i++) {
@@ -4601,10 +4614,9 @@ static void test_migrate_hostile(void)
     g_assert_cmpuint(sub[-1], ==, strlen(name));
     g_assert_cmpuint(sub[-2], ==, 0x05);
     ch0 = sub + strlen(name) + 4;
-    /* channel 0's requester: node (be16), 1 + QP index, PSN (be32) */
-    g_assert_cmpuint(lduw_be_p(ch0), ==, 0);
-    g_assert_cmpuint(ch0[2], ==, 1);
-    g_assert_cmphex(ldl_be_p(ch0 + 3), ==, m.a_psn[0]);
+    /* channel 0's requester: 1 + QP index, PSN (be32) */
+    g_assert_cmpuint(ch0[0], ==, 1);
+    g_assert_cmphex(ldl_be_p(ch0 + 1), ==, m.a_psn[0]);
 
     for (i = 0; i < 2; i++) {
         g_autofree uint8_t *bad = g_memdup2(data, len);
@@ -4612,9 +4624,9 @@ static void test_migrate_hostile(void)
         uint8_t *bch0 = bad + (ch0 - data);
 
         if (i == 0) {
-            bch0[2] = 0x40;             /* QP 63: beyond num-qps */
+            bch0[0] = 0x40;             /* QP 63: beyond num-qps */
         } else {
-            stl_be_p(bch0 + 3, m.a_psn[0] | 0x01000000);   /* > 24 bits */
+            stl_be_p(bch0 + 1, m.a_psn[0] | 0x01000000);   /* > 24 bits */
         }
         bad_path = mig_file(bad, len);
         g_assert_null(mig_load(m.a_args, bad_path));

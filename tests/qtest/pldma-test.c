@@ -533,7 +533,7 @@ static void test_bad_inputs(void)
     g_assert_cmpuint(qtest_readl(t->qts, cpa + 32), ==, PLDMA_ST_BAD_LENGTH);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + 64), ==, PLDMA_ST_BAD_LENGTH);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + 96), ==, PLDMA_ST_OVERLAP);
-    g_assert_cmpuint(qtest_readl(t->qts, cpa + 128), ==, PLDMA_ST_BAD_NODE);
+    g_assert_cmpuint(qtest_readl(t->qts, cpa + 128), ==, PLDMA_ST_BAD_OPCODE);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + 160), ==, PLDMA_ST_DMA_ERROR);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + 192), ==, PLDMA_ST_DMA_ERROR);
     g_assert_cmpuint(qtest_readl(t->qts, cpa + 224), ==, PLDMA_ST_BAD_LENGTH);

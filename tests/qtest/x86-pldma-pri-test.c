@@ -465,14 +465,23 @@ static void respond_done(Fixture *f, const PageReq *r, int ch, uint32_t len)
  * A RoCEv2 frame from the link's other end (node 2) to the device (node
  * 1): BTH opcode/psn with AckReq, a RETH; returns its length
  */
-static uint32_t peer_frame(uint8_t *fr, uint8_t op, uint32_t psn, uint64_t va,
-                           uint32_t rkey, const uint8_t *pl, uint32_t plen)
+/* The test as the peer of the device's QP 0: its QPN and MAC */
+#define PEER_QPN        0x4a0102
+#define PEER_MAC        "\x52\x54\x00\x00\x00\x02"
+
+typedef struct PeerQP {
+    uint32_t qpn;           /* the device's QP 0 */
+    uint8_t mac[6];         /* the device's */
+} PeerQP;
+
+static uint32_t peer_frame(const PeerQP *q, uint8_t *fr, uint8_t op,
+                           uint32_t psn, uint64_t va, uint32_t rkey,
+                           const uint8_t *pl, uint32_t plen)
 {
     QPldmaRoce r = {
-        .dst_mac = (const uint8_t *)"\xff\xff\xff\xff\xff\xff",
-        .src_mac = (const uint8_t *)"\x52\x54\x00\x00\x00\x02",
+        .dst_mac = q->mac, .src_mac = (const uint8_t *)PEER_MAC,
         .src_ip = 0x0a000002, .dst_ip = 0x0a000001, .op = op,
-        .qpn = 0x010000, .psn = psn, .reth = true, .va = va, .rkey = rkey,
+        .qpn = q->qpn, .psn = psn, .reth = true, .va = va, .rkey = rkey,
         .dmalen = plen, .aeth_syn = -1, .pl = pl, .plen = plen,
     };
 
@@ -518,6 +527,8 @@ static void test_responder(void)
     QPldmaLink link;
     PageReq r[16];
     uint32_t rkey, psn, msn, len, i;
+    QPldmaQPEnd qp;
+    PeerQP q;
     Fixture f;
     int fd;
 
@@ -529,15 +540,21 @@ static void test_responder(void)
     qpldma_link_wait(f.qts);
     g_assert_cmpuint(qpldma_key_register(&f.d, 1, PLDMA_CHB_PASID_EN | PASID,
                                          VA_DST(0), 2 * PAGE,
-                                         PLDMA_KEY_ACC_WRITE |
-                                         PLDMA_KEY_ACC_NODE, &rkey), ==,
+                                         PLDMA_KEY_ACC_WRITE, &rkey), ==,
                      PLDMA_KEY_ST_OK);
+    /* the device's QP 0, of the key's PD, connected to us, PSNs from 0 */
+    qp = (QPldmaQPEnd){ .d = &f.d, .qp = 0, .sq = 0,
+                        .pd = PLDMA_CHB_PASID_EN | PASID };
+    qpldma_qp_connect_to(&qp, PEER_QPN, 0x0a000002,
+                         (const uint8_t *)PEER_MAC, 0, PLDMA_MTU_1024);
+    q.qpn = qpldma_qpn(&f.d, 0);
+    qpldma_mac(&f.d, q.mac);
     for (i = 0; i < sizeof(pl); i++) {
         pl[i] = i * 11 + 5;
     }
 
     /* PSN 0, WRITE Only into the first page: a page request, RNR NAK */
-    len = peer_frame(fr, 0x0a, 0, VA_DST(0) + 64, rkey, pl, sizeof(pl));
+    len = peer_frame(&q, fr, 0x0a, 0, VA_DST(0) + 64, rkey, pl, sizeof(pl));
     qpldma_stream_send(fd, fr, len);
     wait_requests(&f, r, 1);
     g_assert_cmphex(r[0].addr, ==, VA_DST(0));
@@ -561,7 +578,7 @@ static void test_responder(void)
     g_assert_cmpuint(qpldma_ncnt(&f.d, PLDMA_NCNT_PARKED), ==, 1);
 
     /* PSN 1 into the second page, which the OS cannot map */
-    len = peer_frame(fr, 0x0a, 1, VA_DST(0) + PAGE, rkey, pl, sizeof(pl));
+    len = peer_frame(&q, fr, 0x0a, 1, VA_DST(0) + PAGE, rkey, pl, sizeof(pl));
     qpldma_stream_send(fd, fr, len);
     wait_requests(&f, r, 1);
     g_assert_cmphex(r[0].addr, ==, VA_DST(0) + PAGE);

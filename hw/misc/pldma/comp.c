@@ -20,14 +20,10 @@
 #include "net-internal.h"
 #include "trace.h"
 
-/* Dropped as not about the message in flight (both paths) */
+/* Dropped as not about the message in flight */
 static void rx_drop(PLDMACore *s, const PLDMAPkt *p)
 {
-    if (p->qp) {
-        pldma_net_qp_drop(s, p, "outside the send queue's window");
-    } else {
-        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
-    }
+    pldma_net_qp_drop(s, p, "outside the send queue's window");
 }
 
 /* The message is over (any status): the next one starts after its PSNs */
@@ -35,33 +31,28 @@ void pldma_net_ch_end(PLDMAChannel *ch)
 {
     PLDMACore *s = ch->s;
     PLDMANetReq *r = &ch->net;
+    PLDMAQP *qp;
 
-    if (!s->nic || !pldma_op_remote(ch->op) || (!r->node && !r->qp)) {
+    if (!s->nic || !pldma_op_remote(ch->op) || !r->qp) {
         return;
     }
     timer_del(ch->net_timer);
-    if (r->qp) {
-        PLDMAQP *qp = &s->qps[r->qp - 1];
-
-        /*
-         * The QP's next message starts where the responder expects it:
-         * after this one.  A message that ended otherwise (timeout, RNR
-         * retries, cancelled, reset) leaves the responder's PSN unknown:
-         * the QP goes to ERR, as on IB (after a fatal NAK it is there
-         * already, pldma_qp_nak_err()).
-         */
-        if (qp->gen == r->qp_gen && qp->state == PLDMA_QPS_RTS) {
-            trace_pldma_qp_msg_end(r->qp - 1, r->psn, r->end_psn, r->ok);
-            qp->sq_psn = r->end_psn;
-            if (!r->ok) {
-                pldma_qp_to_err(s, r->qp - 1);
-            }
+    qp = &s->qps[r->qp - 1];
+    /*
+     * The QP's next message starts where the responder expects it: after
+     * this one.  A message that ended otherwise (timeout, RNR retries,
+     * cancelled, reset) leaves the responder's PSN unknown: the QP goes
+     * to ERR, as on IB (after a fatal NAK it is there already,
+     * pldma_qp_nak_err()).
+     */
+    if (qp->gen == r->qp_gen && qp->state == PLDMA_QPS_RTS) {
+        trace_pldma_qp_msg_end(r->qp - 1, r->psn, r->end_psn, r->ok);
+        qp->sq_psn = r->end_psn;
+        if (!r->ok) {
+            pldma_qp_to_err(s, r->qp - 1);
         }
-    } else {
-        s->psn_next[ch->idx * PLDMA_NET_MAX_NODES + r->node] =
-            (r->psn + r->nsegs) & PLDMA_PSN_MASK;
     }
-    trace_pldma_net_msg_end(ch->idx, r->node, r->psn, r->nsegs, ch->done);
+    trace_pldma_net_msg_end(ch->idx, r->psn, r->nsegs, ch->done);
     memset(r, 0, sizeof(*r));
 }
 
@@ -97,22 +88,14 @@ static PLDMAChannel *pldma_net_req_ch(PLDMACore *s, const PLDMAPkt *p)
 {
     PLDMAChannel *ch;
 
-    if (p->qp) {
-        /* (the QP is in RTS and the frame from its peer: dispatch) */
-        if (s->qps[p->qp - 1].sq >= s->num_channels) {
-            return NULL;
-        }
-        ch = &s->ch[s->qps[p->qp - 1].sq];
-    } else if ((p->qpn & ~0xffU) != QPN_RESP(0) ||
-               QPN_CH(p->qpn) >= s->num_channels) {
+    /* (the QP is in RTS and the frame from its peer: dispatch) */
+    if (s->qps[p->qp - 1].sq >= s->num_channels) {
         return NULL;
-    } else {
-        ch = &s->ch[QPN_CH(p->qpn)];
     }
+    ch = &s->ch[s->qps[p->qp - 1].sq];
     if (ch->state == PLDMA_STATE_DISABLED || ch->phase != PLDMA_PHASE_XFER ||
-        !pldma_op_remote(ch->op) || ch->net.node != p->node ||
-        ch->net.qp != p->qp ||
-        (p->qp && ch->net.qp_gen != s->qps[p->qp - 1].gen)) {
+        !pldma_op_remote(ch->op) || ch->net.qp != p->qp ||
+        ch->net.qp_gen != s->qps[p->qp - 1].gen) {
         return NULL;
     }
     return ch;
@@ -225,27 +208,24 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
     case 0:
         pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
         /*
-         * "Resolved, resend now": on the node-id path an ACK with MSN
-         * PLDMA_NET_RESUME_MSN; on a QP any ACK while an RNR NAK holds
-         * the message (the responder ACKs the PSN before the one that
+         * "Resolved, resend now": any ACK while an RNR NAK holds the
+         * message (the responder ACKs the PSN before the one that
          * faulted, with its true MSN: a standard requester, rxe among
-         * them, takes it for a duplicate ACK and waits out its RNR timer).
+         * them, takes it for a duplicate ACK and waits out its RNR timer)
          */
-        if (p->qp ? r->rnr : p->msn == PLDMA_NET_RESUME_MSN) {
+        if (r->rnr) {
             pldma_net_cnt(s, PLDMA_NCNT_RESUME_RX);
-            if (r->rnr) {
-                trace_pldma_net_resume(ch->idx, p->node, p->psn);
-                timer_del(ch->net_timer);
-                /*
-                 * An ACK acknowledges up to its PSN: past the fault when
-                 * the responder held the segments behind it (parking)
-                 */
-                if (pldma_op_sends(ch->op) && seg >= 0 &&
-                    pldma_net_ack_upto(ch, (uint64_t)(seg + 1) * mtu)) {
-                    return;
-                }
-                pldma_net_rewind(ch, ch->done);
+            trace_pldma_net_resume(ch->idx, p->psn);
+            timer_del(ch->net_timer);
+            /*
+             * An ACK acknowledges up to its PSN: past the fault when the
+             * responder held the segments behind it (parking)
+             */
+            if (pldma_op_sends(ch->op) && seg >= 0 &&
+                pldma_net_ack_upto(ch, (uint64_t)(seg + 1) * mtu)) {
+                return;
             }
+            pldma_net_rewind(ch, ch->done);
             return;
         }
         if (!pldma_op_sends(ch->op) || seg < 0) {
@@ -287,7 +267,7 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
         ch->done = off;
         r->wait = true;
         r->rnr = true;
-        trace_pldma_net_rnr(ch->idx, p->node, p->psn, off,
+        trace_pldma_net_rnr(ch->idx, p->psn, off,
                             p->syndrome & 0x1f);
         r->rnr_us = pldma_net_rnr_timer_10us[p->syndrome & 0x1f] * 10;
         pldma_net_arm(ch, r->rnr_us);
@@ -299,7 +279,7 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
             /* the responder expects segment seg: go back to it */
             if (pldma_op_sends(ch->op) && seg >= 0 && !r->rnr) {
                 pldma_net_acked(ch, (uint64_t)seg * mtu);
-                trace_pldma_net_go_back(ch->idx, p->node, p->psn, r->acked);
+                trace_pldma_net_go_back(ch->idx, p->psn, r->acked);
                 pldma_net_rewind(ch, r->acked);
             }
             return;
@@ -309,16 +289,14 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
                          : p->syndrome == AETH_NAK_INVALID
                          ? PLDMA_NCNT_NAK_RX_INVALID
                          : PLDMA_NCNT_NAK_RX_OPERR);
-        trace_pldma_net_nak(ch->idx, p->node, p->psn, p->syndrome);
+        trace_pldma_net_nak(ch->idx, p->psn, p->syndrome);
         pldma_net_finish(ch, nak_status(p->syndrome));
-        if (r->qp) {
-            /*
-             * Fatal to an RC requester (IBA 9.9.2: remote access, invalid
-             * request, remote operational error; Linux rxe's completer
-             * moves its QP to ERR): ERR, and what follows is flushed
-             */
-            pldma_qp_nak_err(s, r->qp - 1);
-        }
+        /*
+         * Fatal to an RC requester (IBA 9.9.2: remote access, invalid
+         * request, remote operational error; Linux rxe's completer moves
+         * its QP to ERR): ERR, and what follows is flushed
+         */
+        pldma_qp_nak_err(s, r->qp - 1);
         return;
     default:
         pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
@@ -355,8 +333,7 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
         pldma_net_cnt(s, PLDMA_NCNT_DUPS);
         return;
     }
-    if (p->qp && (ch->len ? (uint64_t)seg * r->mtu >= r->rd_end
-                          : !r->sent_hw)) {
+    if (ch->len ? (uint64_t)seg * r->mtu >= r->rd_end : !r->sent_hw) {
         /* not asked for yet: outside the outstanding window */
         rx_drop(s, p);
         return;
@@ -367,7 +344,7 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
         /* a response went missing: ask again from it, once per gap */
         if (!r->rnr && !r->gap && ch->state == PLDMA_STATE_RUNNING) {
             r->gap = true;
-            trace_pldma_net_go_back(ch->idx, p->node, p->psn, ch->done);
+            trace_pldma_net_go_back(ch->idx, p->psn, ch->done);
             pldma_net_send_read_req(ch);
         }
         return;

@@ -370,7 +370,7 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
     if (ch->dflags & ~PLDMA_DF_VALID_MASK || ch->ahead > PLDMA_AHEAD_MAX ||
         (ldl_le_p(d + PLDMA_DESC_AHEAD) & ~0xffffU) ||
         (ldl_le_p(d + PLDMA_DESC_IMM) && !pldma_op_has_imm(ch->op)) ||
-        ldl_le_p(d + PLDMA_DESC_RSVD1)) {
+        lduw_le_p(d + PLDMA_DESC_RSVD2) || ldl_le_p(d + PLDMA_DESC_RSVD1)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: reserved "
                       "bits set\n", ch->idx, ch->head);
         return PLDMA_ST_BAD_DESC;
@@ -392,10 +392,10 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
                       "0x%x\n", ch->idx, ch->head, ch->op);
         return PLDMA_ST_BAD_OPCODE;
     }
-    if (lduw_le_p(d + PLDMA_DESC_NODE) || ldl_le_p(d + PLDMA_DESC_RKEY)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: node or rkey "
-                      "on a local operation\n", ch->idx, ch->head);
-        return PLDMA_ST_BAD_NODE;
+    if (ldl_le_p(d + PLDMA_DESC_RKEY)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: rkey on a "
+                      "local operation\n", ch->idx, ch->head);
+        return PLDMA_ST_BAD_DESC;
     }
     if (ch->nsge) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: SGE list on "
@@ -1817,17 +1817,8 @@ void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset)
         "milliseconds (virtual clock) a reported responder fault waits for "
         "its answer before the message is NAKed, 0 = no bound");
     object_class_property_set_description(klass, "retransmit-timeout",
-        "RDMA retransmit timeout in microseconds (virtual clock), "
-        "1..10000000");
-    object_class_property_set_description(klass, "retry-count",
-        "RDMA retransmissions without an answer before a message "
-        "fails REMOTE_TIMEOUT (count)");
-    object_class_property_set_description(klass, "rnr-retry",
-        "RNR NAKs without progress before a message fails REMOTE_RNR "
-        "(count)");
-    object_class_property_set_description(klass, "rnr-timer",
-        "IB RNR timer code (0..31) sent in RNR NAKs: 14 = 1.28 ms, "
-        "1 = 10 us, 0 = 655.36 ms");
+        "RDMA retransmit timeout in microseconds (virtual clock) of a QP "
+        "whose ACK timeout is 0, 1..10000000");
     object_class_property_set_description(klass, "rnr-resume",
         "responder tells the requester to resend as soon as a fault "
         "is resolved (on/off)");

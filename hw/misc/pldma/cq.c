@@ -158,7 +158,7 @@ static uint8_t cq_wc_status(uint32_t st)
         return PLDMA_WC_ST_SUCCESS;
     case PLDMA_ST_BAD_OPCODE:
     case PLDMA_ST_BAD_LENGTH:
-    case PLDMA_ST_BAD_NODE:
+    case PLDMA_ST_BAD_QP:
     case PLDMA_ST_BAD_DESC:
     case PLDMA_ST_OVERLAP:
         return PLDMA_WC_ST_LOC_QP_OP_ERR;

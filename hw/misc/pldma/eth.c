@@ -148,8 +148,8 @@ static bool pldma_eth_fetch(PLDMACore *s, bool tx, uint64_t *addr,
 /* ---- receive ---- */
 
 /*
- * RoCEv2 for this node: IPv4, UDP to port 4791 and to NET_IP (or to the
- * node-id path's 10.0.0.<node-id>).  Everything else is the Ethernet
+ * RoCEv2 for this node: IPv4, UDP to port 4791 and to NET_IP.  Everything
+ * else is the Ethernet
  * function's, malformed RoCEv2 for this node is net.c's to drop and count.
  */
 static bool pldma_eth_is_roce(PLDMACore *s, const uint8_t *f, size_t size)
@@ -168,7 +168,7 @@ static bool pldma_eth_is_roce(PLDMACore *s, const uint8_t *f, size_t size)
         return false;           /* a later fragment has no UDP header */
     }
     dst = ldl_be_p(ip + 16);
-    if (dst != s->net_ip && dst != (0x0a000000U | s->node_id)) {
+    if (dst != s->net_ip) {
         return false;
     }
     return lduw_be_p(ip + ihl + 2) == ROCE_UDP_PORT;

@@ -158,20 +158,15 @@ void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR, *q = udp + UDP_HDR;
     uint32_t pad = (4 - (p->plen & 3)) & 3;
     uint32_t fl = pldma_net_op_flags(p->opcode);
+    const PLDMAQP *qp;
     size_t l4;
 
-    assert(p->plen <= s->mtu && p->node < PLDMA_NET_MAX_NODES);
-    /* Ethernet: to the MAC the peer last sent from, else broadcast */
-    if (p->qp) {
-        const PLDMAQP *qp = &s->qps[p->qp - 1];
-
-        stl_le_p(f, qp->dest_mac_lo);
-        stw_le_p(f + 4, qp->dest_mac_hi);
-    } else if (s->peer_mac_known[p->node]) {
-        memcpy(f, s->peer_mac[p->node], 6);
-    } else {
-        memset(f, 0xff, 6);
-    }
+    /* (every frame sent is a QP's: its callers say which) */
+    assert(p->plen <= s->mtu && p->qp && p->qp <= s->num_qps);
+    qp = &s->qps[p->qp - 1];
+    /* Ethernet: to the QP's destination MAC */
+    stl_le_p(f, qp->dest_mac_lo);
+    stw_le_p(f + 4, qp->dest_mac_hi);
     memcpy(f + 6, s->conf->macaddr.a, 6);
     stw_be_p(f + 12, 0x0800);
 
@@ -205,7 +200,7 @@ void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     q += pad;
     l4 = q + ICRC_LEN - udp;
 
-    /* IPv4: the QP's addresses, or 10.0.0.<node> */
+    /* IPv4: the QP's addresses */
     ip[0] = 0x45;
     ip[1] = 0;
     stw_be_p(ip + 2, IP_HDR + l4);
@@ -214,13 +209,8 @@ void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     ip[8] = 64;
     ip[9] = 17;
     stw_be_p(ip + 10, 0);
-    if (p->qp) {
-        stl_be_p(ip + 12, s->net_ip);
-        stl_be_p(ip + 16, s->qps[p->qp - 1].dest_ip);
-    } else {
-        stl_be_p(ip + 12, 0x0a000000U | s->node_id);
-        stl_be_p(ip + 16, 0x0a000000U | p->node);
-    }
+    stl_be_p(ip + 12, s->net_ip);
+    stl_be_p(ip + 16, qp->dest_ip);
     stw_be_p(ip + 10, net_checksum_finish(net_checksum_add(IP_HDR, ip)));
     /* UDP, source port fixed per node (no ECMP entropy needed here) */
     stw_be_p(udp, 0xc000 | s->node_id);
@@ -229,7 +219,7 @@ void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     stw_be_p(udp + 6, 0);
     stl_le_p(q, pldma_icrc(ip, q - ip));
 
-    trace_pldma_net_tx(p->node, p->opcode, pldma_net_op_name(p->opcode),
+    trace_pldma_net_tx(p->qp - 1, p->opcode, pldma_net_op_name(p->opcode),
                        p->qpn, p->psn, p->ackreq, p->syndrome, p->plen);
     pldma_net_send_frame(s, f, q + ICRC_LEN - f, p->ready);
 }
@@ -322,15 +312,10 @@ bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
     }
     src = ldl_be_p(ip + 12);
     dst = ldl_be_p(ip + 16);
-    if (dst != s->net_ip && dst != (0x0a000000U | s->node_id)) {
+    if (dst != s->net_ip) {
         return false;
     }
-    /* a node-id path sender is 10.0.0.<node> (checked on dispatch) */
-    p->src_ip = src;
-    p->node = (src & 0xffffff00U) == 0x0a000000U ? src & 0xff : 0;
-    if (p->node >= PLDMA_NET_MAX_NODES || p->node == s->node_id) {
-        p->node = 0;
-    }
+    p->src_ip = src;         /* checked against the QP's on dispatch */
     l4 = lduw_be_p(udp + 4);
     if (lduw_be_p(udp + 2) != ROCE_UDP_PORT || l4 != iplen - IP_HDR) {
         return false;
@@ -384,6 +369,5 @@ bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
     if ((p->plen && !(fl & PLDMA_NET_F_PAYLOAD)) || p->plen > s->mtu) {
         return false;
     }
-    p->smac = f + 6;
     return true;
 }

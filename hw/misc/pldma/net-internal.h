@@ -21,7 +21,6 @@ bool pldma_net_realize(PLDMACore *s, Error **errp);
 void pldma_net_unrealize(PLDMACore *s);
 void pldma_net_reset(PLDMACore *s);
 uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d);
-bool pldma_net_zero_len_ok(uint32_t qp);
 bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget);
 void pldma_net_ch_end(PLDMAChannel *ch);
 bool pldma_net_bh(PLDMACore *s, uint64_t *budget);
@@ -126,8 +125,6 @@ static inline const char *pldma_net_op_name(uint8_t op)
  */
 #define PLDMA_NET_MAX_MSG   (1ULL << 31)
 
-/* MSN of the responder's "resolved, resend now" ACK */
-#define PLDMA_NET_RESUME_MSN 0xffffffU
 /* PSNs further ahead than this are not a gap but garbage: dropped */
 #define PLDMA_NET_PSN_AHEAD     4096
 
@@ -150,22 +147,11 @@ typedef struct PLDMAPkt {
     uint32_t msn;
     const uint8_t *payload;
     uint32_t plen;
-    uint16_t node;          /* node-id path: the sender (rx) or dest (tx) */
-    uint8_t qp;             /* QP path: 1 + index of our QP, 0: node path */
+    uint8_t qp;             /* 1 + index of our QP (rx: once dispatched) */
     uint32_t src_ip;        /* rx: the IPv4 source */
-    const uint8_t *smac;    /* rx: the Ethernet source */
     bool atomic;            /* rx: an atomic request, to be refused */
     int64_t ready;          /* tx, timing model: its payload read, 0: now */
 } PLDMAPkt;
-
-/*
- * QPNs of the node-id path: a request goes to the responder's QP for the
- * requester's channel, answers to the channel's own QP (never QP0/QP1,
- * which carry MADs)
- */
-#define QPN_REQ(ch)         (0x010000U | (ch))
-#define QPN_RESP(ch)        (0x000100U | (ch))
-#define QPN_CH(qpn)         ((qpn) & 0xffU)
 
 /* Segments in flight, and how often the requester asks for an ACK */
 #define PLDMA_NET_WINDOW        64
@@ -173,8 +159,8 @@ typedef struct PLDMAPkt {
 #define PLDMA_NET_PARK_SEGS     128
 #define PLDMA_NET_ACKREQ_EVERY  16
 
-/* Responder connections: the node-id path's, then one per QP */
-#define PLDMA_NET_NCONNS(s)     (PLDMA_NET_CONNS + (s)->num_qps)
+/* Responder connections: one per QP */
+#define PLDMA_NET_NCONNS(s)     ((s)->num_qps)
 
 static inline int32_t pldma_net_psn_diff(uint32_t a, uint32_t b)
 {
@@ -228,7 +214,7 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p);
 uint32_t pldma_net_conn_mtu(PLDMACore *s, const PLDMANetConn *c);
 uint32_t pldma_net_conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c);
 void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
-                      uint8_t syndrome, uint32_t msn);
+                      uint8_t syndrome);
 void pldma_net_seq_nak(PLDMACore *s, PLDMANetConn *c);
 void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome);

@@ -6,8 +6,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * The link's state in the migration stream (pldma-core/net) and the
- * checks of every value of it on load: keys, the node-id path's PSNs,
- * the responder connections, each channel's requester state.
+ * checks of every value of it on load: keys, the QPs' responder
+ * connections, each channel's requester state.
  */
 
 #include "qemu/osdep.h"
@@ -21,8 +21,8 @@
  * ---- migration ----
  *
  * A device with a link migrates with everything that defines its
- * connections and the messages in flight: keys, the node-id path's PSNs,
- * the responder connections (expected PSN, MSN, the WRITE, SEND or READ
+ * connections and the messages in flight: keys, the responder
+ * connections (expected PSN, MSN, the WRITE, SEND or READ
  * response stream in progress, a fault being resolved), and each
  * channel's requester state (PSNs, bytes sent and acknowledged, retry
  * counters, the retransmit or RNR timer's deadline).  Frames are not:
@@ -44,25 +44,19 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
     if (!s->nic) {
         return "remote operation without a link";
     }
-    if (!r->qp && !r->node) {
+    if (!r->qp) {
         /* decode refused it: nothing was sent, it completes in error */
         return ch->phase == PLDMA_PHASE_XFER ?
-               "remote transfer without a path" : NULL;
+               "remote transfer without a QP" : NULL;
     }
-    if (r->qp && r->node) {
-        return "remote operation on both a QP and a node";
-    }
-    if (r->qp > s->num_qps || r->node >= PLDMA_NET_MAX_NODES ||
-        (r->node && r->node == s->node_id) ||
-        (!r->qp && pldma_op_qp_only(ch->op))) {
-        return "remote operation's QP or node out of range";
+    if (r->qp > s->num_qps) {
+        return "remote operation's QP out of range";
     }
     if (r->mtu < 256 || r->mtu > s->mtu || !is_power_of_2(r->mtu)) {
         /* (beyond this device's mtu: a frame it could not send) */
         return "remote operation's MTU out of range";
     }
-    if ((ch->len == 0 && !pldma_net_zero_len_ok(r->qp)) ||
-        ch->len > s->max_transfer ||
+    if (ch->len > s->max_transfer ||
         r->nsegs != pldma_net_nsegs(r->mtu, ch->len)) {
         return "remote operation's length or segment count";
     }
@@ -79,10 +73,8 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
     }
     if (r->rto_us == 0 || r->rto_us > 10 * 1000 * 1000 ||
         r->rnr_us > pldma_net_rnr_timer_10us[0] * 10 ||
-        r->retries > MAX(r->retry_count, s->retry_count) + 1 ||
-        r->retry_count > MAX(7, s->retry_count) ||
-        (r->rnr_retry != UINT32_MAX &&
-         r->rnr_retry > MAX(7, s->rnr_retry))) {
+        r->retries > r->retry_count + 1 || r->retry_count > 7 ||
+        (r->rnr_retry != UINT32_MAX && r->rnr_retry > 7)) {
         return "remote operation's timers or retry counters";
     }
     return NULL;
@@ -98,27 +90,22 @@ static bool pldma_net_ch_active(const PLDMAChannel *ch)
 static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
 {
     const PLDMANetConn *c = &s->conns[i];
+    const PLDMAQP *qp = &s->qps[i];
     uint32_t mtu, j;
     uint64_t total = 0;
 
-    if (c->qp) {
-        const PLDMAQP *qp;
-
-        if (i < PLDMA_NET_CONNS || c->qp != i - PLDMA_NET_CONNS + 1 ||
-            c->qp > s->num_qps) {
-            return "QP index does not match the connection";
-        }
-        qp = &s->qps[c->qp - 1];
-        if (qp->state != PLDMA_QPS_RTR && qp->state != PLDMA_QPS_RTS) {
-            return "connection of a QP that is not connected";
-        }
+    if (qp->state == PLDMA_QPS_RTR || qp->state == PLDMA_QPS_RTS) {
         if (qp->path_mtu < PLDMA_MTU_256 || qp->path_mtu > PLDMA_MTU_4096) {
             return "connection of a QP without a path MTU";
         }
-    } else if (i >= PLDMA_NET_CONNS &&
-               (c->synced || c->rd_active || c->msg_valid || c->rmsg_valid ||
-                (c->fault && !c->stalled))) {
-        return "QP connection without its QP";
+    } else if (c->epsn || c->msn || c->rd_active || c->msg_valid ||
+               c->rmsg_valid || c->imm_wqe || c->rdq_n || c->fault) {
+        /* (pldma_net_qp_clear() zeroes it when the QP leaves RTR/RTS) */
+        return "connection of a QP that is not connected";
+    }
+    if (!c->rd_active && !c->msg_valid && !c->rmsg_valid && !c->imm_wqe &&
+        !c->fault) {
+        return NULL;            /* (nothing below is used) */
     }
     mtu = pldma_net_conn_mtu(s, c);
     if ((c->epsn | c->fault_psn | c->msg_psn | c->rd_psn | c->rd_first_psn |
@@ -126,7 +113,7 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
         return "PSN or MSN beyond 24 bits";
     }
     if (c->fault_key >= PLDMA_NUM_KEYS || (c->stalled && !c->fault) ||
-        (c->fault_recv && (!c->fault || !c->qp)) || (c->rd_hold && !c->fault)) {
+        (c->fault_recv && !c->fault) || (c->rd_hold && !c->fault)) {
         return "fault state";
     }
     if (c->fault && c->stalled &&
@@ -136,14 +123,9 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
     if (c->msg_valid && c->msg_nsegs != pldma_net_nsegs(mtu, c->msg_len)) {
         return "WRITE message's length or segment count";
     }
-    if (c->msg_nak && AETH_KIND(c->msg_nak) != 3) {
-        return "WRITE message's NAK";
-    }
-    if (c->rd_active && (c->rd_off > c->rd_len || c->rd_stop > c->rd_len ||
-                         (!c->qp && c->rd_stop - MIN(c->rd_stop, c->rd_off) >
-                          (uint64_t)PLDMA_NET_WINDOW * mtu) ||
+    if (c->rd_active && (c->rd_off > c->rd_len ||
                          c->rd_len > s->max_transfer)) {
-        return "READ response stream beyond its request or window";
+        return "READ response stream beyond its request";
     }
     if (c->rwqe_nsge > PLDMA_RWQE_MAX_SGE) {
         return "receive WQE with too many scatter entries";
@@ -151,9 +133,9 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
     if (c->rdo_next >= PLDMA_NET_RD_ORIG) {
         return "READ resources";
     }
-    /* READs waiting behind the one answered: a QP's, fewer than 16 */
+    /* READs waiting behind the one answered: fewer than 16 */
     if (c->rdq_head >= PLDMA_NET_RD_ORIG || c->rdq_n >= PLDMA_NET_RD_ORIG ||
-        (c->rdq_n && (!c->qp || !c->rd_active))) {
+        (c->rdq_n && !c->rd_active)) {
         return "READs waiting";
     }
     for (j = 0; j < c->rdq_n; j++) {
@@ -165,8 +147,7 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
         }
     }
     for (j = 0; j < PLDMA_NET_RD_ORIG; j++) {
-        if (((c->rdo_len[j] || c->rdo_zero & BIT(j)) && !c->qp) ||
-            c->rdo_psn[j] & ~PLDMA_PSN_MASK ||
+        if (c->rdo_psn[j] & ~PLDMA_PSN_MASK ||
             c->rdo_len[j] > s->max_transfer ||
             (c->rdo_len[j] && c->rdo_zero & BIT(j))) {
             return "READ resources";
@@ -176,7 +157,7 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
         total += c->rwqe_len[j];
     }
     if ((c->rmsg_valid || c->imm_wqe) &&
-        (!c->qp || total != c->rwqe_total || c->rmsg_off > c->rwqe_total)) {
+        (total != c->rwqe_total || c->rmsg_off > c->rwqe_total)) {
         return "receive WQE's length";
     }
     return NULL;
@@ -219,20 +200,13 @@ static int pldma_net_post_load(void *opaque, int version_id)
             next = MIN(next, k->fault_deadline);
         }
     }
-    for (i = 0; i < PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS; i++) {
-        if (s->psn_next[i] & ~PLDMA_PSN_MASK) {
-            error_report("pldma: migrated PSN 0x%x of path %u rejected",
-                         s->psn_next[i], i);
-            return -EINVAL;
-        }
-    }
-    for (i = 0; i < PLDMA_NET_CONNS + PLDMA_MAX_QPS; i++) {
+    for (i = 0; i < PLDMA_MAX_QPS; i++) {
         PLDMANetConn *c = &s->conns[i];
 
         why = pldma_net_conn_check(s, i);
         if (why) {
-            error_report("pldma: migrated connection %u rejected: %s "
-                         "(qp %u epsn 0x%x)", i, why, c->qp, c->epsn);
+            error_report("pldma: migrated connection of QP %u rejected: %s "
+                         "(epsn 0x%x)", i, why, c->epsn);
             return -EINVAL;
         }
         if (c->fault && !c->stalled && c->fault_recv) {
@@ -254,8 +228,8 @@ static int pldma_net_post_load(void *opaque, int version_id)
         why = pldma_net_ch_check(s, ch);
         if (why) {
             error_report("pldma: migrated channel %u's remote operation "
-                         "rejected: %s (qp %u node %u psn 0x%x)", i, why,
-                         r->qp, r->node, r->psn);
+                         "rejected: %s (qp %u psn 0x%x)", i, why, r->qp,
+                         r->psn);
             return -EINVAL;
         }
         r->txq = false;
@@ -267,7 +241,7 @@ static int pldma_net_post_load(void *opaque, int version_id)
                                          SCALE_US));
         }
         if (ch->state == PLDMA_STATE_RUNNING &&
-            ch->phase == PLDMA_PHASE_XFER && !r->rnr && (r->qp || r->node)) {
+            ch->phase == PLDMA_PHASE_XFER && !r->rnr && r->qp) {
             /*
              * What the source sent and the peer has not acknowledged may
              * be lost: go on from the last acknowledged PSN, as after a
@@ -378,11 +352,9 @@ static const VMStateDescription vmstate_pldma_conn_rd_fresh = {
 
 static const VMStateDescription vmstate_pldma_conn = {
     .name = "pldma-conn",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT8(qp, PLDMANetConn),
-        VMSTATE_BOOL(synced, PLDMANetConn),
         VMSTATE_UINT32(epsn, PLDMANetConn),
         VMSTATE_UINT32(msn, PLDMANetConn),
         VMSTATE_BOOL(nak_seq, PLDMANetConn),
@@ -400,14 +372,12 @@ static const VMStateDescription vmstate_pldma_conn = {
         VMSTATE_UINT64(msg_va, PLDMANetConn),
         VMSTATE_UINT32(msg_len, PLDMANetConn),
         VMSTATE_UINT32(msg_rkey, PLDMANetConn),
-        VMSTATE_UINT8(msg_nak, PLDMANetConn),
         VMSTATE_BOOL(rd_active, PLDMANetConn),
         VMSTATE_UINT32(rd_psn, PLDMANetConn),
         VMSTATE_UINT32(rd_first_psn, PLDMANetConn),
         VMSTATE_UINT64(rd_va, PLDMANetConn),
         VMSTATE_UINT32(rd_len, PLDMANetConn),
         VMSTATE_UINT32(rd_off, PLDMANetConn),
-        VMSTATE_UINT32(rd_stop, PLDMANetConn),
         VMSTATE_UINT32(rd_rkey, PLDMANetConn),
         VMSTATE_BOOL(rmsg_valid, PLDMANetConn),
         VMSTATE_BOOL(imm_wqe, PLDMANetConn),
@@ -437,10 +407,9 @@ static const VMStateDescription vmstate_pldma_conn = {
 /* A channel's requester state (PLDMAChannel.net) and its timer */
 static const VMStateDescription vmstate_pldma_ch_net = {
     .name = "pldma-ch-net",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT16(net.node, PLDMAChannel),
         VMSTATE_UINT8(net.qp, PLDMAChannel),
         VMSTATE_UINT32(net.psn, PLDMAChannel),
         VMSTATE_UINT32(net.qp_gen, PLDMAChannel),
@@ -479,8 +448,8 @@ static bool pldma_net_needed(void *opaque)
 /* After pldma-core/qps and pldma-core/cqs, whose state it checks against */
 const VMStateDescription vmstate_pldma_net = {
     .name = "pldma-core/net",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .needed = pldma_net_needed,
     .post_load = pldma_net_post_load,
     .fields = (const VMStateField[]) {
@@ -492,18 +461,7 @@ const VMStateDescription vmstate_pldma_net = {
         VMSTATE_STRUCT(key_stage, PLDMACore, 1, vmstate_pldma_key, PLDMAKey),
         VMSTATE_STRUCT_ARRAY(keys, PLDMACore, PLDMA_NUM_KEYS, 1,
                              vmstate_pldma_key, PLDMAKey),
-        {
-            .name = "psn_next",
-            .num = PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS,
-            .info = &vmstate_info_uint32,
-            .size = sizeof(uint32_t),
-            .flags = VMS_ARRAY | VMS_POINTER,
-            .offset = offsetof(PLDMACore, psn_next),
-        },
-        VMSTATE_UINT8_2DARRAY(peer_mac, PLDMACore, PLDMA_NET_MAX_NODES, 6),
-        VMSTATE_BOOL_ARRAY(peer_mac_known, PLDMACore, PLDMA_NET_MAX_NODES),
-        VMSTATE_STRUCT_VARRAY_POINTER_KNOWN(conns, PLDMACore,
-                                            PLDMA_NET_CONNS + PLDMA_MAX_QPS,
+        VMSTATE_STRUCT_VARRAY_POINTER_KNOWN(conns, PLDMACore, PLDMA_MAX_QPS,
                                             1, vmstate_pldma_conn,
                                             PLDMANetConn),
         VMSTATE_UINT32_ARRAY(net_cnt, PLDMACore, PLDMA_NCNT_NUM),

@@ -10,11 +10,11 @@
  * RoCEv2 (Ethernet / IPv4 / UDP 4791 / BTH [+ RETH] [+ AETH] / payload /
  * ICRC) so that a filter-dump capture reads in Wireshark and tshark.
  *
- * Transport, per (requester channel, responder node), as an IB Reliable
- * Connection does it: PSNs, one message in flight per channel, at most
+ * Transport, per connected QP (hw/misc/pldma/qp.c), as an IB Reliable
+ * Connection does it: PSNs, one message in flight per send queue, at most
  * PLDMA_NET_WINDOW unacknowledged segments, ACKs coalesced (AckReq every
  * PLDMA_NET_ACKREQ_EVERY segments and on the last), Go-back-N on a
- * sequence NAK or a retransmit timeout, retry-count tries.
+ * sequence NAK or a retransmit timeout, the QP's retry count tries.
  *
  * Faults on the requester (source of a WRITE, destination of a READ
  * response) take the channel's local fault path (stall or report).  Faults
@@ -25,7 +25,7 @@
  * (PLDMA_FR_F_REMOTE) that the driver answers with KEY_CMD_RESOLVED.  The
  * requester resends when the RNR timer it was told expires or, with
  * rnr-resume on the responder, when the responder says "resolved, resend
- * now": an ACK of the last good PSN whose MSN is PLDMA_NET_RESUME_MSN.
+ * now": an ACK of the PSN before the one that faulted.
  *
  * Everything that comes from the wire is checked before use: lengths
  * against the frame, PSNs against the window, addresses against the key
@@ -415,13 +415,11 @@ void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len,
 }
 
 /*
- * A frame for a QP (its BTH destination QPN is not one of the node-id
- * path's): taken only by the QP it names, index and generation, in a
- * state that receives it (RTR or RTS for requests, RTS for responses),
- * from the QP's peer (IPv4 source = its destination IP).  Then the PSN
- * window decides, as on the node-id path, except that a request must
- * have the expected PSN.  Anything else is dropped and counted, nothing
- * moves.
+ * A frame for a QP: taken only by the QP it names, index and generation,
+ * in a state that receives it (RTR or RTS for requests, RTS for
+ * responses), from the QP's peer (IPv4 source = its destination IP).
+ * Then the PSN window decides (resp.c, comp.c).  Anything else is
+ * dropped and counted, nothing moves.
  */
 static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
 {
@@ -445,19 +443,18 @@ static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
         return;
     }
     p->qp = idx + 1;
-    p->node = 0;
     if (p->atomic) {
-        pldma_recv_rx_atomic(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
+        pldma_recv_rx_atomic(s, &s->conns[idx], p, idx);
     } else if (fl & PLDMA_NET_F_ACK) {
         pldma_net_rx_ack(s, p);
     } else if (fl & PLDMA_NET_F_RESP) {
         pldma_net_rx_read_resp(s, p);
     } else if (fl & PLDMA_NET_F_READ) {
-        pldma_net_rx_read_req(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
+        pldma_net_rx_read_req(s, &s->conns[idx], p, idx);
     } else if (fl & PLDMA_NET_F_SEND) {
-        pldma_recv_rx_send(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
+        pldma_recv_rx_send(s, &s->conns[idx], p, idx);
     } else {
-        pldma_net_rx_write(s, &s->conns[PLDMA_NET_CONNS + idx], p, idx);
+        pldma_net_rx_write(s, &s->conns[idx], p, idx);
     }
 }
 
@@ -466,7 +463,6 @@ static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
                                   size_t size)
 {
     PLDMAPkt p = { 0 };
-    uint32_t fl;
 
     /* not RoCEv2 for this node: the Ethernet function's (eth.c) */
     if (pldma_eth_rx(s, buf, size)) {
@@ -494,50 +490,19 @@ static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
          */
         return MAX(size, 1);
     }
-    fl = pldma_net_op_flags(p.opcode);
-    trace_pldma_net_rx(p.node, p.opcode, pldma_net_op_name(p.opcode), p.qpn,
-                       p.psn, p.ackreq, p.syndrome, p.plen);
+    trace_pldma_net_rx(p.opcode, pldma_net_op_name(p.opcode), p.qpn, p.psn,
+                       p.ackreq, p.syndrome, p.plen);
     s->in_rx = true;
-    if ((p.qpn >> 8) != (QPN_REQ(0) >> 8) &&
-        (p.qpn >> 8) != (QPN_RESP(0) >> 8)) {
-        /*
-         * A QP's peer sends to the MAC its path resolved, the port's own:
-         * a frame to another (a switch flooding, a spoofer on a hub) is
-         * not for this port, whatever its IP says
-         */
-        if (memcmp(buf, s->conf->macaddr.a, ETH_ALEN)) {
-            pldma_net_cnt(s, PLDMA_NCNT_NOT_OURS);
-            pldma_net_qp_drop(s, &p, "to another MAC");
-        } else {
-            pldma_net_rx_qp(s, &p);
-        }
-    } else if (p.node == 0 || p.atomic) {
-        /* not from a node, or an atomic (QPs only, which refuse it) */
-        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
+    /*
+     * A QP's peer sends to the MAC its path resolved, the port's own: a
+     * frame to another (a switch flooding, a spoofer on a hub) is not for
+     * this port, whatever its IP says
+     */
+    if (memcmp(buf, s->conf->macaddr.a, ETH_ALEN)) {
+        pldma_net_cnt(s, PLDMA_NCNT_NOT_OURS);
+        pldma_net_qp_drop(s, &p, "to another MAC");
     } else {
-        /* the sender's MAC, to answer it (and reach it through a switch) */
-        memcpy(s->peer_mac[p.node], p.smac, 6);
-        s->peer_mac_known[p.node] = true;
-        if (fl & PLDMA_NET_F_ACK) {
-            pldma_net_rx_ack(s, &p);
-        } else if (fl & PLDMA_NET_F_RESP) {
-            pldma_net_rx_read_resp(s, &p);
-        } else if (fl & (PLDMA_NET_F_SEND | PLDMA_NET_F_IMMDT)) {
-            /* SEND, immediate: QPs only */
-            pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
-        } else if ((p.qpn & ~0xffU) == QPN_REQ(0) &&
-                   QPN_CH(p.qpn) < PLDMA_MAX_CHANNELS) {
-            uint32_t rch = QPN_CH(p.qpn);
-            PLDMANetConn *c = &s->conns[p.node * PLDMA_MAX_CHANNELS + rch];
-
-            if (fl & PLDMA_NET_F_READ) {
-                pldma_net_rx_read_req(s, c, &p, rch);
-            } else {
-                pldma_net_rx_write(s, c, &p, rch);
-            }
-        } else {
-            pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
-        }
+        pldma_net_rx_qp(s, &p);
     }
     s->in_rx = false;
     if (s->rx_deferred) {
@@ -637,20 +602,12 @@ void pldma_net_reset(PLDMACore *s)
     pldma_net_loop_drop_all(s);
     pldma_net_wire_drop_all(s);
     pldma_net_ans_drop_all(s);
-    /*
-     * The responder forgets its connections; a connection's first request
-     * after this sets its expected PSN (pldma_net_rx_write()).  The
-     * requester's next PSNs stay where the channel resets (and
-     * pldma_net_ch_end()) left them, past every PSN already used: a peer
-     * that still expects the old ones takes the new messages for new
-     * messages, never for duplicates of the old ones.
-     */
+    /* the responder forgets its connections (every QP goes to RESET) */
     if (s->conns) {
-        for (i = 0; i < PLDMA_NET_CONNS + PLDMA_MAX_QPS; i++) {
+        for (i = 0; i < PLDMA_MAX_QPS; i++) {
             pldma_net_park_drop(s, &s->conns[i]);
         }
-        memset(s->conns, 0, sizeof(PLDMANetConn) *
-               (PLDMA_NET_CONNS + PLDMA_MAX_QPS));
+        memset(s->conns, 0, sizeof(PLDMANetConn) * PLDMA_MAX_QPS);
     }
     /* every QP to RESET, with a new QPN: its old frames never match */
     pldma_qp_reset(s);
@@ -720,10 +677,6 @@ bool pldma_net_realize(PLDMACore *s, Error **errp)
                    PLDMA_NET_MAX_MTU);
         return false;
     }
-    if (s->rnr_timer > 31) {
-        error_setg(errp, "rnr-timer is a 5-bit IB RNR timer code (0..31)");
-        return false;
-    }
     if (s->rto_us == 0 || s->rto_us > 10 * 1000 * 1000) {
         error_setg(errp, "retransmit-timeout must be 1 us .. 10 s");
         return false;
@@ -748,8 +701,7 @@ bool pldma_net_realize(PLDMACore *s, Error **errp)
     }
     s->loop_bh = qemu_bh_new_guarded(pldma_net_loop_bh, s,
                                      &dev->mem_reentrancy_guard);
-    s->conns = g_new0(PLDMANetConn, PLDMA_NET_CONNS + PLDMA_MAX_QPS);
-    s->psn_next = g_new0(uint32_t, PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS);
+    s->conns = g_new0(PLDMANetConn, PLDMA_MAX_QPS);
     s->nic = qemu_new_nic(&pldma_net_info, conf,
                           object_get_typename(OBJECT(dev)), dev->id,
                           &dev->mem_reentrancy_guard, s);
@@ -784,13 +736,11 @@ void pldma_net_unrealize(PLDMACore *s)
         s->nic = NULL;
     }
     pldma_eth_unrealize(s);
-    for (i = 0; s->conns && i < PLDMA_NET_CONNS + PLDMA_MAX_QPS; i++) {
+    for (i = 0; s->conns && i < PLDMA_MAX_QPS; i++) {
         pldma_net_park_drop(s, &s->conns[i]);
     }
     g_free(s->conns);
     s->conns = NULL;
-    g_free(s->psn_next);
-    s->psn_next = NULL;
     g_free(s->held);
     s->held = NULL;
     if (s->loop_bh) {

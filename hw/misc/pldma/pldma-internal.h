@@ -37,12 +37,6 @@
     DEFINE_PROP_UINT32("mtu", _state, _core.mtu, PLDMA_DEFAULT_MTU), \
     DEFINE_PROP_UINT32("retransmit-timeout", _state, _core.rto_us, \
                        PLDMA_DEFAULT_RTO_US), \
-    DEFINE_PROP_UINT32("retry-count", _state, _core.retry_count, \
-                       PLDMA_DEFAULT_RETRY), \
-    DEFINE_PROP_UINT32("rnr-retry", _state, _core.rnr_retry, \
-                       PLDMA_DEFAULT_RNR_RETRY), \
-    DEFINE_PROP_UINT32("rnr-timer", _state, _core.rnr_timer, \
-                       PLDMA_DEFAULT_RNR_TIMER), \
     DEFINE_PROP_BOOL("rnr-resume", _state, _core.rnr_resume, true), \
     DEFINE_PROP_UINT32("park-size", _state, _core.park_size, \
                        PLDMA_NET_PARK_SIZE), \
@@ -267,7 +261,11 @@ uint32_t pldma_recv_rq_reg(PLDMAChannel *ch, bool tail);
 uint32_t pldma_recv_resolve(PLDMACore *s, uint32_t idx, bool ok);
 void pldma_recv_flush(PLDMACore *s, uint32_t idx);
 
-/* The opcodes a QP's send queue runs through net.c */
+/*
+ * The opcodes that need the peer's receive queue (SEND, WRITE with
+ * immediate); with RDMA WRITE and READ, every remote one runs on a QP's
+ * send queue (req.c)
+ */
 static inline bool pldma_op_qp_only(uint8_t op)
 {
     return op == PLDMA_OP_SEND || op == PLDMA_OP_SEND_IMM ||

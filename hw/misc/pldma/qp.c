@@ -21,15 +21,10 @@
 #include "pldma-internal.h"
 #include "trace.h"
 
-/*
- * Generations the node-id path's fixed QPNs use (QPN_REQ(ch) = 0x0100xx,
- * QPN_RESP(ch) = 0x0001xx in net-internal.h): a QP never takes them, so
- * the BTH destination QPN alone says which path a frame is for.  Generation 0
- * would make QPNs 0 and 1.
- */
+/* QPN[23:8]; generation 0 would make QPNs 0 and 1 (QP0, QP1) */
 static bool qp_gen_ok(uint32_t gen)
 {
-    return gen != 0 && gen != 0x0001 && gen != 0x0100 && gen <= 0xffff;
+    return gen != 0 && gen <= 0xffff;
 }
 
 static void qp_new_gen(PLDMAQP *qp)
@@ -381,7 +376,7 @@ static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
 static void qp_query(PLDMACore *s, uint32_t idx)
 {
     const PLDMAQP *qp = &s->qps[idx];
-    const PLDMANetConn *c = &s->conns[PLDMA_NET_CONNS + idx];
+    const PLDMANetConn *c = &s->conns[idx];
 
     s->qp_stage = *qp;
     if (qp->state == PLDMA_QPS_RTR || qp->state == PLDMA_QPS_RTS) {

@@ -28,7 +28,7 @@
 
 static PLDMANetConn *qp_conn(PLDMACore *s, uint32_t idx)
 {
-    return &s->conns[PLDMA_NET_CONNS + idx];
+    return &s->conns[idx];
 }
 
 static bool qp_receiving(const PLDMAQP *qp)
@@ -142,7 +142,7 @@ static bool recv_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
          */
         c->nak_seq = true;
         pldma_net_answer(s, c, p->psn,
-                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
         return false;
     }
     r = recv_wqe_read(s, c, idx);
@@ -298,7 +298,7 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         /* a duplicate: answer again, it may have been our answer lost */
         pldma_net_cnt(s, PLDMA_NCNT_DUPS);
         if (p->ackreq || last) {
-            pldma_net_answer(s, c, c->epsn - 1, AETH_ACK, 0);
+            pldma_net_answer(s, c, c->epsn - 1, AETH_ACK);
         }
         return;
     }
@@ -318,7 +318,7 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         pldma_net_cnt(s, PLDMA_NCNT_OOO);
         if (d == 0 && c->fault) {
             pldma_net_answer(s, c, c->epsn,
-                             AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+                             AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
         }
         return;
     }
@@ -327,7 +327,7 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         return;
     }
     /* the expected PSN: the opcode sequence of the messages */
-    if (c->msg_valid && !c->msg_nak &&
+    if (c->msg_valid &&
         pldma_net_psn_diff(p->psn, c->msg_psn) >= 0 &&
         pldma_net_psn_diff(p->psn, c->msg_psn) < (int32_t)c->msg_nsegs) {
         recv_refuse(s, c, p, idx, AETH_NAK_INVALID, "inside a WRITE");
@@ -393,7 +393,7 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         c->nak_seq = true;
         pldma_net_park_add(s, c, p, idx);
         pldma_net_answer(s, c, p->psn,
-                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
         return;
     }
     c->rmsg_off = off + p->plen;
@@ -409,7 +409,7 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
     }
     /* a held one is acknowledged when all are applied */
     if ((p->ackreq || last) && !pldma_net_park_running(c)) {
-        pldma_net_answer(s, c, p->psn, AETH_ACK, 0);
+        pldma_net_answer(s, c, p->psn, AETH_ACK);
     }
 }
 
@@ -446,10 +446,10 @@ bool pldma_recv_imm_done(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
  */
 bool pldma_recv_failed(PLDMACore *s, PLDMANetConn *c)
 {
-    uint32_t idx = c->qp - 1;
+    uint32_t idx = c - s->conns;
 
-    if (!c->qp || !c->rmsg_valid) {
-        return c->qp != 0;
+    if (!c->rmsg_valid) {
+        return true;
     }
     c->rmsg_valid = false;
     return recv_complete(s, idx, c->rwqe_id, PLDMA_WC_RECV,
@@ -465,7 +465,7 @@ uint32_t pldma_recv_resolve(PLDMACore *s, uint32_t idx, bool ok)
         return PLDMA_QP_ST_BAD_CMD;
     }
     c = qp_conn(s, idx);
-    if (!c->fault || c->stalled || !c->fault_recv || !c->qp) {
+    if (!c->fault || c->stalled || !c->fault_recv) {
         return PLDMA_QP_ST_BAD_STATE;   /* no RECV fault reported */
     }
     pldma_net_conn_resolved(s, c, ok);
@@ -544,8 +544,7 @@ void pldma_recv_rq_doorbell(PLDMAChannel *ch, uint32_t val)
         c->rq_rnr = false;
         if (s->rnr_resume) {
             pldma_net_cnt(s, PLDMA_NCNT_RESUME_TX);
-            pldma_net_answer(s, c, c->epsn - 1, AETH_ACK,
-                             PLDMA_NET_RESUME_MSN);
+            pldma_net_answer(s, c, c->epsn - 1, AETH_ACK);
         }
     }
 }

@@ -6,8 +6,8 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * The requester of a remote operation (RDMA WRITE, WRITE with immediate,
- * READ, SEND), as IB's RC requester: the remote part of a descriptor
- * (node-id path or a QP's send queue), the segments of a message within
+ * READ, SEND), as IB's RC requester: the remote part of a descriptor on
+ * a QP's send queue, the segments of a message within
  * the window of PLDMA_NET_WINDOW unacknowledged ones, READ requests a
  * window at a time, and the retransmit and RNR timer.  Faults on the
  * source of a WRITE or SEND take the channel's local fault path.  The
@@ -20,18 +20,6 @@
 #include "qemu/timer.h"
 #include "net-internal.h"
 #include "trace.h"
-
-/*
- * A message of no bytes: one packet without payload (IBA 9.4: a
- * zero-length SEND consumes a receive WQE; a zero-length RDMA WRITE
- * needs no valid R_Key or VA, C9-88), or for a READ one request of DMA
- * length 0 that one READ Response Only without payload answers.  On a
- * QP, for every opcode; the node-id path has none.
- */
-bool pldma_net_zero_len_ok(uint32_t qp)
-{
-    return qp != 0;
-}
 
 void pldma_net_arm(PLDMAChannel *ch, uint64_t us)
 {
@@ -47,8 +35,7 @@ static uint32_t qp_rto_us(PLDMACore *s, uint32_t code)
 }
 
 /* A descriptor on the send queue of @qp: its path, PSN and timers */
-static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp,
-                                    uint16_t node)
+static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp)
 {
     PLDMACore *s = ch->s;
     PLDMANetReq *r = &ch->net;
@@ -57,11 +44,11 @@ static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp,
     if (qp->state == PLDMA_QPS_ERR) {
         return PLDMA_ST_FLUSHED;    /* flushed: never sent (no PSN used) */
     }
-    if (node != 0 || qp->state != PLDMA_QPS_RTS) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: node %u on "
-                      "the send queue of a QP in state %u\n", ch->idx,
-                      ch->head, node, qp->state);
-        return PLDMA_ST_BAD_NODE;
+    if (qp->state != PLDMA_QPS_RTS) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: on the send "
+                      "queue of a QP in state %u\n", ch->idx, ch->head,
+                      qp->state);
+        return PLDMA_ST_BAD_QP;
     }
     r->qp = qp - s->qps + 1;
     r->qp_gen = qp->gen;
@@ -78,27 +65,20 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
 {
     PLDMACore *s = ch->s;
     PLDMANetReq *r = &ch->net;
-    uint16_t node = lduw_le_p(d + PLDMA_DESC_NODE);
     PLDMAQP *qp = pldma_qp_of_sq(s, ch->idx);
     uint32_t st;
 
     memset(r, 0, sizeof(*r));
-    if (qp) {
-        st = pldma_net_decode_qp(ch, qp, node);
-        if (st) {
-            memset(r, 0, sizeof(*r));
-            return st;
-        }
-    } else if (pldma_op_qp_only(ch->op)) {
+    if (!qp) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: opcode 0x%x "
                       "on a channel that is no QP's send queue\n", ch->idx,
                       ch->head, ch->op);
         return PLDMA_ST_BAD_OPCODE;
-    } else if (!s->nic || node == 0 || node >= PLDMA_NET_MAX_NODES ||
-               node == s->node_id) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: no node %u "
-                      "to reach\n", ch->idx, ch->head, node);
-        return PLDMA_ST_BAD_NODE;
+    }
+    st = pldma_net_decode_qp(ch, qp);
+    if (st) {
+        memset(r, 0, sizeof(*r));
+        return st;
     }
     /* (a SEND has no remote address: REMOTE_VA and RKEY are not used) */
     if (ch->op != PLDMA_OP_SEND && ch->op != PLDMA_OP_SEND_IMM) {
@@ -118,22 +98,19 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
             return PLDMA_ST_BAD_DESC;
         }
     }
-    if ((ch->len == 0 && !pldma_net_zero_len_ok(r->qp)) ||
-        ch->len > s->max_transfer || ch->len > PLDMA_NET_MAX_MSG ||
+    /*
+     * A message of no bytes is one packet without payload (IBA 9.4: a
+     * zero-length SEND consumes a receive WQE; a zero-length RDMA WRITE
+     * needs no valid R_Key or VA, C9-88), or for a READ one request of
+     * DMA length 0 that one READ Response Only without payload answers
+     */
+    if (ch->len > s->max_transfer || ch->len > PLDMA_NET_MAX_MSG ||
         r->rva + ch->len < r->rva ||
         (!ch->nsge && pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||
         (!ch->nsge && ch->op == PLDMA_OP_RDMA_READ &&
          ch->dst + ch->len < ch->dst)) {
         memset(r, 0, sizeof(*r));   /* nothing sent: the QP's PSN stays */
         return PLDMA_ST_BAD_LENGTH;
-    }
-    if (!qp) {
-        r->node = node;
-        r->psn = s->psn_next[ch->idx * PLDMA_NET_MAX_NODES + node];
-        r->mtu = s->mtu;
-        r->rto_us = s->rto_us;
-        r->retry_count = s->retry_count;
-        r->rnr_retry = s->rnr_retry;
     }
     r->rkey = ldl_le_p(d + PLDMA_DESC_RKEY);
     if (pldma_op_has_imm(ch->op)) {
@@ -152,8 +129,8 @@ void pldma_net_send_read_req(PLDMAChannel *ch)
     uint32_t seg = ch->done / r->mtu;
     PLDMAPkt p = {
         .opcode = OP_READ_REQ, .ackreq = true,
-        .qpn = r->qp ? s->qps[r->qp - 1].dest_qpn : QPN_REQ(ch->idx),
-        .psn = (r->psn + seg) & PLDMA_PSN_MASK, .node = r->node,
+        .qpn = s->qps[r->qp - 1].dest_qpn,
+        .psn = (r->psn + seg) & PLDMA_PSN_MASK,
         .rkey = r->rkey,
         .qp = r->qp,
     };
@@ -168,7 +145,7 @@ void pldma_net_send_read_req(PLDMAChannel *ch)
      */
     ch->done = (uint64_t)seg * r->mtu;
     p.va = r->rva + ch->done;
-    if (r->qp && ch->done < r->rd_end) {
+    if (ch->done < r->rd_end) {
         /*
          * Asked again inside the window (a loss, an RNR, a local fault):
          * a QP's responder answers a repeated READ only when it is the
@@ -289,8 +266,8 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
     PLDMANetReq *r = &ch->net;
     uint8_t buf[PLDMA_NET_MAX_MTU];
 
-    if (r->qp && (s->qps[r->qp - 1].gen != r->qp_gen ||
-                  s->qps[r->qp - 1].state != PLDMA_QPS_RTS)) {
+    if (s->qps[r->qp - 1].gen != r->qp_gen ||
+        s->qps[r->qp - 1].state != PLDMA_QPS_RTS) {
         /* the QP left RTS (modified to ERR or RESET): flushed */
         pldma_net_finish(ch, PLDMA_ST_REMOTE_ERROR);
         return true;
@@ -329,9 +306,9 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         uint64_t fva;
         PLDMAAccess a;
         PLDMAPkt p = {
-            .qpn = r->qp ? s->qps[r->qp - 1].dest_qpn : QPN_REQ(ch->idx),
+            .qpn = s->qps[r->qp - 1].dest_qpn,
             .psn = (r->psn + seg) & PLDMA_PSN_MASK,
-            .payload = buf, .plen = n, .node = r->node, .qp = r->qp,
+            .payload = buf, .plen = n, .qp = r->qp,
         };
 
         if (ch->done >= r->acked &&
@@ -404,16 +381,16 @@ void pldma_net_timer(void *opaque)
         return;
     }
     if (r->rnr) {
-        trace_pldma_net_rnr_expired(ch->idx, r->node, ch->done);
+        trace_pldma_net_rnr_expired(ch->idx, ch->done);
         pldma_net_rewind(ch, ch->done);
         return;
     }
     pldma_net_cnt(s, PLDMA_NCNT_TIMEOUTS);
     if (++r->retries > r->retry_count) {
-        trace_pldma_net_gave_up(ch->idx, r->node, r->retries);
+        trace_pldma_net_gave_up(ch->idx, r->retries);
         pldma_net_finish(ch, PLDMA_ST_REMOTE_TIMEOUT);
         return;
     }
-    trace_pldma_net_timeout(ch->idx, r->node, r->retries, r->acked);
+    trace_pldma_net_timeout(ch->idx, r->retries, r->acked);
     pldma_net_rewind(ch, pldma_op_sends(ch->op) ? r->acked : ch->done);
 }

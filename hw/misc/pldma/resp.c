@@ -6,8 +6,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * The responder of RDMA WRITE and READ requests (SEND and WRITE with
- * immediate take their receive WQEs in recv.c), per connection: the
- * node-id path's (requester node, channel) or a QP.  The expected PSN,
+ * immediate take their receive WQEs in recv.c), per QP.  The expected PSN,
  * duplicates answered again, the key checked (index, generation, access,
  * range, PD) before a byte is touched, the responder's DMA, ACKs and
  * NAKs with the AETH MSN, READ response streams from the bottom half.
@@ -62,62 +61,46 @@ typedef struct PLDMANetPark {
     PLDMAPkt pkt[PLDMA_NET_PARK_SEGS];  /* payload: a copy of its own */
 } PLDMANetPark;
 
+/* The QP of connection @c (s->conns[i] is QP i's responder) */
+static uint32_t conn_idx(PLDMACore *s, const PLDMANetConn *c)
+{
+    return c - s->conns;
+}
+
 static PLDMAQP *conn_qp(PLDMACore *s, const PLDMANetConn *c)
 {
-    return c->qp ? &s->qps[c->qp - 1] : NULL;
+    return &s->qps[conn_idx(s, c)];
 }
 
 /* Payload bytes per segment of a connection: its QP's path MTU */
 uint32_t pldma_net_conn_mtu(PLDMACore *s, const PLDMANetConn *c)
 {
-    return c->qp ? PLDMA_MTU_BYTES(s->qps[c->qp - 1].path_mtu) : s->mtu;
+    return PLDMA_MTU_BYTES(conn_qp(s, c)->path_mtu);
 }
 
 /* The RNR timer code the responder sends: its QP's minimum RNR timer */
 uint32_t pldma_net_conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c)
 {
-    return c->qp ? PLDMA_QPT_MIN_RNR_TIMER(s->qps[c->qp - 1].timers)
-                 : s->rnr_timer;
+    return PLDMA_QPT_MIN_RNR_TIMER(conn_qp(s, c)->timers);
 }
 
-/* For traces: the node (0 on a QP) and the channel or QP index */
-static uint16_t conn_node(PLDMACore *s, const PLDMANetConn *c)
-{
-    uint32_t i = c - s->conns;
-
-    return i < PLDMA_NET_CONNS ? i / PLDMA_MAX_CHANNELS : 0;
-}
-
-static uint32_t conn_ch(PLDMACore *s, const PLDMANetConn *c)
-{
-    uint32_t i = c - s->conns;
-
-    return i < PLDMA_NET_CONNS ? i % PLDMA_MAX_CHANNELS : i - PLDMA_NET_CONNS;
-}
-
-/* Fill in where an answer of connection @c goes: its QP's peer, or node */
+/* Fill in where an answer of connection @c goes: its QP's peer */
 static void conn_dest(PLDMACore *s, const PLDMANetConn *c, PLDMAPkt *p)
 {
-    if (c->qp) {
-        p->qp = c->qp;
-        p->qpn = s->qps[c->qp - 1].dest_qpn;
-    } else {
-        p->node = conn_node(s, c);
-        p->qpn = QPN_RESP(conn_ch(s, c));
-    }
+    p->qp = conn_idx(s, c) + 1;
+    p->qpn = conn_qp(s, c)->dest_qpn;
 }
 
 /*
- * An ACK or NAK of connection @c.  On a QP the AETH MSN is the count of
- * messages the responder completed (IBA C9-147/148); the node-id path
- * sends 0, or @msn for its "resolved, resend now".
+ * An ACK or NAK of connection @c.  The AETH MSN is the count of messages
+ * the responder completed (IBA C9-147/148).
  */
 void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
-                      uint8_t syndrome, uint32_t msn)
+                      uint8_t syndrome)
 {
     PLDMAPkt p = {
         .opcode = OP_ACK, .psn = psn & PLDMA_PSN_MASK,
-        .syndrome = syndrome, .msn = c->qp ? c->msn : msn,
+        .syndrome = syndrome, .msn = c->msn,
     };
 
     conn_dest(s, c, &p);
@@ -145,14 +128,13 @@ void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
 
 /*
  * A NAK that ends a request (remote access, invalid request, remote
- * operational error).  On a QP it is fatal to the connection, as IBA
+ * operational error): fatal to the connection, as IBA
  * 9.9.3.1.2-3 has it for these classes of responder error and as Linux
  * rxe's responder does (do_class_ac_error(), then rxe_qp_error()): the
  * NAK is sent once and the responder's QP goes to ERR, where it takes
  * no further frame.  So a peer gets one answer per connection for a bad
  * key, never an oracle to sweep, and nothing is half-refused.  The
- * requester's QP goes to ERR on receiving it (pldma_net_rx_ack()).  The
- * node-id path refuses the request and goes on.
+ * requester's QP goes to ERR on receiving it (pldma_net_rx_ack()).
  */
 void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome)
@@ -160,46 +142,30 @@ void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
     if (c->park && !c->park->running) {
         pldma_net_park_drop(s, c);      /* nothing held is applied now */
     }
-    pldma_net_answer(s, c, psn, syndrome, 0);
-    if (c->qp) {
-        trace_pldma_net_resp_fatal(c->qp - 1, psn & PLDMA_PSN_MASK,
-                                   syndrome);
-        pldma_qp_to_err(s, c->qp - 1);
-    }
+    pldma_net_answer(s, c, psn, syndrome);
+    trace_pldma_net_resp_fatal(conn_idx(s, c), psn & PLDMA_PSN_MASK,
+                               syndrome);
+    pldma_qp_to_err(s, conn_idx(s, c));
 }
 
 /*
- * A request ahead of the expected PSN (a QP's, or a node-id path message
- * that cannot start there): counted, and one sequence NAK naming the
- * expected PSN until a NAK or the expected packet resets nak_seq
+ * A request ahead of the expected PSN: counted, and one sequence NAK
+ * naming the expected PSN until a NAK or the expected packet resets
+ * nak_seq
  */
 void pldma_net_seq_nak(PLDMACore *s, PLDMANetConn *c)
 {
     pldma_net_cnt(s, PLDMA_NCNT_OOO);
     if (!c->nak_seq) {
         c->nak_seq = true;
-        pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ, 0);
+        pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ);
     }
-}
-
-/*
- * A WRITE refused after its First was taken: the node-id path skips the
- * rest of the message (and replays the NAK to its duplicates)
- */
-static void pldma_net_msg_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
-                              uint8_t syndrome)
-{
-    if (!c->qp) {
-        c->msg_nak = syndrome;
-        c->epsn = (c->msg_psn + c->msg_nsegs) & PLDMA_PSN_MASK;
-    }
-    pldma_net_nak(s, c, psn, syndrome);
 }
 
 /*
  * Check an access of connection @c to [va, va + len) with @rkey; 0 or a
- * NAK syndrome.  Through a QP the key must be of the QP's PD and the QP's
- * access flags must allow the access too.
+ * NAK syndrome.  The key must be of the QP's PD, and the QP's access
+ * flags must allow the access too.
  */
 static uint8_t pldma_net_check_key(PLDMACore *s, PLDMANetConn *c,
                                    uint32_t rkey, uint64_t va,
@@ -218,11 +184,7 @@ static uint8_t pldma_net_check_key(PLDMACore *s, PLDMANetConn *c,
         va - k->va > k->len - len) {
         return AETH_NAK_ACCESS;
     }
-    if (qp && (k->pasid_reg != qp->pd || !(qp->access & access))) {
-        return AETH_NAK_ACCESS;
-    }
-    if (!qp && !(k->access & PLDMA_KEY_ACC_NODE)) {
-        /* a key for QPs only (a verbs MR's): not through node-ids */
+    if (k->pasid_reg != qp->pd || !(qp->access & access)) {
         return AETH_NAK_ACCESS;
     }
     return 0;
@@ -333,32 +295,6 @@ static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
     return a;
 }
 
-/*
- * A new message ahead of the faulted one on the node-id path: its
- * requester gave the faulted message up (RNR retries, a CANCEL).  A fault
- * reported on a key lets the connection go: the key keeps waiting for its
- * answer (or its bound), the connection serves other keys.  A stall, or a
- * receive WQE's fault, stays with the connection.  A QP's requester
- * never skips a message: its faults are bounded in time instead.
- */
-static bool conn_fault_detach(PLDMACore *s, PLDMANetConn *c,
-                              const PLDMAPkt *p)
-{
-    if (c->qp || c->stalled || c->fault_recv ||
-        (c->msg_valid &&
-         pldma_net_psn_diff(p->psn, c->msg_psn) < (int32_t)c->msg_nsegs &&
-         pldma_net_psn_diff(p->psn, c->msg_psn) >= 0)) {
-        return false;
-    }
-    trace_pldma_net_fault_detached(conn_node(s, c), conn_ch(s, c),
-                                   c->fault_key, p->psn);
-    c->fault = false;
-    c->rd_hold = false;
-    c->rd_active = false;
-    pldma_net_park_drop(s, c);
-    return true;
-}
-
 static void park_free(PLDMACore *s, PLDMANetPark *k)
 {
     uint32_t i;
@@ -420,11 +356,11 @@ static bool park_fits(PLDMACore *s, const PLDMANetConn *c, const PLDMAPkt *p)
         return false;
     }
     if (pldma_net_op_flags(p->opcode) & PLDMA_NET_F_SEND) {
-        return s->park_send && c->qp && c->rmsg_valid &&
+        return s->park_send && c->rmsg_valid &&
                pldma_net_psn_diff(p->psn, c->rmsg_psn) >= 0;
     }
     d = pldma_net_psn_diff(p->psn, c->msg_psn);
-    return !p->has_imm && c->msg_valid && !c->msg_nak && d >= 0 &&
+    return !p->has_imm && c->msg_valid && d >= 0 &&
            d < (int32_t)c->msg_nsegs;
 }
 
@@ -480,7 +416,6 @@ bool pldma_net_park_add(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
     q = &k->pkt[k->n++];
     *q = *p;
     q->payload = g_memdup2(p->payload, p->plen);
-    q->smac = NULL;
     s->park_bytes += p->plen;
     pldma_net_cnt(s, PLDMA_NCNT_PARKED);
     trace_pldma_net_park((uint32_t)(c - s->conns), p->psn, k->n - k->head);
@@ -511,7 +446,7 @@ static bool pldma_net_park_run(PLDMACore *s, PLDMANetConn *c,
         }
         k->running = true;
         if (pldma_net_op_flags(q->opcode) & PLDMA_NET_F_SEND) {
-            pldma_recv_rx_send(s, c, q, c->qp - 1);
+            pldma_recv_rx_send(s, c, q, conn_idx(s, c));
         } else {
             pldma_net_rx_write(s, c, q, k->rch);
         }
@@ -553,13 +488,12 @@ static bool pldma_net_park_run(PLDMACore *s, PLDMANetConn *c,
              */
             c->nak_seq = true;
             pldma_net_answer(s, c, c->epsn,
-                             AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+                             AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
         } else {
             if (s->rnr_resume) {
                 pldma_net_cnt(s, PLDMA_NCNT_RESUME_TX);
             }
-            pldma_net_answer(s, c, c->epsn - 1, AETH_ACK,
-                             s->rnr_resume ? PLDMA_NET_RESUME_MSN : 0);
+            pldma_net_answer(s, c, c->epsn - 1, AETH_ACK);
         }
         pldma_net_park_drop(s, c);
     }
@@ -577,40 +511,21 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     PLDMAAccess a;
     int32_t d = pldma_net_psn_diff(p->psn, c->epsn);
 
-    if (!c->synced && first) {
-        /* the first message since our reset: its PSN is the expected one */
-        d = 0;
-    }
     if (d < 0) {
         /* a duplicate: answer again, it may have been our answer lost */
         pldma_net_cnt(s, PLDMA_NCNT_DUPS);
         if (!p->ackreq && !last) {
             return;
         }
-        if (c->msg_valid && c->msg_nak &&
-            pldma_net_psn_diff(p->psn, c->msg_psn) >= 0) {
-            pldma_net_answer(s, c, c->msg_psn, c->msg_nak, 0);
-        } else {
-            pldma_net_answer(s, c, c->epsn - 1, AETH_ACK, 0);
-        }
+        pldma_net_answer(s, c, c->epsn - 1, AETH_ACK);
         return;
     }
-    /*
-     * Far ahead: garbage, unless it starts a new message, which may follow
-     * a long message the requester abandoned (any PSN ahead of ours).  A
-     * QP takes only the expected PSN: its requester never skips one.
-     */
-    if (c->qp && d > PLDMA_NET_PSN_AHEAD) {
+    /* far ahead: garbage (a requester never skips a PSN) */
+    if (d > PLDMA_NET_PSN_AHEAD) {
         pldma_net_qp_drop(s, p, "PSN outside the window");
         return;
     }
-    if (d > PLDMA_NET_PSN_AHEAD && !first) {
-        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
-        return;
-    }
-    if (c->fault && d > 0 && first && conn_fault_detach(s, c, p)) {
-        /* its requester gave the faulted message up: this one goes on */
-    } else if (c->fault || (c->park && !c->park->running)) {
+    if (c->fault || (c->park && !c->park->running)) {
         /*
          * Not ready yet: held behind the fault (or behind those held,
          * until they are applied), or the same answer as the first time
@@ -621,24 +536,21 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         pldma_net_cnt(s, PLDMA_NCNT_OOO);
         if (d == 0 && c->fault) {
             pldma_net_answer(s, c, c->epsn,
-                             AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+                             AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
         }
         return;
     }
-    /* a new message may start ahead: its requester gave up on the last */
-    if (d > 0 && (c->qp || !(first && (!c->msg_valid ||
-                                       pldma_net_psn_diff(p->psn, c->msg_psn) >=
-                                       (int32_t)c->msg_nsegs)))) {
+    /* the expected PSN only: a sequence NAK, nothing moves */
+    if (d > 0) {
         pldma_net_seq_nak(s, c);
         return;
     }
     if (first) {
         /*
-         * A zero-length WRITE (a QP's) needs no valid R_Key or VA (IBA
-         * C9-88): nothing is accessed
+         * A zero-length WRITE needs no valid R_Key or VA (IBA C9-88):
+         * nothing is accessed
          */
-        nak = (p->dmalen == 0 && !c->qp) ||
-              p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
+        nak = p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
               last != (p->dmalen <= mtu) ||         /* Only, or First */
               c->rmsg_valid                         /* a SEND unfinished */
               ? AETH_NAK_INVALID
@@ -646,15 +558,9 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
               : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
                                     PLDMA_KEY_ACC_WRITE);
         if (nak) {
-            /*
-             * Refused before anything moves: not the expected PSN, not
-             * the message that duplicates are answered for.  A request
-             * without a valid key must not change a connection that a
-             * peer with the key uses; the refused message's other
-             * segments are ahead of the expected PSN and dropped.
-             */
-            trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
-                                    p->dmalen, nak);
+            /* refused: the NAK ends the connection (pldma_net_nak()) */
+            trace_pldma_net_refused(rch, p->psn, p->rkey, p->va, p->dmalen,
+                                    nak);
             pldma_net_nak(s, c, p->psn, nak);
             return;
         }
@@ -664,22 +570,16 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
         c->msg_len = p->dmalen;
         c->msg_rkey = p->rkey;
         c->msg_nsegs = pldma_net_nsegs(mtu, p->dmalen);
-        c->msg_nak = 0;
-        c->epsn = p->psn;
-        if (!c->synced) {
-            trace_pldma_net_conn_sync(p->node, rch, p->psn);
-            c->synced = true;
-        }
-    } else if (!c->msg_valid || c->msg_nak ||
+    } else if (!c->msg_valid ||
                pldma_net_psn_diff(p->psn, c->msg_psn) < 0 ||
                pldma_net_psn_diff(p->psn, c->msg_psn) >=
                (int32_t)c->msg_nsegs) {
         /*
-         * Not a segment of the current message: no message, a refused
-         * one, or a PSN outside it, also before its First (an expected
-         * PSN that went round the 24-bit space): refused, nothing moves
+         * Not a segment of the current message: no message, or a PSN
+         * outside it, also before its First (an expected PSN that went
+         * round the 24-bit space): an invalid request
          */
-        trace_pldma_net_refused(p->node, rch, p->psn, 0, 0, p->plen,
+        trace_pldma_net_refused(rch, p->psn, 0, 0, p->plen,
                                 AETH_NAK_INVALID);
         pldma_net_nak(s, c, p->psn, AETH_NAK_INVALID);
         return;
@@ -687,14 +587,14 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     off = (uint64_t)pldma_net_psn_diff(p->psn, c->msg_psn) * mtu;
     if (off + p->plen > c->msg_len || (!last && p->plen != mtu) ||
         (last && off + p->plen != c->msg_len)) {
-        pldma_net_msg_nak(s, c, p->psn, AETH_NAK_INVALID);
+        pldma_net_nak(s, c, p->psn, AETH_NAK_INVALID);
         return;
     }
     /* the key, again: it may have been revoked since the first segment */
     nak = p->plen ? pldma_net_check_key(s, c, c->msg_rkey, c->msg_va + off,
                                         p->plen, PLDMA_KEY_ACC_WRITE) : 0;
     if (nak) {
-        pldma_net_msg_nak(s, c, p->psn, nak);
+        pldma_net_nak(s, c, p->psn, nak);
         return;
     }
     /* WRITE with immediate: its Last/Only needs a receive WQE (recv.c) */
@@ -706,24 +606,22 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
                                     c->msg_len)
                 : PLDMA_ACC_OK;
     if (a == PLDMA_ACC_BUSERR) {
-        pldma_net_msg_nak(s, c, p->psn, AETH_NAK_OPERR);
+        pldma_net_nak(s, c, p->psn, AETH_NAK_OPERR);
         return;
     }
     if (a != PLDMA_ACC_OK) {
         /*
-         * Drop it; the requester resends from this segment.  On a QP the
-         * RNR NAK names the expected PSN as a sequence NAK would: the
+         * Drop it; the requester resends from this segment.  The RNR
+         * NAK names the expected PSN as a sequence NAK would: the
          * segments in flight behind it are dropped without a sequence NAK
          * on top (to rxe that means "resend now", ending its RNR wait)
          */
         c->fault_psn = p->psn;
-        if (c->qp) {
-            c->nak_seq = true;
-        }
+        c->nak_seq = true;
         /* held, with the segments that follow it (not when it is held) */
         pldma_net_park_add(s, c, p, rch);
         pldma_net_answer(s, c, p->psn,
-                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
         return;
     }
     c->epsn = (p->psn + 1) & PLDMA_PSN_MASK;
@@ -736,7 +634,7 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
          * it stayed taken too, and a later WRITE with immediate completed
          * it a second time)
          */
-        trace_pldma_recv_imm_released(c->qp - 1, p->psn);
+        trace_pldma_recv_imm_released(rch, p->psn);
         c->imm_wqe = false;
     }
     if (last) {
@@ -748,7 +646,7 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
     }
     /* a held one is acknowledged when all are applied */
     if ((p->ackreq || last) && !(c->park && c->park->running)) {
-        pldma_net_answer(s, c, p->psn, AETH_ACK, 0);
+        pldma_net_answer(s, c, p->psn, AETH_ACK);
     }
 }
 
@@ -757,7 +655,7 @@ QEMU_BUILD_BUG_ON(PLDMA_NET_RD_ORIG > 8 * sizeof_field(PLDMANetConn,
                                                        rdo_zero));
 
 /*
- * A QP's duplicate READ request @p repeats one it took: one of the READs
+ * A duplicate READ request @p repeats one its QP took: one of the READs
  * remembered whose PSNs hold @p's, with the same R_Key, and @p's range is
  * the original's or a part of it (IBA 9.7.5.1.x; Linux rxe's responder,
  * duplicate_request(), drops any other silently).  It is then served
@@ -793,10 +691,10 @@ static bool pldma_net_rd_dup_ok(PLDMACore *s, const PLDMANetConn *c,
 static void rd_start(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                      uint64_t va, uint32_t len, uint32_t rkey, bool fresh)
 {
-    if (c->qp && fresh) {
+    if (fresh) {
         /*
-         * A QP's READ counts in the MSN when it starts being answered,
-         * as rxe's execute() counts it (C9-148): its responses carry it
+         * A READ counts in the MSN when it starts being answered, as
+         * rxe's execute() counts it (C9-148): its responses carry it
          */
         c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
     }
@@ -809,17 +707,12 @@ static void rd_start(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
     c->rd_off = 0;
     c->rd_rkey = rkey;
     /*
-     * A QP's READ is served whole, as IBA has it: a standard requester
-     * (Linux rxe) asks for the rest of a shortened READ only when its
-     * retransmit timer fires.  The bottom half sends its responses a turn
-     * at a time, in turn with the other connections' and the local
-     * channels (pldma_net_bh()).  The node-id path, which anyone on the
-     * link can address, sends at most a window per request, as our
-     * requester asks: one frame there must not make us send a gigabyte.
+     * A READ is served whole, as IBA has it: a standard requester (Linux
+     * rxe) asks for the rest of a shortened READ only when its retransmit
+     * timer fires.  The bottom half sends its responses a turn at a time,
+     * in turn with the other connections' and the local channels
+     * (pldma_net_bh()).
      */
-    c->rd_stop = c->qp ? len
-                       : MIN(len, (uint64_t)PLDMA_NET_WINDOW *
-                                  pldma_net_conn_mtu(s, c));
 }
 
 /*
@@ -882,17 +775,9 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
     int32_t d = pldma_net_psn_diff(p->psn, c->epsn);
     uint8_t nak;
 
-    if (!c->synced) {
-        d = 0;          /* the first request since our reset */
-    }
-    if (c->qp && d < 0 && !pldma_net_rd_dup_ok(s, c, p)) {
+    if (d < 0 && !pldma_net_rd_dup_ok(s, c, p)) {
         /* not a repeat of a READ taken, or more than it: dropped */
         pldma_net_qp_drop(s, p, "duplicate READ beyond the original");
-        return;
-    }
-    /* the node-id path: an old duplicate */
-    if (!c->qp && d < -PLDMA_NET_PSN_AHEAD) {
-        pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
         return;
     }
     if (c->fault && c->rd_hold && d < 0) {
@@ -901,93 +786,69 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
          * response stream is held: serve that request once the fault is
          * resolved, and say nothing now (no RNR inside a READ's responses)
          */
-    } else if (c->fault && d > 0 && !c->qp && conn_fault_detach(s, c, p)) {
-        /* its requester gave the faulted message up: this one goes on */
-    } else if (c->fault && !(c->qp && d > 0)) {
+    } else if (c->fault && d <= 0) {
         pldma_net_cnt(s, PLDMA_NCNT_OOO);
         pldma_net_answer(s, c, p->psn,
-                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
         return;
     }
     if (d < 0) {
         /* answered again: reads are idempotent */
         pldma_net_cnt(s, PLDMA_NCNT_DUPS);
-    } else if (d > PLDMA_NET_PSN_AHEAD && c->qp) {
+    } else if (d > PLDMA_NET_PSN_AHEAD) {
         pldma_net_qp_drop(s, p, "PSN outside the window");
         return;
-    } else if (d > 0 && c->qp) {
-        /* a QP takes the expected PSN only: a sequence NAK, nothing moves */
+    } else if (d > 0) {
+        /* the expected PSN only: a sequence NAK, nothing moves */
         pldma_net_seq_nak(s, c);
         return;
-    } else if (d > 0) {
-        /* a new message, the last abandoned */
-        pldma_net_cnt(s, PLDMA_NCNT_OOO);
     }
     /*
-     * A zero-length READ (a QP's) needs no valid R_Key or VA, as a
-     * zero-length WRITE (C9-88; Linux rxe checks neither): nothing is
-     * read, one READ Response Only without payload answers it
+     * A zero-length READ needs no valid R_Key or VA, as a zero-length
+     * WRITE (C9-88; Linux rxe checks neither): nothing is read, one READ
+     * Response Only without payload answers it
      */
-    nak = (p->dmalen == 0 && !c->qp) ||
-          p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
-          (d >= 0 && c->qp && c->rd_active &&             /* resources */
+    nak = p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
+          (d >= 0 && c->rd_active &&                      /* resources */
            c->rdq_n >= PLDMA_NET_RD_ORIG - 1)
           ? AETH_NAK_INVALID
           : p->dmalen == 0 ? 0
           : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
                                 PLDMA_KEY_ACC_READ);
     if (nak) {
-        trace_pldma_net_refused(p->node, rch, p->psn, p->rkey, p->va,
-                                p->dmalen, nak);
-        /* refused: nothing moves, neither epsn nor a READ being served */
-        if (c->qp) {
-            pldma_net_nak(s, c, p->psn, nak);
-        } else {
-            pldma_net_answer(s, c, p->psn, nak, 0);
-        }
+        trace_pldma_net_refused(rch, p->psn, p->rkey, p->va, p->dmalen,
+                                nak);
+        pldma_net_nak(s, c, p->psn, nak);
         return;
-    }
-    if (!c->synced) {
-        trace_pldma_net_conn_sync(p->node, rch, p->psn);
-        c->synced = true;
     }
     /*
      * The request came from the QP's peer (its IP, the QPN's generation,
      * a PSN in the window) with a key that allows the READ; the responses
-     * go to the QP's DEST_MAC, never to a frame's source.  On a QP a
-     * READ taken while another is answered waits its turn; a duplicate of
-     * the one being answered takes its place.
+     * go to the QP's DEST_MAC, never to a frame's source.  A READ taken
+     * while another is answered waits its turn; a duplicate of the one
+     * being answered takes its place.
      */
-    if (c->qp && c->rd_active && !(d < 0 && rd_dup_restarts(s, c, p))) {
+    if (c->rd_active && !(d < 0 && rd_dup_restarts(s, c, p))) {
         if (!rd_queue(c, p, d >= 0)) {
             /* (a duplicate beyond the resources: its original answers) */
             pldma_net_qp_drop(s, p, "duplicate READ beyond the resources");
             return;
         }
-        trace_pldma_net_read_queued(c->qp - 1, p->psn, p->dmalen, c->rdq_n);
+        trace_pldma_net_read_queued(rch, p->psn, p->dmalen, c->rdq_n);
     } else {
         rd_start(s, c, p->psn, p->va, p->dmalen, p->rkey, d >= 0);
-        if (c->rd_stop < c->rd_len) {
-            trace_pldma_net_read_window(p->node, rch, p->psn, p->dmalen,
-                                        c->rd_stop);
-        }
     }
     if (d >= 0) {
         c->epsn = (p->psn + pldma_net_nsegs(pldma_net_conn_mtu(s, c),
                                             p->dmalen)) & PLDMA_PSN_MASK;
         c->nak_seq = false;
-        if (!c->qp) {
-            c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
-        } else {
-            /* the original its duplicates are checked against */
-            c->rdo_psn[c->rdo_next] = p->psn;
-            c->rdo_va[c->rdo_next] = p->va;
-            c->rdo_len[c->rdo_next] = p->dmalen;
-            c->rdo_zero = deposit32(c->rdo_zero, c->rdo_next, 1,
-                                    p->dmalen == 0);
-            c->rdo_rkey[c->rdo_next] = p->rkey;
-            c->rdo_next = (c->rdo_next + 1) % PLDMA_NET_RD_ORIG;
-        }
+        /* the original its duplicates are checked against */
+        c->rdo_psn[c->rdo_next] = p->psn;
+        c->rdo_va[c->rdo_next] = p->va;
+        c->rdo_len[c->rdo_next] = p->dmalen;
+        c->rdo_zero = deposit32(c->rdo_zero, c->rdo_next, 1, p->dmalen == 0);
+        c->rdo_rkey[c->rdo_next] = p->rkey;
+        c->rdo_next = (c->rdo_next + 1) % PLDMA_NET_RD_ORIG;
     }
     pldma_schedule(s);
 }
@@ -1001,7 +862,7 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
 static void rd_nak(PLDMACore *s, PLDMANetConn *c, uint8_t syndrome)
 {
     c->rd_active = false;
-    if (c->qp && c->rd_fresh) {
+    if (c->rd_fresh) {
         c->msn = (c->msn - 1) & PLDMA_PSN_MASK;
     }
     c->rdq_n = 0;
@@ -1030,7 +891,7 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
         uint32_t turn = PLDMA_NET_WINDOW;
 
         if (c->park && !c->fault && !c->park->running) {
-            if (qp && qp->state != PLDMA_QPS_RTS &&
+            if (qp->state != PLDMA_QPS_RTS &&
                 qp->state != PLDMA_QPS_RTR) {
                 pldma_net_park_drop(s, c);      /* not receiving any more */
             } else {
@@ -1043,7 +904,7 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
             bool first = c->rd_off == 0, last = c->rd_off + n == c->rd_len;
             PLDMAPkt p = {
                 .psn = c->rd_psn, .payload = buf, .plen = n,
-                .syndrome = AETH_ACK, .msn = c->qp ? c->msn : 0,
+                .syndrome = AETH_ACK, .msn = c->msn,
             };
             PLDMAAccess a;
 
@@ -1073,7 +934,7 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
                 c->rdq_n = 0;
                 c->fault_psn = c->rd_psn;
                 pldma_net_answer(s, c, c->rd_psn,
-                                 AETH_RNR(pldma_net_conn_rnr_timer(s, c)), 0);
+                                 AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
                 break;
             }
             if (a != PLDMA_ACC_OK) {
@@ -1086,8 +947,8 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
                  */
                 c->rd_hold = true;
                 c->fault_psn = c->rd_psn;
-                trace_pldma_net_read_held(conn_node(s, c), conn_ch(s, c),
-                                          c->rd_psn, c->rd_off);
+                trace_pldma_net_read_held(conn_idx(s, c), c->rd_psn,
+                                          c->rd_off);
                 break;
             }
             p.opcode = first ? (last ? OP_READ_RESP_ONLY : OP_READ_RESP_FIRST)
@@ -1098,7 +959,7 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
             c->rd_psn = (c->rd_psn + 1) & PLDMA_PSN_MASK;
             *budget -= MIN(*budget, n);
             turn--;
-            if (last || c->rd_off >= c->rd_stop) {
+            if (last) {
                 c->rd_active = false;
                 rd_next(s, c);          /* the next READ, in order */
             }
@@ -1113,7 +974,7 @@ void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
 {
     bool recv = c->fault_recv;
 
-    trace_pldma_net_resolved(conn_node(s, c), conn_ch(s, c), c->epsn, ok);
+    trace_pldma_net_resolved(conn_idx(s, c), c->epsn, ok);
     c->fault = false;
     c->stalled = false;
     c->fault_recv = false;
@@ -1139,13 +1000,7 @@ void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
             return;             /* its QP went to ERR: nothing to answer */
         }
         /* the OS could not make the page present: end the message */
-        if (c->qp) {
-            pldma_net_nak(s, c, c->fault_psn, AETH_NAK_OPERR);
-            return;
-        }
-        c->msg_nak = AETH_NAK_OPERR;
-        c->rd_active = false;
-        pldma_net_answer(s, c, c->epsn, AETH_NAK_OPERR, 0);
+        pldma_net_nak(s, c, c->fault_psn, AETH_NAK_OPERR);
         return;
     }
     if (s->rnr_resume) {
@@ -1156,8 +1011,7 @@ void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
          * READ is done: it completes it with none of the data.
          */
         pldma_net_cnt(s, PLDMA_NCNT_RESUME_TX);
-        pldma_net_answer(s, c, (c->qp ? c->fault_psn : c->epsn) - 1,
-                         AETH_ACK, PLDMA_NET_RESUME_MSN);
+        pldma_net_answer(s, c, c->fault_psn - 1, AETH_ACK);
     }
 }
 
@@ -1240,13 +1094,11 @@ bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp)
 /* QP @idx enters RTR: its responder expects RQ_PSN, nothing else */
 void pldma_net_qp_connect(PLDMACore *s, uint32_t idx)
 {
-    PLDMANetConn *c = &s->conns[PLDMA_NET_CONNS + idx];
+    PLDMANetConn *c = &s->conns[idx];
 
     pldma_net_qp_clear(s, idx);
-    c->qp = idx + 1;
-    c->synced = true;
     c->epsn = s->qps[idx].rq_psn & PLDMA_PSN_MASK;
-    trace_pldma_net_conn_sync(0, idx, c->epsn);
+    trace_pldma_net_conn_sync(idx, c->epsn);
 }
 
 /*
@@ -1265,7 +1117,7 @@ void pldma_net_qp_clear(PLDMACore *s, uint32_t idx)
     if (!s->conns) {
         return;
     }
-    c = &s->conns[PLDMA_NET_CONNS + idx];
+    c = &s->conns[idx];
     pldma_net_park_drop(s, c);
     if (c->fault && c->stalled) {
         trace_pldma_net_stall_dropped(idx, c->stag);

@@ -166,14 +166,11 @@
 #define   PLDMA_KEY_ACC_WRITE         PLDMA_BIT(0)  /* remote RDMA WRITE */
 #define   PLDMA_KEY_ACC_READ          PLDMA_BIT(1)  /* remote RDMA READ */
 /*
- * The key may be used through the node-id path (any host on the link can
- * address it there).  Without it only a QP of the key's PD reaches it, as
- * verbs define an rkey: the driver sets it for the char device's keys,
- * never for a verbs MR's.  A QP's ACCESS takes WRITE and READ only.
+ * Only a QP whose PD is the key's PASID reaches the key, as verbs define
+ * an rkey; a QP's ACCESS takes the same two bits
  */
-#define   PLDMA_KEY_ACC_NODE          PLDMA_BIT(2)
 #define   PLDMA_KEY_ACC_RW            (PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ)
-#define   PLDMA_KEY_ACC_MASK          0x7
+#define   PLDMA_KEY_ACC_MASK          0x3
 #define PLDMA_KEY_CMD               0x22c   /* WO  on entry KEY_SEL */
 #define   PLDMA_KEY_CMD_REGISTER      1     /* commit the staged key */
 #define   PLDMA_KEY_CMD_REVOKE        2     /* invalidate it at once */
@@ -276,7 +273,7 @@
  * (set at RESET->INIT).
  *
  * The send queue of a QP is a channel's ring (QP_SQ): its RDMA WRITE and
- * READ descriptors go to the QP's peer, with DESC_NODE 0.  Its PD is a
+ * READ descriptors go to the QP's peer.  Its PD is a
  * PASID (CHB_PASID format): incoming requests may only use keys of that
  * PASID.  A frame is accepted only for a QP in RTR or RTS, from the QP's
  * destination IP, inside the QP's PSN window; anything else is dropped and
@@ -724,7 +721,7 @@
 #define PLDMA_DESC_SIZE             64
 #define PLDMA_DESC_OPCODE           0x00    /* u8 */
 #define PLDMA_DESC_FLAGS            0x01    /* u8 */
-#define PLDMA_DESC_NODE             0x02    /* u16 remote node, 0 = local */
+#define PLDMA_DESC_RSVD2            0x02    /* u16 must be 0 */
 #define PLDMA_DESC_LEN              0x04    /* u32 bytes */
 #define PLDMA_DESC_SRC              0x08    /* u64 source VA (COPY) */
 #define PLDMA_DESC_DST              0x10    /* u64 destination VA */
@@ -760,9 +757,10 @@
 #define PLDMA_OP_NOP                0x00
 #define PLDMA_OP_COPY               0x01
 #define PLDMA_OP_FILL               0x02
-#define PLDMA_OP_RDMA_WRITE         0x10    /* SRC -> node NODE, REMOTE_VA */
-#define PLDMA_OP_RDMA_READ          0x11    /* node NODE, REMOTE_VA -> DST */
-/* SQ of a QP only (CAP.CQ): a message to the peer's next receive WQE */
+/* SQ of a QP only: to the QP's peer */
+#define PLDMA_OP_RDMA_WRITE         0x10    /* SRC -> REMOTE_VA */
+#define PLDMA_OP_RDMA_READ          0x11    /* REMOTE_VA -> DST */
+/* ... and with CAP.CQ: a message to the peer's next receive WQE */
 #define PLDMA_OP_SEND               0x12    /* SRC, LEN */
 #define PLDMA_OP_SEND_IMM           0x13    /* SRC, LEN, IMM */
 #define PLDMA_OP_RDMA_WRITE_IMM     0x14    /* as WRITE; IMM consumes a
@@ -792,14 +790,14 @@
 #define PLDMA_ST_CANCELLED          3   /* report mode CANCEL */
 #define PLDMA_ST_BAD_OPCODE         4
 #define PLDMA_ST_BAD_LENGTH         5   /* 0 (COPY/FILL) or > MAX_XFER */
-#define PLDMA_ST_BAD_NODE           6   /* no such node, or one on local op */
+#define PLDMA_ST_BAD_QP             6   /* the send queue's QP is not in RTS */
 #define PLDMA_ST_BAD_DESC           7   /* bad flags / reserved != 0 */
 #define PLDMA_ST_OVERLAP            8   /* COPY src/dst ranges overlap */
 #define PLDMA_ST_DMA_ERROR          9   /* target not RAM (MMIO, ROM) */
 #define PLDMA_ST_FAULT              10  /* unrecoverable translation fault */
 #define PLDMA_ST_REMOTE_ACCESS      11  /* NAK: bad key, range or access */
-#define PLDMA_ST_REMOTE_TIMEOUT     12  /* no answer after retry-count tries */
-#define PLDMA_ST_REMOTE_RNR         13  /* responder not ready, rnr-retry */
+#define PLDMA_ST_REMOTE_TIMEOUT     12  /* no answer: the QP's retry count */
+#define PLDMA_ST_REMOTE_RNR         13  /* not ready: the QP's RNR retry */
 #define PLDMA_ST_REMOTE_ERROR       14  /* NAK: responder could not do it */
 #define PLDMA_ST_REMOTE_INVALID     15  /* NAK: invalid request */
 #define PLDMA_ST_FLUSHED            16  /* the QP went to ERR before it ran */

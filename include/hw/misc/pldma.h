@@ -48,7 +48,6 @@ typedef enum PLDMAPhase {
  * moves it back to what the responder has acknowledged.
  */
 typedef struct PLDMANetReq {
-    uint16_t node;          /* the responder */
     uint32_t rkey;
     uint64_t rva;           /* remote VA of the message */
     uint32_t psn;           /* PSN of the message's first segment */
@@ -63,15 +62,15 @@ typedef struct PLDMANetReq {
     bool txq;               /* waits for the link to take frames again */
     uint32_t rnr_us;        /* the RNR timer of the last RNR NAK */
     uint64_t rd_end;        /* READ: end of the window last requested */
-    /* the path: a QP's (qp != 0) or the node-id path (node != 0) */
-    uint8_t qp;             /* 1 + index of the QP whose SQ this is */
+    /* the path: the QP whose send queue the channel is */
+    uint8_t qp;             /* 1 + its index; 0: no remote operation */
     uint32_t qp_gen;        /* ... and its generation when it started */
     uint32_t mtu;           /* payload bytes per segment */
     uint32_t rto_us;        /* retransmit timeout */
     uint32_t retry_count;
     uint32_t rnr_retry;
-    uint32_t end_psn;       /* QP: PSN of the next message once it ends */
-    bool ok;                /* QP: the message completed SUCCESS */
+    uint32_t end_psn;       /* PSN of the next message once it ends */
+    bool ok;                /* the message completed SUCCESS */
     uint32_t imm;           /* _IMM opcodes: DESC_IMM, wire byte order */
     bool se;                /* DF_SOLICITED: the BTH SE bit of the last */
 } PLDMANetReq;
@@ -210,14 +209,13 @@ typedef struct PLDMAKey {
 } PLDMAKey;
 
 /*
- * Responder state of one connection: (requester node, requester channel).
- * Every channel of every node has its own PSN space towards each node.
+ * Responder state of one connection: QP i's is s->conns[i], cleared when
+ * the QP enters RTR and when it leaves RTR/RTS.
  */
 /* READ requests a QP's responder remembers (pldma-regs.h) */
 #define PLDMA_NET_RD_ORIG   PLDMA_QP_MAX_RD_ATOMIC
 
 typedef struct PLDMANetConn {
-    bool synced;            /* took a request since the reset: epsn holds */
     uint32_t epsn;          /* next PSN expected */
     bool nak_seq;           /* a sequence NAK for epsn is outstanding */
     bool fault;             /* a fault of this connection is being fixed */
@@ -234,7 +232,6 @@ typedef struct PLDMANetConn {
     uint64_t msg_va;
     uint32_t msg_len;
     uint32_t msg_rkey;
-    uint8_t msg_nak;        /* NAK syndrome it got (replayed), 0 = none */
     /* READ being answered: responses left to send, from the BH */
     bool rd_active;
     uint32_t rd_psn;        /* PSN of the next response */
@@ -242,10 +239,8 @@ typedef struct PLDMANetConn {
     uint64_t rd_va;         /* remote VA of the request's first byte */
     uint32_t rd_len;
     uint32_t rd_off;
-    uint32_t rd_stop;       /* the request's window ends here */
     uint32_t rd_rkey;
-    uint8_t qp;             /* 1 + index of the QP it belongs to, 0: node */
-    uint32_t msn;           /* QP: messages completed (AETH MSN) */
+    uint32_t msn;           /* messages completed (AETH MSN) */
     /*
      * QP: the receive WQE of the SEND message being received, or of the
      * WRITE with immediate at its Last/Only (hw/misc/pldma/recv.c), read
@@ -294,8 +289,8 @@ typedef struct PLDMANetConn {
 
 /*
  * An RC queue pair (hw/misc/pldma/qp.c): attributes as the QP_* staging
- * registers hold them.  Its responder state is s->conns[PLDMA_NET_CONNS +
- * index]; its send queue is channel sq, which it takes at RESET->INIT
+ * registers hold them.  Its responder state is s->conns[index]; its send
+ * queue is channel sq, which it takes at RESET->INIT
  * and holds until it is back in RESET (a QP that went RESET->ERR holds
  * none: PLDMA_QP_NO_SQ).
  */
@@ -336,9 +331,6 @@ typedef struct PLDMACQ {
     uint32_t ci;            /* consumer index, as rung */
     uint32_t arm;           /* 0 or PLDMA_CQ_DB_CMD_ARM / _ARM_SOL */
 } PLDMACQ;
-
-/* Node-id path responder connections; the QPs' come after them */
-#define PLDMA_NET_CONNS     (PLDMA_NET_MAX_NODES * PLDMA_MAX_CHANNELS)
 
 /*
  * The engine's timing model (hw/misc/pldma/timing.c, docs/specs/pldma.rst
@@ -435,7 +427,7 @@ struct PLDMACore {
     PLDMAKey key_stage;
     uint32_t key_sel;
     uint32_t key_status;
-    /* responders: [node * PLDMA_MAX_CHANNELS + channel], then one per QP */
+    /* responders: one per QP (hw/misc/pldma/resp.c) */
     PLDMANetConn *conns;
     uint32_t net_ip;        /* NET_IP */
     PLDMAQP qps[PLDMA_MAX_QPS];
@@ -451,9 +443,6 @@ struct PLDMACore {
     uint32_t cq_status;
     uint64_t cq_events;     /* CQ_EVENTS */
     uint64_t cq_errors;     /* CQ_ERRORS */
-    uint32_t *psn_next;     /* [channel * PLDMA_NET_MAX_NODES + node] */
-    uint8_t peer_mac[PLDMA_NET_MAX_NODES][6];
-    bool peer_mac_known[PLDMA_NET_MAX_NODES];
     uint32_t net_cnt[PLDMA_NCNT_NUM];
     uint32_t tx_seq;        /* frames sent */
     uint64_t x_rng;         /* generator of the x- loss knobs */
@@ -494,10 +483,7 @@ struct PLDMACore {
     uint32_t num_qps;
     uint32_t num_cqs;
     uint32_t mtu;
-    uint32_t rto_us;        /* retransmit timeout */
-    uint32_t retry_count;
-    uint32_t rnr_retry;
-    uint32_t rnr_timer;     /* IB RNR timer code sent in RNR NAKs */
+    uint32_t rto_us;        /* retransmit timeout of a QP's timeout 0 */
     bool rnr_resume;        /* receiver-driven "resolved, resend now" */
     uint32_t park_size;     /* bytes of segments held, 0: no parking */
     bool park_send;         /* SEND segments are held too (off: WRITE) */
@@ -620,18 +606,15 @@ void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset);
 
 /*
  * Properties of the RDMA link, on both front-ends: netdev and mac (NIC),
- * node-id, mtu, retransmit-timeout (us), retry-count, rnr-retry,
- * rnr-timer, rnr-resume, and the test knobs x-drop-every, x-dup-every,
- * x-reorder-every.
+ * node-id (the default IPv4 address 10.0.0.<node-id> and MAC), mtu,
+ * retransmit-timeout (us), rnr-resume, and the test knobs x-drop-every,
+ * x-dup-every, x-reorder-every.
  */
 #define PLDMA_DEFAULT_MTU           1024
 #define PLDMA_NET_MAX_MTU           4096
 /* park-size: WRITE and SEND bytes a device holds behind responder faults */
 #define PLDMA_NET_PARK_SIZE         (1024 * 1024)
 #define PLDMA_DEFAULT_RTO_US        20000
-#define PLDMA_DEFAULT_RETRY         7
-#define PLDMA_DEFAULT_RNR_RETRY     1000    /* ~1 s at the default timer */
-#define PLDMA_DEFAULT_RNR_TIMER     14  /* 1.28 ms */
 #define PLDMA_DEFAULT_QPS           16
 #define PLDMA_DEFAULT_CQS           32
 

@@ -106,13 +106,12 @@ void qpldma_desc_copy(uint8_t *desc, uint32_t len, uint64_t src,
     stq_le_p(desc + PLDMA_DESC_COOKIE, cookie);
 }
 
-void qpldma_desc_rdma(uint8_t *desc, uint8_t op, uint16_t node, uint32_t len,
+void qpldma_desc_rdma(uint8_t *desc, uint8_t op, uint32_t len,
                       uint64_t local, uint64_t rva, uint32_t rkey,
                       uint64_t compl)
 {
     memset(desc, 0, PLDMA_DESC_SIZE);
     desc[PLDMA_DESC_OPCODE] = op;
-    stw_le_p(desc + PLDMA_DESC_NODE, node);
     stl_le_p(desc + PLDMA_DESC_LEN, len);
     stq_le_p(desc + (op == PLDMA_OP_RDMA_READ ? PLDMA_DESC_DST
                                               : PLDMA_DESC_SRC), local);
@@ -311,6 +310,55 @@ void qpldma_mac(QPldma *d, uint8_t *mac)
 {
     stl_le_p(mac, qpldma_rd(d, PLDMA_NET_MAC_LO));
     stw_le_p(mac + 4, qpldma_rd(d, PLDMA_NET_MAC_HI));
+}
+
+void qpldma_qp_connect_to(const QPldmaQPEnd *e, uint32_t dest_qpn,
+                          uint32_t dest_ip, const uint8_t *dest_mac,
+                          uint32_t rq_psn, uint32_t path_mtu)
+{
+    QPldmaQPAttr at = {
+        .sq = e->sq, .pd = e->pd,
+        .access = PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ,
+        .dest_qpn = dest_qpn, .dest_ip = dest_ip,
+        .sq_psn = e->psn & 0xffffff, .rq_psn = rq_psn & 0xffffff,
+        .path_mtu = path_mtu,
+        .timers = e->timers ? e->timers : QPLDMA_QP_TIMERS,
+    };
+
+    memcpy(at.dest_mac, dest_mac, 6);
+    at.state = PLDMA_QPS_INIT;
+    g_assert_cmpuint(qpldma_qp_modify(e->d, e->qp, PLDMA_QPA_REQ_INIT, &at),
+                     ==, PLDMA_QP_ST_OK);
+    at.state = PLDMA_QPS_RTR;
+    g_assert_cmpuint(qpldma_qp_modify(e->d, e->qp, PLDMA_QPA_REQ_RTR, &at),
+                     ==, PLDMA_QP_ST_OK);
+    at.state = PLDMA_QPS_RTS;
+    g_assert_cmpuint(qpldma_qp_modify(e->d, e->qp, PLDMA_QPA_REQ_RTS, &at),
+                     ==, PLDMA_QP_ST_OK);
+    g_assert_cmpuint(qpldma_qp_state(e->d, e->qp), ==, PLDMA_QPS_RTS);
+}
+
+void qpldma_qp_connect_pair(const QPldmaQPEnd *a, const QPldmaQPEnd *b,
+                            uint32_t path_mtu)
+{
+    uint8_t mac_a[6], mac_b[6];
+
+    qpldma_mac(a->d, mac_a);
+    qpldma_mac(b->d, mac_b);
+    qpldma_qp_connect_to(b, qpldma_qpn(a->d, a->qp),
+                         qpldma_rd(a->d, PLDMA_NET_IP), mac_a, a->psn,
+                         path_mtu);
+    qpldma_qp_connect_to(a, qpldma_qpn(b->d, b->qp),
+                         qpldma_rd(b->d, PLDMA_NET_IP), mac_b, b->psn,
+                         path_mtu);
+}
+
+void qpldma_qp_reset(QPldma *d, uint32_t idx)
+{
+    QPldmaQPAttr at = { .state = PLDMA_QPS_RESET };
+
+    g_assert_cmpuint(qpldma_qp_modify(d, idx, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
 }
 
 void qpldma_link_init(QPldmaLink *l, const char *tmpl)

@@ -58,7 +58,7 @@ void qpldma_ring_post(QPldma *d, QPldmaRing *r, const uint8_t *desc);
 void qpldma_desc_copy(uint8_t *desc, uint32_t len, uint64_t src,
                       uint64_t dst, uint64_t compl, uint64_t cookie);
 /* Fill @desc (PLDMA_DESC_SIZE bytes) with an RDMA WRITE or READ */
-void qpldma_desc_rdma(uint8_t *desc, uint8_t op, uint16_t node, uint32_t len,
+void qpldma_desc_rdma(uint8_t *desc, uint8_t op, uint32_t len,
                       uint64_t local, uint64_t rva, uint32_t rkey,
                       uint64_t compl);
 /*
@@ -108,6 +108,40 @@ uint32_t qpldma_qp_modify(QPldma *d, uint32_t idx, uint32_t mask,
 void qpldma_qp_query(QPldma *d, uint32_t idx, QPldmaQPAttr *a);
 uint32_t qpldma_qp_state(QPldma *d, uint32_t idx);
 uint32_t qpldma_qpn(QPldma *d, uint32_t idx);
+
+/*
+ * One end of an RC connection: QP @qp of @d, its send queue channel @sq,
+ * its PD @pd (CHB_PASID format), the PSN of its first message @psn and
+ * its timers (PLDMA_QPT_MAKE(); 0 takes QPLDMA_QP_TIMERS)
+ */
+typedef struct QPldmaQPEnd {
+    QPldma *d;
+    uint32_t qp;
+    int sq;
+    uint32_t pd;
+    uint32_t psn;
+    uint32_t timers;
+} QPldmaQPEnd;
+
+/*
+ * Retry 7, RNR retry 7 (for ever), minimum RNR timer 14 (1.28 ms), ACK
+ * timeout 0 (the device's retransmit-timeout)
+ */
+#define QPLDMA_QP_TIMERS    PLDMA_QPT_MAKE(7, 7, 14, 0)
+
+/*
+ * Connect @a and @b to each other (the addresses are the devices' NET_IP
+ * and MAC), remote WRITE and READ allowed, path MTU @path_mtu
+ * (PLDMA_MTU_*): RESET -> INIT -> RTR -> RTS on both, each step checked
+ */
+void qpldma_qp_connect_pair(const QPldmaQPEnd *a, const QPldmaQPEnd *b,
+                            uint32_t path_mtu);
+/* Connect @e to a peer that is no device (a test speaking RoCEv2) */
+void qpldma_qp_connect_to(const QPldmaQPEnd *e, uint32_t dest_qpn,
+                          uint32_t dest_ip, const uint8_t *dest_mac,
+                          uint32_t rq_psn, uint32_t path_mtu);
+/* QP @idx of @d to RESET (a new QPN), checked */
+void qpldma_qp_reset(QPldma *d, uint32_t idx);
 /* Create CQ @idx on @base (@size entries, PD @pd); returns CQ_STATUS */
 uint32_t qpldma_cq_create(QPldma *d, uint32_t idx, uint64_t base,
                           uint32_t size, uint32_t pd);

@@ -200,6 +200,7 @@ static int pldma_ib_alloc_ucontext(struct ib_ucontext *uctx,
 	uc->pasid = uc->ctx->pasid;
 	mutex_init(&uc->chan_lock);
 	INIT_LIST_HEAD(&uc->chans);
+	ida_init(&uc->pd_tags);
 
 	uc->db = pldma_ib_mmap_insert(uc, uc->ctx, PLDMA_IB_MMAP_DB, 0,
 				      PAGE_SIZE, &uc->db_off);
@@ -247,6 +248,7 @@ static void pldma_ib_dealloc_ucontext(struct ib_ucontext *uctx)
 	}
 	rdma_user_mmap_entry_remove(uc->db);
 	pldma_ctx_close(uc->ctx);
+	ida_destroy(&uc->pd_tags);
 }
 
 /*
@@ -344,6 +346,7 @@ static int pldma_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct pldma_ib_pd *ppd = to_ppd(ibpd);
 	struct pldma_ib_ucontext *uc;
+	int tag;
 
 	/* the kernel's (the MAD layer's, for QP1): no address space */
 	if (!udata)
@@ -351,12 +354,23 @@ static int pldma_ib_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	uc = rdma_udata_to_drv_context(udata, struct pldma_ib_ucontext, ibuc);
 	if (pldma_ib_mm_check(uc))
 		return -EPERM;
+	tag = ida_alloc_range(&uc->pd_tags, 1, PLDMA_PD_TAG_MAX, GFP_KERNEL);
+	if (tag < 0)
+		return tag;
 	ppd->pasid = uc->pasid;
+	ppd->tag = tag;
 	return 0;
 }
 
 static int pldma_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
+	struct pldma_ib_pd *ppd = to_ppd(ibpd);
+	struct pldma_ib_ucontext *uc;
+
+	if (!udata || !ppd->tag)
+		return 0;
+	uc = rdma_udata_to_drv_context(udata, struct pldma_ib_ucontext, ibuc);
+	ida_free(&uc->pd_tags, ppd->tag);
 	return 0;
 }
 

@@ -108,7 +108,7 @@ struct ib_mr *pldma_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			   (access & IB_ACCESS_REMOTE_READ ?
 			    PLDMA_MR_ACCESS_READ : 0);
 		/* an rkey for the QPs of its PD only, as verbs define it */
-		ret = pldma_mr_register(uc->ctx, &r);
+		ret = pldma_mr_register(uc->ctx, &r, to_ppd(ibpd)->tag);
 		if (ret)
 			goto err_release;
 		mr->has_key = true;

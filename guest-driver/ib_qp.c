@@ -183,7 +183,7 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->chan = pldma_ib_chan_get(uc);
 	if (IS_ERR(qp->chan))
 		return PTR_ERR(qp->chan);
-	ret = pldma_qp_create(qp->chan->ctx, &c);
+	ret = pldma_qp_create(qp->chan->ctx, &c, to_ppd(ibqp->pd)->tag);
 	if (ret)
 		goto err_put;
 	if (c.rq_mmap_size) {

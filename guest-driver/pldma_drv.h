@@ -166,6 +166,7 @@ struct pldma_qp {
 	void *ib_qp;			/* struct ib_qp of ib_qp.c, or NULL;
 					 * under pd->lock
 					 */
+	u16 pd_tag;			/* its PD within the PASID (QP_PD_TAG) */
 	/* RECV-buffer responder faults (cq.c), rec under pd->lock */
 	bool rec_valid;
 	struct pldma_fault_rec rec;
@@ -241,6 +242,7 @@ struct pldma_key {
 	u64 va;
 	u64 len;
 	u32 access;			/* PLDMA_KEY_ACC_* */
+	u16 pd_tag;			/* its PD within the PASID (KEY_PD) */
 	u32 strategy;			/* PLDMA_STRAT_ONE, _TOUCH, _USER, _STALL */
 	u32 touch;
 	bool rec_valid;			/* under pd->lock */
@@ -556,7 +558,8 @@ void pldma_reap_pins(struct pldma_ctx *ctx, bool all);
 
 /* remote.c */
 void pldma_remote_init(struct pldma_dev *pd);
-int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *r);
+int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *r,
+		      u16 pd_tag);
 int pldma_mr_deregister(struct pldma_ctx *ctx, u32 rkey);
 long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_dereg_mr(struct pldma_ctx *ctx, void __user *arg);
@@ -569,7 +572,8 @@ void pldma_key_fault_work(struct work_struct *work);
 
 /* qp.c */
 void pldma_qp_init(struct pldma_dev *pd);
-int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *c);
+int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *c,
+		    u16 pd_tag);
 int pldma_qp_modify(struct pldma_ctx *ctx, struct pldma_qp_attr *a);
 int pldma_qp_query(struct pldma_ctx *ctx, struct pldma_qp_attr *a);
 int pldma_qp_destroy(struct pldma_ctx *ctx, u32 qpn);

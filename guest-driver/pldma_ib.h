@@ -45,6 +45,7 @@ struct pldma_ib_ucontext {
 	u64 db_off;
 	struct mutex chan_lock;		/* chans, and each one's busy */
 	struct list_head chans;
+	struct ida pd_tags;		/* of its PDs */
 };
 
 /*
@@ -200,9 +201,15 @@ int pldma_ib_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int pldma_ib_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
 
+/*
+ * A PD: the ucontext's PASID and a tag of its own among the ucontext's
+ * PDs (1..PLDMA_PD_TAG_MAX; 0 is the char device's), which its MRs' keys
+ * and its QPs carry: a key answers only a QP of its PD (KEY_PD, QP_PD_TAG)
+ */
 struct pldma_ib_pd {
 	struct ib_pd ibpd;
 	u32 pasid;			/* the ucontext's */
+	u16 tag;
 };
 
 /*

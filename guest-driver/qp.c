@@ -127,6 +127,7 @@ static int pldma_qp_modify_hw(struct pldma_ctx *ctx, struct pldma_qp *qp,
 		mask |= PLDMA_QPA_PD | PLDMA_QPA_SQ;
 		pldma_wr(pd, PLDMA_QP_SQ, ctx->ch);
 		pldma_wr(pd, PLDMA_QP_PD, ctx->pasid | PLDMA_CHB_PASID_EN);
+		pldma_wr(pd, PLDMA_QP_PD_TAG, qp->pd_tag);
 		/* and the RQ and the CQs (CAP.CQ), which are the driver's too */
 		if (pd->num_cqs) {
 			mask |= PLDMA_QPA_CQ;
@@ -256,7 +257,8 @@ static int pldma_qp_create_check(struct pldma_dev *pd,
  * value checked; the ioctl and the ib_device's create_qp (ib_qp.c) come
  * here with the device known present (pd->gone_sem held).
  */
-int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp)
+int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp,
+		    u16 pd_tag)
 {
 	struct pldma_dev *pd = ctx->pd;
 	u32 send_cq = PLDMA_CQ_NONE, recv_cq = PLDMA_CQ_NONE;
@@ -315,6 +317,7 @@ int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp)
 	qp->dest_ip = 0;
 	qp->send_cq = send_cq;
 	qp->recv_cq = recv_cq;
+	qp->pd_tag = pd_tag;
 	qp->rq_dma = rq_dma;
 	qp->rq_entries = c.rq_entries;
 	qp->rq_size = rq_size;
@@ -347,7 +350,7 @@ long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg)
 
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
-	ret = pldma_qp_create(ctx, &c);
+	ret = pldma_qp_create(ctx, &c, 0);	/* the file: one PD */
 	if (!ret && copy_to_user(arg, &c, sizeof(c))) {
 		/* nobody learnt the QPN: the QP goes again */
 		pldma_qp_release(ctx);

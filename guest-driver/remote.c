@@ -64,6 +64,7 @@ static int pldma_key_commit(struct pldma_ctx *ctx, struct pldma_key *k)
 	lockdep_assert_held(&pd->key_mutex);
 	pldma_wr(pd, PLDMA_KEY_SEL, k->idx);
 	pldma_wr(pd, PLDMA_KEY_PASID, ctx->pasid | PLDMA_CHB_PASID_EN);
+	pldma_wr(pd, PLDMA_KEY_PD, k->pd_tag);
 	pldma_wr(pd, PLDMA_KEY_VA_LO, lower_32_bits(k->va));
 	pldma_wr(pd, PLDMA_KEY_VA_HI, upper_32_bits(k->va));
 	pldma_wr(pd, PLDMA_KEY_LEN_LO, lower_32_bits(k->len));
@@ -171,7 +172,8 @@ static int pldma_mr_strategy(struct pldma_ctx *ctx,
  * value checked.  The ioctl and the ib_device's reg_mr (ib_mr.c) both
  * come here, with the device known present.
  */
-int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp)
+int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp,
+		      u16 pd_tag)
 {
 	struct pldma_dev *pd = ctx->pd;
 	struct pldma_key tmp = { }, *k = NULL;
@@ -221,6 +223,7 @@ int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp)
 	k->len = r.len;
 	k->access = (r.access & PLDMA_MR_ACCESS_WRITE ? PLDMA_KEY_ACC_WRITE : 0) |
 		    (r.access & PLDMA_MR_ACCESS_READ ? PLDMA_KEY_ACC_READ : 0);
+	k->pd_tag = pd_tag;
 	k->strategy = tmp.strategy;
 	k->touch = tmp.touch;
 	k->rec_valid = false;
@@ -269,7 +272,7 @@ long pldma_ioc_reg_mr(struct pldma_ctx *ctx, void __user *arg)
 	if (copy_from_user(&r, arg, sizeof(r)))
 		return -EFAULT;
 	/* for the QPs of the file's PD (its PASID), as a verbs MR's */
-	ret = pldma_mr_register(ctx, &r);
+	ret = pldma_mr_register(ctx, &r, 0);	/* the file: one PD */
 	if (ret)
 		return ret;
 	if (copy_to_user(arg, &r, sizeof(r))) {

@@ -5,8 +5,10 @@
  * of this guest (one process, one context on each, an RC QP between
  * them): RDMA WRITE, RDMA READ, WRITE_WITH_IMM, SEND_WITH_IMM into two
  * receive SGEs, unsignaled work requests, WRITE, READ and SEND with
- * gather/scatter lists (up to max_send_sge 4), and a WRITE with a forged rkey,
- * which must complete with an error and write nothing.  Every transfer's
+ * gather/scatter lists (up to max_send_sge 4), a WRITE with a forged rkey,
+ * which must complete with an error and write nothing, and one with the
+ * rkey of another PD of the same context (REM_ACCESS_ERR, nothing
+ * written).  Every transfer's
  * bytes are compared.  B's CQ has a completion channel and is armed
  * before B's QP exists (the provider maps the channel page, and rings the
  * arm, only with the first QP): its first CQE must still raise the event.  TAP on stdout; exit 1 if any check failed.
@@ -150,6 +152,26 @@ static int connect_qp(struct end *e, const struct end *peer)
 	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* New RC QPs of @a's and @b's first PDs, connected to each other */
+static int new_qps(struct end *a, struct end *b)
+{
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 4, .max_recv_sge = 2 },
+	};
+
+	qa.send_cq = a->cq;
+	qa.recv_cq = a->cq;
+	a->qp = ibv_create_qp(a->pd, &qa);
+	qa.send_cq = b->cq;
+	qa.recv_cq = b->cq;
+	b->qp = ibv_create_qp(b->pd, &qa);
+	if (!a->qp || !b->qp)
+		return -1;
+	return connect_qp(a, b) || connect_qp(b, a) ? -1 : 0;
 }
 
 /* One completion of @cq within 20 s; 0, or -1 on timeout */
@@ -402,6 +424,47 @@ int main(int argc, char **argv)
 		check(same, "forged rkey: nothing written");
 	}
 
+	/*
+	 * Two PDs of B's context: a QP of B's first PD takes no key of its
+	 * second, though both have the context's address space (the device
+	 * tells them apart by their PD tag); with the first PD's key the
+	 * same WRITE lands.  The forged rkey ended the QPs: new ones.
+	 */
+	check(!ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp), "QPs destroyed");
+	{
+		struct ibv_pd *pd2 = ibv_alloc_pd(b.ctx);
+		struct ibv_mr *mr2 = pd2 ?
+			ibv_reg_mr(pd2, b.buf + LEN, 4096,
+				   IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE) : NULL;
+		int same = 1;
+
+		check(pd2 && mr2, "a second PD of B's context, an MR of it");
+		check(!new_qps(&a, &b), "new QPs connected");
+		memset(b.buf + LEN, 0x5a, 4096);
+		fill(a.buf, 4096, 7);
+		ret = mr2 ? send_wr(&a, IBV_WR_RDMA_WRITE, 18, a.buf, 4096,
+				    (uintptr_t)b.buf + LEN, mr2->rkey, 0,
+				    IBV_SEND_SIGNALED) : -1;
+		check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 18 &&
+		      wc.status == IBV_WC_REM_ACCESS_ERR,
+		      "WRITE to a QP of PD 1 with PD 2's rkey: %s",
+		      ibv_wc_status_str(wc.status));
+		for (i = 0; i < 4096; i++)
+			same &= b.buf[LEN + i] == 0x5a;
+		check(same, "another PD's rkey: nothing written");
+		check(!ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp) &&
+		      !new_qps(&a, &b), "QPs destroyed, new ones connected");
+		ret = send_wr(&a, IBV_WR_RDMA_WRITE, 19, a.buf, 4096,
+			      (uintptr_t)b.buf + LEN, b.mr->rkey, 0,
+			      IBV_SEND_SIGNALED);
+		check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 19 &&
+		      wc.status == IBV_WC_SUCCESS &&
+		      !memcmp(b.buf + LEN, a.buf, 4096),
+		      "the same WRITE with PD 1's rkey: written");
+		check(mr2 && !ibv_dereg_mr(mr2) && !ibv_dealloc_pd(pd2),
+		      "the second PD's MR deregistered, the PD deallocated");
+	}
 	check(!ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp), "QPs destroyed");
 	check(!ibv_dereg_mr(a.mr) && !ibv_dereg_mr(b.mr), "MRs deregistered");
 	check(!ibv_destroy_cq(a.cq) && !ibv_destroy_cq(b.cq) &&

@@ -833,6 +833,75 @@ static void test_timeout_err(void)
  * whole (the node-id path's old defect: the reset requester's PSNs went
  * back to 0 and the responder took its new data for duplicates).
  */
+/*
+ * Two PDs of one address space (two verbs PDs of one context: one PASID,
+ * PD tags 1 and 2): B's QP is of PD 1, so a key of PD 2 over the same
+ * memory is refused (REMOTE_ACCESS, nothing written, the connection
+ * ends); a key of PD 1 is written.  A PD tag beyond 16 bits is refused
+ * for a key and for a QP.  Before PD tags the device compared PASIDs
+ * only, and the PD-2 key was written through PD 1's QP.
+ */
+static void test_pd_tag(void)
+{
+    Pair *p = pair_start();
+    const uint32_t len = 4 * KiB;
+    uint8_t mac_a[6], mac_b[6];
+    uint64_t a_src, b_pa, compl, bytes;
+    g_autofree uint8_t *data = NULL;
+    uint32_t a_psn, b_psn, rkey, i;
+    QPldmaQPAttr at;
+    QPldmaRing r;
+
+    qpldma_mac(&p->a.d, mac_a);
+    qpldma_mac(&p->b.d, mac_b);
+    a_src = alloc_pa(&p->a, len);
+    b_pa = alloc_pa(&p->b, len);
+    data = qpldma_mem_random(p->a.qts, a_src, len);
+    g_assert_cmpuint(qpldma_key_register_pd(&p->b.d, 3, 0, 0x10000, b_pa,
+                                            len, PLDMA_KEY_ACC_WRITE, NULL),
+                     ==, PLDMA_KEY_ST_BAD_PASID);
+    attr_to(&at, mac_a, IP_A, qpldma_qpn(&p->a.d, 0), 0, 0, 0);
+    at.pd_tag = 0x10000;
+    at.state = PLDMA_QPS_INIT;
+    g_assert_cmpuint(qpldma_qp_modify(&p->b.d, 0, PLDMA_QPA_REQ_INIT, &at),
+                     ==, PLDMA_QP_ST_BAD_ATTR);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RESET);
+
+    for (i = 0; i < 2; i++) {
+        uint32_t tag = i ? 1 : 2;
+
+        a_psn = rand_psn();
+        b_psn = rand_psn();
+        attr_to(&at, mac_a, IP_A, qpldma_qpn(&p->a.d, 0), b_psn, a_psn, 0);
+        at.pd_tag = 1;
+        qp_connect(&p->b, 0, &at);
+        qpldma_qp_query(&p->b.d, 0, &at);
+        g_assert_cmpuint(at.pd_tag, ==, 1);
+        attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, 0), a_psn, b_psn, 0);
+        qp_connect(&p->a, 0, &at);
+        ring_init(&p->a, &r, 0);
+        g_assert_cmpuint(qpldma_key_register_pd(&p->b.d, 3, 0, tag, b_pa,
+                                                len, PLDMA_KEY_ACC_WRITE,
+                                                &rkey), ==, PLDMA_KEY_ST_OK);
+        compl = post(&p->a, &r, PLDMA_OP_RDMA_WRITE, len, a_src, b_pa, rkey);
+        if (tag == 2) {
+            g_assert_cmpuint(wait_compl(p, compl, NULL), ==,
+                             PLDMA_ST_REMOTE_ACCESS);
+            g_assert_true(qpldma_mem_zero(p->b.qts, b_pa, len));
+            g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_ERR);
+            qp_reset(&p->a, 0);
+            qp_reset(&p->b, 0);
+        } else {
+            g_assert_cmpuint(wait_compl(p, compl, &bytes), ==,
+                             PLDMA_ST_SUCCESS);
+            g_assert_cmpuint(bytes, ==, len);
+            qpldma_mem_check(p->b.qts, b_pa, data, len);
+        }
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 1);
+    pair_stop(p);
+}
+
 static void test_reset_reconnect(void)
 {
     Pair *p = pair_start();
@@ -4663,6 +4732,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-qp/timeout-err", test_timeout_err);
     qtest_add_func("/pldma-qp/responder-fault", test_responder_fault);
     qtest_add_func("/pldma-qp/reset-reconnect", test_reset_reconnect);
+    qtest_add_func("/pldma-qp/pd-tag", test_pd_tag);
     qtest_add_func("/pldma-qp/hostile-responder", test_hostile_responder);
     qtest_add_func("/pldma-qp/hostile-requester", test_hostile_requester);
     qtest_add_func("/pldma-qp/ghost-ack", test_ghost_ack);

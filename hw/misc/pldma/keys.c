@@ -68,7 +68,8 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
     case PLDMA_KEY_CMD_REGISTER:
         if (!st->len || st->va + st->len < st->va) {
             s->key_status = PLDMA_KEY_ST_BAD_RANGE;
-        } else if (!pldma_pasid_reg_valid(s, st->pasid_reg)) {
+        } else if (!pldma_pasid_reg_valid(s, st->pasid_reg) ||
+                   st->pd_tag > PLDMA_PD_TAG_MAX) {
             s->key_status = PLDMA_KEY_ST_BAD_PASID;
         } else if (!(st->access & PLDMA_KEY_ACC_RW) ||
                    (st->access & ~PLDMA_KEY_ACC_MASK)) {
@@ -84,6 +85,7 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
             k->gen = pldma_net_key_gen(k->gen);
             k->valid = true;
             k->pasid_reg = st->pasid_reg;
+            k->pd_tag = st->pd_tag;
             k->va = st->va;
             k->len = st->len;
             k->access = st->access;
@@ -107,7 +109,7 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
     }
     trace_pldma_net_key(s->key_sel, cmd, s->key_status,
                         k->valid ? PLDMA_RKEY(k->gen, s->key_sel) : 0,
-                        k->va, k->len, k->access);
+                        k->pasid_reg, k->pd_tag, k->va, k->len, k->access);
 }
 
 bool pldma_net_key_read(PLDMACore *s, hwaddr addr, uint64_t *val)
@@ -120,6 +122,9 @@ bool pldma_net_key_read(PLDMACore *s, hwaddr addr, uint64_t *val)
         return true;
     case PLDMA_KEY_PASID:
         *val = s->key_stage.pasid_reg;
+        return true;
+    case PLDMA_KEY_PD:
+        *val = s->key_stage.pd_tag;
         return true;
     case PLDMA_KEY_VA_LO:
         *val = (uint32_t)s->key_stage.va;
@@ -156,6 +161,9 @@ bool pldma_net_key_write(PLDMACore *s, hwaddr addr, uint32_t val)
         return true;
     case PLDMA_KEY_PASID:
         s->key_stage.pasid_reg = val;
+        return true;
+    case PLDMA_KEY_PD:
+        s->key_stage.pd_tag = val;
         return true;
     case PLDMA_KEY_VA_LO:
         s->key_stage.va = deposit64(s->key_stage.va, 0, 32, val);

@@ -187,6 +187,7 @@ static int pldma_net_post_load(void *opaque, int version_id)
         PLDMAKey *k = &s->keys[i];
 
         if (k->gen > 0xffffff || k->access & ~PLDMA_KEY_ACC_MASK ||
+            k->pd_tag > PLDMA_PD_TAG_MAX ||
             (k->valid && (k->len == 0 || k->va + k->len < k->va ||
                           !pldma_pasid_reg_valid(s, k->pasid_reg)))) {
             error_report("pldma: migrated key %u rejected (gen 0x%x "
@@ -272,12 +273,13 @@ static int pldma_net_post_load(void *opaque, int version_id)
 
 static const VMStateDescription vmstate_pldma_key = {
     .name = "pldma-key",
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(gen, PLDMAKey),
         VMSTATE_BOOL(valid, PLDMAKey),
         VMSTATE_UINT32(pasid_reg, PLDMAKey),
+        VMSTATE_UINT32(pd_tag, PLDMAKey),
         VMSTATE_UINT64(va, PLDMAKey),
         VMSTATE_UINT64(len, PLDMAKey),
         VMSTATE_UINT32(access, PLDMAKey),

@@ -103,7 +103,7 @@ static void qp_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
         pldma_net_qp_clear(s, idx);
         qp->state = st;
         trace_pldma_qp_state(idx, pldma_qp_qpn(s, idx), qp_state_name(old),
-                             qp_state_name(st));
+                             qp_state_name(st), qp->pd, qp->pd_tag);
         /* its posted receive WQEs complete WR_FLUSH_ERR (recv.c) */
         pldma_recv_flush(s, idx);
         return;
@@ -113,7 +113,7 @@ static void qp_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
     }
     qp->state = st;
     trace_pldma_qp_state(idx, pldma_qp_qpn(s, idx), qp_state_name(old),
-                         qp_state_name(st));
+                         qp_state_name(st), qp->pd, qp->pd_tag);
 }
 
 /*
@@ -228,7 +228,8 @@ static uint32_t qp_check_attrs(PLDMACore *s, uint32_t idx, uint32_t mask)
     const PLDMAQP *st = &s->qp_stage;
     uint32_t i;
 
-    if ((mask & PLDMA_QPA_PD) && !pldma_pasid_reg_valid(s, st->pd)) {
+    if ((mask & PLDMA_QPA_PD) && (!pldma_pasid_reg_valid(s, st->pd) ||
+                                  st->pd_tag > PLDMA_PD_TAG_MAX)) {
         return PLDMA_QP_ST_BAD_ATTR;
     }
     if ((mask & PLDMA_QPA_ACCESS_FLAGS) &&
@@ -319,6 +320,7 @@ static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
     }
     if (mask & PLDMA_QPA_PD) {
         qp->pd = st->pd;
+        qp->pd_tag = st->pd_tag;
     }
     if (mask & PLDMA_QPA_SQ) {
         qp->sq = st->sq;
@@ -447,6 +449,9 @@ bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
     case PLDMA_QP_PD:
         *val = st->pd;
         return true;
+    case PLDMA_QP_PD_TAG:
+        *val = st->pd_tag;
+        return true;
     case PLDMA_QP_ACCESS:
         *val = st->access;
         return true;
@@ -545,6 +550,9 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
     case PLDMA_QP_PD:
         st->pd = val;
         return true;
+    case PLDMA_QP_PD_TAG:
+        st->pd_tag = val;
+        return true;
     case PLDMA_QP_ACCESS:
         st->access = val;
         return true;
@@ -633,10 +641,33 @@ void pldma_qp_realize(PLDMACore *s)
     }
 }
 
+static bool pldma_qp_pd_tag_needed(void *opaque)
+{
+    PLDMAQP *qp = opaque;
+
+    return qp->pd_tag != 0;
+}
+
+/* The PD within the PASID, when it is not the first (tag 0) */
+static const VMStateDescription vmstate_pldma_qp_pd_tag = {
+    .name = "pldma-qp/pd-tag",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_qp_pd_tag_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(pd_tag, PLDMAQP),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static const VMStateDescription vmstate_pldma_qp = {
     .name = "pldma-qp",
     .version_id = 1,
     .minimum_version_id = 1,
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pldma_qp_pd_tag,
+        NULL
+    },
     .fields = (const VMStateField[]) {
         VMSTATE_UINT32(state, PLDMAQP),
         VMSTATE_UINT32(gen, PLDMAQP),
@@ -703,7 +734,7 @@ static const char *pldma_qp_check(PLDMACore *s, uint32_t i)
     if ((qp->dest_qpn | qp->sq_psn | qp->rq_psn) & ~PLDMA_PSN_MASK ||
         qp->timers & ~PLDMA_QPT_MAKE(7, 7, 31, 31) ||
         qp->access & ~PLDMA_KEY_ACC_RW ||
-        !pldma_pasid_reg_valid(s, qp->pd)) {
+        !pldma_pasid_reg_valid(s, qp->pd) || qp->pd_tag > PLDMA_PD_TAG_MAX) {
         return "QPN, PSN, timers, access flags or PD out of range";
     }
     /* (an INIT or ERR QP may have none yet; none beyond this mtu) */

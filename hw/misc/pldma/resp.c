@@ -164,8 +164,8 @@ void pldma_net_seq_nak(PLDMACore *s, PLDMANetConn *c)
 
 /*
  * Check an access of connection @c to [va, va + len) with @rkey; 0 or a
- * NAK syndrome.  The key must be of the QP's PD, and the QP's access
- * flags must allow the access too.
+ * NAK syndrome.  The key must be of the QP's PD (PASID and PD tag), and
+ * the QP's access flags must allow the access too.
  */
 static uint8_t pldma_net_check_key(PLDMACore *s, PLDMANetConn *c,
                                    uint32_t rkey, uint64_t va,
@@ -184,7 +184,8 @@ static uint8_t pldma_net_check_key(PLDMACore *s, PLDMANetConn *c,
         va - k->va > k->len - len) {
         return AETH_NAK_ACCESS;
     }
-    if (k->pasid_reg != qp->pd || !(qp->access & access)) {
+    if (k->pasid_reg != qp->pd || k->pd_tag != qp->pd_tag ||
+        !(qp->access & access)) {
         return AETH_NAK_ACCESS;
     }
     return 0;

@@ -166,8 +166,8 @@
 #define   PLDMA_KEY_ACC_WRITE         PLDMA_BIT(0)  /* remote RDMA WRITE */
 #define   PLDMA_KEY_ACC_READ          PLDMA_BIT(1)  /* remote RDMA READ */
 /*
- * Only a QP whose PD is the key's PASID reaches the key, as verbs define
- * an rkey; a QP's ACCESS takes the same two bits
+ * Only a QP of the key's PD (its PASID and PD tag, KEY_PD) reaches the
+ * key, as verbs define an rkey; a QP's ACCESS takes the same two bits
  */
 #define   PLDMA_KEY_ACC_RW            (PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ)
 #define   PLDMA_KEY_ACC_MASK          0x3
@@ -178,10 +178,17 @@
 #define   PLDMA_KEY_CMD_FAILED        4     /* ... cannot be: end the message */
 #define PLDMA_KEY_RKEY              0x230   /* RO  rkey of KEY_SEL, 0 = none */
 #define PLDMA_KEY_STATUS            0x234   /* RO  PLDMA_KEY_ST_* */
+/*
+ * A protection domain is a PASID (KEY_PASID, QP_PD) and a tag that tells
+ * apart the PDs of one address space (verbs PDs of one context): the
+ * driver gives each its own, 0 for those that are one per PASID
+ */
+#define PLDMA_KEY_PD                0x238   /* RW  staged PD tag */
+#define   PLDMA_PD_TAG_MAX            0xffff
 #define   PLDMA_KEY_ST_OK             0
 #define   PLDMA_KEY_ST_BAD_INDEX      1
 #define   PLDMA_KEY_ST_BAD_RANGE      2     /* length 0, or it wraps */
-#define   PLDMA_KEY_ST_BAD_PASID      3
+#define   PLDMA_KEY_ST_BAD_PASID      3     /* or PD tag */
 #define   PLDMA_KEY_ST_BAD_ACCESS     4
 #define   PLDMA_KEY_ST_BAD_CMD        5
 #define PLDMA_NUM_KEYS              64
@@ -355,6 +362,7 @@
  */
 #define PLDMA_QP_ERRORS_LO          0x370
 #define PLDMA_QP_ERRORS_HI          0x374
+#define PLDMA_QP_PD_TAG             0x378   /* RW  staged PD tag (QPA_PD) */
 
 /*
  * Completion queues (CAP.CQ): rings of PLDMA_CQE_SIZE entries in memory the

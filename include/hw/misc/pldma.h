@@ -195,6 +195,7 @@ typedef struct PLDMAKey {
     uint32_t gen;           /* random 24 bits, new at each register */
     bool valid;
     uint32_t pasid_reg;     /* PLDMA_CHB_PASID format */
+    uint32_t pd_tag;        /* its PD within the PASID (KEY_PD) */
     uint64_t va;
     uint64_t len;
     uint32_t access;        /* PLDMA_KEY_ACC_* */
@@ -300,6 +301,7 @@ typedef struct PLDMAQP {
     uint32_t gen;           /* QPN[23:8]: new at every entry into RESET */
     uint32_t sq;            /* taken at RESET->INIT; PLDMA_QP_NO_SQ before */
     uint32_t pd;            /* PASID register (CHB_PASID format) */
+    uint32_t pd_tag;        /* ... and the PD within it (QP_PD_TAG) */
     uint32_t access;        /* PLDMA_KEY_ACC_* */
     uint32_t dest_qpn;
     uint32_t dest_ip;

@@ -161,8 +161,17 @@ uint32_t qpldma_key_register(QPldma *d, uint32_t idx, uint32_t pasid_reg,
                              uint64_t va, uint64_t len, uint32_t access,
                              uint32_t *rkey)
 {
+    return qpldma_key_register_pd(d, idx, pasid_reg, 0, va, len, access,
+                                  rkey);
+}
+
+uint32_t qpldma_key_register_pd(QPldma *d, uint32_t idx, uint32_t pasid_reg,
+                                uint32_t pd_tag, uint64_t va, uint64_t len,
+                                uint32_t access, uint32_t *rkey)
+{
     qpldma_wr(d, PLDMA_KEY_SEL, idx);
     qpldma_wr(d, PLDMA_KEY_PASID, pasid_reg);
+    qpldma_wr(d, PLDMA_KEY_PD, pd_tag);
     qpldma_wr(d, PLDMA_KEY_VA_LO, (uint32_t)va);
     qpldma_wr(d, PLDMA_KEY_VA_HI, va >> 32);
     qpldma_wr(d, PLDMA_KEY_LEN_LO, (uint32_t)len);
@@ -189,6 +198,7 @@ uint32_t qpldma_qp_modify(QPldma *d, uint32_t idx, uint32_t mask,
     qpldma_wr(d, PLDMA_QP_NEW_STATE, a->state);
     qpldma_wr(d, PLDMA_QP_SQ, a->sq);
     qpldma_wr(d, PLDMA_QP_PD, a->pd);
+    qpldma_wr(d, PLDMA_QP_PD_TAG, a->pd_tag);
     qpldma_wr(d, PLDMA_QP_ACCESS, a->access);
     qpldma_wr(d, PLDMA_QP_DEST_QPN, a->dest_qpn);
     qpldma_wr(d, PLDMA_QP_DEST_IP, a->dest_ip);
@@ -219,6 +229,7 @@ void qpldma_qp_query(QPldma *d, uint32_t idx, QPldmaQPAttr *a)
     a->state = qpldma_rd(d, PLDMA_QP_NEW_STATE);
     a->sq = qpldma_rd(d, PLDMA_QP_SQ);
     a->pd = qpldma_rd(d, PLDMA_QP_PD);
+    a->pd_tag = qpldma_rd(d, PLDMA_QP_PD_TAG);
     a->access = qpldma_rd(d, PLDMA_QP_ACCESS);
     a->dest_qpn = qpldma_rd(d, PLDMA_QP_DEST_QPN);
     a->dest_ip = qpldma_rd(d, PLDMA_QP_DEST_IP);

@@ -76,10 +76,16 @@ uint32_t qpldma_wait_compl(QPldma *d, uint64_t compl, void (*step)(void *),
 void qpldma_fq_pop(QPldma *d, uint64_t fq, uint32_t entries, uint8_t *rec,
                    void (*step)(void *), void *opaque, int tries);
 
-/* Register key @idx; returns KEY_STATUS, the rkey in @rkey */
+/*
+ * Register key @idx (PD tag 0, or @pd_tag); returns KEY_STATUS, the rkey
+ * in @rkey
+ */
 uint32_t qpldma_key_register(QPldma *d, uint32_t idx, uint32_t pasid_reg,
                              uint64_t va, uint64_t len, uint32_t access,
                              uint32_t *rkey);
+uint32_t qpldma_key_register_pd(QPldma *d, uint32_t idx, uint32_t pasid_reg,
+                                uint32_t pd_tag, uint64_t va, uint64_t len,
+                                uint32_t access, uint32_t *rkey);
 void qpldma_key_cmd(QPldma *d, uint32_t idx, uint32_t cmd);
 
 /* Queue pair attributes, as the QP_* staging registers hold them */
@@ -87,6 +93,7 @@ typedef struct QPldmaQPAttr {
     uint32_t state;
     uint32_t sq;
     uint32_t pd;
+    uint32_t pd_tag;        /* with PLDMA_QPA_PD */
     uint32_t access;
     uint32_t dest_qpn;
     uint32_t dest_ip;

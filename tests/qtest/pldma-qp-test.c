@@ -4660,10 +4660,20 @@ static char *mig_file(const uint8_t *data, size_t len)
 }
 
 /*
- * A hostile stream: the in-flight WRITE's QP index, then its PSN,
- * corrupted in A's saved state.  Each is refused on load with an error
- * (the destination answers its monitor), and the untouched stream still
- * loads and completes.
+ * A responder connection in the stream (vmstate_pldma_conn, no subsection
+ * needed): its size, and where its READ resources' next index is
+ */
+#define MIG_CONN_SIZE       470
+#define MIG_CONN_RDO_NEXT   469
+
+/*
+ * A hostile stream: the in-flight WRITE's QP index, then its PSN; then,
+ * of the connection of A's QP 0 (connected, nothing in progress), the
+ * index of its next READ resource and its expected PSN, each corrupted
+ * in A's saved state.  Each is refused on load with an error (the
+ * destination answers its monitor), and the untouched stream still loads
+ * and completes.  (A connection with nothing in progress was let through
+ * unchecked: a READ after the load wrote past its 16 READ resources.)
  */
 static void test_migrate_hostile(void)
 {
@@ -4671,7 +4681,7 @@ static void test_migrate_hostile(void)
     Mig m = { 0 };
     g_autofree char *path = mig_start(&m);
     g_autofree uint8_t *data = NULL;
-    uint8_t *sub, *ch0;
+    uint8_t *sub, *ch0, *conn0, want[8] = { 0 };
     QTestState *dst;
     gsize len;
     int i;
@@ -4686,16 +4696,30 @@ static void test_migrate_hostile(void)
     /* channel 0's requester: 1 + QP index, PSN (be32) */
     g_assert_cmpuint(ch0[0], ==, 1);
     g_assert_cmphex(ldl_be_p(ch0 + 1), ==, m.a_psn[0]);
+    /*
+     * The connection of A's QP 0: its expected PSN (B's first) and MSN 0,
+     * the first such bytes of the subsection; QP 1's follows it
+     */
+    stl_be_p(want, m.b_psn[0]);
+    conn0 = memmem(ch0, len - (ch0 - data), want, sizeof(want));
+    g_assert_nonnull(conn0);
+    g_assert_cmphex(ldl_be_p(conn0 + MIG_CONN_SIZE), ==, m.b_psn[1]);
+    g_assert_cmpuint(conn0[MIG_CONN_RDO_NEXT], <, 16);
 
-    for (i = 0; i < 2; i++) {
+    for (i = 0; i < 4; i++) {
         g_autofree uint8_t *bad = g_memdup2(data, len);
         g_autofree char *bad_path = NULL;
         uint8_t *bch0 = bad + (ch0 - data);
+        uint8_t *bconn0 = bad + (conn0 - data);
 
         if (i == 0) {
             bch0[0] = 0x40;             /* QP 63: beyond num-qps */
-        } else {
+        } else if (i == 1) {
             stl_be_p(bch0 + 1, m.a_psn[0] | 0x01000000);   /* > 24 bits */
+        } else if (i == 2) {
+            bconn0[MIG_CONN_RDO_NEXT] = 0xff;  /* of 16 READ resources */
+        } else {
+            stl_be_p(bconn0, m.b_psn[0] | 0x01000000);     /* > 24 bits */
         }
         bad_path = mig_file(bad, len);
         g_assert_null(mig_load(m.a_args, bad_path));

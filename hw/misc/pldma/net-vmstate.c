@@ -103,10 +103,7 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
         /* (pldma_net_qp_clear() zeroes it when the QP leaves RTR/RTS) */
         return "connection of a QP that is not connected";
     }
-    if (!c->rd_active && !c->msg_valid && !c->rmsg_valid && !c->imm_wqe &&
-        !c->fault) {
-        return NULL;            /* (nothing below is used) */
-    }
+    /* (a connection of a QP that is not connected is empty: any MTU) */
     mtu = pldma_net_conn_mtu(s, c);
     if ((c->epsn | c->fault_psn | c->msg_psn | c->rd_psn | c->rd_first_psn |
          c->rmsg_psn | c->msn) & ~PLDMA_PSN_MASK) {

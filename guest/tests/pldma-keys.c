@@ -15,6 +15,7 @@
  *	(fatal to the connection: a new QP pair) and the next window's fault
  *	is forwarded (the slot was released).
  *   pldma-keys qp-pd
+ *	a QP of another file of node 1 moved RESET -> ERR takes no channel;
  *	an RC QP pair from node 1 to a QP of this process on node 2: its PD
  *	is this process's PASID, so a key another process registered on
  *	node 2 is refused (REMOTE_ACCESS, that memory untouched) and this
@@ -286,6 +287,7 @@ static int cmd_qp_pd(void)
 {
 	struct pldma_chan *req = pldma_open("/dev/pldma0");
 	struct pldma_chan *resp = pldma_open("/dev/pldma1");
+	struct pldma_chan *x = NULL;
 	struct pldma_result res;
 	int p1[2], p2[2], ret, st;
 	uint32_t rk_other = 0, rk_mine;
@@ -331,6 +333,27 @@ static int cmd_qp_pd(void)
 	ret = pldma_reg_mr(resp, mine, PG, PLDMA_MR_ACCESS_WRITE, -1, 0,
 			   &rk_mine);
 	CHECK(!ret, "REG_MR: %s", strerror(-ret));
+	/*
+	 * A QP of another file of node 1, moved RESET -> ERR at once (the
+	 * ioctl allows it, as IBA does; Linux's verbs do not): it takes no
+	 * send queue, so the pair below still connects and its WRITE lands.
+	 * The device used to give such a QP channel 0, this file's, which
+	 * then refused this file's QP (BUSY) and flushed its work.
+	 */
+	x = pldma_open("/dev/pldma0");
+	if (x) {
+		struct pldma_qp_info xi;
+		struct pldma_qp_attr xa = {
+			.attr_mask = PLDMA_QPA_STATE, .qp_state = PLDMA_QPS_ERR,
+		};
+		int xr = pldma_qp_create(x, &xi);
+
+		xr = xr ? xr : pldma_qp_modify(x, &xa);
+		CHECK(!xr && pldma_qp_query(x, &xa) == 0 &&
+		      xa.qp_state == PLDMA_QPS_ERR,
+		      "a QP of another file, RESET -> ERR: %s (state %u)",
+		      strerror(-xr), xa.qp_state);
+	}
 	ret = ret ? ret : qp_pair(req, resp, 0);
 	if (!ret && rk_other) {
 		ret = pldma_rdma_write(req, rk_other, (uintptr_t)theirs, src,
@@ -354,6 +377,7 @@ static int cmd_qp_pd(void)
 		(void)!write(p2[1], &c, 1);
 		waitpid(child, &st, 0);
 	}
+	pldma_close(x);
 	pldma_close(req);
 	pldma_close(resp);
 	return fails ? 1 : 0;

@@ -880,14 +880,14 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
 {
     uint8_t buf[PLDMA_NET_MAX_MTU];
     bool more = false;
-    uint32_t i, n = PLDMA_NET_NCONNS(s);
+    uint32_t i, nconns = PLDMA_NET_NCONNS(s);
 
     if (!s->nic) {
         return false;
     }
-    s->resp_rr = (s->resp_rr + 1) % n;
-    for (i = 0; i < n; i++) {
-        PLDMANetConn *c = &s->conns[(s->resp_rr + i) % n];
+    s->resp_rr = (s->resp_rr + 1) % nconns;
+    for (i = 0; i < nconns; i++) {
+        PLDMANetConn *c = &s->conns[(s->resp_rr + i) % nconns];
         PLDMAQP *qp = conn_qp(s, c);
         uint32_t turn = PLDMA_NET_WINDOW;
 

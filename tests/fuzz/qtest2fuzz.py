@@ -8,8 +8,10 @@ DMA patterns the input declares, the n-th fill of an operation taking the
 n-th pattern.  So the converter
 
   * keeps the trace's MMIO writes to the fuzzed regions (the SMMU, the
-    PLDMA) as OP_WRITE, its clock steps as OP_CLOCK_STEP, and drops RAM
-    writes, reads and everything else;
+    PLDMA) as OP_WRITE, its clock steps as OP_CLOCK_STEP, its "frame HEX"
+    lines (not qtest's: net-seeds.py writes them) as OP_NET_RECEIVE with
+    the checksums filled in, and drops RAM writes, reads and everything
+    else;
   * replays RAM writes (memset, write, writeX to RAM) into an image of
     guest memory;
   * before each MMIO write, declares one pattern per DMA read that write
@@ -38,6 +40,7 @@ import tempfile
 SEP = b"FUZZ"
 OP_READ, OP_WRITE = 2, 3
 OP_ADD_DMA_PATTERN, OP_CLEAR_DMA_PATTERNS, OP_CLOCK_STEP = 7, 8, 9
+OP_NET_RECEIVE, NET_FILL_CHECKSUMS = 10, 0x01
 SIZES = {"b": 0, "w": 1, "l": 2, "q": 3}
 
 RAM_BASE, RAM_SIZE = 0x40000000, 512 << 20
@@ -107,6 +110,9 @@ def parse_cmd(c):
         return name, w
     if name == "clock_step":
         return name, w
+    if name == "frame":
+        bytes.fromhex(w[1][2:])
+        return name, w
     return None
 
 
@@ -165,6 +171,11 @@ def build_ops(cmds, regions, keep_reads=False):
         elif name == "clock_step":
             ops.append(("clock", bytes([OP_CLOCK_STEP]), ("clock_step", None),
                         pending))
+            pending = []
+        elif name == "frame":
+            payload = bytes([OP_NET_RECEIVE, NET_FILL_CHECKSUMS])
+            payload += bytes.fromhex(w[1][2:])
+            ops.append(("frame", payload, ("frame", None), pending))
             pending = []
     return ops
 
@@ -227,8 +238,8 @@ def run_logged(fuzzer, target, data, timeout):
         os.unlink(name)
 
 
-OPLINE = re.compile(r"^\[R \+[0-9.]+\] (write[bwlq]|read[bwlq]|clock_step)"
-                    r"(?: (0x[0-9a-f]+))?")
+OPLINE = re.compile(r"^(?:\[R \+[0-9.]+\] (write[bwlq]|read[bwlq]|clock_step)"
+                    r"(?: (0x[0-9a-f]+))?|\[NET\] (frame) [0-9]+)")
 DMATAG = re.compile(r"^\[DMA\] (?:\[DOUBLE-FETCH\] )?")
 FILLLINE = re.compile(r"^\[R \+[0-9.]+\] write (0x[0-9a-f]+) (0x[0-9a-f]+)")
 
@@ -253,7 +264,7 @@ def parse_fills(log, ops):
         m = OPLINE.match(line)
         if not m:
             continue
-        name = m.group(1)
+        name = m.group(1) or m.group(3)
         addr = int(m.group(2), 0) if m.group(2) else None
         # the next op of ours that this line is
         j = cur + 1

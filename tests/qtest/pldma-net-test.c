@@ -835,7 +835,7 @@ static void test_bad_keys(void)
     Pair *p = pair_start(false, "stall", NULL, NULL, true);
     g_autofree char *out = NULL;
     const uint32_t len = 8 * KiB;
-    uint64_t a_src, b_pa, b_va, compl;
+    uint64_t a_src, b_pa, b_va;
     g_autofree uint8_t *data = NULL;
     uint32_t rkey, ro;
     QPldmaRing r;
@@ -1655,6 +1655,76 @@ static void test_empty_frame(void)
 }
 
 /*
+ * A WRITE First or Only, or a READ request, at the expected PSN while the
+ * WRITE before it still has segments to come is an opcode sequence error
+ * (IBA 9.8.3.1: "out of sequence OpCode", class B): NAK Invalid Request,
+ * once, and the QP goes to ERR; the new message writes (or reads)
+ * nothing.  It was taken, and the first WRITE's segments that came after
+ * it were refused.
+ */
+static void test_write_in_write(void)
+{
+    static const struct {
+        uint8_t op;
+        uint32_t dmalen, plen;
+        const char *what;
+    } msg[] = {
+        { 0x0a, 256, 256, "WRITE Only" },
+        { 0x06, 2 * 1024, 1024, "WRITE First" },
+        { 0x0c, 256, 0, "READ request" },
+    };
+    uint8_t f[4096], pl[1024];
+    uint64_t pa = ALLOC_BASE;
+    uint32_t rkey, psn, len, i, c;
+    Node n;
+    Peer pe;
+
+    peer_open(&n, &pe, NULL, 0);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 5 + 3;
+    }
+    for (c = 0; c < ARRAY_SIZE(msg); c++) {
+        g_test_message("%s inside a WRITE", msg[c].what);
+        qtest_memset(n.qts, pa, 0, 4 * PAGE);
+        rkey = key_register(&n, 1, pa, 4 * PAGE,
+                            PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+        /* a WRITE of three segments: its First */
+        len = roce_frame(&pe, f, 0x06, 0, true, pa, rkey, 3 * 1024, -1, pl,
+                         1024);
+        qpldma_stream_send(pe.fd, f, len);
+        g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
+        g_assert_cmpuint(psn, ==, 0);
+        /* a new message at PSN 1, where the Middle belongs */
+        len = roce_frame(&pe, f, msg[c].op, 1, true, pa + 2 * PAGE, rkey,
+                         msg[c].dmalen, -1, pl, msg[c].plen);
+        qpldma_stream_send(pe.fd, f, len);
+        g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x61);
+        g_assert_cmpuint(psn, ==, 1);
+        g_assert_cmpuint(qpldma_qp_state(pe.d, 0), ==, PLDMA_QPS_ERR);
+        g_assert_true(qpldma_mem_zero(n.qts, pa + 2 * PAGE, 1024));
+        qpldma_mem_check(n.qts, pa, pl, sizeof(pl));
+        peer_connect(&pe);
+    }
+
+    /* the First of the next message, once the WRITE is whole: taken */
+    len = roce_frame(&pe, f, 0x06, 0, true, pa, rkey, 2 * 1024, -1, pl,
+                     1024);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
+    len = roce_frame(&pe, f, 0x08, 1, false, 0, 0, 0, -1, pl, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
+    g_assert_cmpuint(psn, ==, 1);
+    len = roce_frame(&pe, f, 0x0a, 2, true, pa + 2 * PAGE, rkey, 256, -1, pl,
+                     256);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn), ==, 0x1f);
+    g_assert_cmpuint(psn, ==, 2);
+    qpldma_mem_check(n.qts, pa + 2 * PAGE, pl, 256);
+    peer_close(&n, &pe);
+}
+
+/*
  * REMOTE_TIMEOUT reports the bytes the responder acknowledged: the peer
  * ACKs 4 of 16 segments, then falls silent.  It reported the bytes sent.
  */
@@ -1722,6 +1792,7 @@ int main(int argc, char **argv)
     qtest_add_func("/pldma-net/hostile-peer", test_hostile_peer);
     qtest_add_func("/pldma-net/empty-frame", test_empty_frame);
     qtest_add_func("/pldma-net/timeout-acked", test_timeout_acked);
+    qtest_add_func("/pldma-net/write-in-write", test_write_in_write);
     qtest_add_func("/pldma-net/three-nodes-vde", test_three_nodes_vde);
     return g_test_run();
 }

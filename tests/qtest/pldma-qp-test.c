@@ -1963,6 +1963,9 @@ static void test_ghost_ack(void)
         }
         g_assert_cmpuint(got, >, before);
     }
+    for (seg = 0; seg < NSEG; seg++) {
+        g_assert_true(seen[seg]);
+    }
     g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
                      PLDMA_ST_PENDING);
     len = roce_frame(f, IP_B, 0x11, pe.qpn, (pe.sq_psn + NSEG - 1) & 0xffffff,

@@ -167,6 +167,19 @@ static inline int32_t pldma_net_psn_diff(uint32_t a, uint32_t b)
     return (int32_t)((a - b) << 8) >> 8;
 }
 
+/*
+ * Does PSN @psn belong to the WRITE connection @c took last (its First,
+ * a Middle or its Last)?  At the expected PSN that means the WRITE is
+ * unfinished, and a message other than its own segments there is an
+ * opcode sequence error (IBA 9.8.3.1)
+ */
+static inline bool pldma_net_in_write(const PLDMANetConn *c, uint32_t psn)
+{
+    int32_t seg = pldma_net_psn_diff(psn, c->msg_psn);
+
+    return c->msg_valid && seg >= 0 && seg < (int32_t)c->msg_nsegs;
+}
+
 static inline void pldma_net_cnt(PLDMACore *s, unsigned i)
 {
     s->net_cnt[i]++;

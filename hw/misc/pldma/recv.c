@@ -327,9 +327,7 @@ void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
         return;
     }
     /* the expected PSN: the opcode sequence of the messages */
-    if (c->msg_valid &&
-        pldma_net_psn_diff(p->psn, c->msg_psn) >= 0 &&
-        pldma_net_psn_diff(p->psn, c->msg_psn) < (int32_t)c->msg_nsegs) {
+    if (pldma_net_in_write(c, p->psn)) {
         recv_refuse(s, c, p, idx, AETH_NAK_INVALID, "inside a WRITE");
         return;
     }

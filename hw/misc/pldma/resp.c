@@ -553,7 +553,9 @@ void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
          */
         nak = p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
               last != (p->dmalen <= mtu) ||         /* Only, or First */
-              c->rmsg_valid                         /* a SEND unfinished */
+              c->rmsg_valid ||                      /* a SEND unfinished */
+              /* a WRITE unfinished (its own First again after an RNR) */
+              (pldma_net_in_write(c, p->psn) && p->psn != c->msg_psn)
               ? AETH_NAK_INVALID
               : p->dmalen == 0 ? 0
               : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
@@ -811,7 +813,8 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
      */
     nak = p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
           (d >= 0 && c->rd_active &&                      /* resources */
-           c->rdq_n >= PLDMA_NET_RD_ORIG - 1)
+           c->rdq_n >= PLDMA_NET_RD_ORIG - 1) ||
+          (d == 0 && pldma_net_in_write(c, p->psn))       /* inside a WRITE */
           ? AETH_NAK_INVALID
           : p->dmalen == 0 ? 0
           : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,

@@ -15,16 +15,6 @@
 
 static struct dentry *pldma_dbg_root;
 
-static const char * const pldma_strat_names[PLDMA_STRAT_NUM] = {
-	[PLDMA_STRAT_PIN] = "pin",
-	[PLDMA_STRAT_PREFAULT] = "prefault",
-	[PLDMA_STRAT_STALL] = "stall",
-	[PLDMA_STRAT_ONE] = "one-by-one",
-	[PLDMA_STRAT_TOUCH] = "touch-ahead",
-	[PLDMA_STRAT_USER] = "user",
-	[PLDMA_STRAT_BATCH] = "batch",
-};
-
 static int pldma_stats_show(struct seq_file *m, void *v)
 {
 	struct pldma_dev *pd = m->private;
@@ -36,7 +26,7 @@ static int pldma_stats_show(struct seq_file *m, void *v)
 	for (i = 0; i < PLDMA_STRAT_NUM; i++)
 		seq_printf(m, "faults_%s: %lld\n",
 			   i == PLDMA_STRAT_STALL && pd->pri_mode ? "pri" :
-			   pldma_strat_names[i],
+			   pldma_strategy_name(i),
 			   atomic64_read(&pd->st.faults[i]));
 	seq_printf(m, "stalls: %lld\n", atomic64_read(&pd->st.stalls));
 	seq_printf(m, "pages_present: %lld\n",
@@ -95,7 +85,7 @@ static int pldma_stats_show(struct seq_file *m, void *v)
 		if (ctx)
 			seq_printf(m, "  ch%u pid %d pasid %u strategy %s\n",
 				   i, ctx->tgid, ctx->pasid,
-				   pldma_strat_names[ctx->strategy]);
+				   pldma_strategy_name(ctx->strategy));
 	}
 	spin_unlock_irq(&pd->lock);
 	return 0;
@@ -139,7 +129,7 @@ static int pldma_net_show(struct seq_file *m, void *v)
 				   k->len,
 				   k->access & PLDMA_KEY_ACC_WRITE ? "W" : "",
 				   k->access & PLDMA_KEY_ACC_READ ? "R" : "",
-				   pldma_strat_names[k->strategy], k->touch);
+				   pldma_strategy_name(k->strategy), k->touch);
 	}
 	mutex_unlock(&pd->key_mutex);
 	up_read(&pd->gone_sem);

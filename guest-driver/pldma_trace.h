@@ -18,6 +18,7 @@
 
 #include <linux/tracepoint.h>
 
+/* the names of uapi/pldma.h's PLDMA_STRATEGY_TABLE, for the trace tools */
 #define pldma_show_strategy(s)					\
 	__print_symbolic(s,					\
 			 { PLDMA_STRAT_PIN, "pin" },		\

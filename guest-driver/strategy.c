@@ -20,37 +20,30 @@
 /* Strategies                                                         */
 /* ------------------------------------------------------------------ */
 
+static const struct pldma_strategy_info pldma_strats[] = PLDMA_STRATEGY_TABLE;
+static_assert(ARRAY_SIZE(pldma_strats) == PLDMA_STRAT_NUM);
+
+const char *pldma_strategy_name(u32 strategy)
+{
+	return strategy < PLDMA_STRAT_NUM ? pldma_strats[strategy].name : "?";
+}
+
+/*
+ * A strategy of the table (uapi/pldma.h) for the device's fault mode, with
+ * a window in its range when it takes one and none when it does not
+ */
 int pldma_check_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)
 {
-	bool stall = ctx->pd->stall_mode;
+	u32 mode = ctx->pd->stall_mode ? PLDMA_MODE_STALL : PLDMA_MODE_REPORT;
+	u32 window;
 
-	switch (strategy) {
-	case PLDMA_STRAT_PIN:
-	case PLDMA_STRAT_PREFAULT:
-		break;
-	case PLDMA_STRAT_STALL:
-		if (!stall)
-			return -EOPNOTSUPP;
-		break;
-	case PLDMA_STRAT_BATCH:
-		if (touch > PLDMA_BATCH_MAX)
-			return -EINVAL;
-		fallthrough;
-	case PLDMA_STRAT_TOUCH:
-		if (touch < 1 || touch > PLDMA_TOUCH_MAX)
-			return -EINVAL;
-		fallthrough;
-	case PLDMA_STRAT_ONE:
-	case PLDMA_STRAT_USER:
-		if (stall)
-			return -EOPNOTSUPP;
-		break;
-	default:
+	if (strategy >= PLDMA_STRAT_NUM)
 		return -EINVAL;
-	}
-	if (strategy != PLDMA_STRAT_TOUCH && strategy != PLDMA_STRAT_BATCH &&
-	    touch)
+	window = pldma_strats[strategy].window;
+	if (window ? touch < 1 || touch > window : touch)
 		return -EINVAL;
+	if (!(pldma_strats[strategy].modes & PLDMA_MODE_BIT(mode)))
+		return -EOPNOTSUPP;
 	return 0;
 }
 

@@ -42,6 +42,32 @@
 /* pldma_info.fault_mode */
 #define PLDMA_MODE_STALL	1
 #define PLDMA_MODE_REPORT	2
+#define PLDMA_MODE_BIT(m)	(1U << (m))
+#define PLDMA_MODES_BOTH	(PLDMA_MODE_BIT(PLDMA_MODE_STALL) | \
+				 PLDMA_MODE_BIT(PLDMA_MODE_REPORT))
+
+/*
+ * The strategies as one table, a row per PLDMA_STRAT_* in their order:
+ * its name (debugfs, the tracepoints, libpldma's parser and the tools
+ * call it that), the fault modes it works in (PLDMA_MODE_BIT()s), and the
+ * largest window of pages it takes in touch_ahead (0: it takes none, and
+ * touch_ahead must be 0).
+ */
+struct pldma_strategy_info {
+	const char *name;
+	__u32 modes;
+	__u32 window;
+};
+
+#define PLDMA_STRATEGY_TABLE {						\
+	{ "pin", PLDMA_MODES_BOTH, 0 },					\
+	{ "prefault", PLDMA_MODES_BOTH, 0 },				\
+	{ "stall", PLDMA_MODE_BIT(PLDMA_MODE_STALL), 0 },		\
+	{ "one", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), 0 },		\
+	{ "touch", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), PLDMA_TOUCH_MAX },	\
+	{ "user", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), 0 },		\
+	{ "batch", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), PLDMA_BATCH_MAX },	\
+}
 
 struct pldma_version {
 	__u32 uapi_version;	/* PLDMA_UAPI_VERSION */

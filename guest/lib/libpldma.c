@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -114,36 +115,29 @@ uint32_t pldma_hw_counter(const struct pldma_chan *ch, uint32_t off)
 	return ch->regs[(PLDMA_CH_CNT_OFFSET + off) / 4];
 }
 
+/* uapi/pldma.h's table of strategies */
+static const struct pldma_strategy_info strats[] = PLDMA_STRATEGY_TABLE;
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+static_assert(ARRAY_SIZE(strats) == PLDMA_STRAT_NUM, "a row per strategy");
+
 int pldma_supports(const struct pldma_chan *ch, int strategy)
 {
-	switch (strategy) {
-	case PLDMA_STRAT_PIN:
-	case PLDMA_STRAT_PREFAULT:
-		return 1;
-	case PLDMA_STRAT_STALL:
-		return ch->info.fault_mode == PLDMA_MODE_STALL;
-	case PLDMA_STRAT_ONE:
-	case PLDMA_STRAT_TOUCH:
-	case PLDMA_STRAT_USER:
-	case PLDMA_STRAT_BATCH:
-		return ch->info.fault_mode == PLDMA_MODE_REPORT;
-	}
-	return 0;
+	if (strategy < 0 || strategy >= PLDMA_STRAT_NUM ||
+	    ch->info.fault_mode >= 32)
+		return 0;
+	return !!(strats[strategy].modes &
+		  PLDMA_MODE_BIT(ch->info.fault_mode));
 }
-
-static const char *const names[PLDMA_STRAT_NUM] = {
-	"pin", "prefault", "stall", "one", "touch", "user", "batch",
-};
 
 const char *pldma_strategy_name(int strategy, unsigned int touch, char *buf,
 				size_t len)
 {
 	if (strategy < 0 || strategy >= PLDMA_STRAT_NUM)
 		snprintf(buf, len, "?%d", strategy);
-	else if (strategy == PLDMA_STRAT_TOUCH || strategy == PLDMA_STRAT_BATCH)
-		snprintf(buf, len, "%s%u", names[strategy], touch);
+	else if (strats[strategy].window)
+		snprintf(buf, len, "%s%u", strats[strategy].name, touch);
 	else
-		snprintf(buf, len, "%s", names[strategy]);
+		snprintf(buf, len, "%s", strats[strategy].name);
 	return buf;
 }
 
@@ -168,31 +162,25 @@ int pldma_strategy_parse(const char *s, int *strategy, unsigned int *touch)
 		*strategy = PLDMA_STRAT_STALL;
 		return 0;
 	}
-	if (!strncmp(s, "touch", 5)) {
-		char *end;
-		unsigned long n = s[5] ? strtoul(s + 5, &end, 10) : 16;
-
-		if ((s[5] && *end) || n < 1 || n > PLDMA_TOUCH_MAX)
-			return -EINVAL;
-		*strategy = PLDMA_STRAT_TOUCH;
-		*touch = n;
-		return 0;
-	}
-	if (!strncmp(s, "batch", 5)) {
-		char *end;
-		unsigned long n = s[5] ? strtoul(s + 5, &end, 10) : 16;
-
-		if ((s[5] && *end) || n < 1 || n > PLDMA_BATCH_MAX)
-			return -EINVAL;
-		*strategy = PLDMA_STRAT_BATCH;
-		*touch = n;
-		return 0;
-	}
 	for (i = 0; i < PLDMA_STRAT_NUM; i++) {
-		if (!strcmp(s, names[i])) {
-			*strategy = i;
-			return 0;
+		size_t n = strlen(strats[i].name);
+		unsigned long w = 16;
+		char *end;
+
+		if (strncmp(s, strats[i].name, n) ||
+		    (s[n] && !strats[i].window))
+			continue;
+		/* a window: the name alone takes 16 pages */
+		if (s[n]) {
+			w = strtoul(s + n, &end, 10);
+			if (*end)
+				return -EINVAL;
 		}
+		if (strats[i].window && (w < 1 || w > strats[i].window))
+			return -EINVAL;
+		*strategy = i;
+		*touch = strats[i].window ? w : 0;
+		return 0;
 	}
 	return -EINVAL;
 }

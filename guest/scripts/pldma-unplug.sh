@@ -79,7 +79,7 @@ if [ -n "$new" ]; then
 	unset PLDMA_TEST_DEVICE
 	grep -v '^  <' "$st" | sed 's/^/# /'
 	check "$new: faults served by the driver (report mode)" \
-		sh -c "grep -q '^faults_one-by-one: [1-9]' $st && grep -q '^faults_user: [1-9]' $st"
+		sh -c "grep -q '^faults_one: [1-9]' $st && grep -q '^faults_user: [1-9]' $st"
 	check "$new: no channel left bound or faulted" \
 		sh -c "! grep -q '^  ch' $st && grep -q '^faulted_channels: 0x0$' $st"
 else

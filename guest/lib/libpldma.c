@@ -331,6 +331,18 @@ static int populate(const void *addr, size_t len, int adv)
 	return (e - a) / PAGE;
 }
 
+/* pldma-regs.h's table of descriptor opcodes */
+static const struct {
+	const char *name;
+	unsigned int flags, wc;
+} pldma_ops[PLDMA_OP_TABLE_SIZE] = PLDMA_OP_TABLE;
+
+/* the PLDMA_OPF_* of @op (0: not an opcode) */
+static unsigned int op_flags(unsigned int op)
+{
+	return op < PLDMA_OP_TABLE_SIZE ? pldma_ops[op].flags : 0;
+}
+
 int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
 		 unsigned int *slot)
 {
@@ -340,8 +352,7 @@ int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
 	int rdma, ret;
 
 	if (x->strategy == PLDMA_STRAT_PIN &&
-	    (x->opcode == PLDMA_OP_RDMA_WRITE ||
-	     x->opcode == PLDMA_OP_RDMA_READ))
+	    op_flags(x->opcode) & PLDMA_OPF_REMOTE)
 		return -EINVAL;	/* the driver's SUBMIT pins COPY/FILL only */
 	if (x->strategy == PLDMA_STRAT_PIN) {
 		struct pldma_submit s = {
@@ -366,8 +377,7 @@ int pldma_submit(struct pldma_chan *ch, const struct pldma_xfer *x,
 		return 0;
 	}
 
-	rdma = x->opcode == PLDMA_OP_RDMA_WRITE ||
-	       x->opcode == PLDMA_OP_RDMA_READ;
+	rdma = !!(op_flags(x->opcode) & PLDMA_OPF_REMOTE);
 	if (!x->len || x->len > ch->info.max_xfer)
 		return -EINVAL;
 	if (rdma && !ch->info.node_id)
@@ -923,8 +933,8 @@ int pldma_post_send(struct pldma_chan *ch, const struct pldma_send_wr *wr)
 
 	if (!ch->qp_rts)
 		return -ENOTCONN;
-	if (wr->opcode != PLDMA_OP_SEND && wr->opcode != PLDMA_OP_SEND_IMM &&
-	    wr->opcode != PLDMA_OP_RDMA_WRITE_IMM)
+	/* the opcodes that take a receive WQE of the peer */
+	if (!(op_flags(wr->opcode) & PLDMA_OPF_RECV))
 		return -EINVAL;
 	if (wr->flags & ~(PLDMA_DF_SIGNALED | PLDMA_DF_SOLICITED) ||
 	    wr->len > ch->info.max_xfer ||
@@ -932,14 +942,14 @@ int pldma_post_send(struct pldma_chan *ch, const struct pldma_send_wr *wr)
 		return -EINVAL;
 	if (next == pldma_reg(ch, PLDMA_CH_RING_HEAD))
 		return -EBUSY;
-	imm = wr->opcode != PLDMA_OP_SEND;
+	imm = !!(pldma_ops[wr->opcode].flags & PLDMA_OPF_IMM);
 	memset((void *)cr, 0, PLDMA_COMPL_SIZE);
 	memset(d, 0, PLDMA_DESC_SIZE);
 	d[PLDMA_DESC_OPCODE] = wr->opcode;
 	d[PLDMA_DESC_FLAGS] = wr->flags;
 	put32(d + PLDMA_DESC_LEN, wr->len);
 	put64(d + PLDMA_DESC_SRC, (uintptr_t)wr->addr);
-	if (wr->opcode == PLDMA_OP_RDMA_WRITE_IMM) {
+	if (pldma_ops[wr->opcode].flags & PLDMA_OPF_RKEY) {
 		put64(d + PLDMA_DESC_REMOTE_VA, wr->remote_va);
 		put32(d + PLDMA_DESC_RKEY, wr->rkey);
 	}

@@ -338,6 +338,9 @@ static bool pldma_ranges_overlap(uint64_t a, uint64_t b, uint64_t len)
     return a < b + len && b < a + len;
 }
 
+/* The descriptor opcodes (pldma-regs.h), one row each */
+const PLDMAOpInfo pldma_op_info[PLDMA_OP_TABLE_SIZE] = PLDMA_OP_TABLE;
+
 /* Decode and validate the descriptor; returns 0 or a PLDMA_ST_* */
 static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
 {
@@ -375,22 +378,16 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
                       "bits set\n", ch->idx, ch->head);
         return PLDMA_ST_BAD_DESC;
     }
-    switch (ch->op) {
-    case PLDMA_OP_NOP:
-        return ch->nsge ? PLDMA_ST_BAD_DESC : 0;
-    case PLDMA_OP_COPY:
-    case PLDMA_OP_FILL:
-        break;
-    case PLDMA_OP_RDMA_WRITE:
-    case PLDMA_OP_RDMA_READ:
-    case PLDMA_OP_SEND:
-    case PLDMA_OP_SEND_IMM:
-    case PLDMA_OP_RDMA_WRITE_IMM:
-        return ch->s->link->decode(ch, d);
-    default:
+    if (!(pldma_op_flags(ch->op) & PLDMA_OPF_VALID)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad opcode "
                       "0x%x\n", ch->idx, ch->head, ch->op);
         return PLDMA_ST_BAD_OPCODE;
+    }
+    if (pldma_op_remote(ch->op)) {
+        return ch->s->link->decode(ch, d);
+    }
+    if (ch->op == PLDMA_OP_NOP) {
+        return ch->nsge ? PLDMA_ST_BAD_DESC : 0;
     }
     if (ldl_le_p(d + PLDMA_DESC_RKEY)) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: rkey on a "
@@ -1521,8 +1518,8 @@ static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
     if (ch->phase == PLDMA_PHASE_XFER &&
         ((ch->len == 0 && !pldma_op_remote(ch->op)) ||
          ch->len > s->max_transfer ||
-         (ch->op != PLDMA_OP_COPY && ch->op != PLDMA_OP_FILL &&
-         !pldma_op_remote(ch->op)))) {
+         !(pldma_op_flags(ch->op) & PLDMA_OPF_VALID) ||
+         ch->op == PLDMA_OP_NOP)) {
         return "transfer of a bad descriptor (length beyond max-transfer)";
     }
     if (ch->state != PLDMA_STATE_DISABLED &&

@@ -186,15 +186,7 @@ static uint8_t cq_wc_status(uint32_t st)
 
 static uint8_t cq_wc_opcode(uint8_t op)
 {
-    switch (op) {
-    case PLDMA_OP_RDMA_WRITE:
-    case PLDMA_OP_RDMA_WRITE_IMM:
-        return PLDMA_WC_RDMA_WRITE;
-    case PLDMA_OP_RDMA_READ:
-        return PLDMA_WC_RDMA_READ;
-    default:
-        return PLDMA_WC_SEND;
-    }
+    return op < PLDMA_OP_TABLE_SIZE ? pldma_op_info[op].wc : PLDMA_WC_SEND;
 }
 
 /*

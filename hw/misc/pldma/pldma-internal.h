@@ -261,33 +261,44 @@ uint32_t pldma_recv_rq_reg(PLDMAChannel *ch, bool tail);
 uint32_t pldma_recv_resolve(PLDMACore *s, uint32_t idx, bool ok);
 void pldma_recv_flush(PLDMACore *s, uint32_t idx);
 
-/*
- * The opcodes that need the peer's receive queue (SEND, WRITE with
- * immediate); with RDMA WRITE and READ, every remote one runs on a QP's
- * send queue (req.c)
- */
-static inline bool pldma_op_qp_only(uint8_t op)
-{
-    return op == PLDMA_OP_SEND || op == PLDMA_OP_SEND_IMM ||
-           op == PLDMA_OP_RDMA_WRITE_IMM;
-}
 extern const VMStateDescription vmstate_pldma_eth;
 
+/* A row of the descriptor-opcode table (pldma-regs.h's PLDMA_OP_TABLE) */
+typedef struct PLDMAOpInfo {
+    const char *name;
+    unsigned int flags;     /* PLDMA_OPF_* */
+    unsigned int wc;        /* PLDMA_WC_* of its send CQE */
+} PLDMAOpInfo;
+
+extern const PLDMAOpInfo pldma_op_info[PLDMA_OP_TABLE_SIZE];
+
+/* The PLDMA_OPF_* of opcode @op (0: not an opcode) */
+static inline unsigned int pldma_op_flags(uint8_t op)
+{
+    return op < PLDMA_OP_TABLE_SIZE ? pldma_op_info[op].flags : 0;
+}
+
+/* An op to a QP's peer: on a QP's send queue only (req.c) */
 static inline bool pldma_op_remote(uint8_t op)
 {
-    return op == PLDMA_OP_RDMA_WRITE || op == PLDMA_OP_RDMA_READ ||
-           pldma_op_qp_only(op);
+    return pldma_op_flags(op) & PLDMA_OPF_REMOTE;
+}
+
+/* One that needs the peer's receive queue (SEND, WRITE with immediate) */
+static inline bool pldma_op_qp_only(uint8_t op)
+{
+    return pldma_op_flags(op) & PLDMA_OPF_RECV;
 }
 
 /* A remote op whose requester sends the payload (WRITE, SEND) */
 static inline bool pldma_op_sends(uint8_t op)
 {
-    return pldma_op_remote(op) && op != PLDMA_OP_RDMA_READ;
+    return pldma_op_flags(op) & PLDMA_OPF_PAYLOAD;
 }
 
 static inline bool pldma_op_has_imm(uint8_t op)
 {
-    return op == PLDMA_OP_SEND_IMM || op == PLDMA_OP_RDMA_WRITE_IMM;
+    return pldma_op_flags(op) & PLDMA_OPF_IMM;
 }
 
 #endif /* HW_MISC_PLDMA_INTERNAL_H */

@@ -81,7 +81,7 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
         return st;
     }
     /* (a SEND has no remote address: REMOTE_VA and RKEY are not used) */
-    if (ch->op != PLDMA_OP_SEND && ch->op != PLDMA_OP_SEND_IMM) {
+    if (pldma_op_flags(ch->op) & PLDMA_OPF_RKEY) {
         r->rva = ldq_le_p(d + PLDMA_DESC_REMOTE_VA);
     }
     if (ch->nsge) {
@@ -189,7 +189,7 @@ static uint8_t req_opcode(uint8_t op, bool first, bool last)
 {
     bool imm = pldma_op_has_imm(op);
 
-    if (op == PLDMA_OP_SEND || op == PLDMA_OP_SEND_IMM) {
+    if (pldma_op_flags(op) & PLDMA_OPF_WIRE_SEND) {
         return first ? (last ? (imm ? OP_SEND_ONLY_IMM : OP_SEND_ONLY)
                              : OP_SEND_FIRST)
                      : (last ? (imm ? OP_SEND_LAST_IMM : OP_SEND_LAST)

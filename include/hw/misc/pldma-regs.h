@@ -774,6 +774,41 @@
 #define PLDMA_OP_RDMA_WRITE_IMM     0x14    /* as WRITE; IMM consumes a
                                                receive WQE of the peer */
 
+/*
+ * The opcodes as one table, indexed by opcode (an index not listed is not
+ * an opcode: its row is all zero): { name, PLDMA_OPF_* flags, the CQE
+ * opcode of its send completion (PLDMA_WC_*) }.  An includer declares the
+ * array's element as  struct { const char *name; unsigned int flags, wc; }
+ * (this header has no types).
+ */
+#define PLDMA_OPF_VALID             PLDMA_BIT(0) /* an opcode of the device */
+#define PLDMA_OPF_REMOTE            PLDMA_BIT(1) /* to the QP's peer (QP SQ) */
+#define PLDMA_OPF_PAYLOAD           PLDMA_BIT(2) /* requester sends from SRC */
+#define PLDMA_OPF_RKEY              PLDMA_BIT(3) /* REMOTE_VA and RKEY used */
+#define PLDMA_OPF_RECV              PLDMA_BIT(4) /* takes a peer's recv WQE */
+#define PLDMA_OPF_IMM               PLDMA_BIT(5) /* carries IMM */
+#define PLDMA_OPF_WIRE_SEND         PLDMA_BIT(6) /* SEND on the wire */
+#define PLDMA_OP_TABLE_SIZE         0x15
+#define PLDMA_OP_TABLE {                                                     \
+    [PLDMA_OP_NOP] = { "nop", PLDMA_OPF_VALID, 0 },                          \
+    [PLDMA_OP_COPY] = { "copy", PLDMA_OPF_VALID, 0 },                        \
+    [PLDMA_OP_FILL] = { "fill", PLDMA_OPF_VALID, 0 },                        \
+    [PLDMA_OP_RDMA_WRITE] = { "rdma-write", PLDMA_OPF_VALID |                \
+        PLDMA_OPF_REMOTE | PLDMA_OPF_PAYLOAD | PLDMA_OPF_RKEY,               \
+        PLDMA_WC_RDMA_WRITE },                                               \
+    [PLDMA_OP_RDMA_READ] = { "rdma-read", PLDMA_OPF_VALID |                  \
+        PLDMA_OPF_REMOTE | PLDMA_OPF_RKEY, PLDMA_WC_RDMA_READ },             \
+    [PLDMA_OP_SEND] = { "send", PLDMA_OPF_VALID | PLDMA_OPF_REMOTE |         \
+        PLDMA_OPF_PAYLOAD | PLDMA_OPF_RECV | PLDMA_OPF_WIRE_SEND,            \
+        PLDMA_WC_SEND },                                                     \
+    [PLDMA_OP_SEND_IMM] = { "send-imm", PLDMA_OPF_VALID | PLDMA_OPF_REMOTE | \
+        PLDMA_OPF_PAYLOAD | PLDMA_OPF_RECV | PLDMA_OPF_IMM |                 \
+        PLDMA_OPF_WIRE_SEND, PLDMA_WC_SEND },                                \
+    [PLDMA_OP_RDMA_WRITE_IMM] = { "rdma-write-imm", PLDMA_OPF_VALID |        \
+        PLDMA_OPF_REMOTE | PLDMA_OPF_PAYLOAD | PLDMA_OPF_RKEY |              \
+        PLDMA_OPF_RECV | PLDMA_OPF_IMM, PLDMA_WC_RDMA_WRITE },               \
+}
+
 /* Descriptor flags */
 #define PLDMA_DF_INTR               PLDMA_BIT(0) /* IRQ_CH_DONE on completion */
 #define PLDMA_DF_SIGNALED           PLDMA_BIT(1) /* CQE to the QP's send CQ

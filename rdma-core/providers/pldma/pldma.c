@@ -976,6 +976,12 @@ static int pldma_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
+/* The device's descriptor opcodes (pldma-regs.h), one row each */
+static const struct {
+	const char *name;
+	unsigned int flags, wc;
+} pldma_op_info[PLDMA_OP_TABLE_SIZE] = PLDMA_OP_TABLE;
+
 static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 			   const struct ibv_send_wr *wr, uint32_t slot)
 {
@@ -1009,13 +1015,12 @@ static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 	ret = pldma_desc_sges(qp, ctx, slot, d, wr->num_sge, wr->sg_list);
 	if (ret)
 		return ret;
-	if (op == PLDMA_OP_RDMA_WRITE || op == PLDMA_OP_RDMA_WRITE_IMM ||
-	    op == PLDMA_OP_RDMA_READ) {
+	if (pldma_op_info[op].flags & PLDMA_OPF_RKEY) {
 		put64(d + PLDMA_DESC_REMOTE_VA, wr->wr.rdma.remote_addr);
 		put32(d + PLDMA_DESC_RKEY, wr->wr.rdma.rkey);
 	}
 	/* as on the wire: verbs' __be32, stored as it is */
-	if (op == PLDMA_OP_SEND_IMM || op == PLDMA_OP_RDMA_WRITE_IMM)
+	if (pldma_op_info[op].flags & PLDMA_OPF_IMM)
 		memcpy(d + PLDMA_DESC_IMM, &wr->imm_data, 4);
 	return 0;
 }

@@ -27,7 +27,7 @@ static void rx_drop(PLDMACore *s, const PLDMAPkt *p)
 }
 
 /* The message is over (any status): the next one starts after its PSNs */
-void pldma_net_ch_end(PLDMAChannel *ch)
+void pldma_comp_ch_end(PLDMAChannel *ch)
 {
     PLDMACore *s = ch->s;
     PLDMANetReq *r = &ch->net;
@@ -56,7 +56,7 @@ void pldma_net_ch_end(PLDMAChannel *ch)
     memset(r, 0, sizeof(*r));
 }
 
-void pldma_net_finish(PLDMAChannel *ch, uint32_t status)
+void pldma_comp_finish(PLDMAChannel *ch, uint32_t status)
 {
     if (status == PLDMA_ST_SUCCESS) {
         /* (a Go-back-N may have rewound what was sent, not what arrived) */
@@ -73,7 +73,7 @@ void pldma_net_finish(PLDMAChannel *ch, uint32_t status)
 }
 
 /* Go on sending from @off (Go-back-N, or a resume) */
-void pldma_net_rewind(PLDMAChannel *ch, uint64_t off)
+void pldma_comp_rewind(PLDMAChannel *ch, uint64_t off)
 {
     ch->done = MIN(off, ch->len);
     ch->net.wait = false;
@@ -130,7 +130,7 @@ static bool pldma_net_ack_upto(PLDMAChannel *ch, uint64_t upto)
     r->retries = 0;
     r->rnr_retries = 0;
     if (r->acked == ch->len) {
-        pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+        pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
         return true;
     }
     return false;
@@ -166,7 +166,7 @@ static uint32_t pldma_net_segs_sent(const PLDMAChannel *ch)
     return MIN(DIV_ROUND_UP(hw, r->mtu), r->nsegs);
 }
 
-void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
+static void pldma_comp_rx_ack(PLDMACore *s, const PLDMAPkt *p)
 {
     PLDMAChannel *ch = pldma_net_req_ch(s, p);
     PLDMANetReq *r;
@@ -225,7 +225,7 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
                 pldma_net_ack_upto(ch, (uint64_t)(seg + 1) * mtu)) {
                 return;
             }
-            pldma_net_rewind(ch, ch->done);
+            pldma_comp_rewind(ch, ch->done);
             return;
         }
         if (!pldma_op_sends(ch->op) || seg < 0) {
@@ -237,7 +237,7 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
             }
             if (!r->rnr) {
                 /* (an RNR wait keeps its timer: it resends from acked) */
-                pldma_net_arm(ch, r->rto_us);
+                pldma_req_arm(ch, r->rto_us);
             }
             if (r->wait && !r->rnr && ch->done < ch->len) {
                 r->wait = false;
@@ -254,7 +254,7 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
             r->rnr_retries = 0;         /* progress: it acknowledges some */
         }
         if (++r->rnr_retries > r->rnr_retry) {
-            pldma_net_finish(ch, PLDMA_ST_REMOTE_RNR);
+            pldma_comp_finish(ch, PLDMA_ST_REMOTE_RNR);
             return;
         }
         /* everything before the segment that faulted has arrived */
@@ -269,8 +269,8 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
         r->rnr = true;
         trace_pldma_net_rnr(ch->idx, p->psn, off,
                             p->syndrome & 0x1f);
-        r->rnr_us = pldma_net_rnr_timer_10us[p->syndrome & 0x1f] * 10;
-        pldma_net_arm(ch, r->rnr_us);
+        r->rnr_us = pldma_hdr_rnr_timer_10us[p->syndrome & 0x1f] * 10;
+        pldma_req_arm(ch, r->rnr_us);
         return;
     }
     case 3:
@@ -280,7 +280,7 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
             if (pldma_op_sends(ch->op) && seg >= 0 && !r->rnr) {
                 pldma_net_acked(ch, (uint64_t)seg * mtu);
                 trace_pldma_net_go_back(ch->idx, p->psn, r->acked);
-                pldma_net_rewind(ch, r->acked);
+                pldma_comp_rewind(ch, r->acked);
             }
             return;
         }
@@ -290,7 +290,7 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
                          ? PLDMA_NCNT_NAK_RX_INVALID
                          : PLDMA_NCNT_NAK_RX_OPERR);
         trace_pldma_net_nak(ch->idx, p->psn, p->syndrome);
-        pldma_net_finish(ch, nak_status(p->syndrome));
+        pldma_comp_finish(ch, nak_status(p->syndrome));
         /*
          * Fatal to an RC requester (IBA 9.9.2: remote access, invalid
          * request, remote operational error; Linux rxe's completer moves
@@ -305,7 +305,7 @@ void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p)
 }
 
 /* A READ response: its payload goes to the local destination */
-void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
+static void pldma_comp_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
 {
     PLDMAChannel *ch = pldma_net_req_ch(s, p);
     PLDMANetReq *r;
@@ -345,7 +345,7 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
         if (!r->rnr && !r->gap && ch->state == PLDMA_STATE_RUNNING) {
             r->gap = true;
             trace_pldma_net_go_back(ch->idx, p->psn, ch->done);
-            pldma_net_send_read_req(ch);
+            pldma_req_send_read(ch);
         }
         return;
     }
@@ -357,12 +357,12 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
         return;
     }
     s->busy = true;
-    a = pldma_net_local_rw(ch, ch->done, (uint8_t *)p->payload, p->plen,
+    a = pldma_req_local_rw(ch, ch->done, (uint8_t *)p->payload, p->plen,
                            true, &fva, &short_list);
     s->busy = false;
     if (a == PLDMA_ACC_OK && short_list) {
         timer_del(ch->net_timer);
-        pldma_net_finish(ch, PLDMA_ST_BAD_LENGTH);
+        pldma_comp_finish(ch, PLDMA_ST_BAD_LENGTH);
         pldma_update_irq(s);
         pldma_schedule(s);
         return;
@@ -382,10 +382,20 @@ void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
     r->retries = 0;
     r->rnr_retries = 0;
     if (ch->done == ch->len) {
-        pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+        pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
     } else if (ch->done >= r->rd_end) {
-        pldma_net_send_read_req(ch);        /* the next window */
+        pldma_req_send_read(ch);        /* the next window */
     } else {
-        pldma_net_arm(ch, r->rto_us);
+        pldma_req_arm(ch, r->rto_us);
+    }
+}
+
+/* An ACK or a READ response for a QP of ours (net.c's classifier) */
+void pldma_comp_rx(PLDMACore *s, const PLDMAPkt *p)
+{
+    if (pldma_hdr_op_flags(p->opcode) & PLDMA_NET_F_ACK) {
+        pldma_comp_rx_ack(s, p);
+    } else {
+        pldma_comp_rx_read_resp(s, p);
     }
 }

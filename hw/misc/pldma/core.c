@@ -1217,9 +1217,9 @@ static uint64_t pldma_ch_read(PLDMAChannel *ch, hwaddr off)
     case PLDMA_CH_CQ_DB:
         return 0;
     case PLDMA_CH_RQ_TAIL:
-        return pldma_recv_rq_reg(ch, true);
+        return pldma_rq_reg(ch, true);
     case PLDMA_CH_RQ_HEAD:
-        return pldma_recv_rq_reg(ch, false);
+        return pldma_rq_reg(ch, false);
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: read of undefined "
                       "register 0x%" HWADDR_PRIx "\n", ch->idx, off);
@@ -1263,7 +1263,7 @@ static void pldma_ch_write(PLDMAChannel *ch, hwaddr off, uint32_t val)
         pldma_cq_doorbell(ch, val);
         break;
     case PLDMA_CH_RQ_TAIL:
-        pldma_recv_rq_doorbell(ch, val);
+        pldma_rq_doorbell(ch, val);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: write 0x%x to "

@@ -14,7 +14,7 @@
  * from a channel whose PASID is the CQ's PD only.  A CQ without room for
  * a CQE, or whose CQE write fails, goes to ERROR and takes its QPs to
  * ERR.  The send CQEs of a QP's send queue are made here; the receive
- * side is recv.c.  See docs/specs/pldma.rst, "Completion queues".
+ * side is rq.c.  See docs/specs/pldma.rst, "Completion queues".
  */
 
 #include "qemu/osdep.h"

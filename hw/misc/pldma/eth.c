@@ -285,7 +285,7 @@ static void pldma_eth_tx_bh(void *opaque)
             qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth tx: buffer read at "
                           "0x%" PRIx64 " failed\n", fva);
             st = PLDMA_ETH_ST_DMA_ERROR;
-        } else if (icrc && !pldma_net_icrc_fill(s->eth.buf, len)) {
+        } else if (icrc && !pldma_hdr_icrc_fill(s->eth.buf, len)) {
             qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth tx: descriptor %u: "
                           "ICRC asked for a frame that is not RoCEv2\n",
                           s->eth.tx.head);

@@ -8,7 +8,7 @@
  * The wire format of the RDMA link (IBTA vol. 1 and annex A17, RoCEv2):
  * Ethernet / IPv4 / UDP 4791 / BTH [+ RETH] [+ ImmDt] [+ AETH] /
  * payload / pad / ICRC.  A frame is built from a PLDMAPkt
- * (pldma_net_tx()) and parsed into one (pldma_net_parse()), which checks
+ * (pldma_hdr_tx()) and parsed into one (pldma_hdr_parse()), which checks
  * every length against the frame before a byte of it is used.
  */
 
@@ -33,7 +33,7 @@
 #define FRAME_MAX(mtu)      (HDRS_MAX + (mtu) + ICRC_LEN)
 
 /* IB RNR timer codes, in units of 10 us (code 0 is the longest) */
-const uint32_t pldma_net_rnr_timer_10us[32] = {
+const uint32_t pldma_hdr_rnr_timer_10us[32] = {
     65536, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192,
     256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288,
     16384, 24576, 32768, 49152,
@@ -46,9 +46,9 @@ const uint32_t pldma_net_rnr_timer_10us[32] = {
  * which headers follow the BTH, whether it carries a payload, and its
  * header length (BTH and the extended headers).  Opcodes beyond OP_ACK
  * are not RC SEND, WRITE, READ or Acknowledge: the link drops them, but
- * for the atomic requests, which a QP refuses (pldma_recv_rx_atomic()).
+ * for the atomic requests, which a QP refuses (resp.c).
  */
-const PLDMANetOpcode pldma_net_opcode[PLDMA_NET_NUM_OPCODES] = {
+const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES] = {
     [OP_SEND_FIRST] = {
         "SEND First", PLDMA_NET_F_REQ | PLDMA_NET_F_SEND |
         PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_FIRST, HDR(0),
@@ -152,12 +152,12 @@ static uint32_t pldma_icrc(const uint8_t *ip, size_t len)
     return crc32(crc, ip + sizeof(h), len - sizeof(h));
 }
 
-void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
+void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p)
 {
     uint8_t f[FRAME_MAX(PLDMA_NET_MAX_MTU)];
     uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR, *q = udp + UDP_HDR;
     uint32_t pad = (4 - (p->plen & 3)) & 3;
-    uint32_t fl = pldma_net_op_flags(p->opcode);
+    uint32_t fl = pldma_hdr_op_flags(p->opcode);
     const PLDMAQP *qp;
     size_t l4;
 
@@ -219,7 +219,7 @@ void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p)
     stw_be_p(udp + 6, 0);
     stl_le_p(q, pldma_icrc(ip, q - ip));
 
-    trace_pldma_net_tx(p->qp - 1, p->opcode, pldma_net_op_name(p->opcode),
+    trace_pldma_net_tx(p->qp - 1, p->opcode, pldma_hdr_op_name(p->opcode),
                        p->qpn, p->psn, p->ackreq, p->syndrome, p->plen);
     pldma_net_send_frame(s, f, q + ICRC_LEN - f, p->ready);
 }
@@ -248,10 +248,10 @@ static size_t pldma_net_roce_len(const uint8_t *f, size_t size)
 }
 
 /* Does RoCEv2 frame @f answer a request (ACK, NAK, READ or atomic response)? */
-bool pldma_net_frame_is_resp(const uint8_t *f, size_t size)
+bool pldma_hdr_frame_is_resp(const uint8_t *f, size_t size)
 {
     return pldma_net_roce_len(f, size) &&
-           (pldma_net_op_flags(f[ETH_HDR + IP_HDR + UDP_HDR]) &
+           (pldma_hdr_op_flags(f[ETH_HDR + IP_HDR + UDP_HDR]) &
             (PLDMA_NET_F_RESP | PLDMA_NET_F_ACK));
 }
 
@@ -260,7 +260,7 @@ bool pldma_net_frame_is_resp(const uint8_t *f, size_t size)
  * management datagrams, the OS's): 1 if its ICRC is good, -1 if it is not
  * or it is malformed; 0 if it is not UD (the transport's to parse)
  */
-int pldma_net_ud_check(const uint8_t *f, size_t size)
+int pldma_hdr_ud_check(const uint8_t *f, size_t size)
 {
     const uint8_t *ip = f + ETH_HDR, *bth = ip + IP_HDR + UDP_HDR;
     size_t iplen;
@@ -281,7 +281,7 @@ int pldma_net_ud_check(const uint8_t *f, size_t size)
  * Write the ICRC of a RoCEv2 frame the driver built (the Ethernet
  * function's PLDMA_ETH_TX_ICRC); false if it is not one
  */
-bool pldma_net_icrc_fill(uint8_t *f, size_t size)
+bool pldma_hdr_icrc_fill(uint8_t *f, size_t size)
 {
     uint8_t *ip = f + ETH_HDR;
     size_t iplen = pldma_net_roce_len(f, size);
@@ -294,7 +294,7 @@ bool pldma_net_icrc_fill(uint8_t *f, size_t size)
 }
 
 /* Parse and check a frame; false (counted by the caller) if not for us */
-bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
+bool pldma_hdr_parse(PLDMACore *s, const uint8_t *f, size_t size,
                      PLDMAPkt *p)
 {
     const uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR, *q = udp + UDP_HDR;
@@ -335,9 +335,9 @@ bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
     w = ldl_be_p(q + 8);
     p->ackreq = w >> 31;
     p->psn = w & PLDMA_PSN_MASK;
-    fl = pldma_net_op_flags(p->opcode);
+    fl = pldma_hdr_op_flags(p->opcode);
     hdrs = p->atomic ? BTH_LEN + ATOMIC_ETH_LEN
-                     : pldma_net_opcode[p->opcode].hdr_len;
+                     : pldma_hdr_opcode[p->opcode].hdr_len;
     p->has_reth = fl & PLDMA_NET_F_RETH;
     p->has_aeth = fl & PLDMA_NET_F_AETH;
     p->has_imm = fl & PLDMA_NET_F_IMMDT;

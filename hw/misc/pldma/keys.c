@@ -49,7 +49,7 @@ static void pldma_key_fault_end(PLDMACore *s, uint32_t idx, bool ok)
 
         if (c->fault && !c->stalled && !c->fault_recv &&
             c->fault_key == idx) {
-            pldma_net_conn_resolved(s, c, ok);
+            pldma_resp_resolved(s, c, ok);
         }
     }
 }
@@ -112,7 +112,7 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
                         k->pasid_reg, k->pd_tag, k->va, k->len, k->access);
 }
 
-bool pldma_net_key_read(PLDMACore *s, hwaddr addr, uint64_t *val)
+bool pldma_key_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 {
     PLDMAKey *k;
 
@@ -153,7 +153,7 @@ bool pldma_net_key_read(PLDMACore *s, hwaddr addr, uint64_t *val)
     }
 }
 
-bool pldma_net_key_write(PLDMACore *s, hwaddr addr, uint32_t val)
+bool pldma_key_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
     switch (addr) {
     case PLDMA_KEY_SEL:
@@ -196,7 +196,7 @@ bool pldma_net_key_write(PLDMACore *s, hwaddr addr, uint32_t val)
  * Keys keep their generation: the next REGISTER of an index takes
  * another one, so an old rkey stays stale after a reset
  */
-void pldma_net_keys_reset(PLDMACore *s)
+void pldma_keys_reset(PLDMACore *s)
 {
     uint32_t i;
 

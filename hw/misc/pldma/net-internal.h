@@ -1,7 +1,7 @@
 /*
  * PLDMA's RDMA link: what its files share (net.c, the port; hdr.c,
- * req.c, comp.c, resp.c, keys.c, recv.c, net-vmstate.c), and nothing
- * the engine's core needs (that is in pldma-internal.h)
+ * req.c, comp.c, resp.c, resp-fault.c, rq.c, keys.c, net-vmstate.c), and
+ * nothing the engine's core needs (that is in pldma-internal.h)
  *
  * Copyright (c) 2026 The PLDMA authors
  *
@@ -20,11 +20,11 @@
 bool pldma_net_realize(PLDMACore *s, Error **errp);
 void pldma_net_unrealize(PLDMACore *s);
 void pldma_net_reset(PLDMACore *s);
-uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d);
-bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget);
-void pldma_net_ch_end(PLDMAChannel *ch);
-bool pldma_net_bh(PLDMACore *s, uint64_t *budget);
-bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp);
+uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d);
+bool pldma_req_xfer(PLDMAChannel *ch, uint64_t *budget);
+void pldma_comp_ch_end(PLDMAChannel *ch);
+bool pldma_resp_bh(PLDMACore *s, uint64_t *budget);
+bool pldma_resp_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp);
 void pldma_net_flush(PLDMACore *s);
 const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch);
 
@@ -62,7 +62,7 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define PLDMA_NET_NUM_OPCODES (OP_ACK + 1)
 /*
  * RC atomic requests (CmpSwap, FetchAdd; AtomicETH after the BTH): the
- * device does no atomic operation, and refuses them (recv.c)
+ * device does no atomic operation, and refuses them (resp.c)
  */
 #define OP_CMP_SWAP         0x13
 #define OP_FETCH_ADD        0x14
@@ -74,7 +74,7 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define OP_UD_SEND_ONLY     0x64
 #define OP_UD_SEND_ONLY_IMM 0x65
 
-/* What an opcode is and carries (hdr.c's pldma_net_opcode[]) */
+/* What an opcode is and carries (hdr.c's pldma_hdr_opcode[]) */
 #define PLDMA_NET_F_RETH    (1U << 0)   /* RDMA extended header */
 #define PLDMA_NET_F_IMMDT   (1U << 1)   /* immediate data */
 #define PLDMA_NET_F_AETH    (1U << 2)   /* ACK extended header */
@@ -96,17 +96,17 @@ typedef struct PLDMANetOpcode {
     uint8_t hdr_len;        /* BTH and extended headers, in bytes */
 } PLDMANetOpcode;
 
-extern const PLDMANetOpcode pldma_net_opcode[PLDMA_NET_NUM_OPCODES];
+extern const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES];
 
 /* PLDMA_NET_F_* of BTH opcode @op; none for one that is not RC's */
-static inline uint32_t pldma_net_op_flags(uint8_t op)
+static inline uint32_t pldma_hdr_op_flags(uint8_t op)
 {
-    return op < PLDMA_NET_NUM_OPCODES ? pldma_net_opcode[op].flags : 0;
+    return op < PLDMA_NET_NUM_OPCODES ? pldma_hdr_opcode[op].flags : 0;
 }
 
-static inline const char *pldma_net_op_name(uint8_t op)
+static inline const char *pldma_hdr_op_name(uint8_t op)
 {
-    return op < PLDMA_NET_NUM_OPCODES ? pldma_net_opcode[op].name : "?";
+    return op < PLDMA_NET_NUM_OPCODES ? pldma_hdr_opcode[op].name : "?";
 }
 
 /* AETH syndrome */
@@ -173,11 +173,17 @@ static inline int32_t pldma_net_psn_diff(uint32_t a, uint32_t b)
  * unfinished, and a message other than its own segments there is an
  * opcode sequence error (IBA 9.8.3.1)
  */
-static inline bool pldma_net_in_write(const PLDMANetConn *c, uint32_t psn)
+static inline bool pldma_resp_in_write(const PLDMANetConn *c, uint32_t psn)
 {
     int32_t seg = pldma_net_psn_diff(psn, c->msg_psn);
 
     return c->msg_valid && seg >= 0 && seg < (int32_t)c->msg_nsegs;
+}
+
+/* The QP of responder connection @c (s->conns[i] is QP i's) */
+static inline uint32_t pldma_resp_qpi(PLDMACore *s, const PLDMANetConn *c)
+{
+    return c - s->conns;
 }
 
 static inline void pldma_net_cnt(PLDMACore *s, unsigned i)
@@ -192,73 +198,71 @@ static inline uint32_t pldma_net_nsegs(uint32_t mtu, uint32_t len)
 }
 
 /* hdr.c: headers, ICRC, frames */
-extern const uint32_t pldma_net_rnr_timer_10us[32];
-void pldma_net_tx(PLDMACore *s, const PLDMAPkt *p);
-bool pldma_net_parse(PLDMACore *s, const uint8_t *f, size_t size,
+extern const uint32_t pldma_hdr_rnr_timer_10us[32];
+void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p);
+bool pldma_hdr_parse(PLDMACore *s, const uint8_t *f, size_t size,
                      PLDMAPkt *p);
-int pldma_net_ud_check(const uint8_t *f, size_t size);
-bool pldma_net_icrc_fill(uint8_t *f, size_t size);
+int pldma_hdr_ud_check(const uint8_t *f, size_t size);
+bool pldma_hdr_icrc_fill(uint8_t *f, size_t size);
 
 /* net.c: the port */
 void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len,
                           int64_t ready);
-bool pldma_net_frame_is_resp(const uint8_t *f, size_t size);
+bool pldma_hdr_frame_is_resp(const uint8_t *f, size_t size);
 void pldma_net_qp_drop(PLDMACore *s, const PLDMAPkt *p, const char *why);
 
-/* recv.c: an atomic request, refused */
-void pldma_recv_rx_atomic(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
-                          uint32_t idx);
-
 /* req.c: the requester */
-PLDMAAccess pldma_net_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,
+PLDMAAccess pldma_req_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,
                                uint32_t n, bool is_write, uint64_t *fva,
                                bool *short_list);
-void pldma_net_arm(PLDMAChannel *ch, uint64_t us);
-void pldma_net_send_read_req(PLDMAChannel *ch);
-void pldma_net_timer(void *opaque);
+void pldma_req_arm(PLDMAChannel *ch, uint64_t us);
+void pldma_req_send_read(PLDMAChannel *ch);
+void pldma_req_timer(void *opaque);
 
 /* comp.c: the requester's completer */
-void pldma_net_finish(PLDMAChannel *ch, uint32_t status);
-void pldma_net_rewind(PLDMAChannel *ch, uint64_t off);
-void pldma_net_rx_ack(PLDMACore *s, const PLDMAPkt *p);
-void pldma_net_rx_read_resp(PLDMACore *s, const PLDMAPkt *p);
+void pldma_comp_finish(PLDMAChannel *ch, uint32_t status);
+void pldma_comp_rewind(PLDMAChannel *ch, uint64_t off);
+void pldma_comp_rx(PLDMACore *s, const PLDMAPkt *p);
 
-/* resp.c: the responder of WRITE and READ */
-uint32_t pldma_net_conn_mtu(PLDMACore *s, const PLDMANetConn *c);
-uint32_t pldma_net_conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c);
-void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
-                      uint8_t syndrome);
-void pldma_net_seq_nak(PLDMACore *s, PLDMANetConn *c);
-void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
-                   uint8_t syndrome);
-void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok);
-void pldma_net_park_drop(PLDMACore *s, PLDMANetConn *c);
-bool pldma_net_parked(const PLDMANetConn *c);
-bool pldma_net_park_running(const PLDMANetConn *c);
-bool pldma_net_park_add(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
-                        uint32_t rch);
-void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c);
-PLDMAAccess pldma_net_resp_dma(PLDMACore *s, PLDMANetConn *c,
-                               uint32_t pasid_reg, uint64_t va, void *buf,
-                               uint32_t len, bool is_write, uint64_t *fva);
-void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
-                        uint32_t rch);
-void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
-                           uint32_t rch);
-void pldma_net_fault_timer(void *opaque);
+/* resp.c: the responder (its stages), its answers, READ responses */
+void pldma_resp_rx(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p);
+uint32_t pldma_resp_mtu(PLDMACore *s, const PLDMANetConn *c);
+uint32_t pldma_resp_rnr_timer(PLDMACore *s, const PLDMANetConn *c);
+void pldma_resp_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                       uint8_t syndrome);
+void pldma_resp_seq_nak(PLDMACore *s, PLDMANetConn *c);
+void pldma_resp_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                    uint8_t syndrome);
+
+/* resp-fault.c: the responder's faults, parking, resolution */
+PLDMAAccess pldma_resp_dma(PLDMACore *s, PLDMANetConn *c,
+                           uint32_t pasid_reg, uint64_t va, void *buf,
+                           uint32_t len, bool is_write, uint64_t *fva);
+PLDMAAccess pldma_resp_rw(PLDMACore *s, PLDMANetConn *c, uint32_t rkey,
+                          uint64_t va, void *buf, uint32_t len,
+                          bool is_write, uint32_t msg_off, uint32_t msg_len);
+void pldma_resp_fault_arm(PLDMACore *s, PLDMANetConn *c);
+void pldma_resp_fault_timer(void *opaque);
+void pldma_resp_resolved(PLDMACore *s, PLDMANetConn *c, bool ok);
+bool pldma_resp_park_add(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p);
+bool pldma_resp_park_run(PLDMACore *s, PLDMANetConn *c, uint64_t *budget);
+void pldma_resp_park_drop(PLDMACore *s, PLDMANetConn *c);
+bool pldma_resp_parked(const PLDMANetConn *c);
+bool pldma_resp_park_running(const PLDMANetConn *c);
 
 /* keys.c: memory keys */
-bool pldma_net_key_read(PLDMACore *s, hwaddr addr, uint64_t *val);
-bool pldma_net_key_write(PLDMACore *s, hwaddr addr, uint32_t val);
-void pldma_net_keys_reset(PLDMACore *s);
+bool pldma_key_read(PLDMACore *s, hwaddr addr, uint64_t *val);
+bool pldma_key_write(PLDMACore *s, hwaddr addr, uint32_t val);
+void pldma_keys_reset(PLDMACore *s);
 
-/* recv.c: the responder of SEND and WRITE with immediate */
-void pldma_recv_rx_send(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
-                        uint32_t idx);
-bool pldma_recv_imm_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
-                         uint32_t idx);
-bool pldma_recv_imm_done(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
-                         uint32_t idx);
-bool pldma_recv_failed(PLDMACore *s, PLDMANetConn *c);
+/* rq.c: receive queues, for the responder */
+bool pldma_rq_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
+                   uint32_t idx);
+bool pldma_rq_complete(PLDMACore *s, uint32_t idx, uint64_t wr_id,
+                       uint8_t opcode, uint8_t status, uint32_t bytes,
+                       const PLDMAPkt *p);
+PLDMAAccess pldma_rq_scatter(PLDMACore *s, PLDMANetConn *c, uint32_t idx,
+                             uint64_t off, const uint8_t *buf, uint32_t len);
+bool pldma_rq_failed(PLDMACore *s, PLDMANetConn *c);
 
 #endif /* HW_MISC_PLDMA_NET_INTERNAL_H */

@@ -72,7 +72,7 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
         return "remote operation's sent or acknowledged bytes";
     }
     if (r->rto_us == 0 || r->rto_us > 10 * 1000 * 1000 ||
-        r->rnr_us > pldma_net_rnr_timer_10us[0] * 10 ||
+        r->rnr_us > pldma_hdr_rnr_timer_10us[0] * 10 ||
         r->retries > r->retry_count + 1 || r->retry_count > 7 ||
         (r->rnr_retry != UINT32_MAX && r->rnr_retry > 7)) {
         return "remote operation's timers or retry counters";
@@ -100,11 +100,11 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
         }
     } else if (c->epsn || c->msn || c->rd_active || c->msg_valid ||
                c->rmsg_valid || c->imm_wqe || c->rdq_n || c->fault) {
-        /* (pldma_net_qp_clear() zeroes it when the QP leaves RTR/RTS) */
+        /* (pldma_resp_qp_clear() zeroes it when the QP leaves RTR/RTS) */
         return "connection of a QP that is not connected";
     }
     /* (a connection of a QP that is not connected is empty: any MTU) */
-    mtu = pldma_net_conn_mtu(s, c);
+    mtu = pldma_resp_mtu(s, c);
     if ((c->epsn | c->fault_psn | c->msg_psn | c->rd_psn | c->rd_first_psn |
          c->rmsg_psn | c->msn) & ~PLDMA_PSN_MASK) {
         return "PSN or MSN beyond 24 bits";

@@ -33,12 +33,14 @@
  * See docs/specs/pldma.rst, "Remote DMA".
  *
  * The transport is cut as Linux's rxe is, one file per role: this file
- * is the port (the net layer's client: receive, flow control, dispatch
- * of a frame to its role, registers, reset, realize); hdr.c the opcode
+ * is the port (the net layer's client: receive, flow control, the
+ * classifier's two doors, registers, reset, realize); hdr.c the opcode
  * table, headers, ICRC, frame building and parsing; req.c the requester;
  * comp.c its completer (ACKs, NAKs, READ responses); resp.c the
- * responder of WRITE and READ (recv.c that of SEND); keys.c the memory
- * keys; net-vmstate.c migration.  They share net-internal.h.
+ * responder, a stage machine for every request opcode; resp-fault.c the
+ * responder's faults (parking, RNR, resolution, resumption); rq.c the
+ * receive queues; keys.c the memory keys; net-vmstate.c migration.
+ * They share net-internal.h.
  */
 
 #include "qemu/osdep.h"
@@ -295,7 +297,7 @@ static void pldma_net_wire_put(PLDMACore *s, const uint8_t *f, size_t len,
         pldma_net_cnt(s, PLDMA_NCNT_TX_FRAMES);
         pldma_net_cnt(s, PLDMA_NCNT_LOOPED);
     }
-    if (self && pldma_net_frame_is_resp(f, len)) {
+    if (self && pldma_hdr_frame_is_resp(f, len)) {
         dir = 1;
     }
     w = g_new(PLDMAWireFrame, 1);
@@ -424,7 +426,7 @@ void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len,
 static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
 {
     uint32_t idx = p->qpn & 0xff;
-    uint32_t fl = pldma_net_op_flags(p->opcode);
+    uint32_t fl = pldma_hdr_op_flags(p->opcode);
     bool resp = fl & (PLDMA_NET_F_RESP | PLDMA_NET_F_ACK);
     PLDMAQP *qp;
 
@@ -443,18 +445,14 @@ static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
         return;
     }
     p->qp = idx + 1;
-    if (p->atomic) {
-        pldma_recv_rx_atomic(s, &s->conns[idx], p, idx);
-    } else if (fl & PLDMA_NET_F_ACK) {
-        pldma_net_rx_ack(s, p);
-    } else if (fl & PLDMA_NET_F_RESP) {
-        pldma_net_rx_read_resp(s, p);
-    } else if (fl & PLDMA_NET_F_READ) {
-        pldma_net_rx_read_req(s, &s->conns[idx], p, idx);
-    } else if (fl & PLDMA_NET_F_SEND) {
-        pldma_recv_rx_send(s, &s->conns[idx], p, idx);
+    /*
+     * Two doors, as rxe's: ACKs and READ responses to the requester's
+     * completer (comp.c), requests to the QP's responder (resp.c)
+     */
+    if (resp) {
+        pldma_comp_rx(s, p);
     } else {
-        pldma_net_rx_write(s, &s->conns[idx], p, idx);
+        pldma_resp_rx(s, &s->conns[idx], p);
     }
 }
 
@@ -469,7 +467,7 @@ static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
         return MAX(size, 1);
     }
     /* UD (QP1's management datagrams): the OS's too, if its ICRC is good */
-    switch (pldma_net_ud_check(buf, size)) {
+    switch (pldma_hdr_ud_check(buf, size)) {
     case 1:
         trace_pldma_net_rx_ud(size);
         pldma_eth_deliver(s, buf, size);
@@ -480,7 +478,7 @@ static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
         return size;
     }
     pldma_net_cnt(s, PLDMA_NCNT_RX_FRAMES);
-    if (!pldma_net_parse(s, buf, size, &p)) {
+    if (!pldma_hdr_parse(s, buf, size, &p)) {
         pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
         trace_pldma_net_drop(size);
         /*
@@ -490,7 +488,7 @@ static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
          */
         return MAX(size, 1);
     }
-    trace_pldma_net_rx(p.opcode, pldma_net_op_name(p.opcode), p.qpn, p.psn,
+    trace_pldma_net_rx(p.opcode, pldma_hdr_op_name(p.opcode), p.qpn, p.psn,
                        p.ackreq, p.syndrome, p.plen);
     s->in_rx = true;
     /*
@@ -554,7 +552,7 @@ void pldma_net_flush(PLDMACore *s)
 static bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 {
     if (pldma_qp_read(s, addr, val) || pldma_cq_read(s, addr, val) ||
-        pldma_net_key_read(s, addr, val) || pldma_eth_read(s, addr, val)) {
+        pldma_key_read(s, addr, val) || pldma_eth_read(s, addr, val)) {
         return true;
     }
     if (addr >= PLDMA_NET_CNT(0) && addr < PLDMA_NET_CNT(PLDMA_NCNT_NUM)) {
@@ -576,7 +574,7 @@ static bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 static bool pldma_net_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
     return pldma_qp_write(s, addr, val) || pldma_cq_write(s, addr, val) ||
-           pldma_net_key_write(s, addr, val) ||
+           pldma_key_write(s, addr, val) ||
            pldma_eth_write(s, addr, val);
 }
 
@@ -592,7 +590,7 @@ void pldma_net_reset(PLDMACore *s)
             timer_del(s->ch[i].net_timer);
         }
     }
-    pldma_net_keys_reset(s);
+    pldma_keys_reset(s);
     if (s->fault_timer) {
         timer_del(s->fault_timer);
     }
@@ -605,7 +603,7 @@ void pldma_net_reset(PLDMACore *s)
     /* the responder forgets its connections (every QP goes to RESET) */
     if (s->conns) {
         for (i = 0; i < PLDMA_MAX_QPS; i++) {
-            pldma_net_park_drop(s, &s->conns[i]);
+            pldma_resp_park_drop(s, &s->conns[i]);
         }
         memset(s->conns, 0, sizeof(PLDMANetConn) * PLDMA_MAX_QPS);
     }
@@ -708,10 +706,10 @@ bool pldma_net_realize(PLDMACore *s, Error **errp)
     qemu_format_nic_info_str(qemu_get_queue(s->nic), conf->macaddr.a);
     pldma_eth_realize(s);
     for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
-        s->ch[i].net_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_net_timer,
+        s->ch[i].net_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_req_timer,
                                           &s->ch[i]);
     }
-    s->fault_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_net_fault_timer,
+    s->fault_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_resp_fault_timer,
                                   s);
     pldma_net_reset(s);
     return true;
@@ -737,7 +735,7 @@ void pldma_net_unrealize(PLDMACore *s)
     }
     pldma_eth_unrealize(s);
     for (i = 0; s->conns && i < PLDMA_MAX_QPS; i++) {
-        pldma_net_park_drop(s, &s->conns[i]);
+        pldma_resp_park_drop(s, &s->conns[i]);
     }
     g_free(s->conns);
     s->conns = NULL;
@@ -764,12 +762,12 @@ const PLDMALinkOps pldma_net_link = {
     .read = pldma_net_read,
     .write = pldma_net_write,
     .irq_sync = pldma_eth_irq_sync,
-    .decode = pldma_net_decode,
-    .xfer = pldma_net_xfer,
+    .decode = pldma_req_decode,
+    .xfer = pldma_req_xfer,
     .waiting = pldma_net_waiting,
-    .ch_end = pldma_net_ch_end,
+    .ch_end = pldma_comp_ch_end,
     .ch_check = pldma_net_ch_check,
-    .bh = pldma_net_bh,
+    .bh = pldma_resp_bh,
     .flush = pldma_net_flush,
-    .resumed = pldma_net_resumed,
+    .resumed = pldma_resp_resumed,
 };

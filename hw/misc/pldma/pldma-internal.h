@@ -225,8 +225,8 @@ uint32_t pldma_qp_qpn(PLDMACore *s, uint32_t idx);
 extern const VMStateDescription vmstate_pldma_qps;
 
 /* resp.c, for qp.c */
-void pldma_net_qp_connect(PLDMACore *s, uint32_t idx);
-void pldma_net_qp_clear(PLDMACore *s, uint32_t idx);
+void pldma_resp_qp_connect(PLDMACore *s, uint32_t idx);
+void pldma_resp_qp_clear(PLDMACore *s, uint32_t idx);
 
 /* cq.c: completion queues */
 typedef struct PLDMACqe {
@@ -252,14 +252,11 @@ void pldma_cq_send_done(PLDMAChannel *ch);
 bool pldma_cq_in_use(PLDMACore *s, uint32_t cq);
 extern const VMStateDescription vmstate_pldma_cqs;
 
-/*
- * recv.c: receive queues (the responder of SEND and WRITE with immediate
- * is declared in net-internal.h)
- */
-void pldma_recv_rq_doorbell(PLDMAChannel *ch, uint32_t val);
-uint32_t pldma_recv_rq_reg(PLDMAChannel *ch, bool tail);
-uint32_t pldma_recv_resolve(PLDMACore *s, uint32_t idx, bool ok);
-void pldma_recv_flush(PLDMACore *s, uint32_t idx);
+/* rq.c: receive queues (what the responder uses is in net-internal.h) */
+void pldma_rq_doorbell(PLDMAChannel *ch, uint32_t val);
+uint32_t pldma_rq_reg(PLDMAChannel *ch, bool tail);
+uint32_t pldma_rq_resolve(PLDMACore *s, uint32_t idx, bool ok);
+void pldma_rq_flush(PLDMACore *s, uint32_t idx);
 
 extern const VMStateDescription vmstate_pldma_eth;
 

@@ -93,23 +93,23 @@ static void qp_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
         qp->send_cq = PLDMA_CQ_NONE;
         qp->recv_cq = PLDMA_CQ_NONE;
         qp_new_gen(qp);
-        pldma_net_qp_clear(s, idx);
+        pldma_resp_qp_clear(s, idx);
         /* an error of the QP that was is no event of the one to come */
         if (s->qp_errors & BIT_ULL(idx)) {
             s->qp_errors &= ~BIT_ULL(idx);
             pldma_cq_irq_sync(s);
         }
     } else if (st == PLDMA_QPS_ERR) {
-        pldma_net_qp_clear(s, idx);
+        pldma_resp_qp_clear(s, idx);
         qp->state = st;
         trace_pldma_qp_state(idx, pldma_qp_qpn(s, idx), qp_state_name(old),
                              qp_state_name(st), qp->pd, qp->pd_tag);
-        /* its posted receive WQEs complete WR_FLUSH_ERR (recv.c) */
-        pldma_recv_flush(s, idx);
+        /* its posted receive WQEs complete WR_FLUSH_ERR (rq.c) */
+        pldma_rq_flush(s, idx);
         return;
     } else if (st == PLDMA_QPS_RTR && old != PLDMA_QPS_RTR) {
         qp->state = st;
-        pldma_net_qp_connect(s, idx);
+        pldma_resp_qp_connect(s, idx);
     }
     qp->state = st;
     trace_pldma_qp_state(idx, pldma_qp_qpn(s, idx), qp_state_name(old),
@@ -400,7 +400,7 @@ static void qp_cmd(PLDMACore *s, uint32_t cmd)
         qp_query(s, idx);
         s->qp_status = PLDMA_QP_ST_OK;
     } else if (cmd == PLDMA_QP_CMD_RESOLVED || cmd == PLDMA_QP_CMD_FAILED) {
-        s->qp_status = pldma_recv_resolve(s, idx,
+        s->qp_status = pldma_rq_resolve(s, idx,
                                           cmd == PLDMA_QP_CMD_RESOLVED);
     } else {
         s->qp_status = PLDMA_QP_ST_BAD_CMD;

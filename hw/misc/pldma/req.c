@@ -21,7 +21,7 @@
 #include "net-internal.h"
 #include "trace.h"
 
-void pldma_net_arm(PLDMAChannel *ch, uint64_t us)
+void pldma_req_arm(PLDMAChannel *ch, uint64_t us)
 {
     timer_mod(ch->net_timer,
               qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + us * SCALE_US);
@@ -61,7 +61,7 @@ static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp)
     return 0;
 }
 
-uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
+uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
 {
     PLDMACore *s = ch->s;
     PLDMANetReq *r = &ch->net;
@@ -122,7 +122,7 @@ uint32_t pldma_net_decode(PLDMAChannel *ch, const uint8_t *d)
     return 0;
 }
 
-void pldma_net_send_read_req(PLDMAChannel *ch)
+void pldma_req_send_read(PLDMAChannel *ch)
 {
     PLDMACore *s = ch->s;
     PLDMANetReq *r = &ch->net;
@@ -169,9 +169,9 @@ void pldma_net_send_read_req(PLDMAChannel *ch)
         pldma_net_cnt(s, PLDMA_NCNT_RETX_SEGS);
     }
     r->sent_hw = MAX(r->sent_hw, ch->done + 1);
-    pldma_net_tx(s, &p);
+    pldma_hdr_tx(s, &p);
     r->wait = true;
-    pldma_net_arm(ch, r->rto_us);
+    pldma_req_arm(ch, r->rto_us);
 }
 
 /* The link takes no frame now: wait for pldma_net_sent() (or the timer) */
@@ -180,7 +180,7 @@ static void pldma_net_tx_wait(PLDMAChannel *ch)
     ch->net.txq = true;
     ch->net.wait = true;
     if (!timer_pending(ch->net_timer)) {
-        pldma_net_arm(ch, ch->net.rto_us);
+        pldma_req_arm(ch, ch->net.rto_us);
     }
 }
 
@@ -209,7 +209,7 @@ static uint8_t req_opcode(uint8_t op, bool first, bool last)
  * fault on the list is a fault of this access (*@fva).  *@short_list: the
  * list ends before @off + @n (or an entry wraps); nothing more is moved.
  */
-PLDMAAccess pldma_net_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,
+PLDMAAccess pldma_req_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,
                                uint32_t n, bool is_write, uint64_t *fva,
                                bool *short_list)
 {
@@ -260,7 +260,7 @@ PLDMAAccess pldma_net_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,
  * when the channel has to wait (window full, everything sent, a local
  * fault), true when the descriptor is complete.
  */
-bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
+bool pldma_req_xfer(PLDMAChannel *ch, uint64_t *budget)
 {
     PLDMACore *s = ch->s;
     PLDMANetReq *r = &ch->net;
@@ -269,7 +269,7 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
     if (s->qps[r->qp - 1].gen != r->qp_gen ||
         s->qps[r->qp - 1].state != PLDMA_QPS_RTS) {
         /* the QP left RTS (modified to ERR or RESET): flushed */
-        pldma_net_finish(ch, PLDMA_ST_REMOTE_ERROR);
+        pldma_comp_finish(ch, PLDMA_ST_REMOTE_ERROR);
         return true;
     }
     if (r->wait || r->rnr) {
@@ -279,7 +279,7 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
          * it again, or nothing would ever wake the channel.
          */
         if (!timer_pending(ch->net_timer)) {
-            pldma_net_arm(ch, r->rnr ? r->rnr_us : r->rto_us);
+            pldma_req_arm(ch, r->rnr ? r->rnr_us : r->rto_us);
         }
         return false;
     }
@@ -287,14 +287,14 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
     if (ch->op == PLDMA_OP_RDMA_READ) {
         /* (a zero-length READ completes on its response: it asks first) */
         if (ch->len && ch->done >= ch->len) {
-            pldma_net_finish(ch, PLDMA_ST_SUCCESS);
+            pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
             return true;
         }
         if (s->tx_blocked) {
             pldma_net_tx_wait(ch);
             return false;
         }
-        pldma_net_send_read_req(ch);
+        pldma_req_send_read(ch);
         return false;
     }
     /* (a zero-length message: one packet, sent again after a rewind) */
@@ -323,7 +323,7 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
             pldma_net_tx_wait(ch);
             return false;
         }
-        a = n ? pldma_net_local_rw(ch, ch->done, buf, n, false, &fva,
+        a = n ? pldma_req_local_rw(ch, ch->done, buf, n, false, &fva,
                                    &short_list)
               : PLDMA_ACC_OK;
         if (a != PLDMA_ACC_OK) {
@@ -333,7 +333,7 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
         }
         if (short_list) {
             /* nothing of this segment went out: the message ends here */
-            pldma_net_finish(ch, PLDMA_ST_BAD_LENGTH);
+            pldma_comp_finish(ch, PLDMA_ST_BAD_LENGTH);
             return true;
         }
         /* the payload's DMA read; the frame goes when it is done */
@@ -354,9 +354,9 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
             pldma_net_cnt(s, PLDMA_NCNT_RETX_SEGS);
             s->net_cnt[PLDMA_NCNT_RETX_BYTES] += n;
         }
-        pldma_net_tx(s, &p);
+        pldma_hdr_tx(s, &p);
         if (!timer_pending(ch->net_timer)) {
-            pldma_net_arm(ch, r->rto_us);
+            pldma_req_arm(ch, r->rto_us);
         }
         ch->done += n;
         /* (the one packet of a message of no bytes counts as one byte) */
@@ -370,7 +370,7 @@ bool pldma_net_xfer(PLDMAChannel *ch, uint64_t *budget)
     return false;
 }
 
-void pldma_net_timer(void *opaque)
+void pldma_req_timer(void *opaque)
 {
     PLDMAChannel *ch = opaque;
     PLDMACore *s = ch->s;
@@ -382,15 +382,15 @@ void pldma_net_timer(void *opaque)
     }
     if (r->rnr) {
         trace_pldma_net_rnr_expired(ch->idx, ch->done);
-        pldma_net_rewind(ch, ch->done);
+        pldma_comp_rewind(ch, ch->done);
         return;
     }
     pldma_net_cnt(s, PLDMA_NCNT_TIMEOUTS);
     if (++r->retries > r->retry_count) {
         trace_pldma_net_gave_up(ch->idx, r->retries);
-        pldma_net_finish(ch, PLDMA_ST_REMOTE_TIMEOUT);
+        pldma_comp_finish(ch, PLDMA_ST_REMOTE_TIMEOUT);
         return;
     }
     trace_pldma_net_timeout(ch->idx, r->retries, r->acked);
-    pldma_net_rewind(ch, pldma_op_sends(ch->op) ? r->acked : ch->done);
+    pldma_comp_rewind(ch, pldma_op_sends(ch->op) ? r->acked : ch->done);
 }

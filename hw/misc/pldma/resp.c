@@ -5,81 +5,35 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * The responder of RDMA WRITE and READ requests (SEND and WRITE with
- * immediate take their receive WQEs in recv.c), per QP.  The expected PSN,
- * duplicates answered again, the key checked (index, generation, access,
- * range, PD) before a byte is touched, the responder's DMA, ACKs and
- * NAKs with the AETH MSN, READ response streams from the bottom half.
- * A fault on a WRITE destination or a READ source is answered with an
- * RNR NAK at the faulting PSN (a held stream inside a READ's responses)
- * and resolved by the responder's mode: an SMMU stall the OS resumes, or
- * a fault record (PLDMA_FR_F_REMOTE) that the driver answers with
- * KEY_CMD_RESOLVED, bounded by resp-fault-timeout.
+ * The responder of a QP's RC requests, SEND, RDMA WRITE (with or without
+ * immediate), RDMA READ and atomics, as a stage machine (pldma_resp_rx()):
+ * the expected PSN, duplicates answered again, the opcode sequence, the
+ * key checked (index, generation, access, range, PD) before a byte is
+ * touched, the resources (a receive WQE from rq.c, a READ resource), the
+ * responder's DMA, ACKs and NAKs with the AETH MSN; then READ response
+ * streams from the bottom half, each QP's READs in order.  What happens
+ * when the responder's DMA faults (RNR NAK, parking, resolution) is
+ * resp-fault.c's.
  */
 
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
-#include "qemu/timer.h"
 #include "net-internal.h"
 #include "trace.h"
 
-/*
- * Parking, as the thesis's engine keeps a stream across a fault.  A WRITE
- * segment that faults on the responder is held (copied), and so are the
- * segments of its message that follow it in order while the fault is
- * resolved, instead of being dropped for the requester to send again.
- * When the fault is resolved the bottom half applies them in order, as
- * if they had just arrived (pldma_net_park_run()).  A fault on one of them
- * stops there: its RNR NAK names it and so acknowledges those before it.
- * When all are applied, one ACK names the last.  The requester got the
- * RNR NAK of the first fault and stopped: it resumes after the last PSN
- * acknowledged, and sends again none of the segments that were held.
- *
- * Bounded: at most PLDMA_NET_PARK_SEGS segments per connection (what
- * Linux rxe's requester keeps in flight; PLDMA's sends 64) and park-size
- * bytes per device; a segment beyond either, or after a gap, is dropped,
- * and then the last answer is an RNR NAK of the expected PSN instead of
- * the ACK, so the requester resends the rest after its RNR timer rather
- * than its retransmit timer.  WRITE payload without immediate data is
- * held, and with park-send on a QP the segments of a SEND whose receive
- * WQE is taken (recv.c), with or without immediate data; held segments
- * end at a message's Last.  park-send is off by default: the ACK that
- * names the last held segment can reach Linux rxe's requester while it
- * resends that message after its RNR timer, and rxe's completer then
- * moves past the message without completing its WQE (docs/specs/pldma.rst,
- * "Remote DMA").  Held segments are not migrated, and go on reset, on a
- * refused message, and when the fault ends without a resolution: the
- * expected PSN never moved past them, so the requester sends them again.
- */
-typedef struct PLDMANetPark {
-    uint32_t head;                      /* the next to apply */
-    uint32_t n;                         /* held: [head, n) */
-    uint32_t rch;                       /* responder channel (traces) */
-    bool running;                       /* pldma_net_park_run() */
-    bool gone;                          /* let go of while running */
-    bool dropped;                       /* one after them was dropped */
-    PLDMAPkt pkt[PLDMA_NET_PARK_SEGS];  /* payload: a copy of its own */
-} PLDMANetPark;
-
-/* The QP of connection @c (s->conns[i] is QP i's responder) */
-static uint32_t conn_idx(PLDMACore *s, const PLDMANetConn *c)
-{
-    return c - s->conns;
-}
-
 static PLDMAQP *conn_qp(PLDMACore *s, const PLDMANetConn *c)
 {
-    return &s->qps[conn_idx(s, c)];
+    return &s->qps[pldma_resp_qpi(s, c)];
 }
 
 /* Payload bytes per segment of a connection: its QP's path MTU */
-uint32_t pldma_net_conn_mtu(PLDMACore *s, const PLDMANetConn *c)
+uint32_t pldma_resp_mtu(PLDMACore *s, const PLDMANetConn *c)
 {
     return PLDMA_MTU_BYTES(conn_qp(s, c)->path_mtu);
 }
 
 /* The RNR timer code the responder sends: its QP's minimum RNR timer */
-uint32_t pldma_net_conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c)
+uint32_t pldma_resp_rnr_timer(PLDMACore *s, const PLDMANetConn *c)
 {
     return PLDMA_QPT_MIN_RNR_TIMER(conn_qp(s, c)->timers);
 }
@@ -87,7 +41,7 @@ uint32_t pldma_net_conn_rnr_timer(PLDMACore *s, const PLDMANetConn *c)
 /* Fill in where an answer of connection @c goes: its QP's peer */
 static void conn_dest(PLDMACore *s, const PLDMANetConn *c, PLDMAPkt *p)
 {
-    p->qp = conn_idx(s, c) + 1;
+    p->qp = pldma_resp_qpi(s, c) + 1;
     p->qpn = conn_qp(s, c)->dest_qpn;
 }
 
@@ -95,7 +49,7 @@ static void conn_dest(PLDMACore *s, const PLDMANetConn *c, PLDMAPkt *p)
  * An ACK or NAK of connection @c.  The AETH MSN is the count of messages
  * the responder completed (IBA C9-147/148).
  */
-void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+void pldma_resp_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                       uint8_t syndrome)
 {
     PLDMAPkt p = {
@@ -123,7 +77,7 @@ void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                                                   : PLDMA_NCNT_ACK_TX);
         break;
     }
-    pldma_net_tx(s, &p);
+    pldma_hdr_tx(s, &p);
 }
 
 /*
@@ -134,18 +88,18 @@ void pldma_net_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
  * NAK is sent once and the responder's QP goes to ERR, where it takes
  * no further frame.  So a peer gets one answer per connection for a bad
  * key, never an oracle to sweep, and nothing is half-refused.  The
- * requester's QP goes to ERR on receiving it (pldma_net_rx_ack()).
+ * requester's QP goes to ERR on receiving it (pldma_comp_rx_ack()).
  */
-void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+void pldma_resp_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                    uint8_t syndrome)
 {
-    if (c->park && !c->park->running) {
-        pldma_net_park_drop(s, c);      /* nothing held is applied now */
+    if (pldma_resp_parked(c)) {
+        pldma_resp_park_drop(s, c);      /* nothing held is applied now */
     }
-    pldma_net_answer(s, c, psn, syndrome);
-    trace_pldma_net_resp_fatal(conn_idx(s, c), psn & PLDMA_PSN_MASK,
+    pldma_resp_answer(s, c, psn, syndrome);
+    trace_pldma_net_resp_fatal(pldma_resp_qpi(s, c), psn & PLDMA_PSN_MASK,
                                syndrome);
-    pldma_qp_to_err(s, conn_idx(s, c));
+    pldma_qp_to_err(s, pldma_resp_qpi(s, c));
 }
 
 /*
@@ -153,12 +107,12 @@ void pldma_net_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
  * naming the expected PSN until a NAK or the expected packet resets
  * nak_seq
  */
-void pldma_net_seq_nak(PLDMACore *s, PLDMANetConn *c)
+void pldma_resp_seq_nak(PLDMACore *s, PLDMANetConn *c)
 {
     pldma_net_cnt(s, PLDMA_NCNT_OOO);
     if (!c->nak_seq) {
         c->nak_seq = true;
-        pldma_net_answer(s, c, c->epsn, AETH_NAK_SEQ);
+        pldma_resp_answer(s, c, c->epsn, AETH_NAK_SEQ);
     }
 }
 
@@ -167,7 +121,7 @@ void pldma_net_seq_nak(PLDMACore *s, PLDMANetConn *c)
  * NAK syndrome.  The key must be of the QP's PD (PASID and PD tag), and
  * the QP's access flags must allow the access too.
  */
-static uint8_t pldma_net_check_key(PLDMACore *s, PLDMANetConn *c,
+static uint8_t pldma_resp_check_key(PLDMACore *s, PLDMANetConn *c,
                                    uint32_t rkey, uint64_t va,
                                    uint64_t len, uint32_t access)
 {
@@ -191,468 +145,6 @@ static uint8_t pldma_net_check_key(PLDMACore *s, PLDMANetConn *c,
     return 0;
 }
 
-/*
- * A reported responder fault of connection @c (a key's, or a receive
- * WQE's) waits at most resp-fault-timeout for its answer: arm the timer
- */
-void pldma_net_fault_arm(PLDMACore *s, PLDMANetConn *c)
-{
-    c->fault_deadline = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-                        (int64_t)s->resp_fault_ms * SCALE_MS;
-    if (s->fault_timer && s->resp_fault_ms) {
-        timer_mod_anticipate_ns(s->fault_timer, c->fault_deadline);
-    }
-}
-
-/*
- * One access of the responder for connection @c through the PASID
- * register @pasid_reg (a key's, or a QP's PD).  In stall mode the SMMU
- * may stall it: the connection then waits for the STAG's resumption.  A
- * fault (stalled, or not) is counted and marks the connection faulted;
- * the caller says on what, and reports it.
- */
-PLDMAAccess pldma_net_resp_dma(PLDMACore *s, PLDMANetConn *c,
-                               uint32_t pasid_reg, uint64_t va, void *buf,
-                               uint32_t len, bool is_write, uint64_t *fva)
-{
-    PLDMADma d = {
-        .idx = PLDMA_FR_CH_REMOTE, .pasid_reg = pasid_reg, .can_stall = true,
-    };
-    bool busy = s->busy;
-    PLDMAAccess a;
-
-    s->busy = true;
-    a = pldma_dma_rw(s, &d, va, buf, len, is_write, fva);
-    s->busy = busy;
-    if (a == PLDMA_ACC_OK || a == PLDMA_ACC_BUSERR) {
-        return a;
-    }
-    pldma_net_cnt(s, PLDMA_NCNT_RX_FAULTS);
-    c->fault = true;
-    c->stalled = a == PLDMA_ACC_STALLED;
-    c->stag = d.stag;
-    return a;
-}
-
-/*
- * Access the memory of key @rkey for connection @c.  On a fault the
- * connection waits for its resolution: a stall the SMMU resumes, or a fault
- * record the driver answers with KEY_CMD_RESOLVED.  While a key's record
- * is unanswered, every access through that key waits for the same answer
- * (no second record); other keys are not held up.  A fault that nobody
- * can resolve (not stalled, and no record could be posted: the fault
- * queue is off or full) is PLDMA_ACC_BUSERR: the message ends with NAK
- * remote operational error instead of RNR NAKs without end.
- */
-static PLDMAAccess pldma_net_resp_rw(PLDMACore *s, PLDMANetConn *c,
-                                     uint32_t rkey, uint64_t va, void *buf,
-                                     uint32_t len, bool is_write,
-                                     uint32_t msg_off, uint32_t msg_len)
-{
-    PLDMAKey *k = &s->keys[PLDMA_RKEY_INDEX(rkey)];
-    uint64_t fva;
-    PLDMAAccess a;
-
-    if (k->fault) {
-        c->fault = true;
-        c->fault_key = PLDMA_RKEY_INDEX(rkey);
-        c->stalled = false;
-        c->fault_deadline = k->fault_deadline;
-        trace_pldma_net_resp_key_wait((uint32_t)(c - s->conns), rkey);
-        return PLDMA_ACC_FAULT;
-    }
-    a = pldma_net_resp_dma(s, c, k->pasid_reg, va, buf, len, is_write,
-                           &fva);
-    if (a == PLDMA_ACC_OK || a == PLDMA_ACC_BUSERR) {
-        return a;
-    }
-    c->fault_key = PLDMA_RKEY_INDEX(rkey);
-    trace_pldma_net_resp_fault((uint32_t)(c - s->conns), rkey, fva, is_write,
-                               c->stalled);
-    if (!c->stalled) {
-        /*
-         * Report it: a fault record in the queue, as a channel's (in
-         * stall mode too, when the SMMU did not stall it)
-         */
-        PLDMAFaultRec r = {
-            .channel = PLDMA_FR_CH_REMOTE,
-            .flags = PLDMA_FR_F_REMOTE | (is_write ? PLDMA_FR_F_WRITE : 0),
-            .pasid_reg = k->pasid_reg, .va = fva, .desc = rkey,
-            .done = msg_off, .len = msg_len,
-        };
-
-        if (!pldma_post_fault(s, &r)) {
-            c->fault = false;
-            trace_pldma_net_resp_unresolvable((uint32_t)(c - s->conns), rkey,
-                                              fva);
-            pldma_update_irq(s);
-            return PLDMA_ACC_BUSERR;
-        }
-        pldma_net_fault_arm(s, c);
-        k->fault = true;
-        k->fault_deadline = c->fault_deadline;
-        pldma_update_irq(s);
-    }
-    return a;
-}
-
-static void park_free(PLDMACore *s, PLDMANetPark *k)
-{
-    uint32_t i;
-
-    for (i = k->head; i < k->n; i++) {
-        s->park_bytes -= k->pkt[i].plen;
-        g_free((void *)k->pkt[i].payload);
-    }
-    g_free(k);
-}
-
-/*
- * Let go of what connection @c holds.  While one of them is being applied
- * (its QP went to ERR meanwhile), pldma_net_park_run() frees them after
- * it: its payload is in use.
- */
-void pldma_net_park_drop(PLDMACore *s, PLDMANetConn *c)
-{
-    PLDMANetPark *k = c->park;
-
-    if (!k) {
-        return;
-    }
-    if (k->head < k->n) {
-        trace_pldma_net_park_drop((uint32_t)(c - s->conns), k->pkt[k->head].psn,
-                                  k->n - k->head);
-    }
-    c->park = NULL;
-    if (k->running) {
-        k->gone = true;
-        return;
-    }
-    park_free(s, k);
-}
-
-/* Does connection @c hold segments that are not being applied? */
-bool pldma_net_parked(const PLDMANetConn *c)
-{
-    return c->park && !c->park->running;
-}
-
-/* Is one of connection @c's held segments being applied? */
-bool pldma_net_park_running(const PLDMANetConn *c)
-{
-    return c->park && c->park->running;
-}
-
-/*
- * May @p be held for connection @c: a segment of its WRITE without
- * immediate data, or of the SEND whose receive WQE is taken (a QP's),
- * within park-size
- */
-static bool park_fits(PLDMACore *s, const PLDMANetConn *c, const PLDMAPkt *p)
-{
-    int32_t d;
-
-    if (!p->plen ||
-        p->plen > s->park_size - MIN(s->park_size, s->park_bytes)) {
-        return false;
-    }
-    if (pldma_net_op_flags(p->opcode) & PLDMA_NET_F_SEND) {
-        return s->park_send && c->rmsg_valid &&
-               pldma_net_psn_diff(p->psn, c->rmsg_psn) >= 0;
-    }
-    d = pldma_net_psn_diff(p->psn, c->msg_psn);
-    return !p->has_imm && c->msg_valid && d >= 0 &&
-           d < (int32_t)c->msg_nsegs;
-}
-
-/*
- * Hold @p, a WRITE or SEND segment of connection @c's message while a
- * fault of @c is being resolved: the expected one (which faulted) when
- * nothing is held, else the one after the last held, of the same message.
- * False: not held (dropped).
- */
-bool pldma_net_park_add(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
-                        uint32_t rch)
-{
-    PLDMANetPark *k = c->park;
-    PLDMAPkt *q;
-
-    if (!park_fits(s, c, p)) {
-        if (k && k->n &&
-            pldma_net_psn_diff(p->psn, k->pkt[k->n - 1].psn) > 0) {
-            k->dropped = true;
-        }
-        return false;
-    }
-    if (k && k->running) {
-        return false;
-    }
-    if (k && k->head == k->n) {
-        pldma_net_park_drop(s, c);
-        k = NULL;
-    }
-    if (!k) {
-        if (p->psn != c->epsn) {
-            return false;
-        }
-        k = c->park = g_new0(PLDMANetPark, 1);
-        k->rch = rch;
-    } else if (p->psn != ((k->pkt[k->n - 1].psn + 1) & PLDMA_PSN_MASK) ||
-               (pldma_net_op_flags(k->pkt[k->n - 1].opcode) &
-                PLDMA_NET_F_LAST)) {
-        if (pldma_net_psn_diff(p->psn, k->pkt[k->n - 1].psn) > 0) {
-            k->dropped = true;          /* a gap: what follows is lost */
-        }
-        return false;
-    } else if (k->n == PLDMA_NET_PARK_SEGS) {
-        if (!k->head) {
-            k->dropped = true;
-            return false;
-        }
-        /* the applied ones make room */
-        memmove(k->pkt, k->pkt + k->head, (k->n - k->head) * sizeof(*q));
-        k->n -= k->head;
-        k->head = 0;
-    }
-    q = &k->pkt[k->n++];
-    *q = *p;
-    q->payload = g_memdup2(p->payload, p->plen);
-    s->park_bytes += p->plen;
-    pldma_net_cnt(s, PLDMA_NCNT_PARKED);
-    trace_pldma_net_park((uint32_t)(c - s->conns), p->psn, k->n - k->head);
-    return true;
-}
-
-/*
- * The fault of connection @c is resolved: apply what it holds, in order,
- * within the bottom half's @budget.  True while some is left to apply
- * and nothing stops it (another fault does).
- */
-static bool pldma_net_park_run(PLDMACore *s, PLDMANetConn *c,
-                               uint64_t *budget)
-{
-    PLDMANetPark *k = c->park;
-
-    while (k->head < k->n && !c->fault) {
-        PLDMAPkt *q = &k->pkt[k->head];
-        uint32_t psn = q->psn;
-
-        if (!*budget || s->tx_blocked) {
-            return true;        /* more, in a later turn */
-        }
-        if (psn != c->epsn) {
-            /* the message was refused, or the QP cleared, meanwhile */
-            pldma_net_park_drop(s, c);
-            return false;
-        }
-        k->running = true;
-        if (pldma_net_op_flags(q->opcode) & PLDMA_NET_F_SEND) {
-            pldma_recv_rx_send(s, c, q, conn_idx(s, c));
-        } else {
-            pldma_net_rx_write(s, c, q, k->rch);
-        }
-        k->running = false;
-        if (k->gone) {
-            /* its QP went to ERR (a receive CQ failed): nothing answers */
-            park_free(s, k);
-            return false;
-        }
-        if (c->fault) {
-            /* faulted again: it stays held, and those behind it */
-            return false;
-        }
-        if (c->epsn != ((psn + 1) & PLDMA_PSN_MASK)) {
-            /* refused (NAKed), or its QP went to ERR: the rest goes too */
-            pldma_net_park_drop(s, c);
-            return false;
-        }
-        s->park_bytes -= q->plen;
-        g_free((void *)q->payload);
-        q->payload = NULL;
-        k->head++;
-        *budget -= MIN(*budget, q->plen);
-    }
-    if (!c->fault) {
-        /*
-         * All applied: the requester resumes after the last of them, at
-         * once with rnr-resume, else when its RNR timer expires
-         */
-        trace_pldma_net_park_done((uint32_t)(c - s->conns), c->epsn);
-        if (k->dropped) {
-            /*
-             * The requester sent more than was held: an RNR NAK of the
-             * expected PSN acknowledges the rest and has it resend from
-             * there after its RNR timer, instead of waiting for its
-             * retransmit timer (a standard requester, Linux rxe, keeps
-             * up to 128 PSNs in flight); what is still in flight behind
-             * it gets no sequence NAK on top
-             */
-            c->nak_seq = true;
-            pldma_net_answer(s, c, c->epsn,
-                             AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
-        } else {
-            if (s->rnr_resume) {
-                pldma_net_cnt(s, PLDMA_NCNT_RESUME_TX);
-            }
-            pldma_net_answer(s, c, c->epsn - 1, AETH_ACK);
-        }
-        pldma_net_park_drop(s, c);
-    }
-    return false;
-}
-
-void pldma_net_rx_write(PLDMACore *s, PLDMANetConn *c,
-                        const PLDMAPkt *p, uint32_t rch)
-{
-    uint32_t mtu = pldma_net_conn_mtu(s, c);
-    uint32_t fl = pldma_net_op_flags(p->opcode);
-    bool first = fl & PLDMA_NET_F_FIRST, last = fl & PLDMA_NET_F_LAST;
-    uint64_t off;
-    uint8_t nak;
-    PLDMAAccess a;
-    int32_t d = pldma_net_psn_diff(p->psn, c->epsn);
-
-    if (d < 0) {
-        /* a duplicate: answer again, it may have been our answer lost */
-        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
-        if (!p->ackreq && !last) {
-            return;
-        }
-        pldma_net_answer(s, c, c->epsn - 1, AETH_ACK);
-        return;
-    }
-    /* far ahead: garbage (a requester never skips a PSN) */
-    if (d > PLDMA_NET_PSN_AHEAD) {
-        pldma_net_qp_drop(s, p, "PSN outside the window");
-        return;
-    }
-    if (c->fault || (c->park && !c->park->running)) {
-        /*
-         * Not ready yet: held behind the fault (or behind those held,
-         * until they are applied), or the same answer as the first time
-         */
-        if (pldma_net_park_add(s, c, p, rch)) {
-            return;
-        }
-        pldma_net_cnt(s, PLDMA_NCNT_OOO);
-        if (d == 0 && c->fault) {
-            pldma_net_answer(s, c, c->epsn,
-                             AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
-        }
-        return;
-    }
-    /* the expected PSN only: a sequence NAK, nothing moves */
-    if (d > 0) {
-        pldma_net_seq_nak(s, c);
-        return;
-    }
-    if (first) {
-        /*
-         * A zero-length WRITE needs no valid R_Key or VA (IBA C9-88):
-         * nothing is accessed
-         */
-        nak = p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
-              last != (p->dmalen <= mtu) ||         /* Only, or First */
-              c->rmsg_valid ||                      /* a SEND unfinished */
-              /* a WRITE unfinished (its own First again after an RNR) */
-              (pldma_net_in_write(c, p->psn) && p->psn != c->msg_psn)
-              ? AETH_NAK_INVALID
-              : p->dmalen == 0 ? 0
-              : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
-                                    PLDMA_KEY_ACC_WRITE);
-        if (nak) {
-            /* refused: the NAK ends the connection (pldma_net_nak()) */
-            trace_pldma_net_refused(rch, p->psn, p->rkey, p->va, p->dmalen,
-                                    nak);
-            pldma_net_nak(s, c, p->psn, nak);
-            return;
-        }
-        c->msg_valid = true;
-        c->msg_psn = p->psn;
-        c->msg_va = p->va;
-        c->msg_len = p->dmalen;
-        c->msg_rkey = p->rkey;
-        c->msg_nsegs = pldma_net_nsegs(mtu, p->dmalen);
-    } else if (!c->msg_valid ||
-               pldma_net_psn_diff(p->psn, c->msg_psn) < 0 ||
-               pldma_net_psn_diff(p->psn, c->msg_psn) >=
-               (int32_t)c->msg_nsegs) {
-        /*
-         * Not a segment of the current message: no message, or a PSN
-         * outside it, also before its First (an expected PSN that went
-         * round the 24-bit space): an invalid request
-         */
-        trace_pldma_net_refused(rch, p->psn, 0, 0, p->plen,
-                                AETH_NAK_INVALID);
-        pldma_net_nak(s, c, p->psn, AETH_NAK_INVALID);
-        return;
-    }
-    off = (uint64_t)pldma_net_psn_diff(p->psn, c->msg_psn) * mtu;
-    if (off + p->plen > c->msg_len || (!last && p->plen != mtu) ||
-        (last && off + p->plen != c->msg_len)) {
-        pldma_net_nak(s, c, p->psn, AETH_NAK_INVALID);
-        return;
-    }
-    /* the key, again: it may have been revoked since the first segment */
-    nak = p->plen ? pldma_net_check_key(s, c, c->msg_rkey, c->msg_va + off,
-                                        p->plen, PLDMA_KEY_ACC_WRITE) : 0;
-    if (nak) {
-        pldma_net_nak(s, c, p->psn, nak);
-        return;
-    }
-    /* WRITE with immediate: its Last/Only needs a receive WQE (recv.c) */
-    if (p->has_imm && !pldma_recv_imm_take(s, c, p, rch)) {
-        return;
-    }
-    a = p->plen ? pldma_net_resp_rw(s, c, c->msg_rkey, c->msg_va + off,
-                                    (void *)p->payload, p->plen, true, off,
-                                    c->msg_len)
-                : PLDMA_ACC_OK;
-    if (a == PLDMA_ACC_BUSERR) {
-        pldma_net_nak(s, c, p->psn, AETH_NAK_OPERR);
-        return;
-    }
-    if (a != PLDMA_ACC_OK) {
-        /*
-         * Drop it; the requester resends from this segment.  The RNR
-         * NAK names the expected PSN as a sequence NAK would: the
-         * segments in flight behind it are dropped without a sequence NAK
-         * on top (to rxe that means "resend now", ending its RNR wait)
-         */
-        c->fault_psn = p->psn;
-        c->nak_seq = true;
-        /* held, with the segments that follow it (not when it is held) */
-        pldma_net_park_add(s, c, p, rch);
-        pldma_net_answer(s, c, p->psn,
-                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
-        return;
-    }
-    c->epsn = (p->psn + 1) & PLDMA_PSN_MASK;
-    c->nak_seq = false;
-    if (!p->has_imm && c->imm_wqe) {
-        /*
-         * A WRITE with immediate took the receive WQE at this PSN and
-         * faulted; what came again at the PSN has no immediate: the WQE
-         * is not consumed, it stays posted for what comes next (before,
-         * it stayed taken too, and a later WRITE with immediate completed
-         * it a second time)
-         */
-        trace_pldma_recv_imm_released(rch, p->psn);
-        c->imm_wqe = false;
-    }
-    if (last) {
-        c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
-    }
-    /* ... and its CQE; no answer if the QP went to ERR (its CQ failed) */
-    if (p->has_imm && !pldma_recv_imm_done(s, c, p, rch)) {
-        return;
-    }
-    /* a held one is acknowledged when all are applied */
-    if ((p->ackreq || last) && !(c->park && c->park->running)) {
-        pldma_net_answer(s, c, p->psn, AETH_ACK);
-    }
-}
-
 /* (rdo_zero has a bit per READ resource) */
 QEMU_BUILD_BUG_ON(PLDMA_NET_RD_ORIG > 8 * sizeof_field(PLDMANetConn,
                                                        rdo_zero));
@@ -665,10 +157,10 @@ QEMU_BUILD_BUG_ON(PLDMA_NET_RD_ORIG > 8 * sizeof_field(PLDMANetConn,
  * from its own PSN, VA and length.  A zero-length READ holds one PSN.
  */
 
-static bool pldma_net_rd_dup_ok(PLDMACore *s, const PLDMANetConn *c,
+static bool rd_dup_ok(PLDMACore *s, const PLDMANetConn *c,
                                 const PLDMAPkt *p)
 {
-    uint32_t mtu = pldma_net_conn_mtu(s, c), i, k;
+    uint32_t mtu = pldma_resp_mtu(s, c), i, k;
 
     for (i = 0; i < PLDMA_NET_RD_ORIG; i++) {
         int32_t seg;
@@ -714,7 +206,7 @@ static void rd_start(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
      * rxe) asks for the rest of a shortened READ only when its retransmit
      * timer fires.  The bottom half sends its responses a turn at a time,
      * in turn with the other connections' and the local channels
-     * (pldma_net_bh()).
+     * (pldma_resp_bh()).
      */
 }
 
@@ -764,7 +256,7 @@ static void rd_next(PLDMACore *s, PLDMANetConn *c)
 static bool rd_dup_restarts(PLDMACore *s, const PLDMANetConn *c,
                             const PLDMAPkt *p)
 {
-    uint32_t mtu = pldma_net_conn_mtu(s, c);
+    uint32_t mtu = pldma_resp_mtu(s, c);
     int32_t at = pldma_net_psn_diff(c->rd_psn, p->psn);
 
     return c->rd_active && p->rkey == c->rd_rkey && at >= 0 &&
@@ -772,79 +264,453 @@ static bool rd_dup_restarts(PLDMACore *s, const PLDMANetConn *c,
            pldma_net_psn_diff(p->psn, c->rd_first_psn) >= 0;
 }
 
-void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
-                           const PLDMAPkt *p, uint32_t rch)
+/*
+ * The responder's stages, as Linux rxe cuts its responder (rxe_resp.c,
+ * enum resp_states): every request packet of a QP (SEND, RDMA WRITE, RDMA
+ * READ, atomic) runs from RESPST_CHK_PSN to RESPST_DONE, each stage doing
+ * one check or one step and naming the next.  In order: the PSN (a
+ * duplicate, ahead of the expected one, behind a fault), the opcode
+ * sequence (IBA 9.8.3.1), the lengths, the R_Key, the resources (the
+ * message's context, a receive WQE, a READ resource), then execute (the
+ * DMA), complete (MSN, receive CQE) and acknowledge.  Unlike rxe's, the
+ * key is checked before a receive WQE is taken, so a refused RDMA WRITE
+ * with immediate takes none.  docs/specs/pldma.rst, "Remote DMA", has
+ * the rules.
+ */
+typedef enum PLDMARespState {
+    RESPST_CHK_PSN,
+    RESPST_CHK_OP_SEQ,
+    RESPST_CHK_LENGTH,
+    RESPST_CHK_RKEY,
+    RESPST_CHK_RESOURCE,
+    RESPST_EXECUTE,
+    RESPST_COMPLETE,
+    RESPST_ACKNOWLEDGE,
+    RESPST_DUPLICATE,   /* before the expected PSN: answered again */
+    RESPST_BUSY,        /* behind a fault being resolved: held, or RNR */
+    RESPST_ERR_RNR,     /* the access faulted: RNR NAK of this PSN */
+    RESPST_ERR_SEQ,     /* ahead of the expected PSN: a sequence NAK */
+    RESPST_ERR_FATAL,   /* NAK r->syndrome, which ends the connection */
+    RESPST_DROP,        /* dropped and counted: nothing moves */
+    RESPST_DONE,
+    RESPST_NUM,
+} PLDMARespState;
+
+/* The opcode families, each with its own steps in some stages */
+typedef enum PLDMARespKind {
+    RESP_WRITE, RESP_SEND, RESP_READ, RESP_ATOMIC,
+} PLDMARespKind;
+
+/* One request packet on its way through the stages */
+typedef struct PLDMAResp {
+    PLDMACore *s;
+    PLDMANetConn *c;
+    const PLDMAPkt *p;
+    uint32_t qp;            /* the QP's index */
+    PLDMARespKind kind;
+    bool first, last;       /* of its message */
+    uint32_t mtu;
+    int32_t d;              /* its PSN less the expected PSN */
+    uint64_t off;           /* its payload's offset in the message */
+    uint8_t syndrome;       /* RESPST_ERR_FATAL's NAK */
+    const char *why;        /* RESPST_ERR_FATAL's, RESPST_DROP's reason */
+} PLDMAResp;
+
+typedef PLDMARespState PLDMARespStage(PLDMAResp *r);
+
+static PLDMARespState resp_fatal(PLDMAResp *r, uint8_t syndrome,
+                                 const char *why)
 {
-    int32_t d = pldma_net_psn_diff(p->psn, c->epsn);
+    r->syndrome = syndrome;
+    r->why = why;
+    return RESPST_ERR_FATAL;
+}
+
+static PLDMARespState resp_drop(PLDMAResp *r, const char *why)
+{
+    r->why = why;
+    return RESPST_DROP;
+}
+
+static PLDMARespState resp_chk_psn(PLDMAResp *r)
+{
+    PLDMANetConn *c = r->c;
+
+    r->d = pldma_net_psn_diff(r->p->psn, c->epsn);
+    if (r->d < 0) {
+        return RESPST_DUPLICATE;
+    }
+    /* far ahead: garbage (a requester never skips a PSN) */
+    if (r->d > PLDMA_NET_PSN_AHEAD) {
+        return resp_drop(r, "PSN outside the window");
+    }
+    /* (a READ is not held: only the fault itself holds it up) */
+    if (c->fault || (r->kind != RESP_READ && pldma_resp_parked(c))) {
+        return RESPST_BUSY;
+    }
+    /* the expected PSN only: a sequence NAK, nothing moves */
+    return r->d ? RESPST_ERR_SEQ : RESPST_CHK_OP_SEQ;
+}
+
+/*
+ * Before the expected PSN: a duplicate.  A WRITE's or SEND's is answered
+ * again (it may have been our answer that was lost); a READ's is served
+ * again if it repeats one taken (IBA 9.9.5: reads are idempotent); an
+ * atomic was never done (its first copy was refused) and is dropped.
+ */
+static PLDMARespState resp_duplicate(PLDMAResp *r)
+{
+    PLDMACore *s = r->s;
+    PLDMANetConn *c = r->c;
+
+    switch (r->kind) {
+    case RESP_READ:
+        if (!rd_dup_ok(s, c, r->p)) {
+            return resp_drop(r, "duplicate READ beyond the original");
+        }
+        if (c->fault && !c->rd_hold) {
+            pldma_net_cnt(s, PLDMA_NCNT_OOO);
+            pldma_resp_answer(s, c, r->p->psn,
+                              AETH_RNR(pldma_resp_rnr_timer(s, c)));
+            return RESPST_DONE;
+        }
+        /*
+         * (or the requester asks again for the rest of the READ whose
+         * response stream a fault holds: served once it is resolved, and
+         * nothing said now, as no RNR NAK goes inside a READ's responses)
+         */
+        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
+        return RESPST_CHK_LENGTH;
+    case RESP_ATOMIC:
+        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
+        return RESPST_DONE;
+    default:
+        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
+        if (r->p->ackreq || r->last) {
+            pldma_resp_answer(s, c, c->epsn - 1, AETH_ACK);
+        }
+        return RESPST_DONE;
+    }
+}
+
+/*
+ * Behind a fault being resolved (or behind the segments held while it
+ * was, until they are applied): a WRITE or SEND segment is held
+ * (parking, resp-fault.c) or dropped, and the expected PSN gets the same
+ * answer as the first time; a READ at the expected PSN is RNR NAKed, one
+ * ahead of it gets the sequence NAK as any; an atomic is dropped.
+ */
+static PLDMARespState resp_busy(PLDMAResp *r)
+{
+    PLDMACore *s = r->s;
+    PLDMANetConn *c = r->c;
+
+    if (r->kind == RESP_READ && r->d > 0) {
+        return RESPST_ERR_SEQ;
+    }
+    if ((r->kind == RESP_WRITE || r->kind == RESP_SEND) &&
+        pldma_resp_park_add(s, c, r->p)) {
+        return RESPST_DONE;
+    }
+    pldma_net_cnt(s, PLDMA_NCNT_OOO);
+    if (r->kind != RESP_ATOMIC && r->d == 0 && c->fault) {
+        pldma_resp_answer(s, c, c->epsn,
+                          AETH_RNR(pldma_resp_rnr_timer(s, c)));
+    }
+    return RESPST_DONE;
+}
+
+/* The opcode sequence of the messages, at the expected PSN */
+static PLDMARespState resp_chk_op_seq(PLDMAResp *r)
+{
+    const PLDMANetConn *c = r->c;
+    uint32_t psn = r->p->psn;
+    bool in_write = pldma_resp_in_write(c, psn);
+
+    switch (r->kind) {
+    case RESP_ATOMIC:
+        /*
+         * The device does no atomic operation (verbs' atomic_cap is NONE;
+         * an MR's remote atomic right grants nothing): an invalid request,
+         * which ends the requester's work request with a remote error
+         */
+        return resp_fatal(r, AETH_NAK_INVALID,
+                          "atomic operations are not supported");
+    case RESP_READ:
+        return in_write ? resp_fatal(r, AETH_NAK_INVALID, "inside a WRITE")
+                        : RESPST_CHK_LENGTH;
+    case RESP_SEND:
+        if (in_write) {
+            return resp_fatal(r, AETH_NAK_INVALID, "inside a WRITE");
+        }
+        if (r->first && c->rmsg_valid && psn != c->rmsg_psn) {
+            return resp_fatal(r, AETH_NAK_INVALID, "previous SEND unended");
+        }
+        if (!r->first && !c->rmsg_valid) {
+            return resp_fatal(r, AETH_NAK_INVALID, "no SEND in progress");
+        }
+        return RESPST_CHK_LENGTH;
+    default:
+        if (r->first && c->rmsg_valid) {
+            return resp_fatal(r, AETH_NAK_INVALID, "a SEND unfinished");
+        }
+        /* (a WRITE's own First again, after an RNR NAK, is no error) */
+        if (r->first && in_write && psn != c->msg_psn) {
+            return resp_fatal(r, AETH_NAK_INVALID, "inside a WRITE");
+        }
+        /*
+         * Not a segment of the current message: no message, or a PSN
+         * outside it, also before its First (an expected PSN that went
+         * round the 24-bit space)
+         */
+        if (!r->first && !in_write) {
+            return resp_fatal(r, AETH_NAK_INVALID,
+                              "not a segment of the WRITE in progress");
+        }
+        return RESPST_CHK_LENGTH;
+    }
+}
+
+/* A WRITE: the message's length at its First, every segment's */
+static PLDMARespState resp_write_length(PLDMAResp *r)
+{
+    PLDMACore *s = r->s;
+    const PLDMAPkt *p = r->p;
+    uint64_t len = r->first ? p->dmalen : r->c->msg_len;
+
+    if (r->first && (p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
+                     r->last != (p->dmalen <= r->mtu))) {  /* Only, First */
+        return resp_fatal(r, AETH_NAK_INVALID, "bad message length");
+    }
+    r->off = r->first ? 0 : (uint64_t)pldma_net_psn_diff(p->psn,
+                                                         r->c->msg_psn) *
+                            r->mtu;
+    if (r->off + p->plen > len || (!r->last && p->plen != r->mtu) ||
+        (r->last && r->off + p->plen != len)) {
+        return resp_fatal(r, AETH_NAK_INVALID, "bad segment length");
+    }
+    return RESPST_CHK_RKEY;
+}
+
+/* A SEND: every segment's length, and its place in the message */
+static PLDMARespState resp_send_length(PLDMAResp *r)
+{
+    const PLDMANetConn *c = r->c;
+    const PLDMAPkt *p = r->p;
+
+    if ((!r->last && p->plen != r->mtu) || p->plen > r->mtu ||
+        (!r->first && p->plen == 0)) {
+        return resp_fatal(r, AETH_NAK_INVALID, "bad segment length");
+    }
+    /* (a resent segment after an RNR NAK: its offset in the message) */
+    r->off = c->rmsg_valid ? (uint64_t)pldma_net_psn_diff(p->psn,
+                                                          c->rmsg_psn) *
+                             r->mtu : 0;
+    if (c->rmsg_valid && r->off != c->rmsg_off) {
+        return resp_fatal(r, AETH_NAK_INVALID, "offset mismatch");
+    }
+    return RESPST_CHK_RESOURCE;
+}
+
+static PLDMARespState resp_chk_length(PLDMAResp *r)
+{
+    switch (r->kind) {
+    case RESP_WRITE:
+        return resp_write_length(r);
+    case RESP_SEND:
+        return resp_send_length(r);
+    default:
+        return r->p->dmalen > MIN(r->s->max_transfer, PLDMA_NET_MAX_MSG)
+               ? resp_fatal(r, AETH_NAK_INVALID, "bad message length")
+               : RESPST_CHK_RKEY;
+    }
+}
+
+/*
+ * The R_Key of a WRITE (the whole message at its First, each later
+ * segment again: the key may have been revoked since) or of a READ.  A
+ * zero-length WRITE or READ needs no valid R_Key or VA (IBA C9-88; Linux
+ * rxe checks neither): nothing is accessed.
+ */
+static PLDMARespState resp_chk_rkey(PLDMAResp *r)
+{
+    const PLDMANetConn *c = r->c;
+    const PLDMAPkt *p = r->p;
+    bool whole = r->first || r->kind == RESP_READ;
+    uint32_t rkey = whole ? p->rkey : c->msg_rkey;
+    uint64_t va = whole ? p->va : c->msg_va + r->off;
+    uint32_t len = whole ? p->dmalen : p->plen;
     uint8_t nak;
 
-    if (d < 0 && !pldma_net_rd_dup_ok(s, c, p)) {
-        /* not a repeat of a READ taken, or more than it: dropped */
-        pldma_net_qp_drop(s, p, "duplicate READ beyond the original");
-        return;
-    }
-    if (c->fault && c->rd_hold && d < 0) {
-        /*
-         * The requester asks again for (the rest of) the READ whose
-         * response stream is held: serve that request once the fault is
-         * resolved, and say nothing now (no RNR inside a READ's responses)
-         */
-    } else if (c->fault && d <= 0) {
-        pldma_net_cnt(s, PLDMA_NCNT_OOO);
-        pldma_net_answer(s, c, p->psn,
-                         AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
-        return;
-    }
-    if (d < 0) {
-        /* answered again: reads are idempotent */
-        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
-    } else if (d > PLDMA_NET_PSN_AHEAD) {
-        pldma_net_qp_drop(s, p, "PSN outside the window");
-        return;
-    } else if (d > 0) {
-        /* the expected PSN only: a sequence NAK, nothing moves */
-        pldma_net_seq_nak(s, c);
-        return;
-    }
-    /*
-     * A zero-length READ needs no valid R_Key or VA, as a zero-length
-     * WRITE (C9-88; Linux rxe checks neither): nothing is read, one READ
-     * Response Only without payload answers it
-     */
-    nak = p->dmalen > MIN(s->max_transfer, PLDMA_NET_MAX_MSG) ||
-          (d >= 0 && c->rd_active &&                      /* resources */
-           c->rdq_n >= PLDMA_NET_RD_ORIG - 1) ||
-          (d == 0 && pldma_net_in_write(c, p->psn))       /* inside a WRITE */
-          ? AETH_NAK_INVALID
-          : p->dmalen == 0 ? 0
-          : pldma_net_check_key(s, c, p->rkey, p->va, p->dmalen,
-                                PLDMA_KEY_ACC_READ);
+    nak = len ? pldma_resp_check_key(r->s, r->c, rkey, va, len,
+                                     r->kind == RESP_READ ?
+                                     PLDMA_KEY_ACC_READ :
+                                     PLDMA_KEY_ACC_WRITE) : 0;
     if (nak) {
-        trace_pldma_net_refused(rch, p->psn, p->rkey, p->va, p->dmalen,
-                                nak);
-        pldma_net_nak(s, c, p->psn, nak);
-        return;
+        trace_pldma_net_refused(r->qp, p->psn, rkey, va, len, nak);
+        return resp_fatal(r, nak, "the R_Key does not allow the access");
     }
-    /*
-     * The request came from the QP's peer (its IP, the QPN's generation,
-     * a PSN in the window) with a key that allows the READ; the responses
-     * go to the QP's DEST_MAC, never to a frame's source.  A READ taken
-     * while another is answered waits its turn; a duplicate of the one
-     * being answered takes its place.
-     */
-    if (c->rd_active && !(d < 0 && rd_dup_restarts(s, c, p))) {
-        if (!rd_queue(c, p, d >= 0)) {
-            /* (a duplicate beyond the resources: its original answers) */
-            pldma_net_qp_drop(s, p, "duplicate READ beyond the resources");
-            return;
+    return RESPST_CHK_RESOURCE;
+}
+
+/*
+ * A WRITE's First starts its message; a WRITE with immediate needs a
+ * receive WQE at its Last/Only (the first try of the packet takes it)
+ */
+static PLDMARespState resp_write_resource(PLDMAResp *r)
+{
+    PLDMANetConn *c = r->c;
+    const PLDMAPkt *p = r->p;
+
+    if (r->first) {
+        c->msg_valid = true;
+        c->msg_psn = p->psn;
+        c->msg_va = p->va;
+        c->msg_len = p->dmalen;
+        c->msg_rkey = p->rkey;
+        c->msg_nsegs = pldma_net_nsegs(r->mtu, p->dmalen);
+    }
+    if (p->has_imm && !c->imm_wqe) {
+        if (!pldma_rq_take(r->s, c, p, r->qp)) {
+            return RESPST_DONE;         /* answered: RNR, or NAK */
         }
-        trace_pldma_net_read_queued(rch, p->psn, p->dmalen, c->rdq_n);
-    } else {
-        rd_start(s, c, p->psn, p->va, p->dmalen, p->rkey, d >= 0);
+        c->imm_wqe = true;
     }
-    if (d >= 0) {
-        c->epsn = (p->psn + pldma_net_nsegs(pldma_net_conn_mtu(s, c),
-                                            p->dmalen)) & PLDMA_PSN_MASK;
+    return RESPST_EXECUTE;
+}
+
+/*
+ * A SEND's First takes the receive WQE at the head of the RQ; a message
+ * longer than the WQE completes it LOC_LEN_ERR (consumed)
+ */
+static PLDMARespState resp_send_resource(PLDMAResp *r)
+{
+    PLDMANetConn *c = r->c;
+    const PLDMAPkt *p = r->p;
+
+    if (r->first && !c->rmsg_valid) {
+        if (!pldma_rq_take(r->s, c, p, r->qp)) {
+            return RESPST_DONE;         /* answered: RNR, or NAK */
+        }
+        /* (the WQE a faulted WRITE with immediate took is this SEND's) */
+        c->imm_wqe = false;
+        c->rmsg_valid = true;
+        c->rmsg_psn = p->psn;
+        c->rmsg_off = 0;
+    }
+    if (r->off + p->plen > c->rwqe_total || r->off + p->plen > UINT32_MAX) {
+        c->rmsg_valid = false;
+        if (!pldma_rq_complete(r->s, r->qp, c->rwqe_id, PLDMA_WC_RECV,
+                               PLDMA_WC_ST_LOC_LEN_ERR, r->off, NULL)) {
+            return RESPST_DONE;         /* its CQ failed: the QP is in ERR */
+        }
+        return resp_fatal(r, AETH_NAK_INVALID,
+                          "message longer than the receive WQE");
+    }
+    return RESPST_EXECUTE;
+}
+
+static PLDMARespState resp_chk_resource(PLDMAResp *r)
+{
+    const PLDMANetConn *c = r->c;
+
+    switch (r->kind) {
+    case RESP_WRITE:
+        return resp_write_resource(r);
+    case RESP_SEND:
+        return resp_send_resource(r);
+    default:
+        /* a new READ while the QP's READ resources are all taken */
+        return r->d >= 0 && c->rd_active && c->rdq_n >= PLDMA_NET_RD_ORIG - 1
+               ? resp_fatal(r, AETH_NAK_INVALID, "no READ resource left")
+               : RESPST_EXECUTE;
+    }
+}
+
+/* A WRITE segment's payload to the message's memory */
+static PLDMARespState resp_write_execute(PLDMAResp *r)
+{
+    PLDMANetConn *c = r->c;
+    const PLDMAPkt *p = r->p;
+    PLDMAAccess a = PLDMA_ACC_OK;
+
+    if (p->plen) {
+        a = pldma_resp_rw(r->s, c, c->msg_rkey, c->msg_va + r->off,
+                          (void *)p->payload, p->plen, true, r->off,
+                          c->msg_len);
+    }
+    if (a == PLDMA_ACC_BUSERR) {
+        return resp_fatal(r, AETH_NAK_OPERR, "the access failed");
+    }
+    if (a != PLDMA_ACC_OK) {
+        return RESPST_ERR_RNR;
+    }
+    c->epsn = (p->psn + 1) & PLDMA_PSN_MASK;
+    c->nak_seq = false;
+    if (!p->has_imm && c->imm_wqe) {
+        /*
+         * A WRITE with immediate took the receive WQE at this PSN and
+         * faulted; what came again at the PSN has no immediate: the WQE
+         * is not consumed, it stays posted for what comes next
+         */
+        trace_pldma_recv_imm_released(r->qp, p->psn);
+        c->imm_wqe = false;
+    }
+    return RESPST_COMPLETE;
+}
+
+/* A SEND segment's payload scattered over the receive WQE's entries */
+static PLDMARespState resp_send_execute(PLDMAResp *r)
+{
+    PLDMANetConn *c = r->c;
+    const PLDMAPkt *p = r->p;
+    PLDMAAccess a;
+
+    a = pldma_rq_scatter(r->s, c, r->qp, r->off, p->payload, p->plen);
+    if (a == PLDMA_ACC_BUSERR) {
+        c->rmsg_valid = false;
+        if (!pldma_rq_complete(r->s, r->qp, c->rwqe_id, PLDMA_WC_RECV,
+                               PLDMA_WC_ST_LOC_PROT_ERR, r->off, NULL)) {
+            return RESPST_DONE;
+        }
+        return resp_fatal(r, AETH_NAK_OPERR, "the access failed");
+    }
+    if (a != PLDMA_ACC_OK) {
+        return RESPST_ERR_RNR;
+    }
+    c->rmsg_off = r->off + p->plen;
+    c->epsn = (p->psn + 1) & PLDMA_PSN_MASK;
+    c->nak_seq = false;
+    return RESPST_COMPLETE;
+}
+
+/*
+ * A READ: served at once, or queued behind the one being answered (IBA's
+ * responder READ resources, up to max_dest_rd_atomic per QP, answered in
+ * the order they came); a duplicate of the one being answered takes its
+ * place.  The request came from the QP's peer (its IP, the QPN's
+ * generation, a PSN in the window) with a key that allows the READ; the
+ * responses go to the QP's DEST_MAC, never to a frame's source.
+ */
+static PLDMARespState resp_read_execute(PLDMAResp *r)
+{
+    PLDMACore *s = r->s;
+    PLDMANetConn *c = r->c;
+    const PLDMAPkt *p = r->p;
+    bool fresh = r->d >= 0;
+
+    if (c->rd_active && !(!fresh && rd_dup_restarts(s, c, p))) {
+        if (!rd_queue(c, p, fresh)) {
+            /* (a duplicate beyond the resources: its original answers) */
+            return resp_drop(r, "duplicate READ beyond the resources");
+        }
+        trace_pldma_net_read_queued(r->qp, p->psn, p->dmalen, c->rdq_n);
+    } else {
+        rd_start(s, c, p->psn, p->va, p->dmalen, p->rkey, fresh);
+    }
+    if (fresh) {
+        c->epsn = (p->psn + pldma_net_nsegs(r->mtu, p->dmalen)) &
+                  PLDMA_PSN_MASK;
         c->nak_seq = false;
         /* the original its duplicates are checked against */
         c->rdo_psn[c->rdo_next] = p->psn;
@@ -855,8 +721,144 @@ void pldma_net_rx_read_req(PLDMACore *s, PLDMANetConn *c,
         c->rdo_next = (c->rdo_next + 1) % PLDMA_NET_RD_ORIG;
     }
     pldma_schedule(s);
+    return RESPST_DONE;     /* answered by its responses (pldma_resp_bh) */
 }
 
+static PLDMARespState resp_execute(PLDMAResp *r)
+{
+    switch (r->kind) {
+    case RESP_WRITE:
+        return resp_write_execute(r);
+    case RESP_SEND:
+        return resp_send_execute(r);
+    default:
+        return resp_read_execute(r);
+    }
+}
+
+/*
+ * A message's Last: it counts in the MSN, and its receive WQE (a SEND's,
+ * a WRITE with immediate's) completes SUCCESS.  No answer if the QP went
+ * to ERR meanwhile (its receive CQ failed).
+ */
+static PLDMARespState resp_complete(PLDMAResp *r)
+{
+    PLDMANetConn *c = r->c;
+    const PLDMAPkt *p = r->p;
+    bool ok = true;
+
+    if (r->last) {
+        c->msn = (c->msn + 1) & PLDMA_PSN_MASK;
+    }
+    if (r->kind == RESP_WRITE && p->has_imm) {
+        c->imm_wqe = false;
+        ok = pldma_rq_complete(r->s, r->qp, c->rwqe_id,
+                               PLDMA_WC_RECV_RDMA_WITH_IMM,
+                               PLDMA_WC_ST_SUCCESS, c->msg_len, p);
+    } else if (r->kind == RESP_SEND && r->last) {
+        c->rmsg_valid = false;
+        ok = pldma_rq_complete(r->s, r->qp, c->rwqe_id, PLDMA_WC_RECV,
+                               PLDMA_WC_ST_SUCCESS, c->rmsg_off, p);
+    }
+    return ok ? RESPST_ACKNOWLEDGE : RESPST_DONE;
+}
+
+/* ACK requested, or a message's Last; a held one's when all are applied */
+static PLDMARespState resp_acknowledge(PLDMAResp *r)
+{
+    if ((r->p->ackreq || r->last) && !pldma_resp_park_running(r->c)) {
+        pldma_resp_answer(r->s, r->c, r->p->psn, AETH_ACK);
+    }
+    return RESPST_DONE;
+}
+
+/*
+ * The access faulted: the segment is dropped, and the requester resends
+ * from it; or held, with the segments of its message that follow
+ * (parking, resp-fault.c).  The RNR NAK names the expected PSN as a
+ * sequence NAK would: the segments in flight behind it are dropped
+ * without a sequence NAK on top (to rxe that means "resend now", ending
+ * its RNR wait).
+ */
+static PLDMARespState resp_err_rnr(PLDMAResp *r)
+{
+    PLDMANetConn *c = r->c;
+
+    c->fault_psn = r->p->psn;
+    c->nak_seq = true;
+    pldma_resp_park_add(r->s, c, r->p);
+    pldma_resp_answer(r->s, c, r->p->psn,
+                      AETH_RNR(pldma_resp_rnr_timer(r->s, c)));
+    return RESPST_DONE;
+}
+
+static PLDMARespState resp_err_seq(PLDMAResp *r)
+{
+    pldma_resp_seq_nak(r->s, r->c);
+    return RESPST_DONE;
+}
+
+/* Refused: the NAK ends the connection (pldma_resp_nak()) */
+static PLDMARespState resp_err_fatal(PLDMAResp *r)
+{
+    trace_pldma_resp_refused(r->qp, r->p->psn, r->p->opcode, r->syndrome,
+                             r->why);
+    pldma_resp_nak(r->s, r->c, r->p->psn, r->syndrome);
+    return RESPST_DONE;
+}
+
+static PLDMARespState resp_err_drop(PLDMAResp *r)
+{
+    pldma_net_qp_drop(r->s, r->p, r->why);
+    return RESPST_DONE;
+}
+
+static const struct {
+    const char *name;
+    PLDMARespStage *run;
+} resp_stage[RESPST_NUM] = {
+    [RESPST_CHK_PSN] = { "CHK_PSN", resp_chk_psn },
+    [RESPST_CHK_OP_SEQ] = { "CHK_OP_SEQ", resp_chk_op_seq },
+    [RESPST_CHK_LENGTH] = { "CHK_LENGTH", resp_chk_length },
+    [RESPST_CHK_RKEY] = { "CHK_RKEY", resp_chk_rkey },
+    [RESPST_CHK_RESOURCE] = { "CHK_RESOURCE", resp_chk_resource },
+    [RESPST_EXECUTE] = { "EXECUTE", resp_execute },
+    [RESPST_COMPLETE] = { "COMPLETE", resp_complete },
+    [RESPST_ACKNOWLEDGE] = { "ACKNOWLEDGE", resp_acknowledge },
+    [RESPST_DUPLICATE] = { "DUPLICATE", resp_duplicate },
+    [RESPST_BUSY] = { "BUSY", resp_busy },
+    [RESPST_ERR_RNR] = { "ERR_RNR", resp_err_rnr },
+    [RESPST_ERR_SEQ] = { "ERR_SEQ", resp_err_seq },
+    [RESPST_ERR_FATAL] = { "ERR_FATAL", resp_err_fatal },
+    [RESPST_DROP] = { "DROP", resp_err_drop },
+    [RESPST_DONE] = { "DONE", NULL },
+};
+
+/*
+ * A request packet for connection @c (its QP receiving, the packet from
+ * the QP's peer: net.c's classifier), or one held behind a fault and
+ * applied now (pldma_resp_park_run()).  Every stage moves on, and no
+ * packet takes more than RESPST_NUM of them.
+ */
+void pldma_resp_rx(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p)
+{
+    uint32_t fl = pldma_hdr_op_flags(p->opcode);
+    PLDMAResp r = {
+        .s = s, .c = c, .p = p, .qp = pldma_resp_qpi(s, c),
+        .kind = p->atomic ? RESP_ATOMIC
+                : fl & PLDMA_NET_F_READ ? RESP_READ
+                : fl & PLDMA_NET_F_SEND ? RESP_SEND : RESP_WRITE,
+        .first = fl & PLDMA_NET_F_FIRST, .last = fl & PLDMA_NET_F_LAST,
+        .mtu = pldma_resp_mtu(s, c),
+    };
+    PLDMARespState st = RESPST_CHK_PSN;
+    unsigned n;
+
+    for (n = 0; st != RESPST_DONE && n < RESPST_NUM; n++) {
+        trace_pldma_resp_stage(r.qp, p->psn, resp_stage[st].name);
+        st = resp_stage[st].run(&r);
+    }
+}
 /*
  * A READ of connection @c ends in NAK @syndrome at the response it is at
  * (its key revoked meanwhile, a bus error): it did not complete, so the
@@ -870,7 +872,7 @@ static void rd_nak(PLDMACore *s, PLDMANetConn *c, uint8_t syndrome)
         c->msn = (c->msn - 1) & PLDMA_PSN_MASK;
     }
     c->rdq_n = 0;
-    pldma_net_nak(s, c, c->rd_psn, syndrome);
+    pldma_resp_nak(s, c, c->rd_psn, syndrome);
 }
 
 /*
@@ -879,7 +881,7 @@ static void rd_nak(PLDMACore *s, PLDMANetConn *c, uint8_t syndrome)
  * connection served moving round with every call, so that one long READ
  * shares the link with the others' (and the local channels')
  */
-bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
+bool pldma_resp_bh(PLDMACore *s, uint64_t *budget)
 {
     uint8_t buf[PLDMA_NET_MAX_MTU];
     bool more = false;
@@ -894,17 +896,17 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
         PLDMAQP *qp = conn_qp(s, c);
         uint32_t turn = PLDMA_NET_WINDOW;
 
-        if (c->park && !c->fault && !c->park->running) {
+        if (pldma_resp_parked(c) && !c->fault) {
             if (qp->state != PLDMA_QPS_RTS &&
                 qp->state != PLDMA_QPS_RTR) {
-                pldma_net_park_drop(s, c);      /* not receiving any more */
+                pldma_resp_park_drop(s, c);      /* not receiving any more */
             } else {
-                more |= pldma_net_park_run(s, c, budget);
+                more |= pldma_resp_park_run(s, c, budget);
             }
         }
         while (c->rd_active && !c->fault && *budget && !s->tx_blocked &&
                turn) {
-            uint32_t n = MIN(pldma_net_conn_mtu(s, c), c->rd_len - c->rd_off);
+            uint32_t n = MIN(pldma_resp_mtu(s, c), c->rd_len - c->rd_off);
             bool first = c->rd_off == 0, last = c->rd_off + n == c->rd_len;
             PLDMAPkt p = {
                 .psn = c->rd_psn, .payload = buf, .plen = n,
@@ -914,13 +916,13 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
 
             conn_dest(s, c, &p);
             /* (a zero-length READ: no key, nothing read, one response) */
-            if (n && pldma_net_check_key(s, c, c->rd_rkey,
+            if (n && pldma_resp_check_key(s, c, c->rd_rkey,
                                          c->rd_va + c->rd_off, n,
                                          PLDMA_KEY_ACC_READ)) {
                 rd_nak(s, c, AETH_NAK_ACCESS);  /* revoked meanwhile */
                 break;
             }
-            a = n ? pldma_net_resp_rw(s, c, c->rd_rkey, c->rd_va + c->rd_off,
+            a = n ? pldma_resp_rw(s, c, c->rd_rkey, c->rd_va + c->rd_off,
                                       buf, n, false, c->rd_off, c->rd_len)
                   : PLDMA_ACC_OK;
             if (a == PLDMA_ACC_BUSERR) {
@@ -937,8 +939,8 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
                 c->rd_active = false;
                 c->rdq_n = 0;
                 c->fault_psn = c->rd_psn;
-                pldma_net_answer(s, c, c->rd_psn,
-                                 AETH_RNR(pldma_net_conn_rnr_timer(s, c)));
+                pldma_resp_answer(s, c, c->rd_psn,
+                                 AETH_RNR(pldma_resp_rnr_timer(s, c)));
                 break;
             }
             if (a != PLDMA_ACC_OK) {
@@ -951,14 +953,14 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
                  */
                 c->rd_hold = true;
                 c->fault_psn = c->rd_psn;
-                trace_pldma_net_read_held(conn_idx(s, c), c->rd_psn,
+                trace_pldma_net_read_held(pldma_resp_qpi(s, c), c->rd_psn,
                                           c->rd_off);
                 break;
             }
             p.opcode = first ? (last ? OP_READ_RESP_ONLY : OP_READ_RESP_FIRST)
                              : (last ? OP_READ_RESP_LAST
                                      : OP_READ_RESP_MIDDLE);
-            pldma_net_tx(s, &p);
+            pldma_hdr_tx(s, &p);
             c->rd_off += n;
             c->rd_psn = (c->rd_psn + 1) & PLDMA_PSN_MASK;
             *budget -= MIN(*budget, n);
@@ -973,134 +975,13 @@ bool pldma_net_bh(PLDMACore *s, uint64_t *budget)
     return more;
 }
 
-/* The fault of connection @c is resolved: let its requester go on */
-void pldma_net_conn_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
-{
-    bool recv = c->fault_recv;
-
-    trace_pldma_net_resolved(conn_idx(s, c), c->epsn, ok);
-    c->fault = false;
-    c->stalled = false;
-    c->fault_recv = false;
-    if (c->rd_hold) {
-        c->rd_hold = false;
-        if (ok) {
-            /* the held READ response stream goes on (pldma_net_bh) */
-            pldma_schedule(s);
-            return;
-        }
-    }
-    if (c->park) {
-        if (ok) {
-            /* the held WRITE segments are applied (pldma_net_bh) */
-            pldma_schedule(s);
-            return;
-        }
-        pldma_net_park_drop(s, c);
-    }
-    if (!ok) {
-        /* a receive WQE's buffer: the WQE completes in error (recv.c) */
-        if (recv && !pldma_recv_failed(s, c)) {
-            return;             /* its QP went to ERR: nothing to answer */
-        }
-        /* the OS could not make the page present: end the message */
-        pldma_net_nak(s, c, c->fault_psn, AETH_NAK_OPERR);
-        return;
-    }
-    if (s->rnr_resume) {
-        /*
-         * The PSN before the one that faulted.  On a READ the expected
-         * PSN is past the whole request already, and an ACK of the READ's
-         * own PSN would tell a standard requester (Linux rxe) that the
-         * READ is done: it completes it with none of the data.
-         */
-        pldma_net_cnt(s, PLDMA_NCNT_RESUME_TX);
-        pldma_net_answer(s, c, c->fault_psn - 1, AETH_ACK);
-    }
-}
-
-/*
- * The bound of reported responder faults (resp-fault-timeout): a key's
- * fault record, or a receive WQE's, that is still unanswered ends as if
- * the driver had answered FAILED: the connections waiting for it NAK
- * their message (remote operational error), so the requester completes
- * it in error instead of RNR NAKs without end; a later answer finds
- * nothing to resolve.  Stalls are the SMMU's and the OS's to end.
- */
-void pldma_net_fault_timer(void *opaque)
-{
-    PLDMACore *s = opaque;
-    int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), next = INT64_MAX;
-    uint32_t i, j;
-
-    if (!s->conns) {
-        return;
-    }
-    for (i = 0; i < PLDMA_NUM_KEYS; i++) {
-        PLDMAKey *k = &s->keys[i];
-
-        if (!k->fault) {
-            continue;
-        }
-        if (k->fault_deadline > now) {
-            next = MIN(next, k->fault_deadline);
-            continue;
-        }
-        trace_pldma_net_fault_expired(i, 0);
-        k->fault = false;
-        for (j = 0; j < PLDMA_NET_NCONNS(s); j++) {
-            PLDMANetConn *c = &s->conns[j];
-
-            if (c->fault && !c->stalled && !c->fault_recv &&
-                c->fault_key == i) {
-                pldma_net_conn_resolved(s, c, false);
-            }
-        }
-    }
-    for (j = 0; j < PLDMA_NET_NCONNS(s); j++) {
-        PLDMANetConn *c = &s->conns[j];
-
-        if (!c->fault || c->stalled || !c->fault_recv) {
-            continue;
-        }
-        if (c->fault_deadline > now) {
-            next = MIN(next, c->fault_deadline);
-            continue;
-        }
-        trace_pldma_net_fault_expired(j, 1);
-        pldma_net_conn_resolved(s, c, false);
-    }
-    if (next != INT64_MAX) {
-        timer_mod_ns(s->fault_timer, next);
-    }
-    pldma_update_irq(s);
-    pldma_schedule(s);
-}
-
-bool pldma_net_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp)
-{
-    uint32_t i;
-
-    if (!s->nic) {
-        return false;
-    }
-    for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
-        PLDMANetConn *c = &s->conns[i];
-
-        if (c->fault && c->stalled && c->stag == stag) {
-            pldma_net_conn_resolved(s, c, resp == SMMU_STALL_RETRY);
-            return true;
-        }
-    }
-    return false;
-}
 
 /* QP @idx enters RTR: its responder expects RQ_PSN, nothing else */
-void pldma_net_qp_connect(PLDMACore *s, uint32_t idx)
+void pldma_resp_qp_connect(PLDMACore *s, uint32_t idx)
 {
     PLDMANetConn *c = &s->conns[idx];
 
-    pldma_net_qp_clear(s, idx);
+    pldma_resp_qp_clear(s, idx);
     c->epsn = s->qps[idx].rq_psn & PLDMA_PSN_MASK;
     trace_pldma_net_conn_sync(idx, c->epsn);
 }
@@ -1110,11 +991,11 @@ void pldma_net_qp_connect(PLDMACore *s, uint32_t idx)
  * forgets everything of the connection that was, the message and READs
  * in progress and a fault being resolved too.  A stall the SMMU still
  * holds belongs to that connection: when the OS answers it, no
- * connection claims it (pldma_net_resumed()) and nothing is sent, so the
+ * connection claims it (pldma_resp_resumed()) and nothing is sent, so the
  * next connection on this index, the same owner's or another process's,
  * starts clean and inherits no fault, no RNR and no NAK of it.
  */
-void pldma_net_qp_clear(PLDMACore *s, uint32_t idx)
+void pldma_resp_qp_clear(PLDMACore *s, uint32_t idx)
 {
     PLDMANetConn *c;
 
@@ -1122,7 +1003,7 @@ void pldma_net_qp_clear(PLDMACore *s, uint32_t idx)
         return;
     }
     c = &s->conns[idx];
-    pldma_net_park_drop(s, c);
+    pldma_resp_park_drop(s, c);
     if (c->fault && c->stalled) {
         trace_pldma_net_stall_dropped(idx, c->stag);
     }

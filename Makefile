@@ -2,12 +2,16 @@
 # Thin driver for the scripts in scripts/.  Every target installs and builds
 # whatever is missing (Debian packages via apt-get, as root).
 
-.PHONY: all demo check check-series bench bench-sweep study fuzz fuzz-long qemu kernel initramfs shell deps clean distclean
+.PHONY: all build-deps demo check check-series bench bench-sweep study fuzz fuzz-long qemu kernel initramfs shell deps clean distclean
 
 all: initramfs
 
 deps:
 	scripts/install-deps
+
+# what the builds need, and no tool of the suites (make demo)
+build-deps:
+	scripts/install-deps --build
 
 qemu: deps
 	scripts/build-qemu --print-dir
@@ -18,9 +22,11 @@ kernel: deps
 initramfs: deps
 	scripts/build-initramfs
 
-# the single-guest demo, then remote DMA between two guests
-demo: deps
-	scripts/run-guest --test demo
+# the single-guest demo, then remote DMA between two guests; it builds
+# only what it boots: qemu-system-aarch64 (no x86 target, no qtests, which
+# make check adds) and the 6.12 kernel side by side, then the initramfs
+demo: build-deps
+	PLDMA_QEMU_TARGET=aarch64 scripts/run-guest --test demo
 	scripts/demo-remote --no-build
 
 check: deps

@@ -166,11 +166,114 @@ static uint32_t pldma_net_segs_sent(const PLDMAChannel *ch)
     return MIN(DIV_ROUND_UP(hw, r->mtu), r->nsegs);
 }
 
+/* An ACK of segment @seg of the message in flight */
+static void comp_ack(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+    uint64_t upto = (uint64_t)(seg + 1) * r->mtu;
+
+    pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
+    /*
+     * "Resolved, resend now": any ACK while an RNR NAK holds the message
+     * (the responder ACKs the PSN before the one that faulted, with its
+     * true MSN: a standard requester, rxe among them, takes it for a
+     * duplicate ACK and waits out its RNR timer)
+     */
+    if (r->rnr) {
+        pldma_net_cnt(s, PLDMA_NCNT_RESUME_RX);
+        trace_pldma_net_resume(ch->idx, p->psn);
+        timer_del(ch->net_timer);
+        /*
+         * An ACK acknowledges up to its PSN: past the fault when the
+         * responder held the segments behind it (parking)
+         */
+        if (pldma_op_sends(ch->op) && seg >= 0 &&
+            pldma_net_ack_upto(ch, upto)) {
+            return;
+        }
+        pldma_comp_rewind(ch, ch->done);
+        return;
+    }
+    if (!pldma_op_sends(ch->op) || seg < 0 || upto <= r->acked) {
+        return;
+    }
+    if (pldma_net_ack_upto(ch, upto)) {
+        return;
+    }
+    pldma_req_arm(ch, r->rto_us);
+    if (r->wait && ch->done < ch->len) {
+        r->wait = false;
+        pldma_schedule(s);
+    }
+}
+
+/* An RNR NAK of segment @seg: wait, then resend from it */
+static void comp_rnr(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
+{
+    PLDMANetReq *r = &ch->net;
+    uint64_t off = (uint64_t)MAX(seg, 0) * r->mtu;
+
+    pldma_net_cnt(ch->s, PLDMA_NCNT_NAK_RX_RNR);
+    pldma_net_cnt(ch->s, PLDMA_NCNT_RNR_WAITS);
+    if (pldma_op_sends(ch->op) && off > r->acked) {
+        r->rnr_retries = 0;         /* progress: it acknowledges some */
+    }
+    if (++r->rnr_retries > r->rnr_retry) {
+        pldma_comp_finish(ch, PLDMA_ST_REMOTE_RNR);
+        return;
+    }
+    /* everything before the segment that faulted has arrived */
+    if (pldma_op_sends(ch->op)) {
+        pldma_net_acked(ch, off);
+        off = r->acked;
+    } else {
+        off = MIN(off, ch->done);
+    }
+    ch->done = off;
+    r->wait = true;
+    r->rnr = true;
+    trace_pldma_net_rnr(ch->idx, p->psn, off, p->syndrome & 0x1f);
+    r->rnr_us = pldma_hdr_rnr_timer_10us[p->syndrome & 0x1f] * 10;
+    pldma_req_arm(ch, r->rnr_us);
+}
+
+/*
+ * A NAK: a sequence error sends again from the segment the responder
+ * expects; any other ends the message and is fatal to an RC requester
+ * (IBA 9.9.2: remote access, invalid request, remote operational error;
+ * Linux rxe's completer moves its QP to ERR): ERR, and what follows is
+ * flushed
+ */
+static void comp_nak(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+
+    if (p->syndrome == AETH_NAK_SEQ) {
+        pldma_net_cnt(s, PLDMA_NCNT_NAK_RX_SEQ);
+        if (pldma_op_sends(ch->op) && seg >= 0 && !r->rnr) {
+            pldma_net_acked(ch, (uint64_t)seg * r->mtu);
+            trace_pldma_net_go_back(ch->idx, p->psn, r->acked);
+            pldma_comp_rewind(ch, r->acked);
+        }
+        return;
+    }
+    pldma_net_cnt(s, p->syndrome == AETH_NAK_ACCESS
+                     ? PLDMA_NCNT_NAK_RX_ACCESS
+                     : p->syndrome == AETH_NAK_INVALID
+                     ? PLDMA_NCNT_NAK_RX_INVALID
+                     : PLDMA_NCNT_NAK_RX_OPERR);
+    trace_pldma_net_nak(ch->idx, p->psn, p->syndrome);
+    pldma_comp_finish(ch, nak_status(p->syndrome));
+    pldma_qp_nak_err(s, r->qp - 1);
+}
+
+/* An ACK or NAK for a QP of ours */
 static void pldma_comp_rx_ack(PLDMACore *s, const PLDMAPkt *p)
 {
     PLDMAChannel *ch = pldma_net_req_ch(s, p);
     PLDMANetReq *r;
-    uint32_t mtu;
     int32_t seg;
 
     if (!ch) {
@@ -178,7 +281,6 @@ static void pldma_comp_rx_ack(PLDMACore *s, const PLDMAPkt *p)
         return;
     }
     r = &ch->net;
-    mtu = r->mtu;
     /* the segment the answer is about */
     seg = pldma_net_psn_diff(p->psn, r->psn);
     /*
@@ -206,102 +308,65 @@ static void pldma_comp_rx_ack(PLDMACore *s, const PLDMAPkt *p)
     }
     switch (AETH_KIND(p->syndrome)) {
     case 0:
-        pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
-        /*
-         * "Resolved, resend now": any ACK while an RNR NAK holds the
-         * message (the responder ACKs the PSN before the one that
-         * faulted, with its true MSN: a standard requester, rxe among
-         * them, takes it for a duplicate ACK and waits out its RNR timer)
-         */
-        if (r->rnr) {
-            pldma_net_cnt(s, PLDMA_NCNT_RESUME_RX);
-            trace_pldma_net_resume(ch->idx, p->psn);
-            timer_del(ch->net_timer);
-            /*
-             * An ACK acknowledges up to its PSN: past the fault when the
-             * responder held the segments behind it (parking)
-             */
-            if (pldma_op_sends(ch->op) && seg >= 0 &&
-                pldma_net_ack_upto(ch, (uint64_t)(seg + 1) * mtu)) {
-                return;
-            }
-            pldma_comp_rewind(ch, ch->done);
-            return;
-        }
-        if (!pldma_op_sends(ch->op) || seg < 0) {
-            return;
-        }
-        if ((uint64_t)(seg + 1) * mtu > r->acked) {
-            if (pldma_net_ack_upto(ch, (uint64_t)(seg + 1) * mtu)) {
-                return;
-            }
-            if (!r->rnr) {
-                /* (an RNR wait keeps its timer: it resends from acked) */
-                pldma_req_arm(ch, r->rto_us);
-            }
-            if (r->wait && !r->rnr && ch->done < ch->len) {
-                r->wait = false;
-                pldma_schedule(s);
-            }
-        }
-        return;
-    case 1: {
-        uint64_t off = (uint64_t)MAX(seg, 0) * mtu;
-
-        pldma_net_cnt(s, PLDMA_NCNT_NAK_RX_RNR);
-        pldma_net_cnt(s, PLDMA_NCNT_RNR_WAITS);
-        if (pldma_op_sends(ch->op) && off > r->acked) {
-            r->rnr_retries = 0;         /* progress: it acknowledges some */
-        }
-        if (++r->rnr_retries > r->rnr_retry) {
-            pldma_comp_finish(ch, PLDMA_ST_REMOTE_RNR);
-            return;
-        }
-        /* everything before the segment that faulted has arrived */
-        if (pldma_op_sends(ch->op)) {
-            pldma_net_acked(ch, off);
-            off = r->acked;
-        } else {
-            off = MIN(off, ch->done);
-        }
-        ch->done = off;
-        r->wait = true;
-        r->rnr = true;
-        trace_pldma_net_rnr(ch->idx, p->psn, off,
-                            p->syndrome & 0x1f);
-        r->rnr_us = pldma_hdr_rnr_timer_10us[p->syndrome & 0x1f] * 10;
-        pldma_req_arm(ch, r->rnr_us);
-        return;
-    }
+        comp_ack(ch, p, seg);
+        break;
+    case 1:
+        comp_rnr(ch, p, seg);
+        break;
     case 3:
-        if (p->syndrome == AETH_NAK_SEQ) {
-            pldma_net_cnt(s, PLDMA_NCNT_NAK_RX_SEQ);
-            /* the responder expects segment seg: go back to it */
-            if (pldma_op_sends(ch->op) && seg >= 0 && !r->rnr) {
-                pldma_net_acked(ch, (uint64_t)seg * mtu);
-                trace_pldma_net_go_back(ch->idx, p->psn, r->acked);
-                pldma_comp_rewind(ch, r->acked);
-            }
-            return;
-        }
-        pldma_net_cnt(s, p->syndrome == AETH_NAK_ACCESS
-                         ? PLDMA_NCNT_NAK_RX_ACCESS
-                         : p->syndrome == AETH_NAK_INVALID
-                         ? PLDMA_NCNT_NAK_RX_INVALID
-                         : PLDMA_NCNT_NAK_RX_OPERR);
-        trace_pldma_net_nak(ch->idx, p->psn, p->syndrome);
-        pldma_comp_finish(ch, nak_status(p->syndrome));
-        /*
-         * Fatal to an RC requester (IBA 9.9.2: remote access, invalid
-         * request, remote operational error; Linux rxe's completer moves
-         * its QP to ERR): ERR, and what follows is flushed
-         */
-        pldma_qp_nak_err(s, r->qp - 1);
-        return;
+        comp_nak(ch, p, seg);
+        break;
     default:
         pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
-        return;
+        break;
     }
+}
+
+/*
+ * Is READ response @p the one channel @ch expects next (the response at
+ * ch->done, asked for, well formed)?  A late duplicate, a gap (asked
+ * again from the missing one, once per gap) or garbage is not.
+ */
+static bool comp_read_resp_expected(PLDMACore *s, PLDMAChannel *ch,
+                                    const PLDMAPkt *p)
+{
+    PLDMANetReq *r = &ch->net;
+    int32_t seg = pldma_net_psn_diff(p->psn, r->psn);
+    uint64_t off = (uint64_t)MAX(seg, 0) * r->mtu;
+    bool last;
+
+    if ((p->has_aeth && AETH_KIND(p->syndrome) != 0) ||
+        seg < 0 || seg >= (int32_t)r->nsegs) {
+        rx_drop(s, p);
+        return false;
+    }
+    if (off < ch->done) {
+        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
+        return false;
+    }
+    if (ch->len ? off >= r->rd_end : !r->sent_hw) {
+        /* not asked for yet: outside the outstanding window */
+        rx_drop(s, p);
+        return false;
+    }
+    if (off > ch->done || r->rnr || ch->state != PLDMA_STATE_RUNNING) {
+        pldma_net_cnt(s, PLDMA_NCNT_OOO);
+        /* a response went missing: ask again from it, once per gap */
+        if (!r->rnr && !r->gap && ch->state == PLDMA_STATE_RUNNING) {
+            r->gap = true;
+            trace_pldma_net_go_back(ch->idx, p->psn, ch->done);
+            pldma_req_send_read(ch);
+        }
+        return false;
+    }
+    last = ch->done + p->plen == ch->len;
+    /* (the one response to a zero-length READ has no payload) */
+    if ((!last && p->plen != r->mtu) || ch->done + p->plen > ch->len ||
+        (p->plen == 0 && ch->len)) {
+        rx_drop(s, p);
+        return false;
+    }
+    return true;
 }
 
 /* A READ response: its payload goes to the local destination */
@@ -312,66 +377,28 @@ static void pldma_comp_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
     bool short_list;
     uint64_t fva;
     PLDMAAccess a;
-    int32_t seg;
-    bool last;
 
     if (!ch || ch->op != PLDMA_OP_RDMA_READ) {
         rx_drop(s, p);
         return;
     }
     r = &ch->net;
-    if (p->has_aeth && AETH_KIND(p->syndrome) != 0) {
-        rx_drop(s, p);
-        return;
-    }
-    seg = pldma_net_psn_diff(p->psn, r->psn);
-    if (seg < 0 || seg >= (int32_t)r->nsegs) {
-        rx_drop(s, p);
-        return;
-    }
-    if ((uint64_t)seg * r->mtu < ch->done) {
-        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
-        return;
-    }
-    if (ch->len ? (uint64_t)seg * r->mtu >= r->rd_end : !r->sent_hw) {
-        /* not asked for yet: outside the outstanding window */
-        rx_drop(s, p);
-        return;
-    }
-    if ((uint64_t)seg * r->mtu > ch->done || r->rnr ||
-        ch->state != PLDMA_STATE_RUNNING) {
-        pldma_net_cnt(s, PLDMA_NCNT_OOO);
-        /* a response went missing: ask again from it, once per gap */
-        if (!r->rnr && !r->gap && ch->state == PLDMA_STATE_RUNNING) {
-            r->gap = true;
-            trace_pldma_net_go_back(ch->idx, p->psn, ch->done);
-            pldma_req_send_read(ch);
-        }
-        return;
-    }
-    last = ch->done + p->plen == ch->len;
-    /* (the one response to a zero-length READ has no payload) */
-    if ((!last && p->plen != r->mtu) || ch->done + p->plen > ch->len ||
-        (p->plen == 0 && ch->len)) {
-        rx_drop(s, p);
+    if (!comp_read_resp_expected(s, ch, p)) {
         return;
     }
     s->busy = true;
     a = pldma_req_local_rw(ch, ch->done, (uint8_t *)p->payload, p->plen,
                            true, &fva, &short_list);
     s->busy = false;
-    if (a == PLDMA_ACC_OK && short_list) {
+    if (a != PLDMA_ACC_OK || short_list) {
         timer_del(ch->net_timer);
-        pldma_comp_finish(ch, PLDMA_ST_BAD_LENGTH);
-        pldma_update_irq(s);
-        pldma_schedule(s);
-        return;
-    }
-    if (a != PLDMA_ACC_OK) {
-        /* local fault: resolve it, then ask again from here */
-        timer_del(ch->net_timer);
-        r->wait = false;
-        pldma_access_failed(ch, a, fva, true);
+        if (a == PLDMA_ACC_OK) {
+            pldma_comp_finish(ch, PLDMA_ST_BAD_LENGTH);
+        } else {
+            /* local fault: resolve it, then ask again from here */
+            r->wait = false;
+            pldma_access_failed(ch, a, fva, true);
+        }
         pldma_update_irq(s);
         pldma_schedule(s);
         return;

@@ -1079,34 +1079,10 @@ static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
     }
 }
 
-static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
+/* A write to the fault queue's registers */
+static void pldma_fq_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
-    if (addr >= PLDMA_CH_BIND(0) && addr < PLDMA_CH_BIND(s->num_channels)) {
-        unsigned int n = (addr - PLDMA_CH_BIND(0)) / PLDMA_CH_BIND_STRIDE;
-
-        pldma_chb_write(s, &s->ch[n], addr & (PLDMA_CH_BIND_STRIDE - 1), val);
-        return;
-    }
-    if (s->link->write(s, addr, val)) {
-        return;
-    }
-
     switch (addr) {
-    case PLDMA_CTRL:
-        if (val & PLDMA_CTRL_RESET) {
-            trace_pldma_reset();
-            pldma_reset_engine(s);
-        }
-        break;
-    case PLDMA_IRQ_STATUS:
-        s->irq_status &= ~val;
-        /* IRQ_CQ, CQ_ERROR, QP_ERROR, ETH follow their bitmaps */
-        pldma_cq_irq_sync(s);
-        s->link->irq_sync(s);
-        break;
-    case PLDMA_IRQ_MASK:
-        s->irq_mask = val;
-        break;
     case PLDMA_FQ_BASE_LO:
     case PLDMA_FQ_BASE_HI:
     case PLDMA_FQ_SIZE:
@@ -1149,6 +1125,44 @@ static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
         }
         s->fq_ctrl = val & PLDMA_FQ_CTRL_ENABLE;
         trace_pldma_fq_ctrl(s->fq_ctrl, s->fq_base, s->fq_size);
+        break;
+    }
+}
+
+static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
+{
+    if (addr >= PLDMA_CH_BIND(0) && addr < PLDMA_CH_BIND(s->num_channels)) {
+        unsigned int n = (addr - PLDMA_CH_BIND(0)) / PLDMA_CH_BIND_STRIDE;
+
+        pldma_chb_write(s, &s->ch[n], addr & (PLDMA_CH_BIND_STRIDE - 1), val);
+        return;
+    }
+    if (s->link->write(s, addr, val)) {
+        return;
+    }
+
+    switch (addr) {
+    case PLDMA_CTRL:
+        if (val & PLDMA_CTRL_RESET) {
+            trace_pldma_reset();
+            pldma_reset_engine(s);
+        }
+        break;
+    case PLDMA_IRQ_STATUS:
+        s->irq_status &= ~val;
+        /* IRQ_CQ, CQ_ERROR, QP_ERROR, ETH follow their bitmaps */
+        pldma_cq_irq_sync(s);
+        s->link->irq_sync(s);
+        break;
+    case PLDMA_IRQ_MASK:
+        s->irq_mask = val;
+        break;
+    case PLDMA_FQ_BASE_LO:
+    case PLDMA_FQ_BASE_HI:
+    case PLDMA_FQ_SIZE:
+    case PLDMA_FQ_HEAD:
+    case PLDMA_FQ_CTRL:
+        pldma_fq_write(s, addr, val);
         break;
     case PLDMA_FQ_STATUS:
         s->fq_status &= ~val;
@@ -1479,11 +1493,48 @@ out:
     visit_end_list(v, NULL);
 }
 
+/* Why channel @ch's stalls are not loadable (migration), or NULL */
+static const char *pldma_ch_check_stalls(PLDMACore *s, PLDMAChannel *ch)
+{
+    int i;
+
+    if (ch->stall_pending != (ch->state == PLDMA_STATE_STALLED)) {
+        return "stall bookkeeping disagrees with the state";
+    }
+    /*
+     * A parked transaction migrates with the SMMU's table of stalls
+     * (subsection smmuv3/stalls, loaded before us), which resumes or
+     * terminates it later.  Without it the channel would wait forever.
+     */
+    if (ch->stall_pending &&
+        (!s->ops->stall_is_pending || !s->ops->stall_is_pending(s, ch->stag))) {
+        return "stalled on a transaction the SMMU does not hold";
+    }
+    if (ch->nprobes >= s->max_outstanding ||
+        ((ch->nprobes || ch->probe_aborted) &&
+         ch->phase != PLDMA_PHASE_XFER)) {
+        return "outstanding stalls beyond max-outstanding or outside a "
+               "transfer";
+    }
+    if (ch->ahead > PLDMA_AHEAD_MAX) {
+        return "batch window beyond 64 pages";
+    }
+    if (ch->norphans > ARRAY_SIZE(ch->orphan_stag)) {
+        return "more orphaned stalls than the table holds";
+    }
+    for (i = 0; i < ch->nprobes; i++) {
+        if (!s->ops->stall_is_pending ||
+            !s->ops->stall_is_pending(s, ch->probe_stag[i])) {
+            return "an outstanding stall the SMMU does not hold";
+        }
+    }
+    return NULL;
+}
+
 /* Why the migrated state of @ch is inconsistent, or NULL */
 static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
 {
     bool enabled = ch->ctrl & PLDMA_CHB_CTRL_ENABLE;
-    int i;
 
     if (ch->idx >= s->num_channels) {
         return ch->state != PLDMA_STATE_DISABLED || ch->ctrl ?
@@ -1530,37 +1581,7 @@ static const char *pldma_ch_check(PLDMACore *s, PLDMAChannel *ch)
             return why;
         }
     }
-    if (ch->stall_pending != (ch->state == PLDMA_STATE_STALLED)) {
-        return "stall bookkeeping disagrees with the state";
-    }
-    /*
-     * A parked transaction migrates with the SMMU's table of stalls
-     * (subsection smmuv3/stalls, loaded before us), which resumes or
-     * terminates it later.  Without it the channel would wait forever.
-     */
-    if (ch->stall_pending &&
-        (!s->ops->stall_is_pending || !s->ops->stall_is_pending(s, ch->stag))) {
-        return "stalled on a transaction the SMMU does not hold";
-    }
-    if (ch->nprobes >= s->max_outstanding ||
-        ((ch->nprobes || ch->probe_aborted) &&
-         ch->phase != PLDMA_PHASE_XFER)) {
-        return "outstanding stalls beyond max-outstanding or outside a "
-               "transfer";
-    }
-    if (ch->ahead > PLDMA_AHEAD_MAX) {
-        return "batch window beyond 64 pages";
-    }
-    if (ch->norphans > ARRAY_SIZE(ch->orphan_stag)) {
-        return "more orphaned stalls than the table holds";
-    }
-    for (i = 0; i < ch->nprobes; i++) {
-        if (!s->ops->stall_is_pending ||
-            !s->ops->stall_is_pending(s, ch->probe_stag[i])) {
-            return "an outstanding stall the SMMU does not hold";
-        }
-    }
-    return NULL;
+    return pldma_ch_check_stalls(s, ch);
 }
 
 /* The stream comes from outside: reject what the device could not reach */

@@ -168,18 +168,14 @@ static int64_t pldma_net_deadline(int64_t deadline, int64_t max_ns)
     return deadline > now + max_ns ? now + max_ns : deadline;
 }
 
-static int pldma_net_post_load(void *opaque, int version_id)
+/*
+ * The migrated keys: valid ones, or refused (-EINVAL); a pending fault's
+ * bound rebased on this clock, the earliest in @next
+ */
+static int post_load_keys(PLDMACore *s, int64_t fault_ns, int64_t *next)
 {
-    PLDMACore *s = opaque;
-    int64_t fault_ns = (int64_t)s->resp_fault_ms * SCALE_MS;
-    int64_t next = INT64_MAX;
-    const char *why;
     uint32_t i;
 
-    if (!s->nic) {
-        error_report("pldma: migrated link state for a device without one");
-        return -EINVAL;
-    }
     for (i = 0; i < PLDMA_NUM_KEYS; i++) {
         PLDMAKey *k = &s->keys[i];
 
@@ -195,13 +191,21 @@ static int pldma_net_post_load(void *opaque, int version_id)
         if (k->fault) {
             k->fault_deadline = pldma_net_deadline(k->fault_deadline,
                                                    fault_ns);
-            next = MIN(next, k->fault_deadline);
+            *next = MIN(*next, k->fault_deadline);
         }
     }
+    return 0;
+}
+
+/* The migrated responder connections, as post_load_keys() */
+static int post_load_conns(PLDMACore *s, int64_t fault_ns, int64_t *next)
+{
+    uint32_t i;
+
     for (i = 0; i < PLDMA_MAX_QPS; i++) {
         PLDMANetConn *c = &s->conns[i];
+        const char *why = pldma_net_conn_check(s, i);
 
-        why = pldma_net_conn_check(s, i);
         if (why) {
             error_report("pldma: migrated connection of QP %u rejected: %s "
                          "(epsn 0x%x)", i, why, c->epsn);
@@ -210,48 +214,78 @@ static int pldma_net_post_load(void *opaque, int version_id)
         if (c->fault && !c->stalled && c->fault_recv) {
             c->fault_deadline = pldma_net_deadline(c->fault_deadline,
                                                    fault_ns);
-            next = MIN(next, c->fault_deadline);
+            *next = MIN(*next, c->fault_deadline);
         }
     }
-    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
-        PLDMAChannel *ch = &s->ch[i];
-        PLDMANetReq *r = &ch->net;
+    return 0;
+}
 
-        if (!pldma_net_ch_active(ch) || i >= s->num_channels) {
-            /* (a local op or none: no requester state to keep) */
-            memset(r, 0, sizeof(*r));
-            timer_del(ch->net_timer);
-            continue;
+/*
+ * The requester state of migrated channel @ch: checked, its timer rebased,
+ * and a message in flight resumed from its last acknowledged PSN
+ */
+static int post_load_channel(PLDMACore *s, PLDMAChannel *ch)
+{
+    PLDMANetReq *r = &ch->net;
+    const char *why;
+
+    if (!pldma_net_ch_active(ch) || ch->idx >= s->num_channels) {
+        /* (a local op or none: no requester state to keep) */
+        memset(r, 0, sizeof(*r));
+        timer_del(ch->net_timer);
+        return 0;
+    }
+    why = pldma_net_ch_check(s, ch);
+    if (why) {
+        error_report("pldma: migrated channel %u's remote operation "
+                     "rejected: %s (qp %u psn 0x%x)", ch->idx, why, r->qp,
+                     r->psn);
+        return -EINVAL;
+    }
+    r->txq = false;
+    if (timer_pending(ch->net_timer)) {
+        timer_mod(ch->net_timer,
+                  pldma_net_deadline(timer_expire_time_ns(ch->net_timer),
+                                     (int64_t)(r->rnr ? r->rnr_us
+                                                      : r->rto_us) *
+                                     SCALE_US));
+    }
+    if (ch->state == PLDMA_STATE_RUNNING &&
+        ch->phase == PLDMA_PHASE_XFER && !r->rnr && r->qp) {
+        /*
+         * What the source sent and the peer has not acknowledged may be
+         * lost: go on from the last acknowledged PSN, as after a
+         * retransmit timeout, but without counting a try.  An RNR wait is
+         * the peer's to end: its timer or a resume.
+         */
+        trace_pldma_net_migrated(ch->idx, r->qp, r->psn, r->acked, ch->done);
+        if (pldma_op_sends(ch->op)) {
+            ch->done = MIN(r->acked, ch->len);
         }
-        why = pldma_net_ch_check(s, ch);
-        if (why) {
-            error_report("pldma: migrated channel %u's remote operation "
-                         "rejected: %s (qp %u psn 0x%x)", i, why, r->qp,
-                         r->psn);
+        ch->done = MIN(ch->done, ch->len);
+        r->wait = false;
+    }
+    return 0;
+}
+
+static int pldma_net_post_load(void *opaque, int version_id)
+{
+    PLDMACore *s = opaque;
+    int64_t fault_ns = (int64_t)s->resp_fault_ms * SCALE_MS;
+    int64_t next = INT64_MAX;
+    uint32_t i;
+
+    if (!s->nic) {
+        error_report("pldma: migrated link state for a device without one");
+        return -EINVAL;
+    }
+    if (post_load_keys(s, fault_ns, &next) ||
+        post_load_conns(s, fault_ns, &next)) {
+        return -EINVAL;
+    }
+    for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
+        if (post_load_channel(s, &s->ch[i])) {
             return -EINVAL;
-        }
-        r->txq = false;
-        if (timer_pending(ch->net_timer)) {
-            timer_mod(ch->net_timer,
-                      pldma_net_deadline(timer_expire_time_ns(ch->net_timer),
-                                         (int64_t)(r->rnr ? r->rnr_us
-                                                          : r->rto_us) *
-                                         SCALE_US));
-        }
-        if (ch->state == PLDMA_STATE_RUNNING &&
-            ch->phase == PLDMA_PHASE_XFER && !r->rnr && r->qp) {
-            /*
-             * What the source sent and the peer has not acknowledged may
-             * be lost: go on from the last acknowledged PSN, as after a
-             * retransmit timeout, but without counting a try.  An RNR
-             * wait is the peer's to end: its timer or a resume.
-             */
-            trace_pldma_net_migrated(i, r->qp, r->psn, r->acked, ch->done);
-            if (pldma_op_sends(ch->op)) {
-                ch->done = MIN(r->acked, ch->len);
-            }
-            ch->done = MIN(ch->done, ch->len);
-            r->wait = false;
         }
     }
     /* frames held back or waiting in the net layer are gone: resent */

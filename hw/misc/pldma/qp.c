@@ -293,31 +293,9 @@ static void qp_set_timer(uint32_t *t, uint32_t v, unsigned lo, unsigned len)
     *t = deposit32(*t, lo, len, extract32(v, lo, len));
 }
 
-static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
+/* Copy the attributes of @mask from the staging registers @st into @qp */
+static void qp_apply_attrs(PLDMAQP *qp, const PLDMAQP *st, uint32_t mask)
 {
-    PLDMAQP *qp = &s->qps[idx];
-    const PLDMAQP *st = &s->qp_stage;
-    uint32_t mask = s->qp_mask;
-    uint32_t next = (mask & PLDMA_QPA_STATE) ? st->state : qp->state;
-    uint32_t req, opt, r;
-
-    if (next != PLDMA_QPS_RESET && next != PLDMA_QPS_INIT &&
-        next != PLDMA_QPS_RTR && next != PLDMA_QPS_RTS &&
-        next != PLDMA_QPS_ERR) {
-        return PLDMA_QP_ST_BAD_STATE;
-    }
-    if (!qp_transition(qp->state, next, &req, &opt)) {
-        return PLDMA_QP_ST_BAD_STATE;
-    }
-    /* without STATE, a modify in the current state (RTS->RTS...) */
-    req &= mask & PLDMA_QPA_STATE ? ~0U : ~PLDMA_QPA_STATE;
-    if ((mask & req) != req || (mask & ~(req | opt | PLDMA_QPA_STATE))) {
-        return PLDMA_QP_ST_BAD_ATTR;
-    }
-    r = qp_check_attrs(s, idx, mask);
-    if (r != PLDMA_QP_ST_OK) {
-        return r;
-    }
     if (mask & PLDMA_QPA_PD) {
         qp->pd = st->pd;
         qp->pd_tag = st->pd_tag;
@@ -367,6 +345,34 @@ static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
     if (mask & PLDMA_QPA_TIMEOUT) {
         qp_set_timer(&qp->timers, st->timers, 16, 5);
     }
+}
+
+static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
+{
+    PLDMAQP *qp = &s->qps[idx];
+    const PLDMAQP *st = &s->qp_stage;
+    uint32_t mask = s->qp_mask;
+    uint32_t next = (mask & PLDMA_QPA_STATE) ? st->state : qp->state;
+    uint32_t req, opt, r;
+
+    if (next != PLDMA_QPS_RESET && next != PLDMA_QPS_INIT &&
+        next != PLDMA_QPS_RTR && next != PLDMA_QPS_RTS &&
+        next != PLDMA_QPS_ERR) {
+        return PLDMA_QP_ST_BAD_STATE;
+    }
+    if (!qp_transition(qp->state, next, &req, &opt)) {
+        return PLDMA_QP_ST_BAD_STATE;
+    }
+    /* without STATE, a modify in the current state (RTS->RTS...) */
+    req &= mask & PLDMA_QPA_STATE ? ~0U : ~PLDMA_QPA_STATE;
+    if ((mask & req) != req || (mask & ~(req | opt | PLDMA_QPA_STATE))) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
+    r = qp_check_attrs(s, idx, mask);
+    if (r != PLDMA_QP_ST_OK) {
+        return r;
+    }
+    qp_apply_attrs(qp, st, mask);
     if (next != qp->state || next == PLDMA_QPS_RESET) {
         qp_set_state(s, idx, next);
     }
@@ -409,12 +415,53 @@ static void qp_cmd(PLDMACore *s, uint32_t cmd)
                        s->qp_status);
 }
 
+/* The staging registers that hold one 32-bit attribute each */
+static const struct {
+    hwaddr addr;
+    size_t off;             /* in PLDMAQP */
+} qp_stage_reg[] = {
+    { PLDMA_QP_NEW_STATE, offsetof(PLDMAQP, state) },
+    { PLDMA_QP_SQ, offsetof(PLDMAQP, sq) },
+    { PLDMA_QP_PD, offsetof(PLDMAQP, pd) },
+    { PLDMA_QP_PD_TAG, offsetof(PLDMAQP, pd_tag) },
+    { PLDMA_QP_ACCESS, offsetof(PLDMAQP, access) },
+    { PLDMA_QP_DEST_QPN, offsetof(PLDMAQP, dest_qpn) },
+    { PLDMA_QP_DEST_IP, offsetof(PLDMAQP, dest_ip) },
+    { PLDMA_QP_DEST_MAC_LO, offsetof(PLDMAQP, dest_mac_lo) },
+    { PLDMA_QP_DEST_MAC_HI, offsetof(PLDMAQP, dest_mac_hi) },
+    { PLDMA_QP_SQ_PSN, offsetof(PLDMAQP, sq_psn) },
+    { PLDMA_QP_RQ_PSN, offsetof(PLDMAQP, rq_psn) },
+    { PLDMA_QP_PATH_MTU, offsetof(PLDMAQP, path_mtu) },
+    { PLDMA_QP_TIMERS, offsetof(PLDMAQP, timers) },
+    { PLDMA_QP_RQ_SIZE, offsetof(PLDMAQP, rq_size) },
+    { PLDMA_QP_SEND_CQ, offsetof(PLDMAQP, send_cq) },
+    { PLDMA_QP_RECV_CQ, offsetof(PLDMAQP, recv_cq) },
+};
+
+/* The staging attribute at register @addr, or NULL */
+static uint32_t *qp_stage_field(PLDMACore *s, hwaddr addr)
+{
+    size_t i;
+
+    for (i = 0; i < ARRAY_SIZE(qp_stage_reg); i++) {
+        if (qp_stage_reg[i].addr == addr) {
+            return (uint32_t *)((uint8_t *)&s->qp_stage + qp_stage_reg[i].off);
+        }
+    }
+    return NULL;
+}
+
 bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 {
     const PLDMAQP *st = &s->qp_stage;
     bool sel_ok = s->nic && s->qp_sel < s->num_qps;
     const uint8_t *mac = s->conf ? s->conf->macaddr.a : NULL;
+    uint32_t *f = qp_stage_field(s, addr);
 
+    if (f) {
+        *val = *f;
+        return true;
+    }
     switch (addr) {
     case PLDMA_NET_IP:
         *val = s->nic ? s->net_ip : 0;
@@ -440,45 +487,6 @@ bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
     case PLDMA_QP_ATTR_MASK:
         *val = s->qp_mask;
         return true;
-    case PLDMA_QP_NEW_STATE:
-        *val = st->state;
-        return true;
-    case PLDMA_QP_SQ:
-        *val = st->sq;
-        return true;
-    case PLDMA_QP_PD:
-        *val = st->pd;
-        return true;
-    case PLDMA_QP_PD_TAG:
-        *val = st->pd_tag;
-        return true;
-    case PLDMA_QP_ACCESS:
-        *val = st->access;
-        return true;
-    case PLDMA_QP_DEST_QPN:
-        *val = st->dest_qpn;
-        return true;
-    case PLDMA_QP_DEST_IP:
-        *val = st->dest_ip;
-        return true;
-    case PLDMA_QP_DEST_MAC_LO:
-        *val = st->dest_mac_lo;
-        return true;
-    case PLDMA_QP_DEST_MAC_HI:
-        *val = st->dest_mac_hi;
-        return true;
-    case PLDMA_QP_SQ_PSN:
-        *val = st->sq_psn;
-        return true;
-    case PLDMA_QP_RQ_PSN:
-        *val = st->rq_psn;
-        return true;
-    case PLDMA_QP_PATH_MTU:
-        *val = st->path_mtu;
-        return true;
-    case PLDMA_QP_TIMERS:
-        *val = st->timers;
-        return true;
     case PLDMA_QP_CMD:
         *val = 0;
         return true;
@@ -490,15 +498,6 @@ bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
         return true;
     case PLDMA_QP_RQ_BASE_HI:
         *val = st->rq_base >> 32;
-        return true;
-    case PLDMA_QP_RQ_SIZE:
-        *val = st->rq_size;
-        return true;
-    case PLDMA_QP_SEND_CQ:
-        *val = st->send_cq;
-        return true;
-    case PLDMA_QP_RECV_CQ:
-        *val = st->recv_cq;
         return true;
     case PLDMA_QP_RQ_HEAD:
         *val = sel_ok ? s->qps[s->qp_sel].rq_head : 0;
@@ -517,7 +516,12 @@ bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
     PLDMAQP *st = &s->qp_stage;
+    uint32_t *f = qp_stage_field(s, addr);
 
+    if (f) {
+        *f = val;
+        return true;
+    }
     switch (addr) {
     case PLDMA_NET_IP:
         if (s->nic) {
@@ -541,45 +545,6 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
     case PLDMA_QP_ATTR_MASK:
         s->qp_mask = val;
         return true;
-    case PLDMA_QP_NEW_STATE:
-        st->state = val;
-        return true;
-    case PLDMA_QP_SQ:
-        st->sq = val;
-        return true;
-    case PLDMA_QP_PD:
-        st->pd = val;
-        return true;
-    case PLDMA_QP_PD_TAG:
-        st->pd_tag = val;
-        return true;
-    case PLDMA_QP_ACCESS:
-        st->access = val;
-        return true;
-    case PLDMA_QP_DEST_QPN:
-        st->dest_qpn = val;
-        return true;
-    case PLDMA_QP_DEST_IP:
-        st->dest_ip = val;
-        return true;
-    case PLDMA_QP_DEST_MAC_LO:
-        st->dest_mac_lo = val;
-        return true;
-    case PLDMA_QP_DEST_MAC_HI:
-        st->dest_mac_hi = val;
-        return true;
-    case PLDMA_QP_SQ_PSN:
-        st->sq_psn = val;
-        return true;
-    case PLDMA_QP_RQ_PSN:
-        st->rq_psn = val;
-        return true;
-    case PLDMA_QP_PATH_MTU:
-        st->path_mtu = val;
-        return true;
-    case PLDMA_QP_TIMERS:
-        st->timers = val;
-        return true;
     case PLDMA_QP_CMD:
         qp_cmd(s, val);
         return true;
@@ -588,15 +553,6 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
         return true;
     case PLDMA_QP_RQ_BASE_HI:
         st->rq_base = deposit64(st->rq_base, 32, 32, val);
-        return true;
-    case PLDMA_QP_RQ_SIZE:
-        st->rq_size = val;
-        return true;
-    case PLDMA_QP_SEND_CQ:
-        st->send_cq = val;
-        return true;
-    case PLDMA_QP_RECV_CQ:
-        st->recv_cq = val;
         return true;
     case PLDMA_QP_ERRORS_LO:
         s->qp_errors &= ~(uint64_t)val;

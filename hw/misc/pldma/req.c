@@ -260,6 +260,102 @@ PLDMAAccess pldma_req_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,
  * when the channel has to wait (window full, everything sent, a local
  * fault), true when the descriptor is complete.
  */
+/* What sending one segment came to */
+typedef enum {
+    REQ_SENT,               /* sent: the next one may go */
+    REQ_STOP,               /* the window, the budget, the link or a fault */
+    REQ_ENDED,              /* the message ended (pldma_comp_finish()) */
+} PLDMAReqSent;
+
+/* Send the WRITE or SEND segment at ch->done, within @budget bytes */
+static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
+                                     uint64_t *budget)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = &ch->net;
+    uint32_t seg = ch->done / r->mtu;
+    uint32_t n = MIN(r->mtu, ch->len - ch->done);
+    bool first = seg == 0, last = ch->done + n == ch->len;
+    bool short_list = false;
+    uint64_t fva;
+    PLDMAAccess a = PLDMA_ACC_OK;
+    PLDMAPkt p = {
+        .qpn = s->qps[r->qp - 1].dest_qpn,
+        .psn = (r->psn + seg) & PLDMA_PSN_MASK,
+        .payload = buf, .plen = n, .qp = r->qp,
+    };
+
+    if (ch->done >= r->acked &&
+        ch->done - r->acked >= (uint64_t)PLDMA_NET_WINDOW * r->mtu) {
+        r->wait = true;
+        return REQ_STOP;
+    }
+    if (*budget == 0) {
+        return REQ_STOP;
+    }
+    if (s->tx_blocked) {
+        pldma_net_tx_wait(ch);
+        return REQ_STOP;
+    }
+    if (n) {
+        a = pldma_req_local_rw(ch, ch->done, buf, n, false, &fva,
+                               &short_list);
+    }
+    if (a != PLDMA_ACC_OK) {
+        /* a local fault: the channel's own path, then go on here */
+        pldma_access_failed(ch, a, fva, false);
+        return REQ_STOP;
+    }
+    if (short_list) {
+        /* nothing of this segment went out: the message ends here */
+        pldma_comp_finish(ch, PLDMA_ST_BAD_LENGTH);
+        return REQ_ENDED;
+    }
+    /* the payload's DMA read; the frame goes when it is done */
+    pldma_timing_bytes(ch, n);
+    p.ready = ch->tm_ready;
+    p.opcode = req_opcode(ch->op, first, last);
+    if (last && pldma_op_has_imm(ch->op)) {
+        p.imm = r->imm;
+    }
+    p.se = last && r->se;
+    if (first) {
+        p.va = r->rva;
+        p.rkey = r->rkey;
+        p.dmalen = ch->len;
+    }
+    p.ackreq = last || (seg + 1) % PLDMA_NET_ACKREQ_EVERY == 0;
+    if (ch->done < r->sent_hw) {
+        pldma_net_cnt(s, PLDMA_NCNT_RETX_SEGS);
+        s->net_cnt[PLDMA_NCNT_RETX_BYTES] += n;
+    }
+    pldma_hdr_tx(s, &p);
+    if (!timer_pending(ch->net_timer)) {
+        pldma_req_arm(ch, r->rto_us);
+    }
+    ch->done += n;
+    /* (the one packet of a message of no bytes counts as one byte) */
+    r->sent_hw = MAX(r->sent_hw, ch->done + (ch->len == 0));
+    *budget -= MIN(*budget, n);
+    return REQ_SENT;
+}
+
+/* A READ: done once every response came, else its (next) request */
+static bool req_read(PLDMAChannel *ch)
+{
+    /* (a zero-length READ completes on its response: it asks first) */
+    if (ch->len && ch->done >= ch->len) {
+        pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
+        return true;
+    }
+    if (ch->s->tx_blocked) {
+        pldma_net_tx_wait(ch);
+        return false;
+    }
+    pldma_req_send_read(ch);
+    return false;
+}
+
 bool pldma_req_xfer(PLDMAChannel *ch, uint64_t *budget)
 {
     PLDMACore *s = ch->s;
@@ -285,83 +381,18 @@ bool pldma_req_xfer(PLDMAChannel *ch, uint64_t *budget)
     }
     pldma_timing_rebase(ch);
     if (ch->op == PLDMA_OP_RDMA_READ) {
-        /* (a zero-length READ completes on its response: it asks first) */
-        if (ch->len && ch->done >= ch->len) {
-            pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
-            return true;
-        }
-        if (s->tx_blocked) {
-            pldma_net_tx_wait(ch);
-            return false;
-        }
-        pldma_req_send_read(ch);
-        return false;
+        return req_read(ch);
     }
     /* (a zero-length message: one packet, sent again after a rewind) */
     while (ch->done < ch->len || ch->len == 0) {
-        uint32_t seg = ch->done / r->mtu;
-        uint32_t n = MIN(r->mtu, ch->len - ch->done);
-        bool first = seg == 0, last = ch->done + n == ch->len;
-        bool short_list = false;
-        uint64_t fva;
-        PLDMAAccess a;
-        PLDMAPkt p = {
-            .qpn = s->qps[r->qp - 1].dest_qpn,
-            .psn = (r->psn + seg) & PLDMA_PSN_MASK,
-            .payload = buf, .plen = n, .qp = r->qp,
-        };
-
-        if (ch->done >= r->acked &&
-            ch->done - r->acked >= (uint64_t)PLDMA_NET_WINDOW * r->mtu) {
-            r->wait = true;
+        switch (req_send_segment(ch, buf, budget)) {
+        case REQ_STOP:
             return false;
-        }
-        if (*budget == 0) {
-            return false;
-        }
-        if (s->tx_blocked) {
-            pldma_net_tx_wait(ch);
-            return false;
-        }
-        a = n ? pldma_req_local_rw(ch, ch->done, buf, n, false, &fva,
-                                   &short_list)
-              : PLDMA_ACC_OK;
-        if (a != PLDMA_ACC_OK) {
-            /* a local fault: the channel's own path, then go on here */
-            pldma_access_failed(ch, a, fva, false);
-            return false;
-        }
-        if (short_list) {
-            /* nothing of this segment went out: the message ends here */
-            pldma_comp_finish(ch, PLDMA_ST_BAD_LENGTH);
+        case REQ_ENDED:
             return true;
+        case REQ_SENT:
+            break;
         }
-        /* the payload's DMA read; the frame goes when it is done */
-        pldma_timing_bytes(ch, n);
-        p.ready = ch->tm_ready;
-        p.opcode = req_opcode(ch->op, first, last);
-        if (last && pldma_op_has_imm(ch->op)) {
-            p.imm = r->imm;
-        }
-        p.se = last && r->se;
-        if (first) {
-            p.va = r->rva;
-            p.rkey = r->rkey;
-            p.dmalen = ch->len;
-        }
-        p.ackreq = last || (seg + 1) % PLDMA_NET_ACKREQ_EVERY == 0;
-        if (ch->done < r->sent_hw) {
-            pldma_net_cnt(s, PLDMA_NCNT_RETX_SEGS);
-            s->net_cnt[PLDMA_NCNT_RETX_BYTES] += n;
-        }
-        pldma_hdr_tx(s, &p);
-        if (!timer_pending(ch->net_timer)) {
-            pldma_req_arm(ch, r->rto_us);
-        }
-        ch->done += n;
-        /* (the one packet of a message of no bytes counts as one byte) */
-        r->sent_hw = MAX(r->sent_hw, ch->done + (ch->len == 0));
-        *budget -= MIN(*budget, n);
         if (ch->len == 0) {
             break;
         }

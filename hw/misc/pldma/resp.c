@@ -876,10 +876,82 @@ static void rd_nak(PLDMACore *s, PLDMANetConn *c, uint8_t syndrome)
 }
 
 /*
+ * The access for the response of connection @c at rd_off faulted: before
+ * the first response, an RNR NAK of the request, whose requester asks
+ * again from its start and sends again what it sent after it (the READs
+ * waiting behind it come again as duplicates, and are answered then).
+ * Inside the response stream, where an RC requester takes no RNR NAK
+ * (Linux rxe's completer ends the QP): the stream is held, and goes on
+ * from this response when the fault is resolved.  A requester that times
+ * out meanwhile asks again for the rest, which is served then.
+ */
+static void rd_fault(PLDMACore *s, PLDMANetConn *c)
+{
+    c->fault_psn = c->rd_psn;
+    if (c->rd_off == 0) {
+        c->rd_active = false;
+        c->rdq_n = 0;
+        pldma_resp_answer(s, c, c->rd_psn,
+                          AETH_RNR(pldma_resp_rnr_timer(s, c)));
+        return;
+    }
+    c->rd_hold = true;
+    trace_pldma_net_read_held(pldma_resp_qpi(s, c), c->rd_psn, c->rd_off);
+}
+
+/*
+ * The next READ response of connection @c, within @budget bytes; false
+ * when the stream stops (over, NAKed, faulted)
+ */
+static bool rd_respond(PLDMACore *s, PLDMANetConn *c, uint8_t *buf,
+                       uint64_t *budget)
+{
+    uint32_t n = MIN(pldma_resp_mtu(s, c), c->rd_len - c->rd_off);
+    bool first = c->rd_off == 0, last = c->rd_off + n == c->rd_len;
+    PLDMAPkt p = {
+        .psn = c->rd_psn, .payload = buf, .plen = n,
+        .syndrome = AETH_ACK, .msn = c->msn,
+    };
+    PLDMAAccess a = PLDMA_ACC_OK;
+
+    conn_dest(s, c, &p);
+    /* (a zero-length READ: no key, nothing read, one response) */
+    if (n && pldma_resp_check_key(s, c, c->rd_rkey, c->rd_va + c->rd_off, n,
+                                  PLDMA_KEY_ACC_READ)) {
+        rd_nak(s, c, AETH_NAK_ACCESS);  /* revoked meanwhile */
+        return false;
+    }
+    if (n) {
+        a = pldma_resp_rw(s, c, c->rd_rkey, c->rd_va + c->rd_off, buf, n,
+                          false, c->rd_off, c->rd_len);
+    }
+    if (a == PLDMA_ACC_BUSERR) {
+        rd_nak(s, c, AETH_NAK_OPERR);
+        return false;
+    }
+    if (a != PLDMA_ACC_OK) {
+        rd_fault(s, c);
+        return false;
+    }
+    p.opcode = first ? (last ? OP_READ_RESP_ONLY : OP_READ_RESP_FIRST)
+                     : (last ? OP_READ_RESP_LAST : OP_READ_RESP_MIDDLE);
+    pldma_hdr_tx(s, &p);
+    c->rd_off += n;
+    c->rd_psn = (c->rd_psn + 1) & PLDMA_PSN_MASK;
+    *budget -= MIN(*budget, n);
+    if (last) {
+        c->rd_active = false;
+        rd_next(s, c);          /* the next READ, in order */
+    }
+    return true;
+}
+
+/*
  * Send READ responses, from the bottom half, within @budget bytes: each
  * connection at most PLDMA_NET_WINDOW responses a turn, the first
  * connection served moving round with every call, so that one long READ
- * shares the link with the others' (and the local channels')
+ * shares the link with the others' (and the local channels').  Held WRITE
+ * and SEND segments whose fault was resolved are applied here too.
  */
 bool pldma_resp_bh(PLDMACore *s, uint64_t *budget)
 {
@@ -899,82 +971,19 @@ bool pldma_resp_bh(PLDMACore *s, uint64_t *budget)
         if (pldma_resp_parked(c) && !c->fault) {
             if (qp->state != PLDMA_QPS_RTS &&
                 qp->state != PLDMA_QPS_RTR) {
-                pldma_resp_park_drop(s, c);      /* not receiving any more */
+                pldma_resp_park_drop(s, c);     /* not receiving any more */
             } else {
                 more |= pldma_resp_park_run(s, c, budget);
             }
         }
         while (c->rd_active && !c->fault && *budget && !s->tx_blocked &&
-               turn) {
-            uint32_t n = MIN(pldma_resp_mtu(s, c), c->rd_len - c->rd_off);
-            bool first = c->rd_off == 0, last = c->rd_off + n == c->rd_len;
-            PLDMAPkt p = {
-                .psn = c->rd_psn, .payload = buf, .plen = n,
-                .syndrome = AETH_ACK, .msn = c->msn,
-            };
-            PLDMAAccess a;
-
-            conn_dest(s, c, &p);
-            /* (a zero-length READ: no key, nothing read, one response) */
-            if (n && pldma_resp_check_key(s, c, c->rd_rkey,
-                                         c->rd_va + c->rd_off, n,
-                                         PLDMA_KEY_ACC_READ)) {
-                rd_nak(s, c, AETH_NAK_ACCESS);  /* revoked meanwhile */
-                break;
-            }
-            a = n ? pldma_resp_rw(s, c, c->rd_rkey, c->rd_va + c->rd_off,
-                                      buf, n, false, c->rd_off, c->rd_len)
-                  : PLDMA_ACC_OK;
-            if (a == PLDMA_ACC_BUSERR) {
-                rd_nak(s, c, AETH_NAK_OPERR);
-                break;
-            }
-            if (a != PLDMA_ACC_OK && first) {
-                /*
-                 * Before the first response: an RNR NAK of the request,
-                 * whose requester asks again from its start, and sends
-                 * again what it sent after it (the READs waiting behind
-                 * it come again as duplicates, and are answered then)
-                 */
-                c->rd_active = false;
-                c->rdq_n = 0;
-                c->fault_psn = c->rd_psn;
-                pldma_resp_answer(s, c, c->rd_psn,
-                                 AETH_RNR(pldma_resp_rnr_timer(s, c)));
-                break;
-            }
-            if (a != PLDMA_ACC_OK) {
-                /*
-                 * Inside the response stream, where an RC requester takes
-                 * no RNR NAK (Linux rxe's completer ends the QP): hold the
-                 * stream, go on from this response when the fault is
-                 * resolved.  A requester that times out meanwhile asks
-                 * again for the rest, which is served then.
-                 */
-                c->rd_hold = true;
-                c->fault_psn = c->rd_psn;
-                trace_pldma_net_read_held(pldma_resp_qpi(s, c), c->rd_psn,
-                                          c->rd_off);
-                break;
-            }
-            p.opcode = first ? (last ? OP_READ_RESP_ONLY : OP_READ_RESP_FIRST)
-                             : (last ? OP_READ_RESP_LAST
-                                     : OP_READ_RESP_MIDDLE);
-            pldma_hdr_tx(s, &p);
-            c->rd_off += n;
-            c->rd_psn = (c->rd_psn + 1) & PLDMA_PSN_MASK;
-            *budget -= MIN(*budget, n);
+               turn && rd_respond(s, c, buf, budget)) {
             turn--;
-            if (last) {
-                c->rd_active = false;
-                rd_next(s, c);          /* the next READ, in order */
-            }
         }
         more |= c->rd_active && !c->fault && !s->tx_blocked;
     }
     return more;
 }
-
 
 /* QP @idx enters RTR: its responder expects RQ_PSN, nothing else */
 void pldma_resp_qp_connect(PLDMACore *s, uint32_t idx)

@@ -311,7 +311,7 @@ typedef struct PLDMAQP {
     uint32_t rq_psn;
     uint32_t path_mtu;      /* PLDMA_MTU_* */
     uint32_t timers;        /* PLDMA_QPT_* */
-    /* receive queue and CQs (CAP.CQ, hw/misc/pldma/recv.c, cq.c) */
+    /* receive queue and CQs (CAP.CQ, hw/misc/pldma/rq.c, cq.c) */
     uint64_t rq_base;
     uint32_t rq_size;       /* entries, 0: no receive queue */
     uint32_t rq_head;       /* next receive WQE to consume */
@@ -543,25 +543,25 @@ typedef struct PLDMAPRINotifier {
 } PLDMAPRINotifier;
 
 /*
- * The device's ATS translation cache (ATC): translations of whole pages by
+ * pldma-pci's ATS translation cache: translations of whole pages by
  * PASID, kept until the IOMMU invalidates them (an IOTLB notifier per
  * PASID for its device-TLB invalidations)
  */
-#define PLDMA_ATC_ENTRIES       64
-#define PLDMA_ATC_PASIDS        8
+#define PLDMA_ATS_CACHE_ENTRIES       64
+#define PLDMA_ATS_CACHE_PASIDS        8
 
-typedef struct PLDMAATCEntry {
+typedef struct PLDMAATSCacheEntry {
     IOMMUTLBEntry e;        /* iova: the page; translated_addr, mask, perm */
     uint32_t pasid;
     bool valid;
-} PLDMAATCEntry;
+} PLDMAATSCacheEntry;
 
-typedef struct PLDMAATCNotifier {
+typedef struct PLDMAATSCacheNotifier {
     IOMMUNotifier n;
     struct PLDMAPCIState *s;
     uint32_t pasid;
     bool registered;
-} PLDMAATCNotifier;
+} PLDMAATSCacheNotifier;
 
 /* The PCIe endpoint: BAR 0 registers, BAR 2 MSI-X, PASID, ATS, PRI */
 struct PLDMAPCIState {
@@ -581,10 +581,13 @@ struct PLDMAPCIState {
     int32_t pri_open;       /* PRGI of the group being built, or -1 */
     int32_t pri_open_ch;    /* its channel */
 
-    /* ATS translation cache (not migrated: empty after a load) */
-    PLDMAATCEntry atc[PLDMA_ATC_ENTRIES];
-    PLDMAATCNotifier atc_n[PLDMA_ATC_PASIDS];
-    uint32_t atc_next;      /* the next entry to replace */
+    /*
+     * ATS translation cache (hw/misc/pldma/pci-ats.c; not migrated: empty
+     * after a load), not the timing model's modeled ATC (PLDMATiming)
+     */
+    PLDMAATSCacheEntry atsc[PLDMA_ATS_CACHE_ENTRIES];
+    PLDMAATSCacheNotifier atsc_n[PLDMA_ATS_CACHE_PASIDS];
+    uint32_t atsc_next;     /* the next entry to replace */
     bool ats_cache;         /* property: keep ATS translations */
 };
 

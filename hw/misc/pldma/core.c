@@ -529,8 +529,8 @@ static void pldma_advance(PLDMAChannel *ch)
     PLDMACore *s = ch->s;
 
     trace_pldma_desc_done(ch->idx, ch->head, ch->cstatus, ch->done);
-    /* the CQE of a QP's send queue, before its QP may go to ERR */
-    pldma_cq_send_done(ch);
+    /* (the CQE of a QP's send queue, before its QP may go to ERR) */
+    s->link->desc_done(ch);
     s->link->ch_end(ch);
     pldma_probes_clear(ch);
     ch->head = (ch->head + 1) & (ch->ring_size - 1);
@@ -1004,7 +1004,6 @@ static void pldma_reset_engine(PLDMACore *s)
     s->inline_descs = PLDMA_INLINE_DESCS;
     s->inline_runs = PLDMA_INLINE_RUNS;
     pldma_timing_reset(s);
-    pldma_cq_reset(s);
     s->link->reset(s);
 }
 
@@ -1150,8 +1149,7 @@ static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
         break;
     case PLDMA_IRQ_STATUS:
         s->irq_status &= ~val;
-        /* IRQ_CQ, CQ_ERROR, QP_ERROR, ETH follow their bitmaps */
-        pldma_cq_irq_sync(s);
+        /* the link's bits (IRQ_CQ, CQ_ERROR, QP_ERROR, ETH) follow it */
         s->link->irq_sync(s);
         break;
     case PLDMA_IRQ_MASK:
@@ -1177,8 +1175,14 @@ static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
 
 static uint64_t pldma_ch_read(PLDMAChannel *ch, hwaddr off)
 {
+    uint64_t val;
+
     if (off >= PLDMA_CH_CNT_OFFSET && off < PLDMA_CH_CNT_OFFSET + 0x40) {
         return pldma_cnt_read(ch, off - PLDMA_CH_CNT_OFFSET);
+    }
+    /* the link's registers on the page (the CQ and RQ doorbells) */
+    if (ch->s->link->ch_read(ch, off, &val)) {
+        return val;
     }
     switch (off) {
     case PLDMA_CH_RING_BASE_LO:
@@ -1228,12 +1232,7 @@ static uint64_t pldma_ch_read(PLDMAChannel *ch, hwaddr off)
     case PLDMA_CH_AHEAD_DST_MAP_HI:
         return ch->ahead_dst_map >> 32;
     case PLDMA_CH_CMD:
-    case PLDMA_CH_CQ_DB:
         return 0;
-    case PLDMA_CH_RQ_TAIL:
-        return pldma_rq_reg(ch, true);
-    case PLDMA_CH_RQ_HEAD:
-        return pldma_rq_reg(ch, false);
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: read of undefined "
                       "register 0x%" HWADDR_PRIx "\n", ch->idx, off);
@@ -1246,6 +1245,9 @@ static void pldma_ch_write(PLDMAChannel *ch, hwaddr off, uint32_t val)
     bool quiet = ch->state == PLDMA_STATE_DISABLED ||
                  ch->state == PLDMA_STATE_IDLE;
 
+    if (ch->s->link->ch_write(ch, off, val)) {
+        return;
+    }
     switch (off) {
     case PLDMA_CH_RING_BASE_LO:
     case PLDMA_CH_RING_BASE_HI:
@@ -1272,12 +1274,6 @@ static void pldma_ch_write(PLDMAChannel *ch, hwaddr off, uint32_t val)
         break;
     case PLDMA_CH_CMD:
         pldma_cmd(ch, val);
-        break;
-    case PLDMA_CH_CQ_DB:
-        pldma_cq_doorbell(ch, val);
-        break;
-    case PLDMA_CH_RQ_TAIL:
-        pldma_rq_doorbell(ch, val);
         break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: write 0x%x to "

@@ -22,7 +22,7 @@
 #include "qemu/bswap.h"
 #include "qapi/error.h"
 #include "migration/vmstate.h"
-#include "pldma-internal.h"
+#include "net-internal.h"
 #include "trace.h"
 
 #define CQ_IDX_MASK     0xffffffU   /* PI and CI count mod 2^24 */

@@ -13,6 +13,49 @@
 
 #include "pldma-internal.h"
 
+/* qp.c: queue pairs (registers, state machine) */
+bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val);
+bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val);
+void pldma_qp_reset(PLDMACore *s);
+void pldma_qp_realize(PLDMACore *s);
+void pldma_qp_to_err(PLDMACore *s, uint32_t idx);
+void pldma_qp_nak_err(PLDMACore *s, uint32_t idx);
+PLDMAQP *pldma_qp_of_sq(PLDMACore *s, uint32_t ch);
+uint32_t pldma_qp_qpn(PLDMACore *s, uint32_t idx);
+
+/* resp.c, for qp.c */
+void pldma_resp_qp_connect(PLDMACore *s, uint32_t idx);
+void pldma_resp_qp_clear(PLDMACore *s, uint32_t idx);
+
+/* cq.c: completion queues */
+typedef struct PLDMACqe {
+    uint64_t wr_id;
+    uint32_t byte_len;
+    uint32_t imm;           /* wire byte order (loaded LE) */
+    uint32_t qpn;
+    uint32_t src_qp;
+    uint8_t opcode;         /* PLDMA_WC_* */
+    uint8_t status;         /* PLDMA_WC_ST_* */
+    uint8_t flags;          /* PLDMA_CQE_F_* */
+    uint32_t vendor_err;
+} PLDMACqe;
+
+bool pldma_cq_realize(PLDMACore *s, Error **errp);
+void pldma_cq_reset(PLDMACore *s);
+bool pldma_cq_read(PLDMACore *s, hwaddr addr, uint64_t *val);
+bool pldma_cq_write(PLDMACore *s, hwaddr addr, uint32_t val);
+void pldma_cq_doorbell(PLDMAChannel *ch, uint32_t val);
+bool pldma_cq_post(PLDMACore *s, uint32_t cq, const PLDMACqe *e);
+void pldma_cq_irq_sync(PLDMACore *s);
+void pldma_cq_send_done(PLDMAChannel *ch);
+bool pldma_cq_in_use(PLDMACore *s, uint32_t cq);
+
+/* rq.c: receive queues (registers, doorbell, QP commands) */
+void pldma_rq_doorbell(PLDMAChannel *ch, uint32_t val);
+uint32_t pldma_rq_reg(PLDMAChannel *ch, bool tail);
+uint32_t pldma_rq_resolve(PLDMACore *s, uint32_t idx, bool ok);
+void pldma_rq_flush(PLDMACore *s, uint32_t idx);
+
 /* RoCEv2's UDP destination port (IANA; IBTA vol. 1, annex A17) */
 #define ROCE_UDP_PORT       4791
 

@@ -584,6 +584,7 @@ void pldma_net_reset(PLDMACore *s)
 {
     uint32_t i;
 
+    pldma_cq_reset(s);
     for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
         memset(&s->ch[i].net, 0, sizeof(s->ch[i].net));
         if (s->ch[i].net_timer) {
@@ -754,6 +755,43 @@ void pldma_net_unrealize(PLDMACore *s)
     }
 }
 
+/* IRQ_STATUS written: the CQs' and the Ethernet function's bits */
+static void pldma_net_irq_sync(PLDMACore *s)
+{
+    pldma_cq_irq_sync(s);
+    pldma_eth_irq_sync(s);
+}
+
+/* The link's registers on a channel page: CQ doorbell, RQ tail and head */
+static bool pldma_net_ch_read(PLDMAChannel *ch, hwaddr off, uint64_t *val)
+{
+    switch (off) {
+    case PLDMA_CH_CQ_DB:
+        *val = 0;
+        return true;
+    case PLDMA_CH_RQ_TAIL:
+    case PLDMA_CH_RQ_HEAD:
+        *val = pldma_rq_reg(ch, off == PLDMA_CH_RQ_TAIL);
+        return true;
+    default:
+        return false;
+    }
+}
+
+static bool pldma_net_ch_write(PLDMAChannel *ch, hwaddr off, uint32_t val)
+{
+    switch (off) {
+    case PLDMA_CH_CQ_DB:
+        pldma_cq_doorbell(ch, val);
+        return true;
+    case PLDMA_CH_RQ_TAIL:
+        pldma_rq_doorbell(ch, val);
+        return true;
+    default:
+        return false;
+    }
+}
+
 const PLDMALinkOps pldma_net_link = {
     .realize = pldma_net_realize,
     .unrealize = pldma_net_unrealize,
@@ -761,7 +799,10 @@ const PLDMALinkOps pldma_net_link = {
     .vm_running = pldma_net_vm_running,
     .read = pldma_net_read,
     .write = pldma_net_write,
-    .irq_sync = pldma_eth_irq_sync,
+    .irq_sync = pldma_net_irq_sync,
+    .ch_read = pldma_net_ch_read,
+    .ch_write = pldma_net_ch_write,
+    .desc_done = pldma_cq_send_done,
     .decode = pldma_req_decode,
     .xfer = pldma_req_xfer,
     .waiting = pldma_net_waiting,

@@ -193,11 +193,16 @@ typedef struct PLDMALinkOps {
     bool (*write)(PLDMACore *s, hwaddr addr, uint32_t val);
     /* IRQ_STATUS written: the link's bits follow its own state */
     void (*irq_sync)(PLDMACore *s);
+    /* a channel page's registers that are the link's (doorbells) */
+    bool (*ch_read)(PLDMAChannel *ch, hwaddr off, uint64_t *val);
+    bool (*ch_write)(PLDMAChannel *ch, hwaddr off, uint32_t val);
     /* a remote descriptor: decode (a PLDMA_ST_*), move it on */
     uint32_t (*decode)(PLDMAChannel *ch, const uint8_t *d);
     bool (*xfer)(PLDMAChannel *ch, uint64_t *budget);
     /* it waits for the wire (an ACK, a timer): no work for the bh */
     bool (*waiting)(PLDMAChannel *ch);
+    /* a descriptor completed (ch->cstatus): its send CQE, if a QP's */
+    void (*desc_done)(PLDMAChannel *ch);
     /* the channel's message is over (done, failed, cancelled, reset) */
     void (*ch_end)(PLDMAChannel *ch);
     /* migration: why the channel's link state is not loadable, or NULL */
@@ -210,55 +215,16 @@ typedef struct PLDMALinkOps {
     bool (*resumed)(PLDMACore *s, uint16_t stag, SMMUStallResponse resp);
 } PLDMALinkOps;
 
+/*
+ * The link the front-ends' engines use (net.c), and its migration, which
+ * the engine's vmstate carries as subsections (net-vmstate.c, qp.c, cq.c,
+ * eth.c): all that the engine names of the link beside the table above
+ */
 extern const PLDMALinkOps pldma_net_link;
-extern const VMStateDescription vmstate_pldma_net;
-
-/* qp.c: queue pairs (registers, state machine) */
-bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val);
-bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val);
-void pldma_qp_reset(PLDMACore *s);
-void pldma_qp_realize(PLDMACore *s);
-void pldma_qp_to_err(PLDMACore *s, uint32_t idx);
-void pldma_qp_nak_err(PLDMACore *s, uint32_t idx);
-PLDMAQP *pldma_qp_of_sq(PLDMACore *s, uint32_t ch);
-uint32_t pldma_qp_qpn(PLDMACore *s, uint32_t idx);
 extern const VMStateDescription vmstate_pldma_qps;
-
-/* resp.c, for qp.c */
-void pldma_resp_qp_connect(PLDMACore *s, uint32_t idx);
-void pldma_resp_qp_clear(PLDMACore *s, uint32_t idx);
-
-/* cq.c: completion queues */
-typedef struct PLDMACqe {
-    uint64_t wr_id;
-    uint32_t byte_len;
-    uint32_t imm;           /* wire byte order (loaded LE) */
-    uint32_t qpn;
-    uint32_t src_qp;
-    uint8_t opcode;         /* PLDMA_WC_* */
-    uint8_t status;         /* PLDMA_WC_ST_* */
-    uint8_t flags;          /* PLDMA_CQE_F_* */
-    uint32_t vendor_err;
-} PLDMACqe;
-
-bool pldma_cq_realize(PLDMACore *s, Error **errp);
-void pldma_cq_reset(PLDMACore *s);
-bool pldma_cq_read(PLDMACore *s, hwaddr addr, uint64_t *val);
-bool pldma_cq_write(PLDMACore *s, hwaddr addr, uint32_t val);
-void pldma_cq_doorbell(PLDMAChannel *ch, uint32_t val);
-bool pldma_cq_post(PLDMACore *s, uint32_t cq, const PLDMACqe *e);
-void pldma_cq_irq_sync(PLDMACore *s);
-void pldma_cq_send_done(PLDMAChannel *ch);
-bool pldma_cq_in_use(PLDMACore *s, uint32_t cq);
 extern const VMStateDescription vmstate_pldma_cqs;
-
-/* rq.c: receive queues (what the responder uses is in net-internal.h) */
-void pldma_rq_doorbell(PLDMAChannel *ch, uint32_t val);
-uint32_t pldma_rq_reg(PLDMAChannel *ch, bool tail);
-uint32_t pldma_rq_resolve(PLDMACore *s, uint32_t idx, bool ok);
-void pldma_rq_flush(PLDMACore *s, uint32_t idx);
-
 extern const VMStateDescription vmstate_pldma_eth;
+extern const VMStateDescription vmstate_pldma_net;
 
 /* A row of the descriptor-opcode table (pldma-regs.h's PLDMA_OP_TABLE) */
 typedef struct PLDMAOpInfo {

@@ -18,7 +18,7 @@
 #include "qemu/log.h"
 #include "qemu/guest-random.h"
 #include "migration/vmstate.h"
-#include "pldma-internal.h"
+#include "net-internal.h"
 #include "trace.h"
 
 /* QPN[23:8]; generation 0 would make QPNs 0 and 1 (QP0, QP1) */

@@ -255,11 +255,6 @@ PLDMAAccess pldma_req_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,
     return PLDMA_ACC_OK;
 }
 
-/*
- * PHASE_XFER of a remote op: send what the window allows.  Returns false
- * when the channel has to wait (window full, everything sent, a local
- * fault), true when the descriptor is complete.
- */
 /* What sending one segment came to */
 typedef enum {
     REQ_SENT,               /* sent: the next one may go */
@@ -356,6 +351,11 @@ static bool req_read(PLDMAChannel *ch)
     return false;
 }
 
+/*
+ * PHASE_XFER of a remote op: send what the window allows.  Returns false
+ * when the channel has to wait (window full, everything sent, a local
+ * fault), true when the descriptor is complete.
+ */
 bool pldma_req_xfer(PLDMAChannel *ch, uint64_t *budget)
 {
     PLDMACore *s = ch->s;

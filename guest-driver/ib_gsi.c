@@ -14,8 +14,8 @@
  * device fills in (PLDMA_ETH_TX_ICRC, set by eth.c's xmit).
  *
  * Kernel objects, for the MAD layer: a PD (no PASID), CQs in memory
- * (struct pldma_sw_cq), the GSI QP (struct pldma_gsi) and address
- * handles.  Buffers are kernel virtual addresses: the ib_device has no
+ * (ib_kcq.c), the GSI QP (struct pldma_gsi, here), address handles
+ * (ib_ah.c) and the DMA MR (ib_mr.c).  Buffers are kernel virtual addresses: the ib_device has no
  * DMA device (ib_uses_virt_dma()), as rxe's.  User space keeps RC QPs
  * only: a UD QP, a user AH or a kernel RC QP is refused (EOPNOTSUPP), and
  * so are these verbs on a user QP or CQ.
@@ -39,7 +39,6 @@
 
 #define PLDMA_GSI_MAX_WR	4096	/* either queue */
 #define PLDMA_GSI_MAX_SGE	4	/* send; a receive has one buffer */
-#define PLDMA_SW_CQ_MAX		16384
 #define PLDMA_ROCE_UDP_PORT	4791
 #define PLDMA_BTH_LEN		12
 #define PLDMA_DETH_LEN		8
@@ -63,167 +62,6 @@ static struct pldma_gsi_cb *pldma_gsi_cb(struct sk_buff *skb)
 {
 	BUILD_BUG_ON(sizeof(struct pldma_gsi_cb) > sizeof(skb->cb));
 	return (struct pldma_gsi_cb *)skb->cb;
-}
-
-/* ---- completion queues in memory ---- */
-
-int pldma_sw_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr)
-{
-	struct pldma_ib_cq *cq = to_pcq(ibcq);
-	struct pldma_sw_cq *sw;
-
-	if (attr->flags)
-		return -EOPNOTSUPP;
-	if (attr->cqe < 1 || attr->cqe > PLDMA_SW_CQ_MAX ||
-	    attr->comp_vector >= ibcq->device->num_comp_vectors)
-		return -EINVAL;
-	sw = kvzalloc(struct_size(sw, wc, attr->cqe), GFP_KERNEL);
-	if (!sw)
-		return -ENOMEM;
-	spin_lock_init(&sw->lock);
-	sw->entries = attr->cqe;
-	cq->sw = sw;
-	ibcq->cqe = attr->cqe;
-	return 0;
-}
-
-void pldma_sw_cq_destroy(struct ib_cq *ibcq)
-{
-	struct pldma_ib_cq *cq = to_pcq(ibcq);
-
-	kvfree(cq->sw);
-	cq->sw = NULL;
-}
-
-/*
- * A completion: false if the CQ is full (the completion is lost and the
- * CQ's consumer gets IB_EVENT_CQ_ERR, as a device's CQ overrun does)
- */
-static bool pldma_sw_cq_push(struct ib_cq *ibcq, const struct ib_wc *wc,
-			     bool solicited)
-{
-	struct pldma_sw_cq *sw = to_pcq(ibcq)->sw;
-	bool fire = false, full;
-	unsigned long flags;
-
-	spin_lock_irqsave(&sw->lock, flags);
-	full = sw->count == sw->entries;
-	if (!full) {
-		sw->wc[(sw->head + sw->count) % sw->entries] = *wc;
-		sw->count++;
-		if (sw->notify == IB_CQ_NEXT_COMP ||
-		    (sw->notify == IB_CQ_SOLICITED && solicited)) {
-			sw->notify = 0;
-			fire = true;
-		}
-	}
-	spin_unlock_irqrestore(&sw->lock, flags);
-	if (full) {
-		struct ib_event ev = {
-			.device = ibcq->device,
-			.element.cq = ibcq,
-			.event = IB_EVENT_CQ_ERR,
-		};
-
-		if (ibcq->event_handler)
-			ibcq->event_handler(&ev, ibcq->cq_context);
-		return false;
-	}
-	if (fire && ibcq->comp_handler)
-		ibcq->comp_handler(ibcq, ibcq->cq_context);
-	return true;
-}
-
-int pldma_ib_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc)
-{
-	struct pldma_sw_cq *sw = to_pcq(ibcq)->sw;
-	unsigned long flags;
-	int n;
-
-	if (!sw)		/* a device CQ: polled in user space */
-		return -EOPNOTSUPP;
-	spin_lock_irqsave(&sw->lock, flags);
-	for (n = 0; n < num && sw->count; n++) {
-		wc[n] = sw->wc[sw->head];
-		sw->head = (sw->head + 1) % sw->entries;
-		sw->count--;
-	}
-	spin_unlock_irqrestore(&sw->lock, flags);
-	return n;
-}
-
-int pldma_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
-{
-	struct pldma_sw_cq *sw = to_pcq(ibcq)->sw;
-	unsigned long irqflags;
-	int ret = 0;
-
-	if (!sw)		/* a device CQ: armed through the channel page */
-		return -EOPNOTSUPP;
-	spin_lock_irqsave(&sw->lock, irqflags);
-	if (sw->notify != IB_CQ_NEXT_COMP)
-		sw->notify = flags & IB_CQ_SOLICITED_MASK;
-	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && sw->count)
-		ret = 1;
-	spin_unlock_irqrestore(&sw->lock, irqflags);
-	return ret;
-}
-
-/* ---- memory ---- */
-
-/*
- * A kernel MR of all memory: the local DMA lkey, which this file does not
- * look at (a buffer is its kernel virtual address).  ib_core asks for one
- * only for a PD with an unsafe global rkey: nothing remote is granted.
- */
-struct ib_mr *pldma_ib_get_dma_mr(struct ib_pd *ibpd, int access)
-{
-	struct pldma_ib_mr *mr;
-
-	if (access & ~IB_ACCESS_LOCAL_WRITE)
-		return ERR_PTR(-EOPNOTSUPP);
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	mr->ibmr.lkey = ibpd->device->local_dma_lkey;
-	mr->ibmr.rkey = mr->ibmr.lkey;
-	return &mr->ibmr;
-}
-
-/* ---- address handles ---- */
-
-int pldma_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
-		       struct ib_udata *udata)
-{
-	struct pldma_ib_ah *ah = to_pah(ibah);
-	const struct rdma_ah_attr *attr = init->ah_attr;
-	const struct ib_global_route *grh;
-	const struct in6_addr *sgid, *dgid;
-
-	if (udata)		/* no UD QPs in user space */
-		return -EOPNOTSUPP;
-	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
-	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
-		return -EINVAL;
-	grh = rdma_ah_read_grh(attr);
-	if (!grh->sgid_attr ||
-	    grh->sgid_attr->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
-		return -EINVAL;
-	sgid = (const struct in6_addr *)grh->sgid_attr->gid.raw;
-	dgid = (const struct in6_addr *)grh->dgid.raw;
-	if (!ipv6_addr_v4mapped(sgid) || !ipv6_addr_v4mapped(dgid))
-		return -EAFNOSUPPORT;	/* RoCEv2 over IPv4 only */
-	ah->saddr = sgid->s6_addr32[3];
-	ah->daddr = dgid->s6_addr32[3];
-	ah->tos = grh->traffic_class;
-	ah->ttl = grh->hop_limit > 1 ? grh->hop_limit : 64;
-	ether_addr_copy(ah->dmac, attr->roce.dmac);
-	return 0;
-}
-
-int pldma_ib_destroy_ah(struct ib_ah *ibah, u32 flags)
-{
-	return 0;
 }
 
 /* ---- the GSI QP ---- */

@@ -239,3 +239,22 @@ int pldma_ib_advise_mr(struct ib_pd *ibpd,
 	}
 	return 0;
 }
+
+/*
+ * A kernel MR of all memory: the local DMA lkey, which this file does not
+ * look at (a buffer is its kernel virtual address).  ib_core asks for one
+ * only for a PD with an unsafe global rkey: nothing remote is granted.
+ */
+struct ib_mr *pldma_ib_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct pldma_ib_mr *mr;
+
+	if (access & ~IB_ACCESS_LOCAL_WRITE)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->ibmr.lkey = ibpd->device->local_dma_lkey;
+	mr->ibmr.rkey = mr->ibmr.lkey;
+	return &mr->ibmr;
+}

@@ -185,6 +185,8 @@ static inline struct pldma_ib_ah *to_pah(struct ib_ah *ibah)
 
 int pldma_sw_cq_create(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr);
 void pldma_sw_cq_destroy(struct ib_cq *ibcq);
+bool pldma_sw_cq_push(struct ib_cq *ibcq, const struct ib_wc *wc,
+		      bool solicited);
 int pldma_ib_poll_cq(struct ib_cq *ibcq, int num, struct ib_wc *wc);
 int pldma_ib_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 struct ib_mr *pldma_ib_get_dma_mr(struct ib_pd *ibpd, int access);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Write the qtest commands of the "event queue over MMIO" scenario.
 
-Issue 9, defect 1: the SMMU records a stall event while holding its mutex.
+The defect it reproduces: the SMMU recorded a stall event while holding its
+mutex (tests/fuzz/findings/defect1-evtq-over-mmio).
 The scenario, for '-M virt,iommu=smmuv3 -device pldma,fault-mode=report':
 
   * STE of the PLDMA (SID 0x10000) allows stalls; PASID 1's CD has S = 1

@@ -30,14 +30,14 @@ static void rx_drop(PLDMACore *s, const PLDMAPkt *p)
 void pldma_comp_ch_end(PLDMAChannel *ch)
 {
     PLDMACore *s = ch->s;
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
     PLDMAQP *qp;
 
     if (!s->nic || !pldma_op_remote(ch->op) || !r->qp) {
         return;
     }
-    timer_del(ch->net_timer);
-    qp = &s->qps[r->qp - 1];
+    timer_del(pldma_ch_timer(ch));
+    qp = &s->net->qps[r->qp - 1];
     /*
      * The QP's next message starts where the responder expects it: after
      * this one.  A message that ended otherwise (timeout, RNR retries,
@@ -61,14 +61,14 @@ void pldma_comp_finish(PLDMAChannel *ch, uint32_t status)
     if (status == PLDMA_ST_SUCCESS) {
         /* (a Go-back-N may have rewound what was sent, not what arrived) */
         ch->done = ch->len;
-        ch->net.ok = true;
+        pldma_ch_req(ch)->ok = true;
     } else if (pldma_op_sends(ch->op)) {
         /* what is known to have arrived, not what was sent */
-        ch->done = ch->net.acked;
+        ch->done = pldma_ch_req(ch)->acked;
     }
     pldma_ch_end_desc(ch, status, 0, 0);
-    ch->net.wait = false;
-    timer_del(ch->net_timer);
+    pldma_ch_req(ch)->wait = false;
+    timer_del(pldma_ch_timer(ch));
     pldma_schedule(ch->s);
 }
 
@@ -76,8 +76,8 @@ void pldma_comp_finish(PLDMAChannel *ch, uint32_t status)
 void pldma_comp_rewind(PLDMAChannel *ch, uint64_t off)
 {
     ch->done = MIN(off, ch->len);
-    ch->net.wait = false;
-    ch->net.rnr = false;
+    pldma_ch_req(ch)->wait = false;
+    pldma_ch_req(ch)->rnr = false;
     if (ch->state == PLDMA_STATE_RUNNING) {
         pldma_schedule(ch->s);
     }
@@ -89,13 +89,13 @@ static PLDMAChannel *pldma_net_req_ch(PLDMACore *s, const PLDMAPkt *p)
     PLDMAChannel *ch;
 
     /* (the QP is in RTS and the frame from its peer: dispatch) */
-    if (s->qps[p->qp - 1].sq >= s->num_channels) {
+    if (s->net->qps[p->qp - 1].sq >= s->num_channels) {
         return NULL;
     }
-    ch = &s->ch[s->qps[p->qp - 1].sq];
+    ch = &s->ch[s->net->qps[p->qp - 1].sq];
     if (ch->state == PLDMA_STATE_DISABLED || ch->phase != PLDMA_PHASE_XFER ||
-        !pldma_op_remote(ch->op) || ch->net.qp != p->qp ||
-        ch->net.qp_gen != s->qps[p->qp - 1].gen) {
+        !pldma_op_remote(ch->op) || pldma_ch_req(ch)->qp != p->qp ||
+        pldma_ch_req(ch)->qp_gen != s->net->qps[p->qp - 1].gen) {
         return NULL;
     }
     return ch;
@@ -109,12 +109,12 @@ static PLDMAChannel *pldma_net_req_ch(PLDMACore *s, const PLDMAPkt *p)
 static void pldma_net_acked(PLDMAChannel *ch, uint64_t upto)
 {
     upto = MIN(upto, ch->len);
-    if (upto > ch->net.acked) {
-        ch->cnt_bytes += upto - ch->net.acked;
-        ch->net.acked = upto;
+    if (upto > pldma_ch_req(ch)->acked) {
+        ch->cnt_bytes += upto - pldma_ch_req(ch)->acked;
+        pldma_ch_req(ch)->acked = upto;
     }
-    if (ch->done < ch->net.acked) {
-        ch->done = ch->net.acked;
+    if (ch->done < pldma_ch_req(ch)->acked) {
+        ch->done = pldma_ch_req(ch)->acked;
     }
 }
 
@@ -124,7 +124,7 @@ static void pldma_net_acked(PLDMAChannel *ch, uint64_t upto)
  */
 static bool pldma_net_ack_upto(PLDMAChannel *ch, uint64_t upto)
 {
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
 
     pldma_net_acked(ch, upto);
     r->retries = 0;
@@ -157,7 +157,7 @@ static uint32_t nak_status(uint8_t syndrome)
  */
 static uint32_t pldma_net_segs_sent(const PLDMAChannel *ch)
 {
-    const PLDMANetReq *r = &ch->net;
+    const PLDMANetReq *r = pldma_ch_req(ch);
     uint64_t hw = ch->op == PLDMA_OP_RDMA_READ ? r->rd_end : r->sent_hw;
 
     if (ch->len == 0) {
@@ -170,7 +170,7 @@ static uint32_t pldma_net_segs_sent(const PLDMAChannel *ch)
 static void comp_ack(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
 {
     PLDMACore *s = ch->s;
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
     uint64_t upto = (uint64_t)(seg + 1) * r->mtu;
 
     pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
@@ -183,7 +183,7 @@ static void comp_ack(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
     if (r->rnr) {
         pldma_net_cnt(s, PLDMA_NCNT_RESUME_RX);
         trace_pldma_net_resume(ch->idx, p->psn);
-        timer_del(ch->net_timer);
+        timer_del(pldma_ch_timer(ch));
         /*
          * An ACK acknowledges up to its PSN: past the fault when the
          * responder held the segments behind it (parking)
@@ -211,7 +211,7 @@ static void comp_ack(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
 /* An RNR NAK of segment @seg: wait, then resend from it */
 static void comp_rnr(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
 {
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
     uint64_t off = (uint64_t)MAX(seg, 0) * r->mtu;
 
     pldma_net_cnt(ch->s, PLDMA_NCNT_NAK_RX_RNR);
@@ -248,7 +248,7 @@ static void comp_rnr(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
 static void comp_nak(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
 {
     PLDMACore *s = ch->s;
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
 
     if (p->syndrome == AETH_NAK_SEQ) {
         pldma_net_cnt(s, PLDMA_NCNT_NAK_RX_SEQ);
@@ -280,7 +280,7 @@ static void pldma_comp_rx_ack(PLDMACore *s, const PLDMAPkt *p)
         rx_drop(s, p);
         return;
     }
-    r = &ch->net;
+    r = pldma_ch_req(ch);
     /* the segment the answer is about */
     seg = pldma_net_psn_diff(p->psn, r->psn);
     /*
@@ -330,7 +330,7 @@ static void pldma_comp_rx_ack(PLDMACore *s, const PLDMAPkt *p)
 static bool comp_read_resp_expected(PLDMACore *s, PLDMAChannel *ch,
                                     const PLDMAPkt *p)
 {
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
     int32_t seg = pldma_net_psn_diff(p->psn, r->psn);
     uint64_t off = (uint64_t)MAX(seg, 0) * r->mtu;
     bool last;
@@ -382,7 +382,7 @@ static void pldma_comp_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
         rx_drop(s, p);
         return;
     }
-    r = &ch->net;
+    r = pldma_ch_req(ch);
     if (!comp_read_resp_expected(s, ch, p)) {
         return;
     }
@@ -391,7 +391,7 @@ static void pldma_comp_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
                            true, &fva, &short_list);
     s->busy = false;
     if (a != PLDMA_ACC_OK || short_list) {
-        timer_del(ch->net_timer);
+        timer_del(pldma_ch_timer(ch));
         if (a == PLDMA_ACC_OK) {
             pldma_comp_finish(ch, PLDMA_ST_BAD_LENGTH);
         } else {

@@ -313,6 +313,7 @@ static void pldma_ch_reset(PLDMAChannel *ch)
 
     trace_pldma_ch_reset(idx);
     s->link->ch_end(ch);
+    s->link->ch_reset(ch);
     pldma_stalls_forget(ch);
     memset(ch, 0, offsetof(PLDMAChannel, cnt_bytes));
     ch->s = s;
@@ -1791,11 +1792,8 @@ const VMStateDescription vmstate_pldma_core = {
         VMSTATE_END_OF_LIST()
     },
     .subsections = (const VMStateDescription * const []) {
-        &vmstate_pldma_qps,
         &vmstate_pldma_timing,
-        &vmstate_pldma_cqs,
-        &vmstate_pldma_eth,
-        &vmstate_pldma_net,     /* last: checked against the above */
+        &vmstate_pldma_link,    /* last: checked against the above */
         NULL
     }
 };

@@ -30,9 +30,9 @@
 /* IRQ_CQ, IRQ_CQ_ERROR, IRQ_QP_ERROR are set while their bitmap is not 0 */
 void pldma_cq_irq_sync(PLDMACore *s)
 {
-    uint32_t set = (s->cq_events ? PLDMA_IRQ_CQ : 0) |
-                   (s->cq_errors ? PLDMA_IRQ_CQ_ERROR : 0) |
-                   (s->qp_errors ? PLDMA_IRQ_QP_ERROR : 0);
+    uint32_t set = (s->net->cq_events ? PLDMA_IRQ_CQ : 0) |
+                   (s->net->cq_errors ? PLDMA_IRQ_CQ_ERROR : 0) |
+                   (s->net->qp_errors ? PLDMA_IRQ_QP_ERROR : 0);
 
     s->irq_status &= ~(PLDMA_IRQ_CQ | PLDMA_IRQ_CQ_ERROR |
                        PLDMA_IRQ_QP_ERROR);
@@ -41,9 +41,9 @@ void pldma_cq_irq_sync(PLDMACore *s)
 
 static void cq_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
 {
-    if (s->cqs[idx].state != st) {
-        trace_pldma_cq_state(idx, s->cqs[idx].state, st);
-        s->cqs[idx].state = st;
+    if (s->net->cqs[idx].state != st) {
+        trace_pldma_cq_state(idx, s->net->cqs[idx].state, st);
+        s->net->cqs[idx].state = st;
     }
 }
 
@@ -53,7 +53,7 @@ bool pldma_cq_in_use(PLDMACore *s, uint32_t cq)
     uint32_t i;
 
     for (i = 0; i < s->num_qps && s->nic; i++) {
-        const PLDMAQP *qp = &s->qps[i];
+        const PLDMAQP *qp = &s->net->qps[i];
 
         if (qp->state != PLDMA_QPS_RESET &&
             (qp->send_cq == cq || qp->recv_cq == cq)) {
@@ -71,11 +71,11 @@ static void cq_error(PLDMACore *s, uint32_t idx, const char *why)
     qemu_log_mask(LOG_GUEST_ERROR, "pldma: cq %u: %s\n", idx, why);
     trace_pldma_cq_error(idx, why);
     cq_set_state(s, idx, PLDMA_CQS_ERROR);
-    s->cqs[idx].arm = 0;
-    s->cq_errors |= 1ULL << idx;
+    s->net->cqs[idx].arm = 0;
+    s->net->cq_errors |= 1ULL << idx;
     pldma_cq_irq_sync(s);
     for (i = 0; i < s->num_qps; i++) {
-        const PLDMAQP *qp = &s->qps[i];
+        const PLDMAQP *qp = &s->net->qps[i];
 
         if (qp->state != PLDMA_QPS_RESET &&
             (qp->send_cq == idx || qp->recv_cq == idx)) {
@@ -86,9 +86,9 @@ static void cq_error(PLDMACore *s, uint32_t idx, const char *why)
 
 static void cq_fire(PLDMACore *s, uint32_t idx)
 {
-    trace_pldma_cq_event(idx, s->cqs[idx].pi);
-    s->cqs[idx].arm = 0;
-    s->cq_events |= 1ULL << idx;
+    trace_pldma_cq_event(idx, s->net->cqs[idx].pi);
+    s->net->cqs[idx].arm = 0;
+    s->net->cq_events |= 1ULL << idx;
     pldma_cq_irq_sync(s);
 }
 
@@ -103,10 +103,10 @@ bool pldma_cq_post(PLDMACore *s, uint32_t cq, const PLDMACqe *e)
     uint64_t va, fva;
     unsigned k;
 
-    if (cq >= s->num_cqs || s->cqs[cq].state != PLDMA_CQS_ACTIVE) {
+    if (cq >= s->num_cqs || s->net->cqs[cq].state != PLDMA_CQS_ACTIVE) {
         return false;
     }
-    c = &s->cqs[cq];
+    c = &s->net->cqs[cq];
     if (((c->pi - c->ci) & CQ_IDX_MASK) >= c->size) {
         cq_error(s, cq, "overflow: no room for a CQE");
         return false;
@@ -208,7 +208,7 @@ void pldma_cq_send_done(PLDMAChannel *ch)
     }
     e.wr_id = ch->cookie;
     e.byte_len = MIN(ch->done, UINT32_MAX);
-    e.qpn = pldma_qp_qpn(s, qp - s->qps);
+    e.qpn = pldma_qp_qpn(s, qp - s->net->qps);
     e.src_qp = qp->dest_qpn;
     e.opcode = cq_wc_opcode(ch->op);
     e.status = cq_wc_status(ch->cstatus);
@@ -236,7 +236,7 @@ void pldma_cq_doorbell(PLDMAChannel *ch, uint32_t val)
         cq_db_ignored(ch, idx, "no such CQ");
         return;
     }
-    c = &s->cqs[idx];
+    c = &s->net->cqs[idx];
     if (c->state != PLDMA_CQS_ACTIVE) {
         cq_db_ignored(ch, idx, "CQ not ACTIVE");
         return;
@@ -269,8 +269,8 @@ void pldma_cq_doorbell(PLDMAChannel *ch, uint32_t val)
 
 static uint32_t cq_create(PLDMACore *s, uint32_t idx)
 {
-    const PLDMACQ *st = &s->cq_stage;
-    PLDMACQ *c = &s->cqs[idx];
+    const PLDMACQ *st = &s->net->cq_stage;
+    PLDMACQ *c = &s->net->cqs[idx];
 
     if (c->state != PLDMA_CQS_NONE) {
         return PLDMA_CQ_ST_BUSY;
@@ -297,9 +297,9 @@ static uint32_t cq_destroy(PLDMACore *s, uint32_t idx)
     if (pldma_cq_in_use(s, idx)) {
         return PLDMA_CQ_ST_BUSY;
     }
-    memset(&s->cqs[idx], 0, sizeof(s->cqs[idx]));
-    s->cq_events &= ~(1ULL << idx);
-    s->cq_errors &= ~(1ULL << idx);
+    memset(&s->net->cqs[idx], 0, sizeof(s->net->cqs[idx]));
+    s->net->cq_events &= ~(1ULL << idx);
+    s->net->cq_errors &= ~(1ULL << idx);
     pldma_cq_irq_sync(s);
     trace_pldma_cq_state(idx, PLDMA_CQS_ACTIVE, PLDMA_CQS_NONE);
     return PLDMA_CQ_ST_OK;
@@ -307,52 +307,52 @@ static uint32_t cq_destroy(PLDMACore *s, uint32_t idx)
 
 static void cq_cmd(PLDMACore *s, uint32_t cmd)
 {
-    uint32_t idx = s->cq_sel;
+    uint32_t idx = s->net->cq_sel;
 
     if (!s->nic) {
-        s->cq_status = PLDMA_CQ_ST_BAD_CMD;
+        s->net->cq_status = PLDMA_CQ_ST_BAD_CMD;
     } else if (idx >= s->num_cqs) {
-        s->cq_status = PLDMA_CQ_ST_BAD_INDEX;
+        s->net->cq_status = PLDMA_CQ_ST_BAD_INDEX;
     } else if (cmd == PLDMA_CQ_CMD_CREATE) {
-        s->cq_status = cq_create(s, idx);
+        s->net->cq_status = cq_create(s, idx);
     } else if (cmd == PLDMA_CQ_CMD_DESTROY) {
-        s->cq_status = cq_destroy(s, idx);
+        s->net->cq_status = cq_destroy(s, idx);
     } else {
-        s->cq_status = PLDMA_CQ_ST_BAD_CMD;
+        s->net->cq_status = PLDMA_CQ_ST_BAD_CMD;
     }
-    trace_pldma_cq_cmd(idx, cmd, s->cq_stage.base, s->cq_stage.size,
-                       s->cq_stage.pd, s->cq_status);
+    trace_pldma_cq_cmd(idx, cmd, s->net->cq_stage.base, s->net->cq_stage.size,
+                       s->net->cq_stage.pd, s->net->cq_status);
 }
 
 bool pldma_cq_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 {
-    const PLDMACQ *c = s->nic && s->cq_sel < s->num_cqs ?
-                       &s->cqs[s->cq_sel] : NULL;
+    const PLDMACQ *c = s->nic && s->net->cq_sel < s->num_cqs ?
+                       &s->net->cqs[s->net->cq_sel] : NULL;
 
     switch (addr) {
     case PLDMA_CQ_NUM:
         *val = s->nic ? s->num_cqs : 0;
         return true;
     case PLDMA_CQ_SEL:
-        *val = s->cq_sel;
+        *val = s->net->cq_sel;
         return true;
     case PLDMA_CQ_BASE_LO:
-        *val = (uint32_t)s->cq_stage.base;
+        *val = (uint32_t)s->net->cq_stage.base;
         return true;
     case PLDMA_CQ_BASE_HI:
-        *val = s->cq_stage.base >> 32;
+        *val = s->net->cq_stage.base >> 32;
         return true;
     case PLDMA_CQ_SIZE:
-        *val = s->cq_stage.size;
+        *val = s->net->cq_stage.size;
         return true;
     case PLDMA_CQ_PD:
-        *val = s->cq_stage.pd;
+        *val = s->net->cq_stage.pd;
         return true;
     case PLDMA_CQ_CMD:
         *val = 0;
         return true;
     case PLDMA_CQ_STATUS:
-        *val = s->cq_status;
+        *val = s->net->cq_status;
         return true;
     case PLDMA_CQ_STATE:
         *val = c ? c->state : 0;
@@ -364,16 +364,16 @@ bool pldma_cq_read(PLDMACore *s, hwaddr addr, uint64_t *val)
         *val = c ? c->ci : 0;
         return true;
     case PLDMA_CQ_EVENTS_LO:
-        *val = (uint32_t)s->cq_events;
+        *val = (uint32_t)s->net->cq_events;
         return true;
     case PLDMA_CQ_EVENTS_HI:
-        *val = s->cq_events >> 32;
+        *val = s->net->cq_events >> 32;
         return true;
     case PLDMA_CQ_ERRORS_LO:
-        *val = (uint32_t)s->cq_errors;
+        *val = (uint32_t)s->net->cq_errors;
         return true;
     case PLDMA_CQ_ERRORS_HI:
-        *val = s->cq_errors >> 32;
+        *val = s->net->cq_errors >> 32;
         return true;
     default:
         return false;
@@ -384,33 +384,33 @@ bool pldma_cq_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
     switch (addr) {
     case PLDMA_CQ_SEL:
-        s->cq_sel = val;
+        s->net->cq_sel = val;
         return true;
     case PLDMA_CQ_BASE_LO:
-        s->cq_stage.base = deposit64(s->cq_stage.base, 0, 32, val);
+        s->net->cq_stage.base = deposit64(s->net->cq_stage.base, 0, 32, val);
         return true;
     case PLDMA_CQ_BASE_HI:
-        s->cq_stage.base = deposit64(s->cq_stage.base, 32, 32, val);
+        s->net->cq_stage.base = deposit64(s->net->cq_stage.base, 32, 32, val);
         return true;
     case PLDMA_CQ_SIZE:
-        s->cq_stage.size = val;
+        s->net->cq_stage.size = val;
         return true;
     case PLDMA_CQ_PD:
-        s->cq_stage.pd = val;
+        s->net->cq_stage.pd = val;
         return true;
     case PLDMA_CQ_CMD:
         cq_cmd(s, val);
         return true;
     case PLDMA_CQ_EVENTS_LO:
     case PLDMA_CQ_EVENTS_HI:
-        s->cq_events &= ~((uint64_t)val << (addr == PLDMA_CQ_EVENTS_HI ?
-                                            32 : 0));
+        s->net->cq_events &= ~((uint64_t)val << (addr == PLDMA_CQ_EVENTS_HI ?
+                                                 32 : 0));
         pldma_cq_irq_sync(s);
         return true;
     case PLDMA_CQ_ERRORS_LO:
     case PLDMA_CQ_ERRORS_HI:
-        s->cq_errors &= ~((uint64_t)val << (addr == PLDMA_CQ_ERRORS_HI ?
-                                            32 : 0));
+        s->net->cq_errors &= ~((uint64_t)val << (addr == PLDMA_CQ_ERRORS_HI ?
+                                                 32 : 0));
         pldma_cq_irq_sync(s);
         return true;
     case PLDMA_CQ_NUM:
@@ -440,13 +440,13 @@ bool pldma_cq_realize(PLDMACore *s, Error **errp)
 /* A reset: every CQ to NONE, the events and errors cleared */
 void pldma_cq_reset(PLDMACore *s)
 {
-    memset(s->cqs, 0, sizeof(s->cqs));
-    memset(&s->cq_stage, 0, sizeof(s->cq_stage));
-    s->cq_sel = 0;
-    s->cq_status = 0;
-    s->cq_events = 0;
-    s->cq_errors = 0;
-    s->qp_errors = 0;
+    memset(s->net->cqs, 0, sizeof(s->net->cqs));
+    memset(&s->net->cq_stage, 0, sizeof(s->net->cq_stage));
+    s->net->cq_sel = 0;
+    s->net->cq_status = 0;
+    s->net->cq_events = 0;
+    s->net->cq_errors = 0;
+    s->net->qp_errors = 0;
     pldma_cq_irq_sync(s);
 }
 
@@ -484,24 +484,26 @@ static const VMStateDescription vmstate_pldma_qp_rq = {
 
 static bool pldma_cqs_needed(void *opaque)
 {
-    PLDMACore *s = opaque;
+    PLDMANet *n = opaque;
+    PLDMACore *s = n->s;
     uint32_t i;
 
     for (i = 0; i < PLDMA_MAX_CQS; i++) {
-        if (s->cqs[i].state != PLDMA_CQS_NONE) {
+        if (s->net->cqs[i].state != PLDMA_CQS_NONE) {
             return true;
         }
     }
-    return s->cq_events || s->cq_errors || s->qp_errors;
+    return s->net->cq_events || s->net->cq_errors || s->net->qp_errors;
 }
 
 static bool pldma_cqs_post_load(void *opaque, int version_id, Error **errp)
 {
-    PLDMACore *s = opaque;
+    PLDMANet *n = opaque;
+    PLDMACore *s = n->s;
     uint32_t i;
 
     for (i = 0; i < PLDMA_MAX_CQS; i++) {
-        const PLDMACQ *c = &s->cqs[i];
+        const PLDMACQ *c = &s->net->cqs[i];
 
         if (c->state > PLDMA_CQS_ERROR ||
             (c->state != PLDMA_CQS_NONE &&
@@ -514,7 +516,7 @@ static bool pldma_cqs_post_load(void *opaque, int version_id, Error **errp)
         }
     }
     for (i = 0; i < PLDMA_MAX_QPS; i++) {
-        const PLDMAQP *qp = &s->qps[i];
+        const PLDMAQP *qp = &s->net->qps[i];
 
         /* a QP in RESET owns no RQ and no CQ (pldma-core/qps came first) */
         if (s->nic && i < s->num_qps && qp->state == PLDMA_QPS_RESET &&
@@ -543,15 +545,15 @@ const VMStateDescription vmstate_pldma_cqs = {
     .needed = pldma_cqs_needed,
     .post_load_errp = pldma_cqs_post_load,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT32(cq_sel, PLDMACore),
-        VMSTATE_UINT32(cq_status, PLDMACore),
-        VMSTATE_STRUCT(cq_stage, PLDMACore, 1, vmstate_pldma_cq, PLDMACQ),
-        VMSTATE_STRUCT_ARRAY(cqs, PLDMACore, PLDMA_MAX_CQS, 1,
+        VMSTATE_UINT32(cq_sel, PLDMANet),
+        VMSTATE_UINT32(cq_status, PLDMANet),
+        VMSTATE_STRUCT(cq_stage, PLDMANet, 1, vmstate_pldma_cq, PLDMACQ),
+        VMSTATE_STRUCT_ARRAY(cqs, PLDMANet, PLDMA_MAX_CQS, 1,
                              vmstate_pldma_cq, PLDMACQ),
-        VMSTATE_UINT64(cq_events, PLDMACore),
-        VMSTATE_UINT64(cq_errors, PLDMACore),
-        VMSTATE_UINT64(qp_errors, PLDMACore),
-        VMSTATE_STRUCT_ARRAY(qps, PLDMACore, PLDMA_MAX_QPS, 1,
+        VMSTATE_UINT64(cq_events, PLDMANet),
+        VMSTATE_UINT64(cq_errors, PLDMANet),
+        VMSTATE_UINT64(qp_errors, PLDMANet),
+        VMSTATE_STRUCT_ARRAY(qps, PLDMANet, PLDMA_MAX_QPS, 1,
                              vmstate_pldma_qp_rq, PLDMAQP),
         VMSTATE_END_OF_LIST()
     }

@@ -42,7 +42,7 @@ static const char *ring_name(bool tx)
 
 static void eth_cnt(PLDMACore *s, unsigned i, uint32_t n)
 {
-    s->eth.cnt[i] += n;
+    s->net->eth.cnt[i] += n;
 }
 
 static bool pldma_eth_link(PLDMACore *s)
@@ -54,16 +54,16 @@ static bool pldma_eth_link(PLDMACore *s)
 void pldma_eth_irq_sync(PLDMACore *s)
 {
     s->irq_status &= ~PLDMA_IRQ_ETH;
-    if (s->eth.events & s->eth.event_mask) {
+    if (s->net->eth.events & s->net->eth.event_mask) {
         s->irq_status |= PLDMA_IRQ_ETH;
     }
 }
 
 static void pldma_eth_event(PLDMACore *s, uint32_t ev)
 {
-    if ((s->eth.events & ev) != ev) {
-        s->eth.events |= ev;
-        trace_pldma_eth_event(s->eth.events, s->eth.event_mask);
+    if ((s->net->eth.events & ev) != ev) {
+        s->net->eth.events |= ev;
+        trace_pldma_eth_event(s->net->eth.events, s->net->eth.event_mask);
     }
     pldma_eth_irq_sync(s);
 }
@@ -79,14 +79,15 @@ static bool pldma_eth_ring_valid(const PLDMAEthRing *r)
 /* A ring whose descriptor cannot be read or written back stops */
 static void pldma_eth_ring_error(PLDMACore *s, bool tx, uint64_t addr)
 {
-    PLDMAEthRing *r = tx ? &s->eth.tx : &s->eth.rx;
+    PLDMAEthRing *r = tx ? &s->net->eth.tx : &s->net->eth.rx;
 
     qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth %s ring stopped at descriptor "
                   "%u (0x%" PRIx64 ")\n", ring_name(tx), r->head, addr);
     trace_pldma_eth_ring_error(ring_name(tx), r->head, addr);
-    s->eth.ctrl &= ~(tx ? PLDMA_ETH_CTRL_TX_EN : PLDMA_ETH_CTRL_RX_EN);
-    s->eth.status |= tx ? PLDMA_ETH_STATUS_TX_ERR : PLDMA_ETH_STATUS_RX_ERR;
-    trace_pldma_eth_ctrl(s->eth.ctrl, s->eth.status);
+    s->net->eth.ctrl &= ~(tx ? PLDMA_ETH_CTRL_TX_EN : PLDMA_ETH_CTRL_RX_EN);
+    s->net->eth.status |= tx ? PLDMA_ETH_STATUS_TX_ERR
+                             : PLDMA_ETH_STATUS_RX_ERR;
+    trace_pldma_eth_ctrl(s->net->eth.ctrl, s->net->eth.status);
     pldma_eth_event(s, PLDMA_ETH_EV_ERROR);
 }
 
@@ -97,7 +98,7 @@ static void pldma_eth_ring_error(PLDMACore *s, bool tx, uint64_t addr)
 static bool pldma_eth_complete(PLDMACore *s, bool tx, uint32_t len,
                                uint32_t st)
 {
-    PLDMAEthRing *r = tx ? &s->eth.tx : &s->eth.rx;
+    PLDMAEthRing *r = tx ? &s->net->eth.tx : &s->net->eth.rx;
     uint64_t d = r->base + (uint64_t)r->head * PLDMA_ETH_DESC_SIZE;
     uint8_t b[4];
     uint64_t fva;
@@ -131,7 +132,7 @@ static bool pldma_eth_complete(PLDMACore *s, bool tx, uint32_t len,
 static bool pldma_eth_fetch(PLDMACore *s, bool tx, uint64_t *addr,
                             uint32_t *len)
 {
-    PLDMAEthRing *r = tx ? &s->eth.tx : &s->eth.rx;
+    PLDMAEthRing *r = tx ? &s->net->eth.tx : &s->net->eth.rx;
     uint64_t d = r->base + (uint64_t)r->head * PLDMA_ETH_DESC_SIZE;
     uint8_t b[PLDMA_ETH_DESC_SIZE];
     uint64_t fva;
@@ -168,7 +169,7 @@ static bool pldma_eth_is_roce(PLDMACore *s, const uint8_t *f, size_t size)
         return false;           /* a later fragment has no UDP header */
     }
     dst = ldl_be_p(ip + 16);
-    if (dst != s->net_ip) {
+    if (dst != s->net->net_ip) {
         return false;
     }
     return lduw_be_p(ip + ihl + 2) == ROCE_UDP_PORT;
@@ -181,7 +182,7 @@ static bool pldma_eth_is_roce(PLDMACore *s, const uint8_t *f, size_t size)
  */
 bool pldma_eth_rx(PLDMACore *s, const uint8_t *f, size_t size)
 {
-    if (!(s->eth.ctrl & PLDMA_ETH_CTRL_RX_EN) ||
+    if (!(s->net->eth.ctrl & PLDMA_ETH_CTRL_RX_EN) ||
         pldma_eth_is_roce(s, f, size)) {
         return false;
     }
@@ -195,11 +196,11 @@ bool pldma_eth_rx(PLDMACore *s, const uint8_t *f, size_t size)
  */
 void pldma_eth_deliver(PLDMACore *s, const uint8_t *f, size_t size)
 {
-    PLDMAEthRing *r = &s->eth.rx;
+    PLDMAEthRing *r = &s->net->eth.rx;
     uint64_t addr, fva;
     uint32_t blen, st;
 
-    if (!(s->eth.ctrl & PLDMA_ETH_CTRL_RX_EN)) {
+    if (!(s->net->eth.ctrl & PLDMA_ETH_CTRL_RX_EN)) {
         pldma_net_cnt(s, PLDMA_NCNT_RX_DROPPED);
         trace_pldma_eth_rx_drop("receive ring off", size);
         return;
@@ -209,7 +210,7 @@ void pldma_eth_deliver(PLDMACore *s, const uint8_t *f, size_t size)
         trace_pldma_eth_rx_drop("runt", size);
         return;
     }
-    if (!(s->eth.ctrl & PLDMA_ETH_CTRL_PROMISC) && !(f[0] & 1) &&
+    if (!(s->net->eth.ctrl & PLDMA_ETH_CTRL_PROMISC) && !(f[0] & 1) &&
         memcmp(f, s->conf->macaddr.a, ETH_ALEN)) {
         eth_cnt(s, PLDMA_ETH_CNT_RX_FILTERED, 1);
         trace_pldma_eth_rx_drop("filtered", size);
@@ -249,15 +250,15 @@ static void pldma_eth_sent(NetClientState *nc, ssize_t len)
     PLDMACore *s = qemu_get_nic_opaque(nc);
 
     trace_pldma_eth_tx_resumed(len);
-    s->eth.tx_blocked = false;
-    qemu_bh_schedule(s->eth.tx_bh);
+    s->net->eth.tx_blocked = false;
+    qemu_bh_schedule(s->net->eth.tx_bh);
 }
 
 static bool pldma_eth_tx_ready(PLDMACore *s)
 {
-    return s->nic && s->vm_running && !s->eth.tx_blocked &&
-           (s->eth.ctrl & PLDMA_ETH_CTRL_TX_EN) &&
-           s->eth.tx.head != s->eth.tx.tail;
+    return s->nic && s->vm_running && !s->net->eth.tx_blocked &&
+           (s->net->eth.ctrl & PLDMA_ETH_CTRL_TX_EN) &&
+           s->net->eth.tx.head != s->net->eth.tx.tail;
 }
 
 /* Send what the transmit ring holds, PLDMA_ETH_TX_BUDGET frames a run */
@@ -278,24 +279,24 @@ static void pldma_eth_tx_bh(void *opaque)
         len &= ~PLDMA_ETH_TX_ICRC;
         if (len < PLDMA_ETH_FRAME_MIN || len > PLDMA_ETH_FRAME_MAX) {
             qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth tx: descriptor %u: "
-                          "length %u\n", s->eth.tx.head, len);
+                          "length %u\n", s->net->eth.tx.head, len);
             st = PLDMA_ETH_ST_BAD_LEN;
-        } else if (pldma_rw(s, NULL, addr, s->eth.buf, len, false, &fva) !=
+        } else if (pldma_rw(s, NULL, addr, s->net->eth.buf, len, false, &fva) !=
                    PLDMA_ACC_OK) {
             qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth tx: buffer read at "
                           "0x%" PRIx64 " failed\n", fva);
             st = PLDMA_ETH_ST_DMA_ERROR;
-        } else if (icrc && !pldma_hdr_icrc_fill(s->eth.buf, len)) {
+        } else if (icrc && !pldma_hdr_icrc_fill(s->net->eth.buf, len)) {
             qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth tx: descriptor %u: "
                           "ICRC asked for a frame that is not RoCEv2\n",
-                          s->eth.tx.head);
+                          s->net->eth.tx.head);
             st = PLDMA_ETH_ST_NOT_ROCE;
         } else {
             st = PLDMA_ETH_ST_OK;
             send = true;
         }
         /*
-         * The frame is in s->eth.buf: complete the descriptor before the
+         * The frame is in s->net->eth.buf: complete the descriptor before the
          * net layer may deliver it (to a peer in this process) and call
          * back into us
          */
@@ -305,16 +306,16 @@ static void pldma_eth_tx_bh(void *opaque)
         if (send) {
             eth_cnt(s, PLDMA_ETH_CNT_TX_FRAMES, 1);
             eth_cnt(s, PLDMA_ETH_CNT_TX_BYTES, len);
-            if (!qemu_send_packet_async(qemu_get_queue(s->nic), s->eth.buf,
+            if (!qemu_send_packet_async(qemu_get_queue(s->nic), s->net->eth.buf,
                                         len, pldma_eth_sent)) {
                 /* queued (and copied) by the net layer: wait for it */
                 trace_pldma_eth_tx_blocked(len);
-                s->eth.tx_blocked = true;
+                s->net->eth.tx_blocked = true;
             }
         }
     }
     if (pldma_eth_tx_ready(s)) {
-        qemu_bh_schedule(s->eth.tx_bh);
+        qemu_bh_schedule(s->net->eth.tx_bh);
     }
     pldma_update_irq(s);
 }
@@ -326,9 +327,9 @@ void pldma_eth_link_changed(NetClientState *nc)
     PLDMACore *s = qemu_get_nic_opaque(nc);
     bool up = pldma_eth_link(s);
 
-    if (up != s->eth.link_up) {
+    if (up != s->net->eth.link_up) {
         trace_pldma_eth_link(up);
-        s->eth.link_up = up;
+        s->net->eth.link_up = up;
         pldma_eth_event(s, PLDMA_ETH_EV_LINK);
         pldma_update_irq(s);
     }
@@ -336,8 +337,8 @@ void pldma_eth_link_changed(NetClientState *nc)
 
 void pldma_eth_vm_running(PLDMACore *s)
 {
-    if (s->eth.tx_bh) {
-        qemu_bh_schedule(s->eth.tx_bh);
+    if (s->net->eth.tx_bh) {
+        qemu_bh_schedule(s->net->eth.tx_bh);
     }
 }
 
@@ -375,30 +376,30 @@ bool pldma_eth_read(PLDMACore *s, hwaddr addr, uint64_t *val)
         if (addr >= PLDMA_ETH_CNT(PLDMA_ETH_CNT_NUM)) {
             return false;
         }
-        *val = s->eth.cnt[(addr - PLDMA_ETH_CNT(0)) / 4];
+        *val = s->net->eth.cnt[(addr - PLDMA_ETH_CNT(0)) / 4];
         return true;
     }
     if (addr >= PLDMA_ETH_RX_BASE_LO && addr <= PLDMA_ETH_RX_TAIL) {
-        return pldma_eth_ring_read(&s->eth.rx, addr - PLDMA_ETH_RX_BASE_LO,
+        return pldma_eth_ring_read(&s->net->eth.rx, addr - PLDMA_ETH_RX_BASE_LO,
                                    val);
     }
     if (addr >= PLDMA_ETH_TX_BASE_LO && addr <= PLDMA_ETH_TX_TAIL) {
-        return pldma_eth_ring_read(&s->eth.tx, addr - PLDMA_ETH_TX_BASE_LO,
+        return pldma_eth_ring_read(&s->net->eth.tx, addr - PLDMA_ETH_TX_BASE_LO,
                                    val);
     }
     switch (addr) {
     case PLDMA_ETH_CTRL:
-        *val = s->eth.ctrl;
+        *val = s->net->eth.ctrl;
         return true;
     case PLDMA_ETH_STATUS:
-        *val = s->eth.status |
+        *val = s->net->eth.status |
                (pldma_eth_link(s) ? PLDMA_ETH_STATUS_LINK : 0);
         return true;
     case PLDMA_ETH_EVENTS:
-        *val = s->eth.events;
+        *val = s->net->eth.events;
         return true;
     case PLDMA_ETH_EVENT_MASK:
-        *val = s->eth.event_mask;
+        *val = s->net->eth.event_mask;
         return true;
     case PLDMA_ETH_MAX_FRAME:
         *val = PLDMA_ETH_FRAME_MAX;
@@ -411,14 +412,14 @@ bool pldma_eth_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 /* Everything but the link and the net layer's hold on a frame */
 static void pldma_eth_clear(PLDMACore *s)
 {
-    s->eth.ctrl = 0;
-    s->eth.status = 0;
-    s->eth.events = 0;
-    s->eth.event_mask = 0;
-    memset(&s->eth.rx, 0, sizeof(s->eth.rx));
-    memset(&s->eth.tx, 0, sizeof(s->eth.tx));
-    memset(s->eth.cnt, 0, sizeof(s->eth.cnt));
-    s->eth.link_up = pldma_eth_link(s);
+    s->net->eth.ctrl = 0;
+    s->net->eth.status = 0;
+    s->net->eth.events = 0;
+    s->net->eth.event_mask = 0;
+    memset(&s->net->eth.rx, 0, sizeof(s->net->eth.rx));
+    memset(&s->net->eth.tx, 0, sizeof(s->net->eth.tx));
+    memset(s->net->eth.cnt, 0, sizeof(s->net->eth.cnt));
+    s->net->eth.link_up = pldma_eth_link(s);
     pldma_eth_irq_sync(s);
 }
 
@@ -438,38 +439,38 @@ static void pldma_eth_ctrl(PLDMACore *s, uint32_t val)
     val &= PLDMA_ETH_CTRL_RX_EN | PLDMA_ETH_CTRL_TX_EN |
            PLDMA_ETH_CTRL_PROMISC;
     for (tx = 0; tx < 2; tx++) {
-        PLDMAEthRing *r = tx ? &s->eth.tx : &s->eth.rx;
+        PLDMAEthRing *r = tx ? &s->net->eth.tx : &s->net->eth.rx;
 
-        if (!(val & en[tx]) || (s->eth.ctrl & en[tx])) {
+        if (!(val & en[tx]) || (s->net->eth.ctrl & en[tx])) {
             continue;
         }
         /* enabling a ring: a new start, its last error forgotten */
-        s->eth.status &= ~err[tx];
+        s->net->eth.status &= ~err[tx];
         if (!pldma_eth_ring_valid(r)) {
             qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth %s ring enabled with "
                           "base 0x%" PRIx64 " size %u\n", ring_name(tx),
                           r->base, r->size);
             val &= ~en[tx];
-            s->eth.status |= err[tx];
+            s->net->eth.status |= err[tx];
             pldma_eth_event(s, PLDMA_ETH_EV_ERROR);
         }
     }
-    s->eth.ctrl = val;
-    trace_pldma_eth_ctrl(s->eth.ctrl, s->eth.status);
-    qemu_bh_schedule(s->eth.tx_bh);
+    s->net->eth.ctrl = val;
+    trace_pldma_eth_ctrl(s->net->eth.ctrl, s->net->eth.status);
+    qemu_bh_schedule(s->net->eth.tx_bh);
 }
 
 static void pldma_eth_ring_write(PLDMACore *s, bool tx, hwaddr off,
                                  uint32_t val)
 {
-    PLDMAEthRing *r = tx ? &s->eth.tx : &s->eth.rx;
+    PLDMAEthRing *r = tx ? &s->net->eth.tx : &s->net->eth.rx;
     uint32_t en = tx ? PLDMA_ETH_CTRL_TX_EN : PLDMA_ETH_CTRL_RX_EN;
 
     if (off == PLDMA_ETH_RX_TAIL - PLDMA_ETH_RX_BASE_LO) {
         if (val >= r->size) {
             qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth %s tail %u >= size "
                           "%u\n", ring_name(tx), val, r->size);
-            if (s->eth.ctrl & en) {
+            if (s->net->eth.ctrl & en) {
                 pldma_eth_ring_error(s, tx, r->base);
             }
             return;
@@ -477,7 +478,7 @@ static void pldma_eth_ring_write(PLDMACore *s, bool tx, hwaddr off,
         r->tail = val;
         trace_pldma_eth_tail(ring_name(tx), r->tail, r->head);
         if (tx) {
-            qemu_bh_schedule(s->eth.tx_bh);
+            qemu_bh_schedule(s->net->eth.tx_bh);
         }
         return;
     }
@@ -486,7 +487,7 @@ static void pldma_eth_ring_write(PLDMACore *s, bool tx, hwaddr off,
                       ring_name(tx));
         return;
     }
-    if (s->eth.ctrl & en) {
+    if (s->net->eth.ctrl & en) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth %s ring configuration "
                       "while enabled ignored\n", ring_name(tx));
         return;
@@ -526,13 +527,13 @@ bool pldma_eth_write(PLDMACore *s, hwaddr addr, uint32_t val)
         pldma_eth_ctrl(s, val);
         return true;
     case PLDMA_ETH_EVENTS:
-        s->eth.events &= ~val;
-        trace_pldma_eth_event(s->eth.events, s->eth.event_mask);
+        s->net->eth.events &= ~val;
+        trace_pldma_eth_event(s->net->eth.events, s->net->eth.event_mask);
         pldma_eth_irq_sync(s);
         return true;
     case PLDMA_ETH_EVENT_MASK:
-        s->eth.event_mask = val & PLDMA_ETH_EV_ALL;
-        trace_pldma_eth_event(s->eth.events, s->eth.event_mask);
+        s->net->eth.event_mask = val & PLDMA_ETH_EV_ALL;
+        trace_pldma_eth_event(s->net->eth.events, s->net->eth.event_mask);
         pldma_eth_irq_sync(s);
         return true;
     default:
@@ -550,20 +551,20 @@ void pldma_eth_reset(PLDMACore *s)
 
 void pldma_eth_realize(PLDMACore *s)
 {
-    s->eth.tx_bh = qemu_bh_new_guarded(pldma_eth_tx_bh, s,
-                                       &s->dev->mem_reentrancy_guard);
-    s->eth.buf = g_malloc(PLDMA_ETH_FRAME_MAX);
+    s->net->eth.tx_bh = qemu_bh_new_guarded(pldma_eth_tx_bh, s,
+                                            &s->dev->mem_reentrancy_guard);
+    s->net->eth.buf = g_malloc(PLDMA_ETH_FRAME_MAX);
     pldma_eth_clear(s);
 }
 
 void pldma_eth_unrealize(PLDMACore *s)
 {
-    if (s->eth.tx_bh) {
-        qemu_bh_delete(s->eth.tx_bh);
-        s->eth.tx_bh = NULL;
+    if (s->net->eth.tx_bh) {
+        qemu_bh_delete(s->net->eth.tx_bh);
+        s->net->eth.tx_bh = NULL;
     }
-    g_free(s->eth.buf);
-    s->eth.buf = NULL;
+    g_free(s->net->eth.buf);
+    s->net->eth.buf = NULL;
 }
 
 static bool pldma_eth_ring_loaded_ok(const PLDMAEthRing *r, bool enabled)
@@ -576,34 +577,35 @@ static bool pldma_eth_ring_loaded_ok(const PLDMAEthRing *r, bool enabled)
 
 static int pldma_eth_post_load(void *opaque, int version_id)
 {
-    PLDMACore *s = opaque;
+    PLDMANet *n = opaque;
+    PLDMACore *s = n->s;
+    PLDMAEth *e = &n->eth;
 
-    if (!pldma_eth_ring_loaded_ok(&s->eth.rx,
-                                  s->eth.ctrl & PLDMA_ETH_CTRL_RX_EN) ||
-        !pldma_eth_ring_loaded_ok(&s->eth.tx,
-                                  s->eth.ctrl & PLDMA_ETH_CTRL_TX_EN) ||
-        (s->eth.ctrl & ~(PLDMA_ETH_CTRL_RX_EN | PLDMA_ETH_CTRL_TX_EN |
-                         PLDMA_ETH_CTRL_PROMISC))) {
+    if (!pldma_eth_ring_loaded_ok(&e->rx, e->ctrl & PLDMA_ETH_CTRL_RX_EN) ||
+        !pldma_eth_ring_loaded_ok(&e->tx, e->ctrl & PLDMA_ETH_CTRL_TX_EN) ||
+        (e->ctrl & ~(PLDMA_ETH_CTRL_RX_EN | PLDMA_ETH_CTRL_TX_EN |
+                     PLDMA_ETH_CTRL_PROMISC))) {
         error_report("pldma: migrated Ethernet function rejected (ctrl 0x%x "
-                     "rx ring %u/%u/%u tx ring %u/%u/%u)", s->eth.ctrl,
-                     s->eth.rx.size, s->eth.rx.head, s->eth.rx.tail,
-                     s->eth.tx.size, s->eth.tx.head, s->eth.tx.tail);
+                     "rx ring %u/%u/%u tx ring %u/%u/%u)", e->ctrl,
+                     e->rx.size, e->rx.head, e->rx.tail,
+                     e->tx.size, e->tx.head, e->tx.tail);
         return -EINVAL;
     }
-    s->eth.event_mask &= PLDMA_ETH_EV_ALL;
+    s->net->eth.event_mask &= PLDMA_ETH_EV_ALL;
     /*
      * A frame the net layer had queued for us is not migrated: dropped,
      * as a lossy Ethernet may (ARP, TCP resend); the ring goes on
      */
-    s->eth.tx_blocked = false;
+    s->net->eth.tx_blocked = false;
     pldma_eth_irq_sync(s);
-    qemu_bh_schedule(s->eth.tx_bh);
+    qemu_bh_schedule(s->net->eth.tx_bh);
     return 0;
 }
 
 static bool pldma_eth_needed(void *opaque)
 {
-    PLDMACore *s = opaque;
+    PLDMANet *n = opaque;
+    PLDMACore *s = n->s;
 
     return s->nic != NULL;
 }
@@ -615,20 +617,20 @@ const VMStateDescription vmstate_pldma_eth = {
     .needed = pldma_eth_needed,
     .post_load = pldma_eth_post_load,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT32(eth.ctrl, PLDMACore),
-        VMSTATE_UINT32(eth.status, PLDMACore),
-        VMSTATE_UINT32(eth.events, PLDMACore),
-        VMSTATE_UINT32(eth.event_mask, PLDMACore),
-        VMSTATE_BOOL(eth.link_up, PLDMACore),
-        VMSTATE_UINT64(eth.rx.base, PLDMACore),
-        VMSTATE_UINT32(eth.rx.size, PLDMACore),
-        VMSTATE_UINT32(eth.rx.head, PLDMACore),
-        VMSTATE_UINT32(eth.rx.tail, PLDMACore),
-        VMSTATE_UINT64(eth.tx.base, PLDMACore),
-        VMSTATE_UINT32(eth.tx.size, PLDMACore),
-        VMSTATE_UINT32(eth.tx.head, PLDMACore),
-        VMSTATE_UINT32(eth.tx.tail, PLDMACore),
-        VMSTATE_UINT32_ARRAY(eth.cnt, PLDMACore, PLDMA_ETH_CNT_NUM),
+        VMSTATE_UINT32(eth.ctrl, PLDMANet),
+        VMSTATE_UINT32(eth.status, PLDMANet),
+        VMSTATE_UINT32(eth.events, PLDMANet),
+        VMSTATE_UINT32(eth.event_mask, PLDMANet),
+        VMSTATE_BOOL(eth.link_up, PLDMANet),
+        VMSTATE_UINT64(eth.rx.base, PLDMANet),
+        VMSTATE_UINT32(eth.rx.size, PLDMANet),
+        VMSTATE_UINT32(eth.rx.head, PLDMANet),
+        VMSTATE_UINT32(eth.rx.tail, PLDMANet),
+        VMSTATE_UINT64(eth.tx.base, PLDMANet),
+        VMSTATE_UINT32(eth.tx.size, PLDMANet),
+        VMSTATE_UINT32(eth.tx.head, PLDMANet),
+        VMSTATE_UINT32(eth.tx.tail, PLDMANet),
+        VMSTATE_UINT32_ARRAY(eth.cnt, PLDMANet, PLDMA_ETH_CNT_NUM),
         VMSTATE_END_OF_LIST()
     },
 };

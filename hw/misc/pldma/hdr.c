@@ -163,7 +163,7 @@ void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p)
 
     /* (every frame sent is a QP's: its callers say which) */
     assert(p->plen <= s->mtu && p->qp && p->qp <= s->num_qps);
-    qp = &s->qps[p->qp - 1];
+    qp = &s->net->qps[p->qp - 1];
     /* Ethernet: to the QP's destination MAC */
     stl_le_p(f, qp->dest_mac_lo);
     stw_le_p(f + 4, qp->dest_mac_hi);
@@ -209,7 +209,7 @@ void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p)
     ip[8] = 64;
     ip[9] = 17;
     stw_be_p(ip + 10, 0);
-    stl_be_p(ip + 12, s->net_ip);
+    stl_be_p(ip + 12, s->net->net_ip);
     stl_be_p(ip + 16, qp->dest_ip);
     stw_be_p(ip + 10, net_checksum_finish(net_checksum_add(IP_HDR, ip)));
     /* UDP, source port fixed per node (no ECMP entropy needed here) */
@@ -312,7 +312,7 @@ bool pldma_hdr_parse(PLDMACore *s, const uint8_t *f, size_t size,
     }
     src = ldl_be_p(ip + 12);
     dst = ldl_be_p(ip + 16);
-    if (dst != s->net_ip) {
+    if (dst != s->net->net_ip) {
         return false;
     }
     p->src_ip = src;         /* checked against the QP's on dispatch */

@@ -43,9 +43,9 @@ static void pldma_key_fault_end(PLDMACore *s, uint32_t idx, bool ok)
 {
     uint32_t i;
 
-    s->keys[idx].fault = false;
+    s->net->keys[idx].fault = false;
     for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
-        PLDMANetConn *c = &s->conns[i];
+        PLDMANetConn *c = &s->net->conns[i];
 
         if (c->fault && !c->stalled && !c->fault_recv &&
             c->fault_key == idx) {
@@ -56,31 +56,31 @@ static void pldma_key_fault_end(PLDMACore *s, uint32_t idx, bool ok)
 
 static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
 {
-    PLDMAKey *k, *st = &s->key_stage;
+    PLDMAKey *k, *st = &s->net->key_stage;
 
-    if (s->key_sel >= PLDMA_NUM_KEYS) {
-        s->key_status = PLDMA_KEY_ST_BAD_INDEX;
+    if (s->net->key_sel >= PLDMA_NUM_KEYS) {
+        s->net->key_status = PLDMA_KEY_ST_BAD_INDEX;
         return;
     }
-    k = &s->keys[s->key_sel];
-    s->key_status = PLDMA_KEY_ST_OK;
+    k = &s->net->keys[s->net->key_sel];
+    s->net->key_status = PLDMA_KEY_ST_OK;
     switch (cmd) {
     case PLDMA_KEY_CMD_REGISTER:
         if (!st->len || st->va + st->len < st->va) {
-            s->key_status = PLDMA_KEY_ST_BAD_RANGE;
+            s->net->key_status = PLDMA_KEY_ST_BAD_RANGE;
         } else if (!pldma_pasid_reg_valid(s, st->pasid_reg) ||
                    st->pd_tag > PLDMA_PD_TAG_MAX) {
-            s->key_status = PLDMA_KEY_ST_BAD_PASID;
+            s->net->key_status = PLDMA_KEY_ST_BAD_PASID;
         } else if (!(st->access & PLDMA_KEY_ACC_RW) ||
                    (st->access & ~PLDMA_KEY_ACC_MASK)) {
-            s->key_status = PLDMA_KEY_ST_BAD_ACCESS;
+            s->net->key_status = PLDMA_KEY_ST_BAD_ACCESS;
         } else {
             /*
              * A fault of the key's last registration ends FAILED: what
              * waited for it had a time bound through the key only
              */
             if (k->fault) {
-                pldma_key_fault_end(s, s->key_sel, false);
+                pldma_key_fault_end(s, s->net->key_sel, false);
             }
             k->gen = pldma_net_key_gen(k->gen);
             k->valid = true;
@@ -96,19 +96,19 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
         /* (the generation stays: the next REGISTER takes another one) */
         k->valid = false;
         /* a fault being resolved for it ends: nothing more is written */
-        pldma_key_fault_end(s, s->key_sel, false);
+        pldma_key_fault_end(s, s->net->key_sel, false);
         break;
     case PLDMA_KEY_CMD_RESOLVED:
     case PLDMA_KEY_CMD_FAILED:
-        pldma_key_fault_end(s, s->key_sel, cmd == PLDMA_KEY_CMD_RESOLVED);
+        pldma_key_fault_end(s, s->net->key_sel, cmd == PLDMA_KEY_CMD_RESOLVED);
         pldma_schedule(s);
         break;
     default:
-        s->key_status = PLDMA_KEY_ST_BAD_CMD;
+        s->net->key_status = PLDMA_KEY_ST_BAD_CMD;
         return;
     }
-    trace_pldma_net_key(s->key_sel, cmd, s->key_status,
-                        k->valid ? PLDMA_RKEY(k->gen, s->key_sel) : 0,
+    trace_pldma_net_key(s->net->key_sel, cmd, s->net->key_status,
+                        k->valid ? PLDMA_RKEY(k->gen, s->net->key_sel) : 0,
                         k->pasid_reg, k->pd_tag, k->va, k->len, k->access);
 }
 
@@ -118,35 +118,36 @@ bool pldma_key_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 
     switch (addr) {
     case PLDMA_KEY_SEL:
-        *val = s->key_sel;
+        *val = s->net->key_sel;
         return true;
     case PLDMA_KEY_PASID:
-        *val = s->key_stage.pasid_reg;
+        *val = s->net->key_stage.pasid_reg;
         return true;
     case PLDMA_KEY_PD:
-        *val = s->key_stage.pd_tag;
+        *val = s->net->key_stage.pd_tag;
         return true;
     case PLDMA_KEY_VA_LO:
-        *val = (uint32_t)s->key_stage.va;
+        *val = (uint32_t)s->net->key_stage.va;
         return true;
     case PLDMA_KEY_VA_HI:
-        *val = s->key_stage.va >> 32;
+        *val = s->net->key_stage.va >> 32;
         return true;
     case PLDMA_KEY_LEN_LO:
-        *val = (uint32_t)s->key_stage.len;
+        *val = (uint32_t)s->net->key_stage.len;
         return true;
     case PLDMA_KEY_LEN_HI:
-        *val = s->key_stage.len >> 32;
+        *val = s->net->key_stage.len >> 32;
         return true;
     case PLDMA_KEY_ACCESS:
-        *val = s->key_stage.access;
+        *val = s->net->key_stage.access;
         return true;
     case PLDMA_KEY_RKEY:
-        k = s->key_sel < PLDMA_NUM_KEYS ? &s->keys[s->key_sel] : NULL;
-        *val = k && k->valid ? PLDMA_RKEY(k->gen, s->key_sel) : 0;
+        k = s->net->key_sel < PLDMA_NUM_KEYS ?
+            &s->net->keys[s->net->key_sel] : NULL;
+        *val = k && k->valid ? PLDMA_RKEY(k->gen, s->net->key_sel) : 0;
         return true;
     case PLDMA_KEY_STATUS:
-        *val = s->key_status;
+        *val = s->net->key_status;
         return true;
     default:
         return false;
@@ -157,32 +158,32 @@ bool pldma_key_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
     switch (addr) {
     case PLDMA_KEY_SEL:
-        s->key_sel = val;
+        s->net->key_sel = val;
         return true;
     case PLDMA_KEY_PASID:
-        s->key_stage.pasid_reg = val;
+        s->net->key_stage.pasid_reg = val;
         return true;
     case PLDMA_KEY_PD:
-        s->key_stage.pd_tag = val;
+        s->net->key_stage.pd_tag = val;
         return true;
     case PLDMA_KEY_VA_LO:
-        s->key_stage.va = deposit64(s->key_stage.va, 0, 32, val);
+        s->net->key_stage.va = deposit64(s->net->key_stage.va, 0, 32, val);
         return true;
     case PLDMA_KEY_VA_HI:
-        s->key_stage.va = deposit64(s->key_stage.va, 32, 32, val);
+        s->net->key_stage.va = deposit64(s->net->key_stage.va, 32, 32, val);
         return true;
     case PLDMA_KEY_LEN_LO:
-        s->key_stage.len = deposit64(s->key_stage.len, 0, 32, val);
+        s->net->key_stage.len = deposit64(s->net->key_stage.len, 0, 32, val);
         return true;
     case PLDMA_KEY_LEN_HI:
-        s->key_stage.len = deposit64(s->key_stage.len, 32, 32, val);
+        s->net->key_stage.len = deposit64(s->net->key_stage.len, 32, 32, val);
         return true;
     case PLDMA_KEY_ACCESS:
-        s->key_stage.access = val;
+        s->net->key_stage.access = val;
         return true;
     case PLDMA_KEY_CMD:
         if (!s->nic) {
-            s->key_status = PLDMA_KEY_ST_BAD_CMD;
+            s->net->key_status = PLDMA_KEY_ST_BAD_CMD;
             return true;
         }
         pldma_key_cmd(s, val);
@@ -201,10 +202,10 @@ void pldma_keys_reset(PLDMACore *s)
     uint32_t i;
 
     for (i = 0; i < PLDMA_NUM_KEYS; i++) {
-        s->keys[i].valid = false;
-        s->keys[i].fault = false;
+        s->net->keys[i].valid = false;
+        s->net->keys[i].fault = false;
     }
-    memset(&s->key_stage, 0, sizeof(s->key_stage));
-    s->key_sel = 0;
-    s->key_status = 0;
+    memset(&s->net->key_stage, 0, sizeof(s->net->key_stage));
+    s->net->key_sel = 0;
+    s->net->key_status = 0;
 }

@@ -39,7 +39,7 @@
 /* Why the requester state of @ch (a remote op past FETCH) is bad, or NULL */
 const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
 {
-    const PLDMANetReq *r = &ch->net;
+    const PLDMANetReq *r = pldma_ch_req(ch);
 
     if (!s->nic) {
         return "remote operation without a link";
@@ -89,8 +89,8 @@ static bool pldma_net_ch_active(const PLDMAChannel *ch)
 /* Why responder connection @i is bad, or NULL */
 static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
 {
-    const PLDMANetConn *c = &s->conns[i];
-    const PLDMAQP *qp = &s->qps[i];
+    const PLDMANetConn *c = &s->net->conns[i];
+    const PLDMAQP *qp = &s->net->qps[i];
     uint32_t mtu, j;
     uint64_t total = 0;
 
@@ -177,7 +177,7 @@ static int post_load_keys(PLDMACore *s, int64_t fault_ns, int64_t *next)
     uint32_t i;
 
     for (i = 0; i < PLDMA_NUM_KEYS; i++) {
-        PLDMAKey *k = &s->keys[i];
+        PLDMAKey *k = &s->net->keys[i];
 
         if (k->gen > 0xffffff || k->access & ~PLDMA_KEY_ACC_MASK ||
             k->pd_tag > PLDMA_PD_TAG_MAX ||
@@ -203,7 +203,7 @@ static int post_load_conns(PLDMACore *s, int64_t fault_ns, int64_t *next)
     uint32_t i;
 
     for (i = 0; i < PLDMA_MAX_QPS; i++) {
-        PLDMANetConn *c = &s->conns[i];
+        PLDMANetConn *c = &s->net->conns[i];
         const char *why = pldma_net_conn_check(s, i);
 
         if (why) {
@@ -226,13 +226,13 @@ static int post_load_conns(PLDMACore *s, int64_t fault_ns, int64_t *next)
  */
 static int post_load_channel(PLDMACore *s, PLDMAChannel *ch)
 {
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
     const char *why;
 
     if (!pldma_net_ch_active(ch) || ch->idx >= s->num_channels) {
         /* (a local op or none: no requester state to keep) */
         memset(r, 0, sizeof(*r));
-        timer_del(ch->net_timer);
+        timer_del(pldma_ch_timer(ch));
         return 0;
     }
     why = pldma_net_ch_check(s, ch);
@@ -243,9 +243,9 @@ static int post_load_channel(PLDMACore *s, PLDMAChannel *ch)
         return -EINVAL;
     }
     r->txq = false;
-    if (timer_pending(ch->net_timer)) {
-        timer_mod(ch->net_timer,
-                  pldma_net_deadline(timer_expire_time_ns(ch->net_timer),
+    if (timer_pending(pldma_ch_timer(ch))) {
+        timer_mod(pldma_ch_timer(ch),
+                  pldma_net_deadline(timer_expire_time_ns(pldma_ch_timer(ch)),
                                      (int64_t)(r->rnr ? r->rnr_us
                                                       : r->rto_us) *
                                      SCALE_US));
@@ -270,7 +270,8 @@ static int post_load_channel(PLDMACore *s, PLDMAChannel *ch)
 
 static int pldma_net_post_load(void *opaque, int version_id)
 {
-    PLDMACore *s = opaque;
+    PLDMANet *n = opaque;
+    PLDMACore *s = n->s;
     int64_t fault_ns = (int64_t)s->resp_fault_ms * SCALE_MS;
     int64_t next = INT64_MAX;
     uint32_t i;
@@ -289,15 +290,15 @@ static int pldma_net_post_load(void *opaque, int version_id)
         }
     }
     /* frames held back or waiting in the net layer are gone: resent */
-    g_free(s->held);
-    s->held = NULL;
-    s->held_len = 0;
-    s->tx_blocked = false;
-    s->in_rx = false;
+    g_free(s->net->held);
+    s->net->held = NULL;
+    s->net->held_len = 0;
+    s->net->tx_blocked = false;
+    s->net->in_rx = false;
     if (fault_ns && next != INT64_MAX) {
-        timer_mod_ns(s->fault_timer, next);
+        timer_mod_ns(s->net->fault_timer, next);
     } else {
-        timer_del(s->fault_timer);
+        timer_del(s->net->fault_timer);
     }
     return 0;
 }
@@ -437,69 +438,102 @@ static const VMStateDescription vmstate_pldma_conn = {
     }
 };
 
-/* A channel's requester state (PLDMAChannel.net) and its timer */
-static const VMStateDescription vmstate_pldma_ch_net = {
-    .name = "pldma-ch-net",
+/* A channel's requester state (PLDMANet.req) and its timer */
+static const VMStateDescription vmstate_pldma_req = {
+    .name = "pldma-net-req",
     .version_id = 2,
     .minimum_version_id = 2,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT8(net.qp, PLDMAChannel),
-        VMSTATE_UINT32(net.psn, PLDMAChannel),
-        VMSTATE_UINT32(net.qp_gen, PLDMAChannel),
-        VMSTATE_UINT32(net.nsegs, PLDMAChannel),
-        VMSTATE_UINT32(net.end_psn, PLDMAChannel),
-        VMSTATE_UINT32(net.rkey, PLDMAChannel),
-        VMSTATE_UINT64(net.rva, PLDMAChannel),
-        VMSTATE_UINT64(net.acked, PLDMAChannel),
-        VMSTATE_UINT64(net.sent_hw, PLDMAChannel),
-        VMSTATE_UINT64(net.rd_end, PLDMAChannel),
-        VMSTATE_UINT32(net.retries, PLDMAChannel),
-        VMSTATE_UINT32(net.rnr_retries, PLDMAChannel),
-        VMSTATE_BOOL(net.wait, PLDMAChannel),
-        VMSTATE_BOOL(net.rnr, PLDMAChannel),
-        VMSTATE_BOOL(net.gap, PLDMAChannel),
-        VMSTATE_UINT32(net.rnr_us, PLDMAChannel),
-        VMSTATE_UINT32(net.mtu, PLDMAChannel),
-        VMSTATE_UINT32(net.rto_us, PLDMAChannel),
-        VMSTATE_UINT32(net.retry_count, PLDMAChannel),
-        VMSTATE_UINT32(net.rnr_retry, PLDMAChannel),
-        VMSTATE_BOOL(net.ok, PLDMAChannel),
-        VMSTATE_UINT32(net.imm, PLDMAChannel),
-        VMSTATE_BOOL(net.se, PLDMAChannel),
-        VMSTATE_TIMER_PTR(net_timer, PLDMAChannel),
+        VMSTATE_UINT8(qp, PLDMANetReq),
+        VMSTATE_UINT32(psn, PLDMANetReq),
+        VMSTATE_UINT32(qp_gen, PLDMANetReq),
+        VMSTATE_UINT32(nsegs, PLDMANetReq),
+        VMSTATE_UINT32(end_psn, PLDMANetReq),
+        VMSTATE_UINT32(rkey, PLDMANetReq),
+        VMSTATE_UINT64(rva, PLDMANetReq),
+        VMSTATE_UINT64(acked, PLDMANetReq),
+        VMSTATE_UINT64(sent_hw, PLDMANetReq),
+        VMSTATE_UINT64(rd_end, PLDMANetReq),
+        VMSTATE_UINT32(retries, PLDMANetReq),
+        VMSTATE_UINT32(rnr_retries, PLDMANetReq),
+        VMSTATE_BOOL(wait, PLDMANetReq),
+        VMSTATE_BOOL(rnr, PLDMANetReq),
+        VMSTATE_BOOL(gap, PLDMANetReq),
+        VMSTATE_UINT32(rnr_us, PLDMANetReq),
+        VMSTATE_UINT32(mtu, PLDMANetReq),
+        VMSTATE_UINT32(rto_us, PLDMANetReq),
+        VMSTATE_UINT32(retry_count, PLDMANetReq),
+        VMSTATE_UINT32(rnr_retry, PLDMANetReq),
+        VMSTATE_BOOL(ok, PLDMANetReq),
+        VMSTATE_UINT32(imm, PLDMANetReq),
+        VMSTATE_BOOL(se, PLDMANetReq),
         VMSTATE_END_OF_LIST()
     }
 };
 
 static bool pldma_net_needed(void *opaque)
 {
-    PLDMACore *s = opaque;
+    PLDMANet *n = opaque;
+    PLDMACore *s = n->s;
 
     return s->nic != NULL;
 }
 
 /* After pldma-core/qps and pldma-core/cqs, whose state it checks against */
-const VMStateDescription vmstate_pldma_net = {
+static const VMStateDescription vmstate_pldma_net = {
     .name = "pldma-core/net",
     .version_id = 2,
     .minimum_version_id = 2,
     .needed = pldma_net_needed,
     .post_load = pldma_net_post_load,
     .fields = (const VMStateField[]) {
-        VMSTATE_STRUCT_ARRAY(ch, PLDMACore, PLDMA_MAX_CHANNELS, 1,
-                             vmstate_pldma_ch_net, PLDMAChannel),
-        VMSTATE_UINT32(net_ip, PLDMACore),
-        VMSTATE_UINT32(key_sel, PLDMACore),
-        VMSTATE_UINT32(key_status, PLDMACore),
-        VMSTATE_STRUCT(key_stage, PLDMACore, 1, vmstate_pldma_key, PLDMAKey),
-        VMSTATE_STRUCT_ARRAY(keys, PLDMACore, PLDMA_NUM_KEYS, 1,
+        VMSTATE_STRUCT_ARRAY(req, PLDMANet, PLDMA_MAX_CHANNELS, 1,
+                             vmstate_pldma_req, PLDMANetReq),
+        VMSTATE_TIMER_PTR_ARRAY(req_timer, PLDMANet, PLDMA_MAX_CHANNELS),
+        VMSTATE_UINT32(net_ip, PLDMANet),
+        VMSTATE_UINT32(key_sel, PLDMANet),
+        VMSTATE_UINT32(key_status, PLDMANet),
+        VMSTATE_STRUCT(key_stage, PLDMANet, 1, vmstate_pldma_key, PLDMAKey),
+        VMSTATE_STRUCT_ARRAY(keys, PLDMANet, PLDMA_NUM_KEYS, 1,
                              vmstate_pldma_key, PLDMAKey),
-        VMSTATE_STRUCT_VARRAY_POINTER_KNOWN(conns, PLDMACore, PLDMA_MAX_QPS,
+        VMSTATE_STRUCT_VARRAY_POINTER_KNOWN(conns, PLDMANet, PLDMA_MAX_QPS,
                                             1, vmstate_pldma_conn,
                                             PLDMANetConn),
-        VMSTATE_UINT32_ARRAY(net_cnt, PLDMACore, PLDMA_NCNT_NUM),
-        VMSTATE_UINT32(tx_seq, PLDMACore),
-        VMSTATE_UINT64(x_rng, PLDMACore),
+        VMSTATE_UINT32_ARRAY(net_cnt, PLDMANet, PLDMA_NCNT_NUM),
+        VMSTATE_UINT32(tx_seq, PLDMANet),
+        VMSTATE_UINT64(x_rng, PLDMANet),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
+/*
+ * The link's state (PLDMACore.net), the last subsection of the engine's:
+ * its own subsections are the QP table, the CQs, the Ethernet function
+ * and, last because it checks its state against theirs, the rest
+ */
+static const VMStateDescription vmstate_pldma_net_state = {
+    .name = "pldma-net",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pldma_qps,
+        &vmstate_pldma_cqs,
+        &vmstate_pldma_eth,
+        &vmstate_pldma_net,
+        NULL
+    }
+};
+
+const VMStateDescription vmstate_pldma_link = {
+    .name = "pldma-core/link",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT_POINTER(net, PLDMACore, vmstate_pldma_net_state,
+                               PLDMANet),
         VMSTATE_END_OF_LIST()
     }
 };

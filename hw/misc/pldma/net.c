@@ -71,8 +71,9 @@ static bool pldma_net_knob(PLDMACore *s, uint32_t every)
     if (!every) {
         return false;
     }
-    s->x_rng = s->x_rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (s->x_rng >> 33) % every == 0;
+    s->net->x_rng = s->net->x_rng * 6364136223846793005ULL +
+                    1442695040888963407ULL;
+    return (s->net->x_rng >> 33) % every == 0;
 }
 
 /*
@@ -102,7 +103,7 @@ static void pldma_net_ans_drop_all(PLDMACore *s)
 {
     GBytes *b;
 
-    while ((b = g_queue_pop_head(&s->ans_q))) {
+    while ((b = g_queue_pop_head(&s->net->ans_q))) {
         g_bytes_unref(b);
     }
 }
@@ -112,7 +113,7 @@ static void pldma_net_ans_flush(PLDMACore *s)
 {
     GBytes *b;
 
-    while (!s->tx_blocked && (b = g_queue_pop_head(&s->ans_q))) {
+    while (!s->net->tx_blocked && (b = g_queue_pop_head(&s->net->ans_q))) {
         gsize len;
         const uint8_t *f = g_bytes_get_data(b, &len);
 
@@ -127,10 +128,10 @@ static void pldma_net_sent(NetClientState *nc, ssize_t len)
     uint32_t i;
 
     trace_pldma_net_tx_resumed(len);
-    s->tx_blocked = false;
+    s->net->tx_blocked = false;
     pldma_net_ans_flush(s);
     for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
-        PLDMANetReq *r = &s->ch[i].net;
+        PLDMANetReq *r = &s->net->req[i];
 
         if (r->txq) {
             r->txq = false;
@@ -163,26 +164,26 @@ static bool pldma_net_to_self(PLDMACore *s, const uint8_t *f, size_t len)
 
 static void pldma_net_loop(PLDMACore *s, const uint8_t *f, size_t len)
 {
-    if (s->loop_bytes + len > PLDMA_NET_LOOP_BYTES) {
-        trace_pldma_net_loop_dropped(len, s->loop_bytes);
+    if (s->net->loop_bytes + len > PLDMA_NET_LOOP_BYTES) {
+        trace_pldma_net_loop_dropped(len, s->net->loop_bytes);
         return;
     }
     pldma_net_cnt(s, PLDMA_NCNT_TX_FRAMES);
     pldma_net_cnt(s, PLDMA_NCNT_LOOPED);
-    g_queue_push_tail(&s->loop_q, g_bytes_new(f, len));
-    s->loop_bytes += len;
-    trace_pldma_net_loop(len, s->loop_bytes);
-    qemu_bh_schedule(s->loop_bh);
+    g_queue_push_tail(&s->net->loop_q, g_bytes_new(f, len));
+    s->net->loop_bytes += len;
+    trace_pldma_net_loop(len, s->net->loop_bytes);
+    qemu_bh_schedule(s->net->loop_bh);
 }
 
 static void pldma_net_loop_drop_all(PLDMACore *s)
 {
     GBytes *b;
 
-    while ((b = g_queue_pop_head(&s->loop_q))) {
+    while ((b = g_queue_pop_head(&s->net->loop_q))) {
         g_bytes_unref(b);
     }
-    s->loop_bytes = 0;
+    s->net->loop_bytes = 0;
 }
 
 static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
@@ -198,20 +199,20 @@ static void pldma_net_loop_bh(void *opaque)
         const uint8_t *f;
         gsize len;
 
-        if (g_queue_is_empty(&s->loop_q) || !s->vm_running) {
+        if (g_queue_is_empty(&s->net->loop_q) || !s->vm_running) {
             return;         /* the VM's restart schedules us again */
         }
-        if (s->busy || s->in_rx) {
+        if (s->busy || s->net->in_rx) {
             break;          /* not from inside a run or a receive */
         }
-        b = g_queue_pop_head(&s->loop_q);
+        b = g_queue_pop_head(&s->net->loop_q);
         f = g_bytes_get_data(b, &len);
-        s->loop_bytes -= len;
+        s->net->loop_bytes -= len;
         pldma_net_rx_frame(s, f, len);
         g_bytes_unref(b);
     }
-    if (!g_queue_is_empty(&s->loop_q)) {
-        qemu_bh_schedule(s->loop_bh);
+    if (!g_queue_is_empty(&s->net->loop_q)) {
+        qemu_bh_schedule(s->net->loop_bh);
     }
 }
 
@@ -250,20 +251,20 @@ static void pldma_net_wire_drop_all(PLDMACore *s)
 {
     uint32_t d;
 
-    for (d = 0; d < ARRAY_SIZE(s->wire_q); d++) {
-        g_queue_clear_full(&s->wire_q[d], pldma_net_wire_free);
+    for (d = 0; d < ARRAY_SIZE(s->net->wire_q); d++) {
+        g_queue_clear_full(&s->net->wire_q[d], pldma_net_wire_free);
     }
-    s->wire_bytes = 0;
-    if (s->wire_timer) {
-        timer_del(s->wire_timer);
+    s->net->wire_bytes = 0;
+    if (s->net->wire_timer) {
+        timer_del(s->net->wire_timer);
     }
 }
 
 /* The direction of the link whose next frame arrives first, or -1 */
 static int pldma_net_wire_next(PLDMACore *s)
 {
-    PLDMAWireFrame *a = g_queue_peek_head(&s->wire_q[0]);
-    PLDMAWireFrame *b = g_queue_peek_head(&s->wire_q[1]);
+    PLDMAWireFrame *a = g_queue_peek_head(&s->net->wire_q[0]);
+    PLDMAWireFrame *b = g_queue_peek_head(&s->net->wire_q[1]);
 
     if (!a || !b) {
         return a ? 0 : b ? 1 : -1;
@@ -276,9 +277,9 @@ static void pldma_net_wire_arm(PLDMACore *s)
     int d = pldma_net_wire_next(s);
 
     if (d >= 0) {
-        PLDMAWireFrame *w = g_queue_peek_head(&s->wire_q[d]);
+        PLDMAWireFrame *w = g_queue_peek_head(&s->net->wire_q[d]);
 
-        timer_mod(s->wire_timer, w->at);
+        timer_mod(s->net->wire_timer, w->at);
     }
 }
 
@@ -288,8 +289,8 @@ static void pldma_net_wire_put(PLDMACore *s, const uint8_t *f, size_t len,
     unsigned int dir = 0;
     PLDMAWireFrame *w;
 
-    if (s->wire_bytes + len > PLDMA_NET_WIRE_BYTES) {
-        trace_pldma_net_wire_dropped(len, s->wire_bytes);
+    if (s->net->wire_bytes + len > PLDMA_NET_WIRE_BYTES) {
+        trace_pldma_net_wire_dropped(len, s->net->wire_bytes);
         return;
     }
     if (self) {
@@ -304,8 +305,8 @@ static void pldma_net_wire_put(PLDMACore *s, const uint8_t *f, size_t len,
     w->at = pldma_timing_wire(s, dir, ready, len);
     w->self = self;
     w->b = g_bytes_new(f, len);
-    g_queue_push_tail(&s->wire_q[dir], w);
-    s->wire_bytes += len;
+    g_queue_push_tail(&s->net->wire_q[dir], w);
+    s->net->wire_bytes += len;
     pldma_net_wire_arm(s);
 }
 
@@ -317,21 +318,21 @@ static void pldma_net_wire_timer(void *opaque)
     int d;
 
     while ((d = pldma_net_wire_next(s)) >= 0) {
-        PLDMAWireFrame *w = g_queue_peek_head(&s->wire_q[d]);
+        PLDMAWireFrame *w = g_queue_peek_head(&s->net->wire_q[d]);
         const uint8_t *f;
         gsize len;
 
         if (w->at > now) {
             break;
         }
-        if (!s->vm_running || s->busy || s->in_rx) {
+        if (!s->vm_running || s->busy || s->net->in_rx) {
             /* not while stopped, nor inside a run or a receive: 1 ns on */
-            timer_mod(s->wire_timer, now + 1);
+            timer_mod(s->net->wire_timer, now + 1);
             return;
         }
-        g_queue_pop_head(&s->wire_q[d]);
+        g_queue_pop_head(&s->net->wire_q[d]);
         f = g_bytes_get_data(w->b, &len);
-        s->wire_bytes -= len;
+        s->net->wire_bytes -= len;
         if (w->self) {
             pldma_net_rx_frame(s, f, len);
         } else {
@@ -355,7 +356,7 @@ static void pldma_net_put(PLDMACore *s, const uint8_t *f, size_t len,
 {
     bool self = pldma_net_to_self(s, f, len);
 
-    if (s->wire_timer) {
+    if (s->net->wire_timer) {
         pldma_net_wire_put(s, f, len, ready, self);
         return;
     }
@@ -368,11 +369,11 @@ static void pldma_net_put(PLDMACore *s, const uint8_t *f, size_t len,
 
 static void pldma_net_put_now(PLDMACore *s, const uint8_t *f, size_t len)
 {
-    if (s->tx_blocked) {
+    if (s->net->tx_blocked) {
         if (pldma_net_frame_is_ack(f, len) &&
-            g_queue_get_length(&s->ans_q) < PLDMA_NET_ANS_FRAMES) {
-            g_queue_push_tail(&s->ans_q, g_bytes_new(f, len));
-            trace_pldma_net_ans_held(len, g_queue_get_length(&s->ans_q));
+            g_queue_get_length(&s->net->ans_q) < PLDMA_NET_ANS_FRAMES) {
+            g_queue_push_tail(&s->net->ans_q, g_bytes_new(f, len));
+            trace_pldma_net_ans_held(len, g_queue_get_length(&s->net->ans_q));
             return;
         }
         trace_pldma_net_tx_dropped(len);
@@ -383,23 +384,23 @@ static void pldma_net_put_now(PLDMACore *s, const uint8_t *f, size_t len)
     if (!qemu_send_packet_async(qemu_get_queue(s->nic), f, len,
                                 pldma_net_sent)) {
         trace_pldma_net_tx_blocked(len);
-        s->tx_blocked = true;
+        s->net->tx_blocked = true;
     }
 }
 
 void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len,
                           int64_t ready)
 {
-    uint32_t n = ++s->tx_seq;
+    uint32_t n = ++s->net->tx_seq;
 
     if (pldma_net_knob(s, s->x_drop_every)) {
         trace_pldma_net_knob("drop", n);
         return;
     }
-    if (pldma_net_knob(s, s->x_reorder_every) && !s->held) {
+    if (pldma_net_knob(s, s->x_reorder_every) && !s->net->held) {
         trace_pldma_net_knob("hold", n);
-        s->held = g_memdup2(f, len);
-        s->held_len = len;
+        s->net->held = g_memdup2(f, len);
+        s->net->held_len = len;
         return;
     }
     pldma_net_put(s, f, len, ready);
@@ -407,11 +408,11 @@ void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len,
         trace_pldma_net_knob("dup", n);
         pldma_net_put(s, f, len, ready);
     }
-    if (s->held) {
-        uint8_t *h = s->held;
+    if (s->net->held) {
+        uint8_t *h = s->net->held;
 
-        s->held = NULL;
-        pldma_net_put(s, h, s->held_len, ready);
+        s->net->held = NULL;
+        pldma_net_put(s, h, s->net->held_len, ready);
         g_free(h);
     }
 }
@@ -430,11 +431,11 @@ static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
     bool resp = fl & (PLDMA_NET_F_RESP | PLDMA_NET_F_ACK);
     PLDMAQP *qp;
 
-    if (idx >= s->num_qps || s->qps[idx].gen != p->qpn >> 8) {
+    if (idx >= s->num_qps || s->net->qps[idx].gen != p->qpn >> 8) {
         pldma_net_qp_drop(s, p, "no such QP");
         return;
     }
-    qp = &s->qps[idx];
+    qp = &s->net->qps[idx];
     if (qp->state != PLDMA_QPS_RTS &&
         (resp || qp->state != PLDMA_QPS_RTR)) {
         pldma_net_qp_drop(s, p, "QP not in a receiving state");
@@ -452,7 +453,7 @@ static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
     if (resp) {
         pldma_comp_rx(s, p);
     } else {
-        pldma_resp_rx(s, &s->conns[idx], p);
+        pldma_resp_rx(s, &s->net->conns[idx], p);
     }
 }
 
@@ -490,7 +491,7 @@ static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
     }
     trace_pldma_net_rx(p.opcode, pldma_hdr_op_name(p.opcode), p.qpn, p.psn,
                        p.ackreq, p.syndrome, p.plen);
-    s->in_rx = true;
+    s->net->in_rx = true;
     /*
      * A QP's peer sends to the MAC its path resolved, the port's own: a
      * frame to another (a switch flooding, a spoofer on a hub) is not for
@@ -502,14 +503,14 @@ static ssize_t pldma_net_rx_frame(PLDMACore *s, const uint8_t *buf,
     } else {
         pldma_net_rx_qp(s, &p);
     }
-    s->in_rx = false;
-    if (s->rx_deferred) {
+    s->net->in_rx = false;
+    if (s->net->rx_deferred) {
         /*
          * The net layer queued a frame that came while this one was
          * received (a peer on a hub answering at once): the bottom half
          * flushes it (pldma_bh() ends with pldma_net_flush())
          */
-        s->rx_deferred = false;
+        s->net->rx_deferred = false;
         pldma_schedule(s);
     }
     pldma_update_irq(s);
@@ -521,9 +522,9 @@ static ssize_t pldma_net_receive(NetClientState *nc, const uint8_t *buf,
 {
     PLDMACore *s = qemu_get_nic_opaque(nc);
 
-    if (s->busy || s->in_rx) {
+    if (s->busy || s->net->in_rx) {
         /* queued: flushed after the run, or after the receive */
-        s->rx_deferred |= s->in_rx;
+        s->net->rx_deferred |= s->net->in_rx;
         return 0;
     }
     return pldma_net_rx_frame(s, buf, size);
@@ -541,8 +542,8 @@ void pldma_net_flush(PLDMACore *s)
     if (s->nic) {
         qemu_flush_queued_packets(qemu_get_queue(s->nic));
     }
-    if (!g_queue_is_empty(&s->loop_q)) {
-        qemu_bh_schedule(s->loop_bh);
+    if (!g_queue_is_empty(&s->net->loop_q)) {
+        qemu_bh_schedule(s->net->loop_bh);
     }
 }
 
@@ -556,7 +557,7 @@ static bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
         return true;
     }
     if (addr >= PLDMA_NET_CNT(0) && addr < PLDMA_NET_CNT(PLDMA_NCNT_NUM)) {
-        *val = s->net_cnt[(addr - PLDMA_NET_CNT(0)) / 4];
+        *val = s->net->net_cnt[(addr - PLDMA_NET_CNT(0)) / 4];
         return true;
     }
     switch (addr) {
@@ -586,31 +587,31 @@ void pldma_net_reset(PLDMACore *s)
 
     pldma_cq_reset(s);
     for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
-        memset(&s->ch[i].net, 0, sizeof(s->ch[i].net));
-        if (s->ch[i].net_timer) {
-            timer_del(s->ch[i].net_timer);
+        memset(&s->net->req[i], 0, sizeof(s->net->req[i]));
+        if (s->net->req_timer[i]) {
+            timer_del(s->net->req_timer[i]);
         }
     }
     pldma_keys_reset(s);
-    if (s->fault_timer) {
-        timer_del(s->fault_timer);
+    if (s->net->fault_timer) {
+        timer_del(s->net->fault_timer);
     }
-    memset(s->net_cnt, 0, sizeof(s->net_cnt));
-    g_free(s->held);
-    s->held = NULL;
+    memset(s->net->net_cnt, 0, sizeof(s->net->net_cnt));
+    g_free(s->net->held);
+    s->net->held = NULL;
     pldma_net_loop_drop_all(s);
     pldma_net_wire_drop_all(s);
     pldma_net_ans_drop_all(s);
     /* the responder forgets its connections (every QP goes to RESET) */
-    if (s->conns) {
+    if (s->net->conns) {
         for (i = 0; i < PLDMA_MAX_QPS; i++) {
-            pldma_resp_park_drop(s, &s->conns[i]);
+            pldma_resp_park_drop(s, &s->net->conns[i]);
         }
-        memset(s->conns, 0, sizeof(PLDMANetConn) * PLDMA_MAX_QPS);
+        memset(s->net->conns, 0, sizeof(PLDMANetConn) * PLDMA_MAX_QPS);
     }
     /* every QP to RESET, with a new QPN: its old frames never match */
     pldma_qp_reset(s);
-    s->x_rng = s->node_id;
+    s->net->x_rng = s->node_id;
     /*
      * If the receive handler ever told the net layer "not now" (it returns
      * 0 during a run), frames wait in the queue for a flush: deliver them,
@@ -628,9 +629,15 @@ static void pldma_net_vm_running(PLDMACore *s)
     pldma_eth_vm_running(s);
 }
 
+/* A channel reset: its requester state goes (ch_end stopped its timer) */
+static void pldma_net_ch_reset(PLDMAChannel *ch)
+{
+    memset(pldma_ch_req(ch), 0, sizeof(PLDMANetReq));
+}
+
 static bool pldma_net_waiting(PLDMAChannel *ch)
 {
-    return ch->net.wait;
+    return pldma_ch_req(ch)->wait;
 }
 
 static void pldma_net_cleanup(NetClientState *nc)
@@ -655,6 +662,8 @@ bool pldma_net_realize(PLDMACore *s, Error **errp)
     NICConf *conf = s->conf;
     uint32_t i;
 
+    s->net = g_new0(PLDMANet, 1);
+    s->net->s = s;
     if (s->num_qps < 1 || s->num_qps > PLDMA_MAX_QPS) {
         error_setg(errp, "num-qps must be between 1 and %d", PLDMA_MAX_QPS);
         return false;
@@ -690,28 +699,28 @@ bool pldma_net_realize(PLDMACore *s, Error **errp)
         memcpy(conf->macaddr.a, base, sizeof(base));
         conf->macaddr.a[5] = s->node_id;
     }
-    g_queue_init(&s->loop_q);
-    g_queue_init(&s->ans_q);
-    g_queue_init(&s->wire_q[0]);
-    g_queue_init(&s->wire_q[1]);
+    g_queue_init(&s->net->loop_q);
+    g_queue_init(&s->net->ans_q);
+    g_queue_init(&s->net->wire_q[0]);
+    g_queue_init(&s->net->wire_q[1]);
     if (s->tm.on) {
-        s->wire_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_net_wire_timer,
-                                     s);
+        s->net->wire_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                          pldma_net_wire_timer, s);
     }
-    s->loop_bh = qemu_bh_new_guarded(pldma_net_loop_bh, s,
-                                     &dev->mem_reentrancy_guard);
-    s->conns = g_new0(PLDMANetConn, PLDMA_MAX_QPS);
+    s->net->loop_bh = qemu_bh_new_guarded(pldma_net_loop_bh, s,
+                                          &dev->mem_reentrancy_guard);
+    s->net->conns = g_new0(PLDMANetConn, PLDMA_MAX_QPS);
     s->nic = qemu_new_nic(&pldma_net_info, conf,
                           object_get_typename(OBJECT(dev)), dev->id,
                           &dev->mem_reentrancy_guard, s);
     qemu_format_nic_info_str(qemu_get_queue(s->nic), conf->macaddr.a);
     pldma_eth_realize(s);
     for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
-        s->ch[i].net_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_req_timer,
+        s->net->req_timer[i] = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_req_timer,
                                           &s->ch[i]);
     }
-    s->fault_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL, pldma_resp_fault_timer,
-                                  s);
+    s->net->fault_timer = timer_new_ns(QEMU_CLOCK_VIRTUAL,
+                                       pldma_resp_fault_timer, s);
     pldma_net_reset(s);
     return true;
 }
@@ -720,39 +729,44 @@ void pldma_net_unrealize(PLDMACore *s)
 {
     uint32_t i;
 
+    if (!s->net) {
+        return;
+    }
     for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
-        if (s->ch[i].net_timer) {
-            timer_free(s->ch[i].net_timer);
-            s->ch[i].net_timer = NULL;
+        if (s->net->req_timer[i]) {
+            timer_free(s->net->req_timer[i]);
+            s->net->req_timer[i] = NULL;
         }
     }
-    if (s->fault_timer) {
-        timer_free(s->fault_timer);
-        s->fault_timer = NULL;
+    if (s->net->fault_timer) {
+        timer_free(s->net->fault_timer);
+        s->net->fault_timer = NULL;
     }
     if (s->nic) {
         qemu_del_nic(s->nic);
         s->nic = NULL;
     }
     pldma_eth_unrealize(s);
-    for (i = 0; s->conns && i < PLDMA_MAX_QPS; i++) {
-        pldma_resp_park_drop(s, &s->conns[i]);
+    for (i = 0; s->net->conns && i < PLDMA_MAX_QPS; i++) {
+        pldma_resp_park_drop(s, &s->net->conns[i]);
     }
-    g_free(s->conns);
-    s->conns = NULL;
-    g_free(s->held);
-    s->held = NULL;
-    if (s->loop_bh) {
+    g_free(s->net->conns);
+    s->net->conns = NULL;
+    g_free(s->net->held);
+    s->net->held = NULL;
+    if (s->net->loop_bh) {
         pldma_net_loop_drop_all(s);
-        qemu_bh_delete(s->loop_bh);
-        s->loop_bh = NULL;
+        qemu_bh_delete(s->net->loop_bh);
+        s->net->loop_bh = NULL;
     }
     pldma_net_wire_drop_all(s);
     pldma_net_ans_drop_all(s);
-    if (s->wire_timer) {
-        timer_free(s->wire_timer);
-        s->wire_timer = NULL;
+    if (s->net->wire_timer) {
+        timer_free(s->net->wire_timer);
+        s->net->wire_timer = NULL;
     }
+    g_free(s->net);
+    s->net = NULL;
 }
 
 /* IRQ_STATUS written: the CQs' and the Ethernet function's bits */
@@ -807,6 +821,7 @@ const PLDMALinkOps pldma_net_link = {
     .xfer = pldma_req_xfer,
     .waiting = pldma_net_waiting,
     .ch_end = pldma_comp_ch_end,
+    .ch_reset = pldma_net_ch_reset,
     .ch_check = pldma_net_ch_check,
     .bh = pldma_resp_bh,
     .flush = pldma_net_flush,

@@ -205,6 +205,8 @@ typedef struct PLDMALinkOps {
     void (*desc_done)(PLDMAChannel *ch);
     /* the channel's message is over (done, failed, cancelled, reset) */
     void (*ch_end)(PLDMAChannel *ch);
+    /* the channel is reset (after ch_end): it forgets its link state */
+    void (*ch_reset)(PLDMAChannel *ch);
     /* migration: why the channel's link state is not loadable, or NULL */
     const char *(*ch_check)(PLDMACore *s, PLDMAChannel *ch);
     /* the responder's work from the bh (READ responses, held WRITEs) */
@@ -217,14 +219,12 @@ typedef struct PLDMALinkOps {
 
 /*
  * The link the front-ends' engines use (net.c), and its migration, which
- * the engine's vmstate carries as subsections (net-vmstate.c, qp.c, cq.c,
- * eth.c): all that the engine names of the link beside the table above
+ * the engine's vmstate carries as its last subsection (net-vmstate.c):
+ * all that the engine names of the link beside the table above; the
+ * link's state is its own (PLDMACore.net, net-internal.h)
  */
 extern const PLDMALinkOps pldma_net_link;
-extern const VMStateDescription vmstate_pldma_qps;
-extern const VMStateDescription vmstate_pldma_cqs;
-extern const VMStateDescription vmstate_pldma_eth;
-extern const VMStateDescription vmstate_pldma_net;
+extern const VMStateDescription vmstate_pldma_link;
 
 /* A row of the descriptor-opcode table (pldma-regs.h's PLDMA_OP_TABLE) */
 typedef struct PLDMAOpInfo {

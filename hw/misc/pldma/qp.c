@@ -44,7 +44,7 @@ static void qp_new_gen(PLDMAQP *qp)
 
 uint32_t pldma_qp_qpn(PLDMACore *s, uint32_t idx)
 {
-    return (s->qps[idx].gen << 8) | idx;
+    return (s->net->qps[idx].gen << 8) | idx;
 }
 
 #define QP_STATE_NAME(st, name) { st, name },
@@ -80,7 +80,7 @@ static const char *qp_state_name(uint32_t st)
 
 static void qp_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
 {
-    PLDMAQP *qp = &s->qps[idx];
+    PLDMAQP *qp = &s->net->qps[idx];
     uint32_t old = qp->state;
 
     if (st == PLDMA_QPS_RESET) {
@@ -95,8 +95,8 @@ static void qp_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
         qp_new_gen(qp);
         pldma_resp_qp_clear(s, idx);
         /* an error of the QP that was is no event of the one to come */
-        if (s->qp_errors & BIT_ULL(idx)) {
-            s->qp_errors &= ~BIT_ULL(idx);
+        if (s->net->qp_errors & BIT_ULL(idx)) {
+            s->net->qp_errors &= ~BIT_ULL(idx);
             pldma_cq_irq_sync(s);
         }
     } else if (st == PLDMA_QPS_ERR) {
@@ -125,9 +125,9 @@ PLDMAQP *pldma_qp_of_sq(PLDMACore *s, uint32_t ch)
     uint32_t i;
 
     for (i = 0; i < s->num_qps && s->nic; i++) {
-        if (s->qps[i].state != PLDMA_QPS_RESET && s->qps[i].sq == ch &&
-            ch != PLDMA_QP_NO_SQ) {
-            return &s->qps[i];
+        if (s->net->qps[i].state != PLDMA_QPS_RESET &&
+            s->net->qps[i].sq == ch && ch != PLDMA_QP_NO_SQ) {
+            return &s->net->qps[i];
         }
     }
     return NULL;
@@ -140,10 +140,10 @@ PLDMAQP *pldma_qp_of_sq(PLDMACore *s, uint32_t ch)
  */
 void pldma_qp_to_err(PLDMACore *s, uint32_t idx)
 {
-    if (idx < s->num_qps && s->qps[idx].state != PLDMA_QPS_RESET &&
-        s->qps[idx].state != PLDMA_QPS_ERR) {
+    if (idx < s->num_qps && s->net->qps[idx].state != PLDMA_QPS_RESET &&
+        s->net->qps[idx].state != PLDMA_QPS_ERR) {
         trace_pldma_qp_fatal(idx, pldma_qp_qpn(s, idx));
-        s->qp_errors |= 1ULL << idx;
+        s->net->qp_errors |= 1ULL << idx;
         pldma_cq_irq_sync(s);
         qp_set_state(s, idx, PLDMA_QPS_ERR);
     }
@@ -159,7 +159,7 @@ void pldma_qp_to_err(PLDMACore *s, uint32_t idx)
  */
 void pldma_qp_nak_err(PLDMACore *s, uint32_t idx)
 {
-    if (idx < s->num_qps && s->qps[idx].state == PLDMA_QPS_RTS) {
+    if (idx < s->num_qps && s->net->qps[idx].state == PLDMA_QPS_RTS) {
         qp_set_state(s, idx, PLDMA_QPS_ERR);
     }
 }
@@ -218,14 +218,14 @@ static bool qp_transition(uint32_t cur, uint32_t next, uint32_t *req,
 static bool qp_cq_ok(PLDMACore *s, uint32_t cq, uint32_t pd)
 {
     return cq == PLDMA_CQ_NONE ||
-           (cq < s->num_cqs && s->cqs[cq].state == PLDMA_CQS_ACTIVE &&
-            s->cqs[cq].pd == pd);
+           (cq < s->num_cqs && s->net->cqs[cq].state == PLDMA_CQS_ACTIVE &&
+            s->net->cqs[cq].pd == pd);
 }
 
 /* Check the staged values of the attributes in @mask; a PLDMA_QP_ST_* */
 static uint32_t qp_check_attrs(PLDMACore *s, uint32_t idx, uint32_t mask)
 {
-    const PLDMAQP *st = &s->qp_stage;
+    const PLDMAQP *st = &s->net->qp_stage;
     uint32_t i;
 
     if ((mask & PLDMA_QPA_PD) && (!pldma_pasid_reg_valid(s, st->pd) ||
@@ -279,8 +279,8 @@ static uint32_t qp_check_attrs(PLDMACore *s, uint32_t idx, uint32_t mask)
             return PLDMA_QP_ST_BAD_ATTR;
         }
         for (i = 0; i < s->num_qps; i++) {
-            if (i != idx && s->qps[i].state != PLDMA_QPS_RESET &&
-                s->qps[i].sq == st->sq) {
+            if (i != idx && s->net->qps[i].state != PLDMA_QPS_RESET &&
+                s->net->qps[i].sq == st->sq) {
                 return PLDMA_QP_ST_BUSY;
             }
         }
@@ -349,9 +349,9 @@ static void qp_apply_attrs(PLDMAQP *qp, const PLDMAQP *st, uint32_t mask)
 
 static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
 {
-    PLDMAQP *qp = &s->qps[idx];
-    const PLDMAQP *st = &s->qp_stage;
-    uint32_t mask = s->qp_mask;
+    PLDMAQP *qp = &s->net->qps[idx];
+    const PLDMAQP *st = &s->net->qp_stage;
+    uint32_t mask = s->net->qp_mask;
     uint32_t next = (mask & PLDMA_QPA_STATE) ? st->state : qp->state;
     uint32_t req, opt, r;
 
@@ -383,36 +383,36 @@ static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
 
 static void qp_query(PLDMACore *s, uint32_t idx)
 {
-    const PLDMAQP *qp = &s->qps[idx];
-    const PLDMANetConn *c = &s->conns[idx];
+    const PLDMAQP *qp = &s->net->qps[idx];
+    const PLDMANetConn *c = &s->net->conns[idx];
 
-    s->qp_stage = *qp;
+    s->net->qp_stage = *qp;
     if (qp->state == PLDMA_QPS_RTR || qp->state == PLDMA_QPS_RTS) {
-        s->qp_stage.rq_psn = c->epsn;   /* as verbs: the expected PSN */
+        s->net->qp_stage.rq_psn = c->epsn;   /* as verbs: the expected PSN */
     }
 }
 
 static void qp_cmd(PLDMACore *s, uint32_t cmd)
 {
-    uint32_t idx = s->qp_sel;
+    uint32_t idx = s->net->qp_sel;
 
     if (!s->nic) {
-        s->qp_status = PLDMA_QP_ST_BAD_CMD;
+        s->net->qp_status = PLDMA_QP_ST_BAD_CMD;
     } else if (idx >= s->num_qps) {
-        s->qp_status = PLDMA_QP_ST_BAD_INDEX;
+        s->net->qp_status = PLDMA_QP_ST_BAD_INDEX;
     } else if (cmd == PLDMA_QP_CMD_MODIFY) {
-        s->qp_status = qp_modify(s, idx);
+        s->net->qp_status = qp_modify(s, idx);
     } else if (cmd == PLDMA_QP_CMD_QUERY) {
         qp_query(s, idx);
-        s->qp_status = PLDMA_QP_ST_OK;
+        s->net->qp_status = PLDMA_QP_ST_OK;
     } else if (cmd == PLDMA_QP_CMD_RESOLVED || cmd == PLDMA_QP_CMD_FAILED) {
-        s->qp_status = pldma_rq_resolve(s, idx,
+        s->net->qp_status = pldma_rq_resolve(s, idx,
                                           cmd == PLDMA_QP_CMD_RESOLVED);
     } else {
-        s->qp_status = PLDMA_QP_ST_BAD_CMD;
+        s->net->qp_status = PLDMA_QP_ST_BAD_CMD;
     }
-    trace_pldma_qp_cmd(idx, cmd, s->qp_mask, s->qp_stage.state,
-                       s->qp_status);
+    trace_pldma_qp_cmd(idx, cmd, s->net->qp_mask, s->net->qp_stage.state,
+                       s->net->qp_status);
 }
 
 /* The staging registers that hold one 32-bit attribute each */
@@ -445,7 +445,8 @@ static uint32_t *qp_stage_field(PLDMACore *s, hwaddr addr)
 
     for (i = 0; i < ARRAY_SIZE(qp_stage_reg); i++) {
         if (qp_stage_reg[i].addr == addr) {
-            return (uint32_t *)((uint8_t *)&s->qp_stage + qp_stage_reg[i].off);
+            return (uint32_t *)((uint8_t *)&s->net->qp_stage +
+                                qp_stage_reg[i].off);
         }
     }
     return NULL;
@@ -453,8 +454,8 @@ static uint32_t *qp_stage_field(PLDMACore *s, hwaddr addr)
 
 bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 {
-    const PLDMAQP *st = &s->qp_stage;
-    bool sel_ok = s->nic && s->qp_sel < s->num_qps;
+    const PLDMAQP *st = &s->net->qp_stage;
+    bool sel_ok = s->nic && s->net->qp_sel < s->num_qps;
     const uint8_t *mac = s->conf ? s->conf->macaddr.a : NULL;
     uint32_t *f = qp_stage_field(s, addr);
 
@@ -464,7 +465,7 @@ bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
     }
     switch (addr) {
     case PLDMA_NET_IP:
-        *val = s->nic ? s->net_ip : 0;
+        *val = s->nic ? s->net->net_ip : 0;
         return true;
     case PLDMA_NET_MAC_LO:
         *val = mac && s->nic ? ldl_le_p(mac) : 0;
@@ -476,22 +477,22 @@ bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
         *val = s->nic ? s->num_qps : 0;
         return true;
     case PLDMA_QP_SEL:
-        *val = s->qp_sel;
+        *val = s->net->qp_sel;
         return true;
     case PLDMA_QP_QPN:
-        *val = sel_ok ? pldma_qp_qpn(s, s->qp_sel) : 0;
+        *val = sel_ok ? pldma_qp_qpn(s, s->net->qp_sel) : 0;
         return true;
     case PLDMA_QP_STATE:
-        *val = sel_ok ? s->qps[s->qp_sel].state : 0;
+        *val = sel_ok ? s->net->qps[s->net->qp_sel].state : 0;
         return true;
     case PLDMA_QP_ATTR_MASK:
-        *val = s->qp_mask;
+        *val = s->net->qp_mask;
         return true;
     case PLDMA_QP_CMD:
         *val = 0;
         return true;
     case PLDMA_QP_STATUS:
-        *val = s->qp_status;
+        *val = s->net->qp_status;
         return true;
     case PLDMA_QP_RQ_BASE_LO:
         *val = (uint32_t)st->rq_base;
@@ -500,13 +501,13 @@ bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
         *val = st->rq_base >> 32;
         return true;
     case PLDMA_QP_RQ_HEAD:
-        *val = sel_ok ? s->qps[s->qp_sel].rq_head : 0;
+        *val = sel_ok ? s->net->qps[s->net->qp_sel].rq_head : 0;
         return true;
     case PLDMA_QP_ERRORS_LO:
-        *val = (uint32_t)s->qp_errors;
+        *val = (uint32_t)s->net->qp_errors;
         return true;
     case PLDMA_QP_ERRORS_HI:
-        *val = s->qp_errors >> 32;
+        *val = s->net->qp_errors >> 32;
         return true;
     default:
         return false;
@@ -515,7 +516,7 @@ bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 
 bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
-    PLDMAQP *st = &s->qp_stage;
+    PLDMAQP *st = &s->net->qp_stage;
     uint32_t *f = qp_stage_field(s, addr);
 
     if (f) {
@@ -525,8 +526,8 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
     switch (addr) {
     case PLDMA_NET_IP:
         if (s->nic) {
-            trace_pldma_qp_net_ip(s->net_ip, val);
-            s->net_ip = val;
+            trace_pldma_qp_net_ip(s->net->net_ip, val);
+            s->net->net_ip = val;
         }
         return true;
     case PLDMA_NET_MAC_LO:
@@ -540,10 +541,10 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
                       "register 0x%" HWADDR_PRIx "\n", addr);
         return true;
     case PLDMA_QP_SEL:
-        s->qp_sel = val;
+        s->net->qp_sel = val;
         return true;
     case PLDMA_QP_ATTR_MASK:
-        s->qp_mask = val;
+        s->net->qp_mask = val;
         return true;
     case PLDMA_QP_CMD:
         qp_cmd(s, val);
@@ -555,11 +556,11 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
         st->rq_base = deposit64(st->rq_base, 32, 32, val);
         return true;
     case PLDMA_QP_ERRORS_LO:
-        s->qp_errors &= ~(uint64_t)val;
+        s->net->qp_errors &= ~(uint64_t)val;
         pldma_cq_irq_sync(s);
         return true;
     case PLDMA_QP_ERRORS_HI:
-        s->qp_errors &= ~((uint64_t)val << 32);
+        s->net->qp_errors &= ~((uint64_t)val << 32);
         pldma_cq_irq_sync(s);
         return true;
     default:
@@ -577,14 +578,14 @@ void pldma_qp_reset(PLDMACore *s)
             qp_set_state(s, i, PLDMA_QPS_RESET);
         }
     }
-    memset(&s->qp_stage, 0, sizeof(s->qp_stage));
-    s->qp_stage.send_cq = PLDMA_CQ_NONE;
-    s->qp_stage.recv_cq = PLDMA_CQ_NONE;
-    s->qp_errors = 0;
-    s->qp_mask = 0;
-    s->qp_sel = 0;
-    s->qp_status = 0;
-    s->net_ip = 0x0a000000U | s->node_id;
+    memset(&s->net->qp_stage, 0, sizeof(s->net->qp_stage));
+    s->net->qp_stage.send_cq = PLDMA_CQ_NONE;
+    s->net->qp_stage.recv_cq = PLDMA_CQ_NONE;
+    s->net->qp_errors = 0;
+    s->net->qp_mask = 0;
+    s->net->qp_sel = 0;
+    s->net->qp_status = 0;
+    s->net->net_ip = 0x0a000000U | s->node_id;
 }
 
 void pldma_qp_realize(PLDMACore *s)
@@ -592,8 +593,8 @@ void pldma_qp_realize(PLDMACore *s)
     uint32_t i;
 
     for (i = 0; i < PLDMA_MAX_QPS; i++) {
-        qp_new_gen(&s->qps[i]);
-        s->qps[i].sq = PLDMA_QP_NO_SQ;
+        qp_new_gen(&s->net->qps[i]);
+        s->net->qps[i].sq = PLDMA_QP_NO_SQ;
     }
 }
 
@@ -645,11 +646,12 @@ static const VMStateDescription vmstate_pldma_qp = {
 /* The table is sent when a QP is in use (only a device with a link) */
 static bool pldma_qps_needed(void *opaque)
 {
-    PLDMACore *s = opaque;
+    PLDMANet *n = opaque;
+    PLDMACore *s = n->s;
     uint32_t i;
 
     for (i = 0; i < PLDMA_MAX_QPS; i++) {
-        if (s->qps[i].state != PLDMA_QPS_RESET) {
+        if (s->net->qps[i].state != PLDMA_QPS_RESET) {
             return true;
         }
     }
@@ -659,7 +661,7 @@ static bool pldma_qps_needed(void *opaque)
 /* Why the migrated QP @i is one the device could not have made, or NULL */
 static const char *pldma_qp_check(PLDMACore *s, uint32_t i)
 {
-    const PLDMAQP *qp = &s->qps[i];
+    const PLDMAQP *qp = &s->net->qps[i];
     uint32_t j;
 
     if (!qp_gen_ok(qp->gen)) {
@@ -683,7 +685,8 @@ static const char *pldma_qp_check(PLDMACore *s, uint32_t i)
         return "send queue beyond num-channels";
     }
     for (j = 0; j < i && qp->sq != PLDMA_QP_NO_SQ; j++) {
-        if (s->qps[j].state != PLDMA_QPS_RESET && s->qps[j].sq == qp->sq) {
+        if (s->net->qps[j].state != PLDMA_QPS_RESET &&
+            s->net->qps[j].sq == qp->sq) {
             return "send queue of two QPs";
         }
     }
@@ -705,7 +708,8 @@ static const char *pldma_qp_check(PLDMACore *s, uint32_t i)
 
 static bool pldma_qps_post_load(void *opaque, int version_id, Error **errp)
 {
-    PLDMACore *s = opaque;
+    PLDMANet *n = opaque;
+    PLDMACore *s = n->s;
     const char *why;
     uint32_t i;
 
@@ -713,7 +717,7 @@ static bool pldma_qps_post_load(void *opaque, int version_id, Error **errp)
         why = pldma_qp_check(s, i);
         if (why) {
             error_setg(errp, "pldma: migrated QP %u rejected: %s (state %u "
-                       "sq %u)", i, why, s->qps[i].state, s->qps[i].sq);
+                       "sq %u)", i, why, n->qps[i].state, n->qps[i].sq);
             return false;
         }
     }
@@ -727,12 +731,12 @@ const VMStateDescription vmstate_pldma_qps = {
     .needed = pldma_qps_needed,
     .post_load_errp = pldma_qps_post_load,
     .fields = (const VMStateField[]) {
-        VMSTATE_UINT32(net_ip, PLDMACore),
-        VMSTATE_UINT32(qp_sel, PLDMACore),
-        VMSTATE_UINT32(qp_mask, PLDMACore),
-        VMSTATE_UINT32(qp_status, PLDMACore),
-        VMSTATE_STRUCT(qp_stage, PLDMACore, 1, vmstate_pldma_qp, PLDMAQP),
-        VMSTATE_STRUCT_ARRAY(qps, PLDMACore, PLDMA_MAX_QPS, 1,
+        VMSTATE_UINT32(net_ip, PLDMANet),
+        VMSTATE_UINT32(qp_sel, PLDMANet),
+        VMSTATE_UINT32(qp_mask, PLDMANet),
+        VMSTATE_UINT32(qp_status, PLDMANet),
+        VMSTATE_STRUCT(qp_stage, PLDMANet, 1, vmstate_pldma_qp, PLDMAQP),
+        VMSTATE_STRUCT_ARRAY(qps, PLDMANet, PLDMA_MAX_QPS, 1,
                              vmstate_pldma_qp, PLDMAQP),
         VMSTATE_END_OF_LIST()
     }

@@ -23,7 +23,7 @@
 
 void pldma_req_arm(PLDMAChannel *ch, uint64_t us)
 {
-    timer_mod(ch->net_timer,
+    timer_mod(pldma_ch_timer(ch),
               qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + us * SCALE_US);
 }
 
@@ -38,7 +38,7 @@ static uint32_t qp_rto_us(PLDMACore *s, uint32_t code)
 static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp)
 {
     PLDMACore *s = ch->s;
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
     uint32_t t = qp->timers;
 
     if (qp->state == PLDMA_QPS_ERR) {
@@ -50,7 +50,7 @@ static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp)
                       qp->state);
         return PLDMA_ST_BAD_QP;
     }
-    r->qp = qp - s->qps + 1;
+    r->qp = qp - s->net->qps + 1;
     r->qp_gen = qp->gen;
     r->psn = qp->sq_psn;
     r->mtu = PLDMA_MTU_BYTES(qp->path_mtu);
@@ -64,7 +64,7 @@ static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp)
 uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
 {
     PLDMACore *s = ch->s;
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
     PLDMAQP *qp = pldma_qp_of_sq(s, ch->idx);
     uint32_t st;
 
@@ -125,11 +125,11 @@ uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
 void pldma_req_send_read(PLDMAChannel *ch)
 {
     PLDMACore *s = ch->s;
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
     uint32_t seg = ch->done / r->mtu;
     PLDMAPkt p = {
         .opcode = OP_READ_REQ, .ackreq = true,
-        .qpn = s->qps[r->qp - 1].dest_qpn,
+        .qpn = s->net->qps[r->qp - 1].dest_qpn,
         .psn = (r->psn + seg) & PLDMA_PSN_MASK,
         .rkey = r->rkey,
         .qp = r->qp,
@@ -177,10 +177,10 @@ void pldma_req_send_read(PLDMAChannel *ch)
 /* The link takes no frame now: wait for pldma_net_sent() (or the timer) */
 static void pldma_net_tx_wait(PLDMAChannel *ch)
 {
-    ch->net.txq = true;
-    ch->net.wait = true;
-    if (!timer_pending(ch->net_timer)) {
-        pldma_req_arm(ch, ch->net.rto_us);
+    pldma_ch_req(ch)->txq = true;
+    pldma_ch_req(ch)->wait = true;
+    if (!timer_pending(pldma_ch_timer(ch))) {
+        pldma_req_arm(ch, pldma_ch_req(ch)->rto_us);
     }
 }
 
@@ -267,7 +267,7 @@ static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
                                      uint64_t *budget)
 {
     PLDMACore *s = ch->s;
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
     uint32_t seg = ch->done / r->mtu;
     uint32_t n = MIN(r->mtu, ch->len - ch->done);
     bool first = seg == 0, last = ch->done + n == ch->len;
@@ -275,7 +275,7 @@ static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
     uint64_t fva;
     PLDMAAccess a = PLDMA_ACC_OK;
     PLDMAPkt p = {
-        .qpn = s->qps[r->qp - 1].dest_qpn,
+        .qpn = s->net->qps[r->qp - 1].dest_qpn,
         .psn = (r->psn + seg) & PLDMA_PSN_MASK,
         .payload = buf, .plen = n, .qp = r->qp,
     };
@@ -288,7 +288,7 @@ static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
     if (*budget == 0) {
         return REQ_STOP;
     }
-    if (s->tx_blocked) {
+    if (s->net->tx_blocked) {
         pldma_net_tx_wait(ch);
         return REQ_STOP;
     }
@@ -322,10 +322,10 @@ static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
     p.ackreq = last || (seg + 1) % PLDMA_NET_ACKREQ_EVERY == 0;
     if (ch->done < r->sent_hw) {
         pldma_net_cnt(s, PLDMA_NCNT_RETX_SEGS);
-        s->net_cnt[PLDMA_NCNT_RETX_BYTES] += n;
+        s->net->net_cnt[PLDMA_NCNT_RETX_BYTES] += n;
     }
     pldma_hdr_tx(s, &p);
-    if (!timer_pending(ch->net_timer)) {
+    if (!timer_pending(pldma_ch_timer(ch))) {
         pldma_req_arm(ch, r->rto_us);
     }
     ch->done += n;
@@ -343,7 +343,7 @@ static bool req_read(PLDMAChannel *ch)
         pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
         return true;
     }
-    if (ch->s->tx_blocked) {
+    if (ch->s->net->tx_blocked) {
         pldma_net_tx_wait(ch);
         return false;
     }
@@ -359,11 +359,11 @@ static bool req_read(PLDMAChannel *ch)
 bool pldma_req_xfer(PLDMAChannel *ch, uint64_t *budget)
 {
     PLDMACore *s = ch->s;
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
     uint8_t buf[PLDMA_NET_MAX_MTU];
 
-    if (s->qps[r->qp - 1].gen != r->qp_gen ||
-        s->qps[r->qp - 1].state != PLDMA_QPS_RTS) {
+    if (s->net->qps[r->qp - 1].gen != r->qp_gen ||
+        s->net->qps[r->qp - 1].state != PLDMA_QPS_RTS) {
         /* the QP left RTS (modified to ERR or RESET): flushed */
         pldma_comp_finish(ch, PLDMA_ST_REMOTE_ERROR);
         return true;
@@ -374,7 +374,7 @@ bool pldma_req_xfer(PLDMAChannel *ch, uint64_t *budget)
          * was parked on a local fault (FAULTED, STALLED) was ignored: arm
          * it again, or nothing would ever wake the channel.
          */
-        if (!timer_pending(ch->net_timer)) {
+        if (!timer_pending(pldma_ch_timer(ch))) {
             pldma_req_arm(ch, r->rnr ? r->rnr_us : r->rto_us);
         }
         return false;
@@ -405,7 +405,7 @@ void pldma_req_timer(void *opaque)
 {
     PLDMAChannel *ch = opaque;
     PLDMACore *s = ch->s;
-    PLDMANetReq *r = &ch->net;
+    PLDMANetReq *r = pldma_ch_req(ch);
 
     if (ch->state != PLDMA_STATE_RUNNING || ch->phase != PLDMA_PHASE_XFER ||
         !pldma_op_remote(ch->op)) {

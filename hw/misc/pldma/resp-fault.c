@@ -66,8 +66,8 @@ void pldma_resp_fault_arm(PLDMACore *s, PLDMANetConn *c)
 {
     c->fault_deadline = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
                         (int64_t)s->resp_fault_ms * SCALE_MS;
-    if (s->fault_timer && s->resp_fault_ms) {
-        timer_mod_anticipate_ns(s->fault_timer, c->fault_deadline);
+    if (s->net->fault_timer && s->resp_fault_ms) {
+        timer_mod_anticipate_ns(s->net->fault_timer, c->fault_deadline);
     }
 }
 
@@ -115,7 +115,7 @@ PLDMAAccess pldma_resp_rw(PLDMACore *s, PLDMANetConn *c, uint32_t rkey,
                           uint64_t va, void *buf, uint32_t len,
                           bool is_write, uint32_t msg_off, uint32_t msg_len)
 {
-    PLDMAKey *k = &s->keys[PLDMA_RKEY_INDEX(rkey)];
+    PLDMAKey *k = &s->net->keys[PLDMA_RKEY_INDEX(rkey)];
     uint64_t fva;
     PLDMAAccess a;
 
@@ -167,7 +167,7 @@ static void park_free(PLDMACore *s, PLDMANetPark *k)
     uint32_t i;
 
     for (i = k->head; i < k->n; i++) {
-        s->park_bytes -= k->pkt[i].plen;
+        s->net->park_bytes -= k->pkt[i].plen;
         g_free((void *)k->pkt[i].payload);
     }
     g_free(k);
@@ -219,7 +219,7 @@ static bool park_fits(PLDMACore *s, const PLDMANetConn *c, const PLDMAPkt *p)
     int32_t d;
 
     if (!p->plen ||
-        p->plen > s->park_size - MIN(s->park_size, s->park_bytes)) {
+        p->plen > s->park_size - MIN(s->park_size, s->net->park_bytes)) {
         return false;
     }
     if (pldma_hdr_op_flags(p->opcode) & PLDMA_NET_F_SEND) {
@@ -281,7 +281,7 @@ bool pldma_resp_park_add(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p)
     q = &k->pkt[k->n++];
     *q = *p;
     q->payload = g_memdup2(p->payload, p->plen);
-    s->park_bytes += p->plen;
+    s->net->park_bytes += p->plen;
     pldma_net_cnt(s, PLDMA_NCNT_PARKED);
     trace_pldma_net_park(pldma_resp_qpi(s, c), p->psn, k->n - k->head);
     return true;
@@ -300,7 +300,7 @@ bool pldma_resp_park_run(PLDMACore *s, PLDMANetConn *c, uint64_t *budget)
         PLDMAPkt *q = &k->pkt[k->head];
         uint32_t psn = q->psn;
 
-        if (!*budget || s->tx_blocked) {
+        if (!*budget || s->net->tx_blocked) {
             return true;        /* more, in a later turn */
         }
         if (psn != c->epsn) {
@@ -325,7 +325,7 @@ bool pldma_resp_park_run(PLDMACore *s, PLDMANetConn *c, uint64_t *budget)
             pldma_resp_park_drop(s, c);
             return false;
         }
-        s->park_bytes -= q->plen;
+        s->net->park_bytes -= q->plen;
         g_free((void *)q->payload);
         q->payload = NULL;
         k->head++;
@@ -420,11 +420,11 @@ void pldma_resp_fault_timer(void *opaque)
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL), next = INT64_MAX;
     uint32_t i, j;
 
-    if (!s->conns) {
+    if (!s->net->conns) {
         return;
     }
     for (i = 0; i < PLDMA_NUM_KEYS; i++) {
-        PLDMAKey *k = &s->keys[i];
+        PLDMAKey *k = &s->net->keys[i];
 
         if (!k->fault) {
             continue;
@@ -436,7 +436,7 @@ void pldma_resp_fault_timer(void *opaque)
         trace_pldma_net_fault_expired(i, 0);
         k->fault = false;
         for (j = 0; j < PLDMA_NET_NCONNS(s); j++) {
-            PLDMANetConn *c = &s->conns[j];
+            PLDMANetConn *c = &s->net->conns[j];
 
             if (c->fault && !c->stalled && !c->fault_recv &&
                 c->fault_key == i) {
@@ -445,7 +445,7 @@ void pldma_resp_fault_timer(void *opaque)
         }
     }
     for (j = 0; j < PLDMA_NET_NCONNS(s); j++) {
-        PLDMANetConn *c = &s->conns[j];
+        PLDMANetConn *c = &s->net->conns[j];
 
         if (!c->fault || c->stalled || !c->fault_recv) {
             continue;
@@ -458,7 +458,7 @@ void pldma_resp_fault_timer(void *opaque)
         pldma_resp_resolved(s, c, false);
     }
     if (next != INT64_MAX) {
-        timer_mod_ns(s->fault_timer, next);
+        timer_mod_ns(s->net->fault_timer, next);
     }
     pldma_update_irq(s);
     pldma_schedule(s);
@@ -472,7 +472,7 @@ bool pldma_resp_resumed(PLDMACore *s, uint16_t stag, SMMUStallResponse resp)
         return false;
     }
     for (i = 0; i < PLDMA_NET_NCONNS(s); i++) {
-        PLDMANetConn *c = &s->conns[i];
+        PLDMANetConn *c = &s->net->conns[i];
 
         if (c->fault && c->stalled && c->stag == stag) {
             pldma_resp_resolved(s, c, resp == SMMU_STALL_RETRY);

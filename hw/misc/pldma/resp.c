@@ -23,7 +23,7 @@
 
 static PLDMAQP *conn_qp(PLDMACore *s, const PLDMANetConn *c)
 {
-    return &s->qps[pldma_resp_qpi(s, c)];
+    return &s->net->qps[pldma_resp_qpi(s, c)];
 }
 
 /* Payload bytes per segment of a connection: its QP's path MTU */
@@ -132,7 +132,7 @@ static uint8_t pldma_resp_check_key(PLDMACore *s, PLDMANetConn *c,
     if (idx >= PLDMA_NUM_KEYS) {
         return AETH_NAK_ACCESS;
     }
-    k = &s->keys[idx];
+    k = &s->net->keys[idx];
     if (!k->valid || (k->gen & 0xffffff) != PLDMA_RKEY_GEN(rkey) ||
         !(k->access & access) || va < k->va || len > k->len ||
         va - k->va > k->len - len) {
@@ -962,9 +962,9 @@ bool pldma_resp_bh(PLDMACore *s, uint64_t *budget)
     if (!s->nic) {
         return false;
     }
-    s->resp_rr = (s->resp_rr + 1) % nconns;
+    s->net->resp_rr = (s->net->resp_rr + 1) % nconns;
     for (i = 0; i < nconns; i++) {
-        PLDMANetConn *c = &s->conns[(s->resp_rr + i) % nconns];
+        PLDMANetConn *c = &s->net->conns[(s->net->resp_rr + i) % nconns];
         PLDMAQP *qp = conn_qp(s, c);
         uint32_t turn = PLDMA_NET_WINDOW;
 
@@ -976,11 +976,11 @@ bool pldma_resp_bh(PLDMACore *s, uint64_t *budget)
                 more |= pldma_resp_park_run(s, c, budget);
             }
         }
-        while (c->rd_active && !c->fault && *budget && !s->tx_blocked &&
+        while (c->rd_active && !c->fault && *budget && !s->net->tx_blocked &&
                turn && rd_respond(s, c, buf, budget)) {
             turn--;
         }
-        more |= c->rd_active && !c->fault && !s->tx_blocked;
+        more |= c->rd_active && !c->fault && !s->net->tx_blocked;
     }
     return more;
 }
@@ -988,10 +988,10 @@ bool pldma_resp_bh(PLDMACore *s, uint64_t *budget)
 /* QP @idx enters RTR: its responder expects RQ_PSN, nothing else */
 void pldma_resp_qp_connect(PLDMACore *s, uint32_t idx)
 {
-    PLDMANetConn *c = &s->conns[idx];
+    PLDMANetConn *c = &s->net->conns[idx];
 
     pldma_resp_qp_clear(s, idx);
-    c->epsn = s->qps[idx].rq_psn & PLDMA_PSN_MASK;
+    c->epsn = s->net->qps[idx].rq_psn & PLDMA_PSN_MASK;
     trace_pldma_net_conn_sync(idx, c->epsn);
 }
 
@@ -1008,10 +1008,10 @@ void pldma_resp_qp_clear(PLDMACore *s, uint32_t idx)
 {
     PLDMANetConn *c;
 
-    if (!s->conns) {
+    if (!s->net->conns) {
         return;
     }
-    c = &s->conns[idx];
+    c = &s->net->conns[idx];
     pldma_resp_park_drop(s, c);
     if (c->fault && c->stalled) {
         trace_pldma_net_stall_dropped(idx, c->stag);

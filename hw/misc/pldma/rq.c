@@ -25,7 +25,7 @@
 
 static PLDMANetConn *qp_conn(PLDMACore *s, uint32_t idx)
 {
-    return &s->conns[idx];
+    return &s->net->conns[idx];
 }
 
 static bool qp_receiving(const PLDMAQP *qp)
@@ -42,7 +42,7 @@ bool pldma_rq_complete(PLDMACore *s, uint32_t idx, uint64_t wr_id,
                        uint8_t opcode, uint8_t status, uint32_t bytes,
                        const PLDMAPkt *p)
 {
-    PLDMAQP *qp = &s->qps[idx];
+    PLDMAQP *qp = &s->net->qps[idx];
     PLDMACqe e = {
         .wr_id = wr_id, .byte_len = bytes, .opcode = opcode,
         .status = status, .qpn = pldma_qp_qpn(s, idx),
@@ -77,7 +77,7 @@ bool pldma_rq_complete(PLDMACore *s, uint32_t idx, uint64_t wr_id,
  */
 static int recv_wqe_read(PLDMACore *s, PLDMANetConn *c, uint32_t idx)
 {
-    PLDMAQP *qp = &s->qps[idx];
+    PLDMAQP *qp = &s->net->qps[idx];
     uint8_t w[PLDMA_RWQE_SIZE];
     uint64_t fva;
     uint32_t i;
@@ -124,7 +124,7 @@ static int recv_wqe_read(PLDMACore *s, PLDMANetConn *c, uint32_t idx)
 bool pldma_rq_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
                    uint32_t idx)
 {
-    PLDMAQP *qp = &s->qps[idx];
+    PLDMAQP *qp = &s->net->qps[idx];
     int r;
 
     if (!qp->rq_size || qp->rq_head == qp->rq_tail) {
@@ -177,7 +177,7 @@ static PLDMAAccess recv_rw(PLDMACore *s, PLDMANetConn *c, uint32_t idx,
     uint64_t fva;
     PLDMAAccess a;
 
-    a = pldma_resp_dma(s, c, s->qps[idx].pd, va, (void *)buf, len, true,
+    a = pldma_resp_dma(s, c, s->net->qps[idx].pd, va, (void *)buf, len, true,
                            &fva);
     if (a == PLDMA_ACC_OK || a == PLDMA_ACC_BUSERR) {
         return a;
@@ -190,7 +190,7 @@ static PLDMAAccess recv_rw(PLDMACore *s, PLDMANetConn *c, uint32_t idx,
         PLDMAFaultRec r = {
             .channel = PLDMA_FR_CH_REMOTE,
             .flags = PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE,
-            .pasid_reg = s->qps[idx].pd, .va = fva, .desc = idx,
+            .pasid_reg = s->net->qps[idx].pd, .va = fva, .desc = idx,
             .done = msg_off, .len = MIN(c->rwqe_total, UINT32_MAX),
         };
 
@@ -243,7 +243,7 @@ PLDMAAccess pldma_rq_scatter(PLDMACore *s, PLDMANetConn *c, uint32_t idx,
  */
 bool pldma_rq_failed(PLDMACore *s, PLDMANetConn *c)
 {
-    uint32_t idx = c - s->conns;
+    uint32_t idx = c - s->net->conns;
 
     if (!c->rmsg_valid) {
         return true;
@@ -258,7 +258,7 @@ uint32_t pldma_rq_resolve(PLDMACore *s, uint32_t idx, bool ok)
 {
     PLDMANetConn *c;
 
-    if (!s->conns) {
+    if (!s->net->conns) {
         return PLDMA_QP_ST_BAD_CMD;
     }
     c = qp_conn(s, idx);
@@ -277,7 +277,7 @@ uint32_t pldma_rq_resolve(PLDMACore *s, uint32_t idx, bool ok)
  */
 void pldma_rq_flush(PLDMACore *s, uint32_t idx)
 {
-    PLDMAQP *qp = &s->qps[idx];
+    PLDMAQP *qp = &s->net->qps[idx];
     PLDMANetConn c = { 0 };
     uint32_t n = 0;
 
@@ -319,7 +319,7 @@ void pldma_rq_doorbell(PLDMAChannel *ch, uint32_t val)
                       "with a receive queue has this send queue\n", ch->idx);
         return;
     }
-    idx = qp - s->qps;
+    idx = qp - s->net->qps;
     if (val >= qp->rq_size) {
         qemu_log_mask(LOG_GUEST_ERROR, "pldma: qp %u: RQ tail %u out of "
                       "range (%u entries)\n", idx, val, qp->rq_size);

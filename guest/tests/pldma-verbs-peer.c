@@ -49,6 +49,7 @@
  * request takes it: one, touchN, default), -o (serve: untouched windows on
  * demand where rxe has ODP).
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>

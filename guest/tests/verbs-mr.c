@@ -30,6 +30,7 @@
  *
  * usage: verbs-mr DEVICE
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>

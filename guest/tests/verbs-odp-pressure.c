@@ -23,6 +23,7 @@
  * Without -g, the port's first RoCEv2 GID holding an IPv4 address is used.
  * Exit status 0: every round's data verified (or the memlock checks held).
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>

@@ -16,6 +16,7 @@
  * usage: verbs-rdma DEV_A GID_INDEX_A DEV_B GID_INDEX_B [odp]
  *   odp: the MRs are IBV_ACCESS_ON_DEMAND and the buffers untouched
  */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdarg.h>

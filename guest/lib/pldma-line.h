@@ -11,7 +11,9 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -75,6 +77,71 @@ static inline int connect_to(const char *host, int port)
 		usleep(200000);
 	}
 	return -1;
+}
+
+/* A request and its reply line (a static buffer), or NULL */
+static inline char *line_vrpc(int fd, const char *fmt, va_list ap)
+{
+	static char reply[256];
+	char buf[256];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (sendf(fd, "%s", buf) || recv_line(fd, reply, sizeof(reply)))
+		return NULL;
+	return reply;
+}
+
+static inline char *__attribute__((format(printf, 2, 3)))
+line_rpc(int fd, const char *fmt, ...)
+{
+	va_list ap;
+	char *r;
+
+	va_start(ap, fmt);
+	r = line_vrpc(fd, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* A reply that says "OK ..." */
+static inline int line_ok(const char *r)
+{
+	return r && !strncmp(r, "OK", 2);
+}
+
+/*
+ * A QP as the QP request and its reply carry it: "QPN PSN IP MAC MTU",
+ * IP a host-order 32-bit number (as pldma_info.ip), MAC aa:bb:.., MTU in
+ * bytes, optional (0: unknown).
+ */
+struct line_qp {
+	uint32_t qpn, psn, ip, mtu;
+	uint8_t mac[6];
+};
+
+static inline void line_qp_fmt(char *buf, size_t len, const struct line_qp *q)
+{
+	snprintf(buf, len, "%u %u %u %02x:%02x:%02x:%02x:%02x:%02x %u",
+		 q->qpn, q->psn, q->ip, q->mac[0], q->mac[1], q->mac[2],
+		 q->mac[3], q->mac[4], q->mac[5], q->mtu);
+}
+
+/* 0, or -1 if @s is no QP */
+static inline int line_qp_parse(const char *s, struct line_qp *q)
+{
+	unsigned int m[6], i;
+
+	memset(q, 0, sizeof(*q));
+	if (sscanf(s, "%u %u %u %x:%x:%x:%x:%x:%x %u", &q->qpn, &q->psn,
+		   &q->ip, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
+		   &q->mtu) < 9)
+		return -1;
+	for (i = 0; i < 6; i++) {
+		if (m[i] > 0xff)
+			return -1;
+		q->mac[i] = m[i];
+	}
+	return 0;
 }
 
 #endif

@@ -88,21 +88,18 @@ static int parse_strat(const char *s, int *strategy, unsigned int *touch)
 
 char *pp_rpc(int fd, const char *fmt, ...)
 {
-	static char reply[256];
-	char buf[256];
 	va_list ap;
+	char *r;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	r = line_vrpc(fd, fmt, ap);
 	va_end(ap);
-	if (sendf(fd, "%s", buf) || recv_line(fd, reply, sizeof(reply)))
-		return NULL;
-	return reply;
+	return r;
 }
 
 int pp_ok(const char *r)
 {
-	return r && !strncmp(r, "OK", 2);
+	return line_ok(r);
 }
 
 int pp_connect(const char *host, int port)
@@ -110,29 +107,30 @@ int pp_connect(const char *host, int port)
 	return connect_to(host, port);
 }
 
-/* "QPN PSN IP MAC MTU" of a QP, as the QP request and its reply carry it */
+/* "QPN PSN IP MAC MTU" of a QP (pldma-line.h) */
 static void qp_fmt(char *buf, size_t len, const struct pldma_qp_info *q)
 {
-	snprintf(buf, len, "%u %u %u %02x:%02x:%02x:%02x:%02x:%02x %u",
-		 q->qpn, q->psn, q->ip, q->mac[0], q->mac[1], q->mac[2],
-		 q->mac[3], q->mac[4], q->mac[5], q->mtu);
+	struct line_qp l = {
+		.qpn = q->qpn, .psn = q->psn, .ip = q->ip, .mtu = q->mtu,
+	};
+
+	memcpy(l.mac, q->mac, 6);
+	line_qp_fmt(buf, len, &l);
 }
 
 /* MTU optional (0: unknown, the local device's is taken) */
 static int qp_parse(const char *s, struct pldma_qp_info *q)
 {
-	unsigned int m[6], i;
+	struct line_qp l;
 
 	memset(q, 0, sizeof(*q));
-	if (sscanf(s, "%u %u %u %x:%x:%x:%x:%x:%x %u", &q->qpn, &q->psn,
-		   &q->ip, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
-		   &q->mtu) < 9)
+	if (line_qp_parse(s, &l))
 		return -1;
-	for (i = 0; i < 6; i++) {
-		if (m[i] > 0xff)
-			return -1;
-		q->mac[i] = m[i];
-	}
+	q->qpn = l.qpn;
+	q->psn = l.psn;
+	q->ip = l.ip;
+	q->mtu = l.mtu;
+	memcpy(q->mac, l.mac, 6);
 	return 0;
 }
 

@@ -81,7 +81,6 @@
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
 #include <net/if.h>
-#include <net/if_arp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -105,6 +104,7 @@
 #include "pldma-line.h"
 #include "pldma-tap.h"
 #include "pldma-util.h"
+#include "pldma-verbs.h"
 
 /* Linux 6.6+ (the cross toolchain's headers are older) */
 #ifndef UFFDIO_POISON
@@ -148,70 +148,30 @@ static union ibv_gid sgid;
 static char ifname[IF_NAMESIZE];
 static uint8_t self_mac[6];
 
-static int read_mac(const char *ifn, uint8_t mac[6])
-{
-	unsigned int m[6], i;
-	char path[96];
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifn);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fscanf(f, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
-		   &m[5]);
-	fclose(f);
-	if (n != 6)
-		return -1;
-	for (i = 0; i < 6; i++)
-		mac[i] = m[i];
-	return 0;
-}
-
 /* DEV (or the first device), a PD, a CQ, its RoCEv2 GID holding an IPv4
  * address (::ffff:a.b.c.d) and that GID's netdev */
 static int dev_open(void)
 {
-	struct ibv_device **list;
 	struct ibv_port_attr pa;
-	int i, n = 0;
+	int n;
 
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n && !ctx; i++)
-		if (!devname || !strcmp(ibv_get_device_name(list[i]), devname)) {
-			ctx = ibv_open_device(list[i]);
-			devname = strdup(ibv_get_device_name(list[i]));
-		}
-	if (list)
-		ibv_free_device_list(list);
+	ctx = pv_open(devname, &n);
 	if (!ctx) {
 		note("no verbs device %s (%d devices)", devname ? devname : "at all", n);
 		return -1;
 	}
-	if (ibv_query_port(ctx, 1, &pa)) {
+	devname = strdup(ibv_get_device_name(ctx->device));
+	if (ibv_query_port(ctx, PV_PORT, &pa)) {
 		note("ibv_query_port: %s", strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		struct ibv_gid_entry e;
-
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-		    !IN6_IS_ADDR_V4MAPPED((struct in6_addr *)e.gid.raw))
-			continue;
-		gid_index = i;
-		sgid = e.gid;
-		if (!if_indextoname(e.ndev_ifindex, ifname) ||
-		    read_mac(ifname, self_mac))
-			return -1;
-		break;
-	}
+	gid_index = pv_ipv4_gid(ctx, pa.gid_tbl_len, &sgid, ifname);
 	if (gid_index < 0) {
 		note("%s has no RoCEv2 GID with an IPv4 address", devname);
 		return -1;
 	}
+	if (pv_read_mac(ifname, self_mac))
+		return -1;
 	pd = ibv_alloc_pd(ctx);
 	cq = pd ? ibv_create_cq(ctx, 4, NULL, NULL, 0) : NULL;
 	if (!cq) {
@@ -228,22 +188,13 @@ static int dev_open(void)
  * function of its own (a PLDMA port) answers no ARP. */
 static void neigh_add(const uint8_t gid[16], const uint8_t mac[6])
 {
-	struct arpreq r = { 0 };
-	struct sockaddr_in *sin = (struct sockaddr_in *)&r.arp_pa;
-	int s;
+	uint32_t ip;
+	int ret;
 
-	sin->sin_family = AF_INET;
-	memcpy(&sin->sin_addr.s_addr, gid + 12, 4);
-	r.arp_ha.sa_family = ARPHRD_ETHER;
-	memcpy(r.arp_ha.sa_data, mac, 6);
-	r.arp_flags = ATF_PERM | ATF_COM;
-	snprintf(r.arp_dev, sizeof(r.arp_dev), "%s", ifname);
-	s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (s < 0)
-		return;
-	if (ioctl(s, SIOCSARP, &r))
-		note("neighbour entry for the peer: %s", strerror(errno));
-	close(s);
+	memcpy(&ip, gid + 12, 4);
+	ret = pv_neigh_add(ifname, ip, mac);
+	if (ret)
+		note("neighbour entry for the peer: %s", strerror(-ret));
 }
 
 static int qp_create(struct wire *self)
@@ -253,16 +204,11 @@ static int qp_create(struct wire *self)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 1,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_WRITE,
-	};
 	uint32_t psn;
 
 	qp = ibv_create_qp(pd, &ia);
-	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+	if (!qp || pv_qp_init(qp, IBV_ACCESS_REMOTE_READ |
+			      IBV_ACCESS_REMOTE_WRITE)) {
 		note("QP to INIT: %s", strerror(errno));
 		return -1;
 	}
@@ -277,37 +223,19 @@ static int qp_create(struct wire *self)
 
 static int qp_connect(const struct wire *self, const struct wire *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = peer->qpn,
-		.rq_psn = peer->psn,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1, .port_num = 1,
-			.grh = { .sgid_index = gid_index, .hop_limit = 64 },
-		},
+	struct pv_path p = {
+		.dest_qpn = peer->qpn, .rq_psn = peer->psn,
+		.mtu = IBV_MTU_1024, .sgid_index = gid_index,
+		.hop_limit = 64, .max_dest_rd_atomic = 1,
 	};
 
-	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
+	memcpy(p.dgid.raw, peer->gid, 16);
 	neigh_add(peer->gid, peer->mac);
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
+	if (pv_qp_rtr(qp, &p)) {
 		note("QP to RTR: %s", strerror(errno));
 		return -1;
 	}
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = self->psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)) {
+	if (pv_qp_rts(qp, self->psn)) {
 		note("QP to RTS: %s", strerror(errno));
 		return -1;
 	}

@@ -53,7 +53,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <net/if.h>
-#include <net/if_arp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdarg.h>
@@ -61,7 +60,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -73,6 +71,7 @@
 #include "pldma-line.h"
 #include "pldma-tap.h"
 #include "pldma-util.h"		/* pu_byte(): the pattern both ends check */
+#include "pldma-verbs.h"
 
 #define PG		4096UL
 #define MAX_MRS		64
@@ -84,36 +83,8 @@ static const char *devname = "rxe0";
 static const char *strat = "default";	/* the PLDMA's responder strategy */
 
 /* ------------------------------------------------------------------ */
-/* Side channel (pldma-peer.h's protocol: one line a request or reply) */
-/* ------------------------------------------------------------------ */
-
-static char *rpc(int fd, const char *fmt, ...)
-{
-	static char reply[256];
-	char buf[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (sendf(fd, "%s", buf) || recv_line(fd, reply, sizeof(reply)))
-		return NULL;
-	return reply;
-}
-
-static int is_ok(const char *r)
-{
-	return r && !strncmp(r, "OK", 2);
-}
-
-/* ------------------------------------------------------------------ */
 /* The rxe device and its QP                                          */
 /* ------------------------------------------------------------------ */
-
-struct peer_info {
-	uint32_t qpn, psn, ip, mtu;	/* ip: host order, as pldma_info.ip */
-	uint8_t mac[6];
-};
 
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
@@ -122,7 +93,7 @@ static struct ibv_qp *qp;
 static int gid_index = -1;
 static union ibv_gid sgid;
 static char ifname[IF_NAMESIZE];
-static struct peer_info self;
+static struct line_qp self;
 /*
  * -o: windows left untouched, registered on demand, where rxe has ODP for
  * RC WRITE and READ (Linux 7.1).  Off by default: 7.1.8's rxe copies each
@@ -134,49 +105,12 @@ static int want_odp, odp;
 /* msg: the QP gets a receive queue (three SGEs a receive WQE) */
 static int qp_rq;
 
-static void info_fmt(char *buf, size_t len, const struct peer_info *q)
+/* The peer's QP (pldma-line.h's format), with a QPN and a PSN of 24 bits */
+static int info_parse(const char *s, struct line_qp *q)
 {
-	snprintf(buf, len, "%u %u %u %02x:%02x:%02x:%02x:%02x:%02x %u",
-		 q->qpn, q->psn, q->ip, q->mac[0], q->mac[1], q->mac[2],
-		 q->mac[3], q->mac[4], q->mac[5], q->mtu);
-}
-
-static int info_parse(const char *s, struct peer_info *q)
-{
-	unsigned int m[6], i;
-
-	memset(q, 0, sizeof(*q));
-	if (sscanf(s, "%u %u %u %x:%x:%x:%x:%x:%x %u", &q->qpn, &q->psn,
-		   &q->ip, &m[0], &m[1], &m[2], &m[3], &m[4], &m[5],
-		   &q->mtu) < 9 || !q->qpn || q->qpn > 0xffffff ||
+	if (line_qp_parse(s, q) || !q->qpn || q->qpn > 0xffffff ||
 	    q->psn > 0xffffff)
 		return -1;
-	for (i = 0; i < 6; i++) {
-		if (m[i] > 0xff)
-			return -1;
-		q->mac[i] = m[i];
-	}
-	return 0;
-}
-
-static int read_mac(const char *ifn, uint8_t mac[6])
-{
-	unsigned int m[6], i;
-	char path[96];
-	FILE *f;
-	int n;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/address", ifn);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fscanf(f, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
-		   &m[5]);
-	fclose(f);
-	if (n != 6)
-		return -1;
-	for (i = 0; i < 6; i++)
-		mac[i] = m[i];
 	return 0;
 }
 
@@ -186,38 +120,19 @@ static int read_mac(const char *ifn, uint8_t mac[6])
  */
 static int dev_open(void)
 {
-	struct ibv_device **list;
 	struct ibv_port_attr pa;
-	int i, n;
+	int n;
 
-	list = ibv_get_device_list(&n);
-	for (i = 0; list && i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), devname))
-			ctx = ibv_open_device(list[i]);
-	if (list)
-		ibv_free_device_list(list);
+	ctx = pv_open(devname, &n);
 	if (!ctx) {
 		note("no verbs device %s (%d devices)", devname, n);
 		return -1;
 	}
-	if (ibv_query_port(ctx, 1, &pa)) {
+	if (ibv_query_port(ctx, PV_PORT, &pa)) {
 		note("ibv_query_port: %s", strerror(errno));
 		return -1;
 	}
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		struct ibv_gid_entry e;
-
-		if (ibv_query_gid_ex(ctx, 1, i, &e, 0))
-			continue;
-		if (e.gid_type != IBV_GID_TYPE_ROCE_V2 ||
-		    !IN6_IS_ADDR_V4MAPPED((struct in6_addr *)e.gid.raw))
-			continue;
-		gid_index = i;
-		sgid = e.gid;
-		if (!if_indextoname(e.ndev_ifindex, ifname))
-			return -1;
-		break;
-	}
+	gid_index = pv_ipv4_gid(ctx, pa.gid_tbl_len, &sgid, ifname);
 	if (gid_index < 0) {
 		note("%s has no RoCEv2 GID with an IPv4 address (is the netdev up with an address?)",
 		     devname);
@@ -225,7 +140,7 @@ static int dev_open(void)
 	}
 	memcpy(&self.ip, sgid.raw + 12, 4);
 	self.ip = ntohl(self.ip);
-	if (read_mac(ifname, self.mac))
+	if (pv_read_mac(ifname, self.mac))
 		return -1;
 	self.mtu = MTU_BYTES;
 	{
@@ -251,30 +166,6 @@ static int dev_open(void)
 	return 0;
 }
 
-/*
- * A permanent neighbour entry for the peer (SIOCSARP, as `ip neigh add
- * ... nud permanent` or `arp -s` make one): PLDMA answers no ARP.
- */
-static int neigh_add(uint32_t ip, const uint8_t mac[6])
-{
-	struct arpreq r = { 0 };
-	struct sockaddr_in *sin = (struct sockaddr_in *)&r.arp_pa;
-	int s, ret;
-
-	sin->sin_family = AF_INET;
-	sin->sin_addr.s_addr = htonl(ip);
-	r.arp_ha.sa_family = ARPHRD_ETHER;
-	memcpy(r.arp_ha.sa_data, mac, 6);
-	r.arp_flags = ATF_PERM | ATF_COM;
-	snprintf(r.arp_dev, sizeof(r.arp_dev), "%s", ifname);
-	s = socket(AF_INET, SOCK_DGRAM, 0);
-	if (s < 0)
-		return -errno;
-	ret = ioctl(s, SIOCSARP, &r) ? -errno : 0;
-	close(s);
-	return ret;
-}
-
 static void qp_destroy(void)
 {
 	if (qp)
@@ -291,20 +182,14 @@ static int qp_create(void)
 			 .max_send_sge = 1, .max_recv_sge = qp_rq ? 3 : 1 },
 		.sq_sig_all = 1,
 	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .pkey_index = 0, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_LOCAL_WRITE,
-	};
 	uint32_t r;
 
 	qp_destroy();
 	qp = ibv_create_qp(pd, &ia);
 	if (!qp)
 		return -errno;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (pv_qp_init(qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		       IBV_ACCESS_LOCAL_WRITE))
 		return -errno;
 	if (getrandom(&r, sizeof(r), 0) != sizeof(r))
 		return -EIO;
@@ -318,50 +203,30 @@ static int qp_create(void)
  * ibv_rc_pingpong sets them (ACK timeout 14, 7 retries), with infinite
  * RNR retries (the PLDMA's responder faults are RNR NAKs).
  */
-static int qp_connect(const struct peer_info *peer)
+static int qp_connect(const struct line_qp *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = IBV_MTU_1024,
-		.dest_qp_num = peer->qpn,
-		.rq_psn = peer->psn,
-		.max_dest_rd_atomic = 16,
-		.min_rnr_timer = 12,		/* 0.64 ms */
-		.ah_attr = {
-			.is_global = 1,
-			.port_num = 1,
-			.grh = { .sgid_index = gid_index, .hop_limit = 64 },
-		},
+	struct pv_path p = {
+		.dest_qpn = peer->qpn, .rq_psn = peer->psn,
+		.mtu = IBV_MTU_1024, .sgid_index = gid_index,
+		.hop_limit = 64, .max_dest_rd_atomic = 16,
 	};
 	uint32_t ip = htonl(peer->ip);
 	int ret;
 
-	ret = neigh_add(peer->ip, peer->mac);
+	ret = pv_neigh_add(ifname, ip, peer->mac);
 	if (ret && ret != -EEXIST) {
 		note("neighbour entry for the peer: %s", strerror(-ret));
 		return ret;
 	}
 	/* ::ffff:a.b.c.d */
-	memset(a.ah_attr.grh.dgid.raw, 0, 10);
-	memset(a.ah_attr.grh.dgid.raw + 10, 0xff, 2);
-	memcpy(a.ah_attr.grh.dgid.raw + 12, &ip, 4);
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
+	memset(p.dgid.raw + 10, 0xff, 2);
+	memcpy(p.dgid.raw + 12, &ip, 4);
+	if (pv_qp_rtr(qp, &p)) {
 		ret = -errno;
 		note("modify QP to RTR: %s", strerror(errno));
 		return ret;
 	}
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = self.psn;
-	a.timeout = 14;			/* 4.096 us << 14: 67 ms */
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;		/* infinite */
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			  IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			  IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC)) {
+	if (pv_qp_rts(qp, self.psn)) {
 		ret = -errno;
 		note("modify QP to RTS: %s", strerror(errno));
 		return ret;
@@ -440,26 +305,26 @@ static int xfer(int fd, unsigned int node, size_t len, uint32_t seed)
 	for (i = 0; i < len; i++)
 		buf[i] = pu_byte(seed, i);
 	mr = ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
-	r = rpc(fd, "MR %u %zu W 0 %s", node, len, strat);
+	r = line_rpc(fd, "MR %u %zu W 0 %s", node, len, strat);
 	if (!mr || !r || sscanf(r, "OK %u %llu", &rkey, &va) != 2) {
 		result(0, "WRITE %zu bytes: setup (%s)", len, r ? r : "no reply");
 		good = 0;
 		goto out;
 	}
 	st = rdma_op(IBV_WR_RDMA_WRITE, mr, len, rkey, va, &secs);
-	r = st ? NULL : rpc(fd, "CHECK %u 0 %zu %u", rkey, len, seed);
-	result(!st && is_ok(r),
+	r = st ? NULL : line_rpc(fd, "CHECK %u 0 %zu %u", rkey, len, seed);
+	result(!st && line_ok(r),
 	       "RDMA WRITE %zu bytes -> PLDMA: status %d (%s), %.1f ms, PLDMA's window checked: %s",
 	       len, st, st > 0 ? ibv_wc_status_str(st) : st ? strerror(-st) : "ok",
 	       secs * 1e3, r ? r : "-");
-	good &= !st && is_ok(r);
+	good &= !st && line_ok(r);
 	qp_err |= st != 0;
-	rpc(fd, "FREE %u", rkey);
+	line_rpc(fd, "FREE %u", rkey);
 	if (st)
 		goto out;
 
 	memset(buf, 0, len);
-	r = rpc(fd, "MR %u %zu R %u %s", node, len, seed + 1, strat);
+	r = line_rpc(fd, "MR %u %zu R %u %s", node, len, seed + 1, strat);
 	if (!r || sscanf(r, "OK %u %llu", &rkey, &va) != 2) {
 		result(0, "READ %zu bytes: setup (%s)", len, r ? r : "no reply");
 		good = 0;
@@ -474,7 +339,7 @@ static int xfer(int fd, unsigned int node, size_t len, uint32_t seed)
 	       secs * 1e3, bad);
 	good &= !st && bad < 0;
 	qp_err |= st != 0;
-	rpc(fd, "FREE %u", rkey);
+	line_rpc(fd, "FREE %u", rkey);
 out:
 	if (mr)
 		ibv_dereg_mr(mr);
@@ -485,7 +350,7 @@ out:
 static int pair(const char *host, int port, unsigned int node, int nsizes,
 		char **sizes)
 {
-	struct peer_info peer;
+	struct line_qp peer;
 	char buf[96], *r;
 	int fd, i, ret;
 
@@ -495,8 +360,8 @@ static int pair(const char *host, int port, unsigned int node, int nsizes,
 		return 1;
 	}
 	ret = qp_create();
-	info_fmt(buf, sizeof(buf), &self);
-	r = ret ? NULL : rpc(fd, "QP %u %s", node, buf);
+	line_qp_fmt(buf, sizeof(buf), &self);
+	r = ret ? NULL : line_rpc(fd, "QP %u %s", node, buf);
 	if (!r || strncmp(r, "OK ", 3) || info_parse(r + 3, &peer) ||
 	    qp_connect(&peer)) {
 		result(0, "RC QP %#x connected to PLDMA node %u (%s)", self.qpn,
@@ -640,7 +505,7 @@ static void serve_check(int fd, uint32_t rkey, size_t off, size_t len,
 
 static void serve_qp(int fd, const char *line)
 {
-	struct peer_info peer;
+	struct line_qp peer;
 	char buf[96];
 	int ret;
 
@@ -658,7 +523,7 @@ static void serve_qp(int fd, const char *line)
 	}
 	note("RC QP %#x (PSN %#x) serving PLDMA QP %#x (PSN %#x)", self.qpn,
 	     self.psn, peer.qpn, peer.psn);
-	info_fmt(buf, sizeof(buf), &self);
+	line_qp_fmt(buf, sizeof(buf), &self);
 	sendf(fd, "OK %s", buf);
 }
 
@@ -908,7 +773,7 @@ static void msg_recv_wimm(size_t len, uint32_t seed, uint32_t imm)
 
 static int msg_setup(void)
 {
-	struct peer_info peer;
+	struct line_qp peer;
 	char buf[160], mac[32], info[96];
 	unsigned int m[6];
 	int ret, i;
@@ -924,7 +789,7 @@ static int msg_setup(void)
 		result(0, "msg: QP with a receive queue and a window (%d)", ret);
 		return -1;
 	}
-	info_fmt(info, sizeof(info), &self);
+	line_qp_fmt(info, sizeof(info), &self);
 	sendf(msg_fd, "QP %s %u %llu", info, msg_win_mr->rkey,
 	      (unsigned long long)(uintptr_t)msg_win);
 	if (recv_line(msg_fd, buf, sizeof(buf)) ||
@@ -1028,8 +893,8 @@ int main(int argc, char **argv)
 	argv += optind;
 	if (argc == 3 && !strcmp(argv[0], "quit")) {
 		fd = connect_to(argv[1], atoi(argv[2]));
-		r = fd < 0 ? NULL : rpc(fd, "QUIT");
-		return is_ok(r) ? 0 : 1;
+		r = fd < 0 ? NULL : line_rpc(fd, "QUIT");
+		return line_ok(r) ? 0 : 1;
 	}
 	if (argc >= 5 && !strcmp(argv[0], "pair")) {
 		if (dev_open()) {

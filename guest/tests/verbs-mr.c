@@ -46,6 +46,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "pldma-verbs.h"
+
 static int n, failed;
 
 static void check(int cond, const char *fmt, ...)
@@ -151,19 +153,6 @@ static void kernel_verbs_refused(struct ibv_context *ctx, struct ibv_qp *qp,
 	      "nothing was posted: the CQ is empty");
 }
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
-
 static void *untouched(size_t len)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -230,7 +219,7 @@ static void channels(const char *name)
 	int i, opened = 0, nqp = 0, err = 0;
 
 	for (i = 0; i < NCTX; i++) {
-		c[i] = open_dev(name);
+		c[i] = pv_open(name, NULL);
 		pd[i] = c[i] ? ibv_alloc_pd(c[i]) : NULL;
 		cq[i] = pd[i] ? ibv_create_cq(c[i], 8, NULL, NULL, 0) : NULL;
 		if (!cq[i])
@@ -288,7 +277,7 @@ static void many_qps(const char *name)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_context *c = open_dev(name);
+	struct ibv_context *c = pv_open(name, NULL);
 	struct ibv_pd *pd = c ? ibv_alloc_pd(c) : NULL;
 	struct ibv_cq *cq = pd ? ibv_create_cq(c, 64, NULL, NULL, 0) : NULL;
 	struct ibv_qp *qp[16];
@@ -345,7 +334,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s DEVICE\n", argv[0]);
 		return 2;
 	}
-	ctx = open_dev(argv[1]);
+	ctx = pv_open(argv[1], NULL);
 	check(ctx != NULL, "%s: context opened", argv[1]);
 	if (!ctx)
 		return 1;
@@ -529,7 +518,7 @@ int main(int argc, char **argv)
 		      strerror(err));
 		pid = fork();
 		if (pid == 0) {
-			struct ibv_context *c2 = open_dev(argv[1]);
+			struct ibv_context *c2 = pv_open(argv[1], NULL);
 			struct ibv_pd *pd2 = c2 ? ibv_alloc_pd(c2) : NULL;
 
 			if (!pd2)
@@ -585,7 +574,7 @@ int main(int argc, char **argv)
 			      strerror(err));
 			pid = fork();
 			if (pid == 0) {
-				struct ibv_context *c2 = open_dev(argv[1]);
+				struct ibv_context *c2 = pv_open(argv[1], NULL);
 
 				if (!c2)
 					_exit(2);

@@ -42,7 +42,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PORT_NUM 1
+#include "pldma-verbs.h"
 
 static const char *dev_name;
 static int gidx = -1;
@@ -76,24 +76,11 @@ struct ctx {
 
 static struct ibv_context *open_dev(void)
 {
-	struct ibv_device **l = ibv_get_device_list(NULL);
-	struct ibv_context *c = NULL;
-	int i;
+	struct ibv_context *c = pv_open(dev_name, NULL);
 
-	if (!l)
-		die("ibv_get_device_list: %s", strerror(errno));
-	for (i = 0; l[i]; i++) {
-		if (dev_name && strcmp(ibv_get_device_name(l[i]), dev_name))
-			continue;
-		c = ibv_open_device(l[i]);
-		if (!c)
-			die("ibv_open_device %s: %s", ibv_get_device_name(l[i]),
-			    strerror(errno));
-		break;
-	}
 	if (!c)
-		die("no RDMA device %s", dev_name ? dev_name : "at all");
-	ibv_free_device_list(l);
+		die("no RDMA device %s: %s", dev_name ? dev_name : "at all",
+		    strerror(errno));
 	return c;
 }
 
@@ -101,21 +88,16 @@ static struct ibv_context *open_dev(void)
 static int pick_gid(struct ibv_context *c)
 {
 	struct ibv_port_attr pa;
-	struct ibv_gid_entry e;
+	union ibv_gid g;
 	int i;
 
-	if (ibv_query_port(c, PORT_NUM, &pa))
+	if (ibv_query_port(c, PV_PORT, &pa))
 		die("ibv_query_port: %s", strerror(errno));
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(c, PORT_NUM, i, &e, 0))
-			continue;
-		if (e.gid_type != IBV_GID_TYPE_ROCE_V2)
-			continue;
-		if (!memcmp(e.gid.raw, "\0\0\0\0\0\0\0\0\0\0\xff\xff", 12))
-			return i;
-	}
-	die("no RoCEv2 IPv4 GID on %s port %d", ibv_get_device_name(c->device),
-	    PORT_NUM);
+	i = pv_ipv4_gid(c, pa.gid_tbl_len, &g, NULL);
+	if (i < 0)
+		die("no RoCEv2 IPv4 GID on %s port %d",
+		    ibv_get_device_name(c->device), PV_PORT);
+	return i;
 }
 
 static int mr_access(void)
@@ -146,10 +128,6 @@ static void setup(struct ctx *x)
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = PORT_NUM,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
-	};
 
 	x->ctx = open_dev();
 	if (odp)
@@ -158,11 +136,11 @@ static void setup(struct ctx *x)
 	{
 		struct ibv_port_attr pa;
 
-		if (ibv_query_port(x->ctx, PORT_NUM, &pa))
+		if (ibv_query_port(x->ctx, PV_PORT, &pa))
 			die("ibv_query_port: %s", strerror(errno));
 		x->mtu = pa.active_mtu;
 	}
-	if (ibv_query_gid(x->ctx, PORT_NUM, x->gidx, &x->gid))
+	if (ibv_query_gid(x->ctx, PV_PORT, x->gidx, &x->gid))
 		die("ibv_query_gid %d: %s", x->gidx, strerror(errno));
 	x->pd = ibv_alloc_pd(x->ctx);
 	if (!x->pd)
@@ -182,22 +160,17 @@ static void setup(struct ctx *x)
 	x->qp = ibv_create_qp(x->pd, &qa);
 	if (!x->qp)
 		die("ibv_create_qp: %s", strerror(errno));
-	if (ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (pv_qp_init(x->qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ))
 		die("modify_qp INIT: %s", strerror(errno));
 }
 
 static void connect_qp(struct ctx *x, const struct conn *me,
 		       const struct conn *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.dest_qp_num = peer->qpn, .rq_psn = peer->psn,
-		.max_dest_rd_atomic = 1, .min_rnr_timer = 12,
-		.ah_attr = {
-			.is_global = 1, .port_num = PORT_NUM,
-			.grh = { .hop_limit = 64, .sgid_index = x->gidx },
-		},
+	struct pv_path p = {
+		.dest_qpn = peer->qpn, .rq_psn = peer->psn,
+		.sgid_index = x->gidx, .hop_limit = 64,
+		.max_dest_rd_atomic = 1,
 	};
 
 	/* the smaller of the two ports' active MTUs */
@@ -205,22 +178,11 @@ static void connect_qp(struct ctx *x, const struct conn *me,
 		die("the peer sent a bad MTU %u", peer->mtu);
 	if ((enum ibv_mtu)peer->mtu < x->mtu)
 		x->mtu = peer->mtu;
-	a.path_mtu = x->mtu;
-	memcpy(a.ah_attr.grh.dgid.raw, peer->gid, 16);
-	if (ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+	p.mtu = x->mtu;
+	memcpy(p.dgid.raw, peer->gid, 16);
+	if (pv_qp_rtr(x->qp, &p))
 		die("modify_qp RTR: %s", strerror(errno));
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = me->psn;
-	a.max_rd_atomic = 1;
-	if (ibv_modify_qp(x->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-			  IBV_QP_MAX_QP_RD_ATOMIC))
+	if (pv_qp_rts(x->qp, me->psn))
 		die("modify_qp RTS: %s", strerror(errno));
 }
 

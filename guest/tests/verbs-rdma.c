@@ -29,6 +29,8 @@
 #include <time.h>
 #include <infiniband/verbs.h>
 
+#include "pldma-verbs.h"
+
 #define LEN	(64 * 1024)
 
 static int n, failed;
@@ -62,19 +64,6 @@ struct end {
 	int gid_index;
 };
 
-static struct ibv_context *open_dev(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
-
 static int setup(struct end *e, const char *dev, int gi, int odp,
 		 int events)
 {
@@ -87,7 +76,7 @@ static int setup(struct end *e, const char *dev, int gi, int odp,
 		     IBV_ACCESS_REMOTE_READ;
 
 	e->gid_index = gi;
-	e->ctx = open_dev(dev);
+	e->ctx = pv_open(dev, NULL);
 	if (!e->ctx)
 		return -1;
 	e->pd = ibv_alloc_pd(e->ctx);
@@ -112,47 +101,23 @@ static int setup(struct end *e, const char *dev, int gi, int odp,
 			   access | (odp ? IBV_ACCESS_ON_DEMAND : 0));
 	if (!e->mr)
 		return -1;
-	return ibv_query_gid(e->ctx, 1, gi, &e->gid);
+	return ibv_query_gid(e->ctx, PV_PORT, gi, &e->gid);
 }
 
 static int connect_qp(struct end *e, const struct end *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ,
+	struct pv_path p = {
+		.dest_qpn = peer->qp->qp_num,
+		.rq_psn = 0x1000 + peer->qp->qp_num % 4096,
+		.mtu = IBV_MTU_1024, .dgid = peer->gid,
+		.sgid_index = e->gid_index, .hop_limit = 1,
+		.max_dest_rd_atomic = 1,
 	};
 
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (pv_qp_init(e->qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) ||
+	    pv_qp_rtr(e->qp, &p))
 		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 0x1000 + peer->qp->qp_num % 4096;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = e->gid_index;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	if (ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.sq_psn = 0x1000 + e->qp->qp_num % 4096;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(e->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			     IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			     IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return pv_qp_rts(e->qp, 0x1000 + e->qp->qp_num % 4096);
 }
 
 /* New RC QPs of @a's and @b's first PDs, connected to each other */

@@ -547,6 +547,7 @@ void pldma_hist(struct pldma_dev *pd, ktime_t start);
 
 /* strategy.c */
 int pldma_check_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch);
+bool pldma_strategy_for_mr(u32 strategy);
 const char *pldma_strategy_name(u32 strategy);
 void pldma_set_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch);
 int pldma_set_slot_strategy(struct pldma_ctx *ctx, u32 slot, u32 strategy,

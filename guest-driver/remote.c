@@ -155,12 +155,8 @@ static int pldma_mr_strategy(struct pldma_ctx *ctx,
 	ret = pldma_check_strategy(ctx, r->strategy, r->touch_ahead);
 	if (ret)
 		return ret;
-	/*
-	 * pin, prefault and batch are about a local transfer's buffers; the
-	 * user strategy forwards the responder's faults to the owner
-	 */
-	if (r->strategy != PLDMA_STRAT_STALL && r->strategy != PLDMA_STRAT_ONE &&
-	    r->strategy != PLDMA_STRAT_TOUCH && r->strategy != PLDMA_STRAT_USER)
+	/* (the user strategy forwards the responder's faults to the owner) */
+	if (!pldma_strategy_for_mr(r->strategy))
 		return -EINVAL;
 	k->strategy = r->strategy;
 	k->touch = r->touch_ahead ? r->touch_ahead : 1;

@@ -47,6 +47,13 @@ int pldma_check_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)
 	return 0;
 }
 
+/* A strategy of the table that also serves a registered window's faults */
+bool pldma_strategy_for_mr(u32 strategy)
+{
+	return strategy < PLDMA_STRAT_NUM &&
+	       pldma_strats[strategy].flags & PLDMA_STRATF_MR;
+}
+
 static_assert(PLDMA_BATCH_MAX == PLDMA_AHEAD_MAX);
 
 void pldma_set_strategy(struct pldma_ctx *ctx, u32 strategy, u32 touch)

@@ -49,24 +49,32 @@
 /*
  * The strategies as one table, a row per PLDMA_STRAT_* in their order:
  * its name (debugfs, the tracepoints, libpldma's parser and the tools
- * call it that), the fault modes it works in (PLDMA_MODE_BIT()s), and the
+ * call it that), the fault modes it works in (PLDMA_MODE_BIT()s), the
  * largest window of pages it takes in touch_ahead (0: it takes none, and
- * touch_ahead must be 0).
+ * touch_ahead must be 0), and PLDMA_STRATF_* flags.
  */
 struct pldma_strategy_info {
 	const char *name;
 	__u32 modes;
 	__u32 window;
+	__u32 flags;
 };
 
+/*
+ * It resolves a registered window's responder faults too (PLDMA_MR_STRATEGY);
+ * the others are about a local transfer's own buffers
+ */
+#define PLDMA_STRATF_MR		0x1
+
 #define PLDMA_STRATEGY_TABLE {						\
-	{ "pin", PLDMA_MODES_BOTH, 0 },					\
-	{ "prefault", PLDMA_MODES_BOTH, 0 },				\
-	{ "stall", PLDMA_MODE_BIT(PLDMA_MODE_STALL), 0 },		\
-	{ "one", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), 0 },		\
-	{ "touch", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), PLDMA_TOUCH_MAX },	\
-	{ "user", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), 0 },		\
-	{ "batch", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), PLDMA_BATCH_MAX },	\
+	{ "pin", PLDMA_MODES_BOTH, 0, 0 },				\
+	{ "prefault", PLDMA_MODES_BOTH, 0, 0 },				\
+	{ "stall", PLDMA_MODE_BIT(PLDMA_MODE_STALL), 0, PLDMA_STRATF_MR },	\
+	{ "one", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), 0, PLDMA_STRATF_MR },	\
+	{ "touch", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), PLDMA_TOUCH_MAX,	\
+	  PLDMA_STRATF_MR },						\
+	{ "user", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), 0, PLDMA_STRATF_MR },	\
+	{ "batch", PLDMA_MODE_BIT(PLDMA_MODE_REPORT), PLDMA_BATCH_MAX, 0 },	\
 }
 
 struct pldma_version {

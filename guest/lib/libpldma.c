@@ -120,6 +120,18 @@ static const struct pldma_strategy_info strats[] = PLDMA_STRATEGY_TABLE;
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 static_assert(ARRAY_SIZE(strats) == PLDMA_STRAT_NUM, "a row per strategy");
 
+unsigned int pldma_strategy_modes(int strategy)
+{
+	return strategy >= 0 && strategy < PLDMA_STRAT_NUM ?
+	       strats[strategy].modes : 0;
+}
+
+unsigned int pldma_strategy_window(int strategy)
+{
+	return strategy >= 0 && strategy < PLDMA_STRAT_NUM ?
+	       strats[strategy].window : 0;
+}
+
 int pldma_supports(const struct pldma_chan *ch, int strategy)
 {
 	if (strategy < 0 || strategy >= PLDMA_STRAT_NUM ||
@@ -298,8 +310,7 @@ static int set_strategy(struct pldma_chan *ch, int strategy,
 {
 	struct pldma_strategy s = {
 		.strategy = strategy,
-		.touch_ahead = strategy == PLDMA_STRAT_TOUCH ||
-			       strategy == PLDMA_STRAT_BATCH ? touch : 0,
+		.touch_ahead = pldma_strategy_window(strategy) ? touch : 0,
 		.flags = PLDMA_STRATEGY_SLOT,
 		.slot = slot,
 	};
@@ -565,7 +576,7 @@ int pldma_reg_mr(struct pldma_chan *ch, void *addr, size_t len,
 	if (strategy >= 0) {
 		r.flags = PLDMA_MR_STRATEGY;
 		r.strategy = strategy;
-		r.touch_ahead = strategy == PLDMA_STRAT_TOUCH ? touch : 0;
+		r.touch_ahead = pldma_strategy_window(strategy) ? touch : 0;
 	}
 	if (ioctl(ch->fd, PLDMA_IOC_REG_MR, &r))
 		return -errno;

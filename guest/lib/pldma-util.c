@@ -138,19 +138,15 @@ static struct pldma_chan *pu_device_chan(int mode)
 
 struct pldma_chan *pu_chan_for(int strategy)
 {
+	unsigned int modes = pldma_strategy_modes(strategy);
 	int mode;
 
-	switch (strategy) {
-	case PLDMA_STRAT_STALL:
+	/* a strategy of one fault mode needs a channel in that mode */
+	if (modes == PLDMA_MODE_BIT(PLDMA_MODE_STALL)) {
 		mode = PLDMA_MODE_STALL;
-		break;
-	case PLDMA_STRAT_ONE:
-	case PLDMA_STRAT_TOUCH:
-	case PLDMA_STRAT_USER:
-	case PLDMA_STRAT_BATCH:
+	} else if (modes == PLDMA_MODE_BIT(PLDMA_MODE_REPORT)) {
 		mode = PLDMA_MODE_REPORT;
-		break;
-	default:
+	} else {
 		if (pu_device)
 			return pu_device_chan(0);
 		/* pin / prefault: on the stall device when there is one */

@@ -47,6 +47,9 @@ int pldma_fault_mode(const struct pldma_chan *ch);
 const char *pldma_mode_name(const struct pldma_chan *ch);
 /* Whether this channel's device can run the strategy */
 int pldma_supports(const struct pldma_chan *ch, int strategy);
+/* uapi/pldma.h's table: the PLDMA_MODE_BIT()s @strategy works in, its window */
+unsigned int pldma_strategy_modes(int strategy);
+unsigned int pldma_strategy_window(int strategy);
 
 /*
  * Strategy names: pin, prefault, stall, one, touchN (e.g. touch16), user;

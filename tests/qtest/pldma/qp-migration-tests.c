@@ -1,0 +1,399 @@
+/*
+ * Migration of a PLDMA node with a link: requester, responder, a
+ * zero-length READ resource, corrupted streams refused
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qemu/bswap.h"
+#include "libqtest.h"
+#include "qobject/qdict.h"
+#include "pldma/framework.h"
+
+/*
+ * ---- migration of a node with a link (docs/specs/pldma.rst, "Remote
+ * DMA", migration) ----
+ *
+ * A (node 1, the side that connects, reconnect-ms) runs a 4 MiB RDMA
+ * WRITE on QP 0 and a 4 MiB RDMA READ on QP 1 to B.  Mid-transfer B is
+ * stopped (its socket fills, A's frames wait in the net layer), A is
+ * migrated through a file to a new QEMU with the same command line, which
+ * connects to B again; B goes on.  Both transfers complete, byte for byte,
+ * and the peer saw retransmissions only.
+ */
+#define MIG_LEN         (4 * MiB)
+
+#define MIG_SEGS        (MIG_LEN / 1024)
+
+#define MIG_NODE_ARGS   "-M virt -m 512M -nodefaults " \
+                        "-device pldma,id=dma0,netdev=n0,node-id=%d " \
+                        "-netdev %s"
+
+typedef struct Mig {
+    Pair *p;
+    bool resp;              /* migrate B, the responder (A otherwise) */
+    char *a_args, *b_args;
+    uint32_t a_psn[2], b_psn[2];
+    uint64_t a_src, a_dst, b_dst, b_src;
+    uint64_t compl[2];
+    uint8_t *wdata, *rdata;
+} Mig;
+
+/* Load @path into a new QEMU with @args; NULL (and no QEMU) if refused */
+static QTestState *mig_load(const char *args, const char *path)
+{
+    g_autofree char *uri = g_strdup_printf("exec:cat %s", path);
+    QTestState *dst = qtest_initf("%s -incoming defer", args);
+    QDict *rsp;
+
+    qtest_qmp_assert_success(dst, "{ 'execute': 'migrate-incoming', "
+                             "'arguments': { 'uri': %s, "
+                             "'exit-on-error': false } }", uri);
+    if (qpldma_migration_wait(dst, 60)) {
+        return dst;
+    }
+    /* refused: the destination still answers, nothing crashed or hung */
+    rsp = qtest_qmp(dst, "{ 'execute': 'query-status' }");
+    g_assert_true(qdict_haskey(rsp, "return"));
+    qobject_unref(rsp);
+    qtest_quit(dst);
+    return NULL;
+}
+
+/* QP @idx of A (SQ channel @idx) to QP @idx of B, random PSNs */
+static void mig_connect(Mig *m, uint32_t idx)
+{
+    Pair *p = m->p;
+    uint8_t mac_a[6], mac_b[6];
+    QPldmaQPAttr at;
+
+    m->a_psn[idx] = rand_psn();
+    m->b_psn[idx] = rand_psn();
+    qpldma_mac(&p->a.d, mac_a);
+    qpldma_mac(&p->b.d, mac_b);
+    attr_to(&at, mac_a, IP_A, qpldma_qpn(&p->a.d, idx), m->b_psn[idx],
+            m->a_psn[idx], idx);
+    qp_connect(&p->b, idx, &at);
+    attr_to(&at, mac_b, IP_B, qpldma_qpn(&p->b.d, idx), m->a_psn[idx],
+            m->b_psn[idx], idx);
+    qp_connect(&p->a, idx, &at);
+}
+
+/*
+ * Start the pair, the WRITE (QP 0) and the READ (QP 1), stop one node in
+ * the middle of them and save the other (A, or B with m->resp) to a file;
+ * returns its path (the saved node is gone)
+ */
+static char *mig_start(Mig *m)
+{
+    g_autofree char *a_net = NULL, *b_net = NULL;
+    g_autofree char *uri = NULL;
+    char *path;
+    QPldmaRing r0, r1;
+    uint32_t wkey, rkey;
+    Node *mig;
+    Pair *p;
+    int fd, i;
+
+    p = m->p = g_new0(Pair, 1);
+    qpldma_link_init(&p->link, "pldma-qpmig-XXXXXX");
+    b_net = qpldma_link_netdev(&p->link, true);
+    a_net = qpldma_link_netdev(&p->link, false);
+    m->b_args = g_strdup_printf(MIG_NODE_ARGS, 2, b_net);
+    m->a_args = g_strdup_printf(MIG_NODE_ARGS, 1, a_net);
+    node_start(&p->b, m->b_args);
+    node_start(&p->a, m->a_args);
+    qpldma_link_wait(p->a.qts);
+    qpldma_link_wait(p->b.qts);
+    mig_connect(m, 0);
+    mig_connect(m, 1);
+    ring_init(&p->a, &r0, 0);
+    ring_init(&p->a, &r1, 1);
+
+    m->a_src = alloc_pa(&p->a, MIG_LEN);
+    m->a_dst = alloc_pa(&p->a, MIG_LEN);
+    m->b_dst = alloc_pa(&p->b, MIG_LEN);
+    m->b_src = alloc_pa(&p->b, MIG_LEN);
+    m->wdata = qpldma_mem_random(p->a.qts, m->a_src, MIG_LEN);
+    m->rdata = qpldma_mem_random(p->b.qts, m->b_src, MIG_LEN);
+    wkey = key_register(&p->b, 0, 0, m->b_dst, MIG_LEN, PLDMA_KEY_ACC_WRITE);
+    rkey = key_register(&p->b, 1, 0, m->b_src, MIG_LEN, PLDMA_KEY_ACC_READ);
+
+    m->compl[0] = post(&p->a, &r0, PLDMA_OP_RDMA_WRITE, MIG_LEN,
+                       m->a_src, m->b_dst, wkey);
+    m->compl[1] = post(&p->a, &r1, PLDMA_OP_RDMA_READ, MIG_LEN,
+                       m->a_dst, m->b_src, rkey);
+    /* some of both is through, then B stops taking frames */
+    for (i = 0; i < 5000 && ncnt(&p->b, PLDMA_NCNT_RX_FRAMES) < 300; i++) {
+        g_usleep(200);
+    }
+    qtest_qmp_assert_success(m->resp ? p->a.qts : p->b.qts,
+                             "{ 'execute': 'stop' }");
+    g_usleep(100 * 1000);
+    for (i = 0; i < 2; i++) {
+        g_assert_cmpuint(qtest_readl(p->a.qts, m->compl[i] +
+                                     PLDMA_COMPL_STATUS), ==,
+                         PLDMA_ST_PENDING);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RX_FRAMES), >, 0);
+
+    fd = g_file_open_tmp("pldma-qpmig-XXXXXX", &path, NULL);
+    g_assert(fd >= 0);
+    close(fd);
+    uri = g_strdup_printf("exec:cat > %s", path);
+    mig = m->resp ? &p->b : &p->a;
+    qtest_qmp_assert_success(mig->qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(qpldma_migration_wait(mig->qts, 60));
+    /*
+     * The source goes: its connection closes.  B (server=on) listens
+     * again; A (reconnect-ms) connects again, to a new B that listens on
+     * the same path (QEMU unlinks it first).
+     */
+    qtest_quit(mig->qts);
+    mig->qts = NULL;
+    return path;
+}
+
+/*
+ * The migrated node runs on @dst now: the other goes on, both transfers
+ * complete, checked
+ */
+static void mig_finish(Mig *m, QTestState *dst)
+{
+    Pair *p = m->p;
+    Node *mig = m->resp ? &p->b : &p->a;
+    QPldmaQPAttr q;
+    uint64_t bytes;
+    uint32_t i;
+
+    mig->qts = dst;
+    mig->d.qts = dst;
+    p->timers = true;
+    qtest_qmp_assert_success(m->resp ? p->a.qts : p->b.qts,
+                             "{ 'execute': 'cont' }");
+    for (i = 0; i < 2; i++) {
+        g_assert_cmpuint(wait_compl(p, m->compl[i], &bytes), ==,
+                         PLDMA_ST_SUCCESS);
+        g_assert_cmpuint(bytes, ==, MIG_LEN);
+    }
+    qpldma_mem_check(p->b.qts, m->b_dst, m->wdata, MIG_LEN);
+    qpldma_mem_check(p->a.qts, m->a_dst, m->rdata, MIG_LEN);
+
+    /* the connections go on: PSNs past both messages, both ends in RTS */
+    for (i = 0; i < 2; i++) {
+        qpldma_qp_query(&p->a.d, i, &q);
+        g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+        g_assert_cmphex(q.sq_psn, ==, (m->a_psn[i] + MIG_SEGS) & 0xffffff);
+        qpldma_qp_query(&p->b.d, i, &q);
+        g_assert_cmpuint(q.state, ==, PLDMA_QPS_RTS);
+        if (i == 0) {
+            g_assert_cmphex(q.rq_psn, ==, (m->a_psn[0] + MIG_SEGS) & 0xffffff);
+        }
+    }
+    /*
+     * Retransmissions, nothing else: no NAK but sequence, no drop.  A
+     * migrated requester resends what was not acknowledged; a migrated
+     * responder's peer resends what was lost, if anything was.
+     */
+    if (!m->resp) {
+        g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_RETX_SEGS), >, 0);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_ACCESS), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_INVALID), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_OPERR), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    g_assert_cmpuint(ncnt(&p->a, PLDMA_NCNT_NAK_RX_ACCESS) +
+                     ncnt(&p->a, PLDMA_NCNT_NAK_RX_INVALID) +
+                     ncnt(&p->a, PLDMA_NCNT_NAK_RX_OPERR), ==, 0);
+    g_test_message("A resent %u segments, B took %u duplicates",
+                   ncnt(&p->a, PLDMA_NCNT_RETX_SEGS),
+                   ncnt(&p->b, PLDMA_NCNT_DUPS));
+    pair_stop(p);
+    g_free(m->a_args);
+    g_free(m->b_args);
+    g_free(m->wdata);
+    g_free(m->rdata);
+}
+
+static void test_migrate_requester(void)
+{
+    Mig m = { 0 };
+    g_autofree char *path = mig_start(&m);
+    QTestState *dst = mig_load(m.a_args, path);
+
+    g_assert_nonnull(dst);
+    unlink(path);
+    mig_finish(&m, dst);
+}
+
+/* B, the responder, migrated in the middle of the WRITE and the READ */
+static void test_migrate_responder(void)
+{
+    Mig m = { .resp = true };
+    g_autofree char *path = mig_start(&m);
+    QTestState *dst = mig_load(m.b_args, path);
+
+    g_assert_nonnull(dst);
+    unlink(path);
+    mig_finish(&m, dst);
+}
+
+/*
+ * A zero-length READ's resource migrates with its responder (the
+ * pldma-conn/rdo-zero subsection): on the destination a repeat of that
+ * READ is answered again, not dropped as a READ the QP never took
+ */
+static void test_migrate_zero_read(void)
+{
+    g_autofree char *path = NULL, *uri = NULL;
+    Peer pe;
+    uint8_t f[256];
+    uint32_t len;
+    QTestState *dst;
+    Rx rx;
+    int fd;
+
+    peer_open(&pe, PLDMA_KEY_ACC_READ);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, 0x1000, 0, 0,
+                     -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x10);
+
+    fd = g_file_open_tmp("pldma-qpmig-XXXXXX", &path, NULL);
+    g_assert(fd >= 0);
+    close(fd);
+    uri = g_strdup_printf("exec:cat > %s", path);
+    qtest_qmp_assert_success(pe.n.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(qpldma_migration_wait(pe.n.qts, 60));
+    qtest_quit(pe.n.qts);
+    close(pe.fd);
+    dst = mig_load(pe.args, path);
+    g_assert_nonnull(dst);
+    unlink(path);
+    pe.n.qts = dst;
+    pe.n.d.qts = dst;
+    pe.fd = qpldma_link_connect(&pe.link);
+    qpldma_link_wait(dst);
+
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x10);
+    g_assert_cmphex(rx.psn, ==, pe.epsn);
+    g_assert_cmpuint(rx.plen, ==, 0);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, 0);
+    peer_close(&pe);
+}
+
+/* @len bytes of @data to a new temporary file; returns its path */
+static char *mig_file(const uint8_t *data, size_t len)
+{
+    char *path;
+    int fd = g_file_open_tmp("pldma-qpmig-XXXXXX", &path, NULL);
+
+    g_assert(fd >= 0);
+    close(fd);
+    g_assert_true(g_file_set_contents(path, (const char *)data, len, NULL));
+    return path;
+}
+
+/*
+ * A responder connection in the stream (vmstate_pldma_conn, no subsection
+ * needed): its size, and where its READ resources' next index is
+ */
+#define MIG_CONN_SIZE       470
+
+#define MIG_CONN_RDO_NEXT   469
+
+/*
+ * A hostile stream: the in-flight WRITE's QP index, then its PSN; then,
+ * of the connection of A's QP 0 (connected, nothing in progress), the
+ * index of its next READ resource and its expected PSN, each corrupted
+ * in A's saved state.  Each is refused on load with an error (the
+ * destination answers its monitor), and the untouched stream still loads
+ * and completes.  (A connection with nothing in progress was let through
+ * unchecked: a READ after the load wrote past its 16 READ resources.)
+ */
+static void test_migrate_hostile(void)
+{
+    static const char name[] = "pldma-core/net";
+    Mig m = { 0 };
+    g_autofree char *path = mig_start(&m);
+    g_autofree uint8_t *data = NULL;
+    uint8_t *sub, *ch0, *conn0, want[8] = { 0 };
+    QTestState *dst;
+    gsize len;
+    int i;
+
+    g_assert_true(g_file_get_contents(path, (char **)&data, &len, NULL));
+    sub = memmem(data, len, name, strlen(name));
+    g_assert_nonnull(sub);
+    /* QEMU_VM_SUBSECTION, the name's length, the name, the version */
+    g_assert_cmpuint(sub[-1], ==, strlen(name));
+    g_assert_cmpuint(sub[-2], ==, 0x05);
+    ch0 = sub + strlen(name) + 4;
+    /* channel 0's requester: 1 + QP index, PSN (be32) */
+    g_assert_cmpuint(ch0[0], ==, 1);
+    g_assert_cmphex(ldl_be_p(ch0 + 1), ==, m.a_psn[0]);
+    /*
+     * The connection of A's QP 0: its expected PSN (B's first) and MSN 0,
+     * the first such bytes of the subsection; QP 1's follows it
+     */
+    stl_be_p(want, m.b_psn[0]);
+    conn0 = memmem(ch0, len - (ch0 - data), want, sizeof(want));
+    g_assert_nonnull(conn0);
+    g_assert_cmphex(ldl_be_p(conn0 + MIG_CONN_SIZE), ==, m.b_psn[1]);
+    g_assert_cmpuint(conn0[MIG_CONN_RDO_NEXT], <, 16);
+
+    for (i = 0; i < 4; i++) {
+        g_autofree uint8_t *bad = g_memdup2(data, len);
+        g_autofree char *bad_path = NULL;
+        uint8_t *bch0 = bad + (ch0 - data);
+        uint8_t *bconn0 = bad + (conn0 - data);
+
+        if (i == 0) {
+            bch0[0] = 0x40;             /* QP 63: beyond num-qps */
+        } else if (i == 1) {
+            stl_be_p(bch0 + 1, m.a_psn[0] | 0x01000000);   /* > 24 bits */
+        } else if (i == 2) {
+            bconn0[MIG_CONN_RDO_NEXT] = 0xff;  /* of 16 READ resources */
+        } else {
+            stl_be_p(bconn0, m.b_psn[0] | 0x01000000);     /* > 24 bits */
+        }
+        bad_path = mig_file(bad, len);
+        g_assert_null(mig_load(m.a_args, bad_path));
+        unlink(bad_path);
+    }
+    /*
+     * A destination whose mtu is below the stream's path MTU and
+     * requester MTU (1024) refuses it, and does not abort later on a
+     * frame it could not build
+     */
+    {
+        g_auto(GStrv) parts = g_strsplit(m.a_args, "node-id=1 ", 2);
+        g_autofree char *small = g_strjoin("node-id=1,mtu=512 ", parts[0],
+                                           parts[1], NULL);
+
+        g_assert_null(mig_load(small, path));
+    }
+    dst = mig_load(m.a_args, path);
+    g_assert_nonnull(dst);
+    unlink(path);
+    mig_finish(&m, dst);
+}
+
+void pldma_qp_migration_register(void)
+{
+    qtest_add_func("/pldma-qp/migrate-requester", test_migrate_requester);
+    qtest_add_func("/pldma-qp/migrate-responder", test_migrate_responder);
+    qtest_add_func("/pldma-qp/migrate-hostile", test_migrate_hostile);
+    qtest_add_func("/pldma-qp/migrate-zero-read", test_migrate_zero_read);
+}

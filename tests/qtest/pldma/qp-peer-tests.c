@@ -1,0 +1,733 @@
+/*
+ * The PLDMA QP against a hostile peer: the test on the other end of
+ * the link builds its own RoCEv2 frames
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qemu/bswap.h"
+#include "libqtest.h"
+#include "pldma/framework.h"
+
+/*
+ * The responder of a QP: wrong source, wrong generation, PSNs out of the
+ * window, a bad rkey (NAK, ePSN unmoved), a key of another PD, access
+ * flags of the QP; MSN counts completed messages
+ */
+static void test_hostile_responder(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[512];
+    uint32_t rkey, rkey_pd, psn, msn, d0, len;
+    uint64_t pa, pa2;
+    int i;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 7 + 1;
+    }
+    pa = alloc_pa(&pe.n, PAGE);
+    pa2 = alloc_pa(&pe.n, PAGE);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    /* a key of another PD (PASID 5): the QP's PD is "no PASID" */
+    rkey_pd = key_register(&pe.n, 1, 5 | PLDMA_CHB_PASID_EN, pa2, PAGE,
+                           PLDMA_KEY_ACC_WRITE);
+
+    /* from another IP: dropped, counted, no answer */
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = write_only(f, &pe, IP_OTHER, pe.qpn, pe.epsn, pa, rkey, pl, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 1);
+    /* to the QP's index with another generation: dropped */
+    len = write_only(f, &pe, IP_B, pe.qpn ^ 0x100, pe.epsn, pa, rkey, pl,
+                     512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 2);
+    /* to a QP index that is in RESET: dropped */
+    len = write_only(f, &pe, IP_B, qpldma_qpn(&pe.n.d, 1), pe.epsn, pa, rkey,
+                     pl, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 3);
+    /* far outside the PSN window: dropped */
+    len = write_only(f, &pe, IP_B, pe.qpn, (pe.epsn + 0x7fffff) & 0xffffff,
+                     pa, rkey, pl, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 4);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_ACK_TX), ==, 0);
+
+    /* ahead of the expected PSN: a sequence NAK naming it, nothing moves */
+    len = write_only(f, &pe, IP_B, pe.qpn, (pe.epsn + 5) & 0xffffff, pa,
+                     rkey, pl, 512);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x60);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
+
+    /*
+     * A bad rkey: NAK remote access, once, and the connection is over
+     * (IBA 9.9.3.1: fatal to the responder's QP, as on rxe): the QP is in
+     * ERR with its QP_ERRORS bit, and the same WRITE with the right key
+     * then finds no QP to take it, so no peer gets a second guess
+     */
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey ^ 0x100, pl,
+                     512);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_cmphex(qpldma_rd(&pe.n.d, PLDMA_QP_ERRORS_LO), ==, 1);
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 1);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, -1);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
+    /* a key of another PD: the same */
+    peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE);
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa2, rkey_pd, pl, 512);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa2, PAGE));
+    /* a READ: the key allows it, the QP's access flags do not */
+    peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE);
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, pa, rkey, 512,
+                     -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_ACCESS), ==, 3);
+    peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE);
+
+    /* the good WRITE at the same PSN lands; MSN 1 */
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl, 512);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmpuint(msn, ==, 1);
+    qpldma_mem_check(pe.n.qts, pa, pl, 512);
+    /* again (a duplicate): ACKed again, nothing counted twice */
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmpuint(msn, ==, 1);
+    /* the next message: MSN 2 */
+    len = write_only(f, &pe, IP_B, pe.qpn, (pe.epsn + 1) & 0xffffff,
+                     pa + 512, rkey, pl, 256);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, &msn), ==, 0x1f);
+    g_assert_cmpuint(msn, ==, 2);
+    qpldma_mem_check(pe.n.qts, pa + 512, pl, 256);
+    peer_close(&pe);
+}
+
+/*
+ * The requester of a QP: a spoofed ACK or READ response from another IP,
+ * or outside the send queue's window, does nothing; the real ones
+ * complete the messages
+ */
+static void test_hostile_requester(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[1024], d[PLDMA_DESC_SIZE];
+    uint64_t src, dst, compl, bytes;
+    QPldmaRing r;
+    QPldmaQPAttr q;
+    uint32_t d0, len, i;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 13 + 5;
+    }
+    ring_init(&pe.n, &r, 0);
+    src = alloc_pa(&pe.n, PAGE);
+    dst = alloc_pa(&pe.n, PAGE);
+    qtest_memwrite(pe.n.qts, src, pl, 1024);
+
+    /* a WRITE of 1 KiB: one WRITE Only to our QPN, at the QP's SQ PSN */
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, 1024, src, 0x1000, 0x4242,
+                     compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmpuint(rx.op, ==, 0x0a);
+    g_assert_cmphex(rx.qpn, ==, pe.my_qpn);
+    g_assert_cmphex(rx.psn, ==, pe.sq_psn);
+    g_assert_cmphex(rx.src_ip, ==, IP_A);
+    g_assert_cmphex(rx.dst_ip, ==, IP_B);
+    g_assert_cmphex(rx.rkey, ==, 0x4242);
+
+    /* spoofed ACKs: another IP, another QPN generation, a later PSN */
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = roce_frame(f, IP_OTHER, 0x11, pe.qpn, pe.sq_psn, false, 0, 0, 0,
+                     0x1f, 1, NULL, 0);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x11, pe.qpn ^ 0x100, pe.sq_psn, false, 0, 0,
+                     0, 0x1f, 1, NULL, 0);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, (pe.sq_psn + 1) & 0xffffff,
+                     false, 0, 0, 0, 0x1f, 1, NULL, 0);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 3);
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    /* the real one */
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, pe.sq_psn, false, 0, 0, 0, 0x1f,
+                     1, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, 1024);
+
+    /* a READ of 1 KiB: the request at the next PSN */
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, 1024, dst, 0x2000, 0x4343,
+                     compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmpuint(rx.op, ==, 0x0c);
+    g_assert_cmphex(rx.psn, ==, (pe.sq_psn + 1) & 0xffffff);
+    g_assert_cmpuint(rx.dmalen, ==, 1024);
+    /* a spoofed response from another IP: nothing lands */
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    memset(pl, 0xee, sizeof(pl));
+    len = roce_frame(f, IP_OTHER, 0x10, pe.qpn, rx.psn, false, 0, 0, 0, 0x1f,
+                     2, pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 1);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, dst, 1024));
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    /* the real one */
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 3 + 11;
+    }
+    len = roce_frame(f, IP_B, 0x10, pe.qpn, rx.psn, false, 0, 0, 0, 0x1f, 2,
+                     pl, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    qpldma_mem_check(pe.n.qts, dst, pl, 1024);
+    qpldma_qp_query(&pe.n.d, 0, &q);
+    g_assert_cmphex(q.sq_psn, ==, (pe.sq_psn + 2) & 0xffffff);
+    peer_close(&pe);
+}
+
+/*
+ * Ghost ACKs: the peer answers PSNs the device never sent.  A 256 KiB
+ * WRITE at path MTU 1024 (256 segments) has sent its first window when
+ * the peer ACKs the message's last PSN, then sends a sequence NAK and an
+ * RNR NAK for PSNs past those sent.  IBA drops an answer about a PSN
+ * never sent: before the fix the ACK completed the WRITE SUCCESS with
+ * 262144 bytes, 64 segments of which had left.  Now the three are
+ * dropped and counted (ACK_UNSENT), the WRITE stays pending, and the
+ * peer's real ACKs bring every segment, each PSN once, before SUCCESS.
+ */
+static void test_ghost_ack(void)
+{
+    enum { NSEG = 256 };
+    Peer pe;
+    uint8_t f[2048], d[PLDMA_DESC_SIZE], seen[NSEG] = { 0 };
+    uint64_t src, compl, bytes;
+    uint32_t len, got = 0, u0, seg;
+    QPldmaRing r;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    ring_init(&pe.n, &r, 0);
+    src = alloc_pa(&pe.n, NSEG * 1024);
+    g_free(qpldma_mem_random(pe.n.qts, src, NSEG * 1024));
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, NSEG * 1024, src, 0x100000,
+                     0x4242, compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    /* the first window (64 segments), then the device waits for an ACK */
+    while (got < 64) {
+        g_assert_true(peer_rx(&pe, &rx));
+        seg = (rx.psn - pe.sq_psn) & 0xffffff;
+        g_assert_cmpuint(seg, ==, got);
+        seen[seg] = 1;
+        got++;
+    }
+    g_assert_false(peer_rx(&pe, &rx));
+    u0 = ncnt(&pe.n, PLDMA_NCNT_ACK_UNSENT);
+    /* an ACK of the last PSN, a sequence NAK and an RNR NAK past the sent */
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, (pe.sq_psn + NSEG - 1) & 0xffffff,
+                     false, 0, 0, 0, 0x1f, 1, NULL, 0);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, (pe.sq_psn + 200) & 0xffffff,
+                     false, 0, 0, 0, 0x60, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, (pe.sq_psn + got) & 0xffffff,
+                     false, 0, 0, 0, 0x21, 0, NULL, 0);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_ACK_UNSENT), ==, u0 + 3);
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RETX_SEGS), ==, 0);
+    /* the real ACKs, each of the last PSN received, until every one came */
+    while (got < NSEG) {
+        uint32_t before = got;
+
+        len = roce_frame(f, IP_B, 0x11, pe.qpn,
+                         (pe.sq_psn + got - 1) & 0xffffff, false, 0, 0, 0,
+                         0x1f, 0, NULL, 0);
+        qpldma_stream_send(pe.fd, f, len);
+        while (peer_rx(&pe, &rx)) {
+            seg = (rx.psn - pe.sq_psn) & 0xffffff;
+            g_assert_cmpuint(seg, ==, got);
+            seen[seg] = 1;
+            got++;
+        }
+        g_assert_cmpuint(got, >, before);
+    }
+    for (seg = 0; seg < NSEG; seg++) {
+        g_assert_true(seen[seg]);
+    }
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, (pe.sq_psn + NSEG - 1) & 0xffffff,
+                     false, 0, 0, 0, 0x1f, 1, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, NSEG * 1024);
+    peer_close(&pe);
+}
+
+/*
+ * RESET->ERR of a fresh QP (IBA and the driver allow it) takes no send
+ * queue: before the fix it was "out of RESET" with SQ 0, a channel it
+ * never took, and pldma_qp_of_sq(0) found it before channel 0's owner,
+ * whose WRITE then completed FLUSHED with nothing on the wire.  Here QP 1
+ * owns SQ 0, QP 0 goes RESET->ERR: QP 1's WRITE reaches the peer and
+ * completes; SQ 0 stays QP 1's (another QP's RESET->INIT on it is BUSY);
+ * QP 0, back in RESET, may take another channel.
+ */
+static void test_reset_err_no_sq(void)
+{
+    Peer pe;
+    uint8_t f[2048], d[PLDMA_DESC_SIZE], pl[512];
+    uint64_t src, compl, bytes;
+    QPldmaQPAttr at;
+    QPldmaRing r;
+    uint32_t len;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    /* QP 1 on SQ 0 to the peer, in place of QP 0 */
+    qp_reset(&pe.n, 0);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect(&pe.n, 1, &at);
+    pe.qpn = qpldma_qpn(&pe.n.d, 1);
+    /* QP 0, fresh: RESET -> ERR */
+    memset(&at, 0, sizeof(at));
+    at.state = PLDMA_QPS_ERR;
+    g_assert_cmpuint(qpldma_qp_modify(&pe.n.d, 0, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+
+    /* QP 1's WRITE goes out on SQ 0, and completes */
+    ring_init(&pe.n, &r, 0);
+    src = alloc_pa(&pe.n, PAGE);
+    memset(pl, 0x5a, sizeof(pl));
+    qtest_memwrite(pe.n.qts, src, pl, sizeof(pl));
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, sizeof(pl), src, 0x1000,
+                     0x4242, compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmpuint(rx.op, ==, 0x0a);
+    g_assert_cmphex(rx.qpn, ==, pe.my_qpn);
+    g_assert_cmphex(rx.psn, ==, pe.sq_psn);
+    g_assert_cmpuint(rx.plen, ==, sizeof(pl));
+    len = roce_frame(f, IP_B, 0x11, pe.qpn, pe.sq_psn, false, 0, 0, 0, 0x1f,
+                     1, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, sizeof(pl));
+
+    /* SQ 0 is QP 1's: QP 2's RESET->INIT on it is refused */
+    memset(&at, 0, sizeof(at));
+    at.state = PLDMA_QPS_INIT;
+    at.sq = 0;
+    at.send_cq = at.recv_cq = PLDMA_CQ_NONE;
+    g_assert_cmpuint(qpldma_qp_modify(&pe.n.d, 2, PLDMA_QPA_REQ_INIT, &at),
+                     ==, PLDMA_QP_ST_BUSY);
+    /* QP 0, ERR -> RESET -> INIT on channel 1 */
+    qp_reset(&pe.n, 0);
+    at.sq = 1;
+    g_assert_cmpuint(qpldma_qp_modify(&pe.n.d, 0, PLDMA_QPA_REQ_INIT, &at),
+                     ==, PLDMA_QP_ST_OK);
+    peer_close(&pe);
+}
+
+/*
+ * A QP's frame to another MAC than the port's (a spoofer on a hub, a
+ * flooding switch) is not the port's: dropped and counted (NOT_OURS),
+ * nothing written, no answer.  It was taken on its IP alone.
+ */
+static void test_dest_mac(void)
+{
+    uint8_t f[2048], pl[256];
+    uint32_t rkey, len, psn;
+    uint64_t pa;
+    Peer pe;
+
+    memset(pl, 0x3c, sizeof(pl));
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    pa = alloc_pa(&pe.n, PAGE);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE, PLDMA_KEY_ACC_WRITE);
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl,
+                     sizeof(pl));
+    f[5] ^= 0x0e;                       /* another node's MAC */
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NOT_OURS), ==, 1);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, -1);
+    /* to the port's own: taken */
+    f[5] ^= 0x0e;
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    qpldma_mem_check(pe.n.qts, pa, pl, sizeof(pl));
+    peer_close(&pe);
+}
+
+/* QEMU's resident set, KiB */
+static uint64_t qemu_rss_kib(QTestState *qts)
+{
+    g_autofree char *path = g_strdup_printf("/proc/%d/status",
+                                            (int)qtest_pid(qts));
+    g_autofree char *st = NULL;
+    const char *l;
+
+    g_assert_true(g_file_get_contents(path, &st, NULL, NULL));
+    l = strstr(st, "VmRSS:");
+    g_assert_nonnull(l);
+    return g_ascii_strtoull(l + 6, NULL, 10);
+}
+
+/* Read whatever the device sent, without waiting for more */
+static uint32_t peer_drain(Peer *pe)
+{
+    uint8_t f[8192];
+    uint32_t n = 0;
+    uint8_t hdr[4];
+
+    while (recv(pe->fd, hdr, 4, MSG_PEEK | MSG_DONTWAIT) == 4) {
+        g_assert_cmpuint(qpldma_stream_recv(pe->fd, f, sizeof(f)), >, 0);
+        n++;
+    }
+    return n;
+}
+
+/*
+ * A hostile peer's campaign against a QP, seeded (g_test_rand: the seed
+ * is in the log): frames built from valid WRITE, SEND, READ, ACK and
+ * atomic templates, then mutated (opcode, PSN near and far, QPN, source
+ * IP, rkey index and generation, VA in, beside and outside the window,
+ * DMA length, payload length, truncated), some repeated as floods.  The
+ * device's memory holds a keyed pattern: only the window [win, win +
+ * PAGE) of a key that allows WRITE may change; the zones beside it, a
+ * read-only key's range and a page of another PD must keep their pattern
+ * byte for byte.  Along the way the device stays live (a register reads
+ * back), its QEMU's RSS stays bounded, and after a NAK that ends the
+ * connection the QP is in ERR (then connected again).  At the end a good
+ * WRITE on a new connection lands.
+ */
+static void test_hostile_campaign(void)
+{
+    enum { FRAMES = 3000, ZONE = 4 * PAGE };
+    uint8_t f[8192], pl[4096], op, aeth[ATOMIC_ETH];
+    g_autofree uint8_t *pat = g_malloc(ZONE);
+    uint32_t rkey_w, rkey_r, rkey_pd, len, i, j, errs = 0, psn, rx0;
+    uint64_t zone, win, rss0, rss;
+    Peer pe;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    /* [zone, zone + 4 pages): guard, WRITE window, read-only, other PD */
+    zone = alloc_pa(&pe.n, ZONE);
+    for (i = 0; i < ZONE; i++) {
+        pat[i] = (i * 131 + (i >> 12) * 7 + 0x5b) & 0xff;
+    }
+    qtest_memwrite(pe.n.qts, zone, pat, ZONE);
+    win = zone + PAGE;
+    rkey_w = key_register(&pe.n, 0, 0, win, PAGE,
+                          PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    rkey_r = key_register(&pe.n, 1, 0, zone + 2 * PAGE, PAGE,
+                          PLDMA_KEY_ACC_READ);
+    rkey_pd = key_register(&pe.n, 2, 7 | PLDMA_CHB_PASID_EN, zone + 3 * PAGE,
+                           PAGE, PLDMA_KEY_ACC_WRITE);
+    rss0 = qemu_rss_kib(pe.n.qts);
+    memset(aeth, 0, sizeof(aeth));
+
+    for (i = 0; i < FRAMES; i++) {
+        uint32_t kind = g_test_rand_int_range(0, 6), mut, n, reps = 1;
+        uint32_t qpn = pe.qpn, src = IP_B, rkey = rkey_w, dmalen;
+        uint64_t va = win + 64 * g_test_rand_int_range(0, 48);
+        bool reth = false;
+        int syn = -1;
+
+        psn = (pe.epsn + g_test_rand_int_range(-3, 4)) & 0xffffff;
+        n = 64 * g_test_rand_int_range(0, 17);
+        dmalen = n;
+        for (j = 0; j < n; j++) {
+            pl[j] = g_test_rand_int();
+        }
+        switch (kind) {
+        case 0:         /* WRITE Only */
+            op = 0x0a;
+            reth = true;
+            break;
+        case 1:         /* WRITE First of two, or a Middle/Last alone */
+            op = g_test_rand_int_range(0x06, 0x0a);
+            reth = op == 0x06;
+            dmalen = 2048;
+            n = op == 0x06 || op == 0x07 ? 1024 : n;
+            break;
+        case 2:         /* SEND (no receive queue: RNR or NAK) */
+            op = g_test_rand_int_range(0x00, 0x06);
+            break;
+        case 3:         /* READ */
+            op = 0x0c;
+            reth = true;
+            n = 0;
+            break;
+        case 4:         /* ACK or NAK, for a PSN the device never sent */
+            op = 0x11;
+            syn = g_test_rand_bit() ? 0x1f : 0x60 | g_test_rand_int_range(0,
+                                                                         4);
+            n = 0;
+            break;
+        default:        /* atomic */
+            op = g_test_rand_bit() ? 0x13 : 0x14;
+            stq_be_p(aeth, va);
+            stl_be_p(aeth + 8, rkey);
+            memcpy(pl, aeth, sizeof(aeth));
+            n = sizeof(aeth);
+            break;
+        }
+        /* one mutation, or none */
+        mut = g_test_rand_int_range(0, 12);
+        switch (mut) {
+        case 0:
+            rkey = rkey_r;                      /* read-only key */
+            break;
+        case 1:
+            rkey = rkey_pd;                     /* another PD's */
+            va = zone + 3 * PAGE;
+            break;
+        case 2:
+            rkey ^= 1U << g_test_rand_int_range(8, 32);   /* generation */
+            break;
+        case 3:
+            va = zone + g_test_rand_int_range(0, ZONE);   /* anywhere */
+            break;
+        case 4:
+            va = win + PAGE - g_test_rand_int_range(0, 64); /* its end */
+            break;
+        case 5:
+            dmalen = g_test_rand_int();         /* any DMA length */
+            break;
+        case 6:
+            psn = g_test_rand_int() & 0xffffff; /* any PSN */
+            break;
+        case 7:
+            qpn ^= 1U << g_test_rand_int_range(0, 24);
+            break;
+        case 8:
+            src = IP_OTHER;                     /* spoofed source */
+            break;
+        case 9:
+            reps = g_test_rand_int_range(2, 40);    /* a flood */
+            break;
+        default:
+            break;
+        }
+        len = roce_frame(f, src, op, qpn, psn, reth, va, rkey, dmalen, syn,
+                         g_test_rand_int() & 0xffffff, pl, n);
+        if (g_test_rand_int_range(0, 16) == 0) {
+            /* truncated: the ICRC no longer matches, or no header left */
+            len = g_test_rand_int_range(14, len);
+        }
+        for (j = 0; j < reps; j++) {
+            qpldma_stream_send(pe.fd, f, len);
+        }
+        if (i % 64 == 63) {
+            /* live, bounded, and the pattern outside the window intact */
+            rx0 = ncnt(&pe.n, PLDMA_NCNT_RX_FRAMES);
+            g_assert_cmpuint(qpldma_rd(&pe.n.d, PLDMA_QP_NUM), ==, 16);
+            peer_drain(&pe);
+            qpldma_mem_check(pe.n.qts, zone, pat, PAGE);
+            qpldma_mem_check(pe.n.qts, zone + 2 * PAGE, pat + 2 * PAGE,
+                             2 * PAGE);
+            rss = qemu_rss_kib(pe.n.qts);
+            g_assert_cmpuint(rss, <, rss0 + 64 * 1024);
+            (void)rx0;
+        }
+        if (qpldma_qp_state(&pe.n.d, 0) == PLDMA_QPS_ERR) {
+            /* a NAK ended the connection, as IBA has it: a new one */
+            errs++;
+            peer_drain(&pe);
+            peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+        } else {
+            /* the QP's expected PSN, as a requester would follow it */
+            QPldmaQPAttr q;
+
+            qpldma_qp_query(&pe.n.d, 0, &q);
+            pe.epsn = q.rq_psn;
+        }
+    }
+    peer_drain(&pe);
+    qpldma_mem_check(pe.n.qts, zone, pat, PAGE);
+    qpldma_mem_check(pe.n.qts, zone + 2 * PAGE, pat + 2 * PAGE, 2 * PAGE);
+    g_test_message("%u frames, %u connections ended by a fatal NAK, "
+                   "RSS %" PRIu64 " -> %" PRIu64 " KiB, %u dropped", FRAMES,
+                   errs, rss0, qemu_rss_kib(pe.n.qts),
+                   ncnt(&pe.n, PLDMA_NCNT_RX_DROPPED));
+    g_assert_cmpuint(errs, >, 0);
+    /* still serves: a good WRITE on a new connection lands */
+    peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    memset(pl, 0xa5, 256);
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, win, rkey_w, pl, 256);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    qpldma_mem_check(pe.n.qts, win, pl, 256);
+    peer_close(&pe);
+}
+
+/*
+ * A message is at most 2^31 bytes (IBA), whatever max-transfer allows: at
+ * MTU 256 a longer one wraps the 24-bit PSN space, and its later PSNs
+ * look older than its first.  With max-transfer 4 GiB - 1, a WRITE of
+ * 2^31 + 4 KiB was sent; now it ends BAD_LENGTH with nothing on the wire,
+ * and a peer's WRITE First of that length is NAKed Invalid Request.
+ */
+static void test_max_message(void)
+{
+    uint8_t f[2048], d[PLDMA_DESC_SIZE], pl[256] = { 0 };
+    uint64_t compl, src, pa;
+    uint32_t psn, len, rkey;
+    QPldmaRing r;
+    Peer pe;
+    Rx rx;
+
+    peer_open_props(&pe, PLDMA_KEY_ACC_WRITE, false,
+                    ",max-transfer=0xffffffff");
+    ring_init(&pe.n, &r, 0);
+    src = alloc_pa(&pe.n, PAGE);
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_WRITE, 0x80001000U, src, 0x1000,
+                     0x4242, compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_BAD_LENGTH);
+    g_assert_false(peer_rx(&pe, &rx));
+    pa = alloc_pa(&pe.n, PAGE);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE, PLDMA_KEY_ACC_WRITE);
+    len = roce_frame(f, IP_B, 0x06, pe.qpn, pe.epsn, true, pa, rkey,
+                     0x80001000U, -1, 0, pl, 256);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x61);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa, PAGE));
+    peer_close(&pe);
+}
+
+/*
+ * A peer's atomic requests (CmpSwap, FetchAdd) to the device's QP, whose
+ * window grants WRITE and READ: the device does no atomics, so the one at
+ * the expected PSN gets NAK Invalid Request (0x61) naming it, nothing in
+ * the window changes, and the connection ends (its QP in ERR); on a new
+ * one a WRITE then lands and is ACKed.  A duplicate atomic is dropped;
+ * one ahead of the expected PSN gets the sequence NAK.  Before, the link
+ * dropped atomic opcodes and the requester timed out.
+ */
+static void test_atomic_refused(void)
+{
+    uint8_t f[2048], aeth[ATOMIC_ETH], pl[64];
+    uint32_t rkey, psn, len, dups;
+    uint64_t pa;
+    Peer pe;
+    int i;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    pa = alloc_pa(&pe.n, PAGE);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    /* AtomicETH: VA, rkey, swap (add) and compare data */
+    memset(aeth, 0, sizeof(aeth));
+    stq_be_p(aeth, pa);
+    stl_be_p(aeth + 8, rkey);
+    stq_be_p(aeth + 12, 0x1111);
+    stq_be_p(aeth + 20, 0);
+    /* ahead of the expected PSN: the sequence NAK */
+    len = roce_frame(f, IP_B, 0x14, pe.qpn, (pe.epsn + 2) & 0xffffff, false,
+                     0, 0, 0, -1, 0, aeth, sizeof(aeth));
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x60);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    /* behind it (a duplicate): dropped, no answer */
+    dups = ncnt(&pe.n, PLDMA_NCNT_DUPS);
+    len = roce_frame(f, IP_B, 0x13, pe.qpn, (pe.epsn - 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, aeth, sizeof(aeth));
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_DUPS), ==, dups + 1);
+    /*
+     * At it: NAK Invalid Request, once per connection (an unsupported
+     * opcode is fatal to the responder's QP: IBA 9.9.3.1, rxe's
+     * RESPST_ERR_UNSUPPORTED_OPCODE), CmpSwap then FetchAdd
+     */
+    for (i = 0; i < 2; i++) {
+        len = roce_frame(f, IP_B, i ? 0x14 : 0x13, pe.qpn, pe.epsn, false,
+                         0, 0, 0, -1, 0, aeth, sizeof(aeth));
+        peer_inject(&pe, f, len);
+        g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x61);
+        g_assert_cmphex(psn, ==, pe.epsn);
+        g_assert_true(qpldma_mem_zero(pe.n.qts, pa, 8));
+        g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+        peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    }
+    /* a new connection serves: a WRITE Only at the expected PSN */
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i + 1;
+    }
+    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl,
+                     sizeof(pl));
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    qpldma_mem_check(pe.n.qts, pa, pl, sizeof(pl));
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_RTS);
+    peer_close(&pe);
+}
+
+void pldma_qp_peer_register(void)
+{
+    qtest_add_func("/pldma-qp/hostile-responder", test_hostile_responder);
+    qtest_add_func("/pldma-qp/hostile-requester", test_hostile_requester);
+    qtest_add_func("/pldma-qp/ghost-ack", test_ghost_ack);
+    qtest_add_func("/pldma-qp/reset-err-no-sq", test_reset_err_no_sq);
+    qtest_add_func("/pldma-qp/dest-mac", test_dest_mac);
+    qtest_add_func("/pldma-qp/hostile-campaign", test_hostile_campaign);
+    qtest_add_func("/pldma-qp/max-message", test_max_message);
+    qtest_add_func("/pldma-qp/atomic-refused", test_atomic_refused);
+}

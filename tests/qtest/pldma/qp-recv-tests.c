@@ -1,0 +1,665 @@
+/*
+ * The PLDMA QP's receive queue: faults on receive buffers (report and
+ * stall), RNR, WQEs used once, parked SENDs
+ *
+ * Copyright (c) 2026 The PLDMA authors
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+
+#include "qemu/osdep.h"
+#include "qemu/units.h"
+#include "qemu/bswap.h"
+#include "libqtest.h"
+#include "pldma/framework.h"
+
+/*
+ * A RECV buffer not mapped (report mode): a fault record with
+ * FR_F_RECV, DESC the QP; mapped and QP_CMD_RESOLVED, the message
+ * completes whole in the same WQE
+ */
+static void test_recv_fault(void)
+{
+    const uint32_t len = 48 * KiB, hole = 7;
+    Pair *p = pair_start_smmu(true);
+    uint32_t pd = PASID | PLDMA_CHB_PASID_EN, l[2], a_qpn, b_qpn;
+    uint64_t src, b_pa, b_va, compl, bytes, off, addr[2];
+    g_autofree uint8_t *data = NULL;
+    uint8_t rec[PLDMA_FR_SIZE], e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+
+    pair_connect_cq(p, &sa, &sb, pd, CQ_SIZE);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != hole * PAGE) {
+            qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off, true);
+        }
+    }
+    /* two entries: the hole is in the second */
+    l[0] = 5 * PAGE;
+    l[1] = len - l[0];
+    addr[0] = b_va;
+    addr[1] = b_va + l[0];
+    post_recv(&p->b, &sb, 0x61, 2, addr, l);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, PLDMA_DF_SIGNALED, len, src,
+                    0, 0, 0, 0x62);
+    qpldma_fq_pop(&p->b.d, p->b.fq, 64, rec, step, p, WAIT_STEPS);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_CHANNEL), ==, PLDMA_FR_CH_REMOTE);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DESC), ==, 0);
+    g_assert_cmphex((uint32_t)ldl_le_p(rec + PLDMA_FR_PASID), ==, pd);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, b_va + hole * PAGE);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, hole * PAGE);
+    g_assert_cmpuint(qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    g_assert_false(qpldma_cq_poll(&p->b.d, &sb.rcq, e));
+    /* a key's RESOLVED is not the QP's */
+    qpldma_key_cmd(&p->b.d, 0, PLDMA_KEY_CMD_RESOLVED);
+    qsmmu_map(&p->b.s, p->b.pt_root, b_va + hole * PAGE,
+              b_pa + hole * PAGE, true);
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x61, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len, b_qpn, a_qpn,
+              0, 0, 0);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 0x62, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len, a_qpn, b_qpn,
+              0, 0, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_RESUME_TX), >=, 1);
+
+    /* a fault that cannot be resolved: QP_CMD_FAILED */
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != hole * PAGE) {
+            qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off, true);
+        }
+    }
+    addr[0] = b_va;
+    addr[1] = b_va + l[0];
+    post_recv(&p->b, &sb, 0x63, 2, addr, l);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 0x64);
+    qpldma_fq_pop(&p->b.d, p->b.fq, 64, rec, step, p, WAIT_STEPS);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE);
+    g_assert_cmpuint(ldl_le_p(rec + PLDMA_FR_DONE), ==, hole * PAGE);
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_FAILED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ERROR);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x63, PLDMA_WC_RECV, PLDMA_WC_ST_LOC_PROT_ERR, 0, b_qpn,
+              a_qpn, 0, 0, 0);
+    g_assert_cmpuint(ldl_le_p(e + PLDMA_CQE_BYTE_LEN), ==, hole * PAGE);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 0x64, PLDMA_WC_SEND, PLDMA_WC_ST_REM_OP_ERR, 0, a_qpn, b_qpn,
+              0, 0, PLDMA_ST_REMOTE_ERROR);
+    /* the NAK (remote operational error) ends both QPs */
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_ERR);
+    pair_stop(p);
+}
+
+/*
+ * A RECV buffer not mapped, stall mode: the SMMU stalls the access, its
+ * RETRY resumes the message in the same WQE
+ */
+static void test_recv_fault_stall(void)
+{
+    const uint32_t len = 32 * KiB, hole = 3;
+    Pair *p = pair_start_mode(true, true);
+    uint32_t pd = PASID | PLDMA_CHB_PASID_EN, a_qpn, b_qpn;
+    uint64_t src, b_pa, b_va, compl, bytes, off, ev[4];
+    g_autofree uint8_t *data = NULL;
+    uint8_t e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+    int i;
+
+    pair_connect_cq(p, &sa, &sb, pd, CQ_SIZE);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != hole * PAGE) {
+            qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off, true);
+        }
+    }
+    post_recv(&p->b, &sb, 0x71, 1, &b_va, &len);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, PLDMA_DF_SIGNALED, len, src,
+                    0, 0, 0, 0x72);
+    for (i = 0; i < WAIT_STEPS && !qsmmu_pop_event(&p->b.s, ev); i++) {
+        step(p);
+    }
+    g_assert_true(QSMMU_EVT_STALL(ev));
+    g_assert_cmphex(QSMMU_EVT_ADDR(ev) & ~(PAGE - 1), ==, b_va + hole * PAGE);
+    g_assert_cmpuint(qtest_readl(p->a.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    /* a stall is answered by the SMMU, not by the QP command */
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==,
+                     PLDMA_QP_ST_BAD_STATE);
+    qsmmu_map(&p->b.s, p->b.pt_root, b_va + hole * PAGE, b_pa + hole * PAGE,
+              true);
+    qsmmu_resume(&p->b.s, SID, QSMMU_EVT_STAG(ev), QSMMU_RESUME_RETRY);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x71, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len, b_qpn, a_qpn,
+              0, 0, 0);
+    wait_cqe(p, &p->a, &sa.scq, e);
+    check_cqe(e, 0x72, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len, a_qpn, b_qpn,
+              0, 0, 0);
+    pair_stop(p);
+}
+
+/*
+ * A responder stall belongs to the connection that took it.  It outlived
+ * its QP: after a reset and a new connection on the same QP index, the
+ * new connection inherited the stall, a valid WRITE from the new peer got
+ * RNR NAKs without end, and terminating the old stall sent the new peer
+ * NAK Remote Operational Error at PSN 0 (RQ_PSN then read 0).  Now a
+ * SEND into an unmapped receive buffer stalls (stall mode); both ends are
+ * reset and connected again; a WRITE on the new connection lands with no
+ * RNR NAK; the old stall, terminated, sends nothing and moves nothing.
+ */
+static void test_stall_outlives_qp(void)
+{
+    uint32_t len = 8 * KiB, pd = PASID | PLDMA_CHB_PASID_EN, rkey, rnr, oper;
+    Pair *p = pair_start_mode(true, true);
+    uint64_t src, b_pa, b_va, w_pa, w_va, compl, bytes, ev[4];
+    g_autofree uint8_t *data = NULL;
+    QPldmaQPAttr q;
+    Side sa, sb;
+    int i;
+
+    pair_connect_cq(p, &sa, &sb, pd, CQ_SIZE);
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);       /* not mapped */
+    post_recv(&p->b, &sb, 0x81, 1, &b_va, &len);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 0x82);
+    for (i = 0; i < WAIT_STEPS && !qsmmu_pop_event(&p->b.s, ev); i++) {
+        step(p);
+    }
+    g_assert_true(QSMMU_EVT_STALL(ev));
+    /* A gives the SEND up (its QP reset), then both connect again */
+    qp_reset(&p->a, 0);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_REMOTE_ERROR);
+    pair_reconnect_cq(p, &sa, &sb);
+
+    /* a WRITE on the new connection lands at once */
+    w_pa = alloc_pa(&p->b, PAGE);
+    w_va = VA_BASE + (w_pa - ALLOC_BASE);
+    qsmmu_map(&p->b.s, p->b.pt_root, w_va, w_pa, true);
+    rkey = key_register(&p->b, 0, pd, w_va, PAGE, PLDMA_KEY_ACC_WRITE);
+    rnr = ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR);
+    compl = post_op(&p->a, &sa, PLDMA_OP_RDMA_WRITE, 0, 1024, src, w_va,
+                    rkey, 0, 0x83);
+    g_assert_cmpuint(wait_compl(p, compl, &bytes), ==, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, 1024);
+    qpldma_mem_check(p->b.qts, w_pa, data, 1024);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR), ==, rnr);
+
+    /* the old stall ends: nothing is sent for it, nothing moves */
+    qpldma_qp_query(&p->b.d, 0, &q);
+    oper = ncnt(&p->b, PLDMA_NCNT_NAK_TX_OPERR);
+    qsmmu_resume(&p->b.s, SID, QSMMU_EVT_STAG(ev), QSMMU_RESUME_TERM);
+    for (i = 0; i < 100; i++) {
+        step(p);
+    }
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_OPERR), ==, oper);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(qpldma_qp_state(&p->a.d, 0), ==, PLDMA_QPS_RTS);
+    {
+        QPldmaQPAttr q2;
+
+        qpldma_qp_query(&p->b.d, 0, &q2);
+        g_assert_cmphex(q2.rq_psn, ==, q.rq_psn);
+    }
+    pair_stop(p);
+}
+
+/*
+ * A receive WQE is completed once.  A WRITE Last with immediate takes the
+ * WQE and faults (RNR NAK); once the fault is resolved the same PSN comes
+ * again as a WRITE Last without immediate; a SEND Only then consumes the
+ * WQE.  The WQE stayed taken by the faulted WRITE: a zero-length WRITE
+ * Only with immediate then completed it a second time (two SUCCESS CQEs,
+ * one wr_id) and the RQ's HEAD passed its TAIL.  Now that WRITE finds no
+ * WQE (RNR NAK, RQ_EMPTY): one CQE, HEAD = TAIL = 1.
+ */
+static void test_recv_wqe_once(void)
+{
+    uint32_t pd = PASID | PLDMA_CHB_PASID_EN, rkey, len, psn, l = 1024, e0;
+    uint8_t f[2048], pl[4 + 1024], rec[PLDMA_FR_SIZE], e[PLDMA_CQE_SIZE];
+    uint64_t pa, va, rpa, rva;
+    QPldmaQPAttr at;
+    Side sd;
+    Peer pe;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE, true);
+    /* the device's QP 0 again, in PASID's PD, with an RQ and CQs */
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, pd, CQ_SIZE);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    at.pd = pd;
+    qp_connect_cq(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    /* the window: its first page mapped, its second not */
+    pa = alloc_pa(&pe.n, 2 * PAGE);
+    va = VA_BASE + (pa - ALLOC_BASE);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);
+    rkey = key_register(&pe.n, 0, pd, va, 2 * PAGE, PLDMA_KEY_ACC_WRITE);
+    rpa = alloc_pa(&pe.n, PAGE);
+    rva = VA_BASE + (rpa - ALLOC_BASE);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, rva, rpa, true);
+    post_recv(&pe.n, &sd, 0xa1, 1, &rva, &l);
+    stl_le_p(pl, IMM_WIRE);
+    memset(pl + 4, 0x42, 1024);
+
+    /* WRITE First into page 0, WRITE Last with immediate into page 1 */
+    len = roce_frame(f, IP_B, 0x06, pe.qpn, pe.epsn, true, va + PAGE - 1024,
+                     rkey, 2048, -1, 0, pl + 4, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    len = roce_frame(f, IP_B, 0x09, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl, sizeof(pl));
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va + PAGE, pa + PAGE, true);
+    qpldma_key_cmd(&pe.n.d, 0, PLDMA_KEY_CMD_RESOLVED);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);  /* resend */
+    /* the same PSN again, as a WRITE Last without immediate */
+    len = roce_frame(f, IP_B, 0x08, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 4, 1024);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    /* a SEND Only consumes the WQE */
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + 2) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 4, 256);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    check_cqe(e, 0xa1, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, 256, pe.qpn,
+              pe.my_qpn, 0, 0, 0);
+    /* a zero-length WRITE Only with immediate: no WQE left, RNR NAK */
+    e0 = ncnt(&pe.n, PLDMA_NCNT_RQ_EMPTY);
+    len = roce_frame(f, IP_B, 0x0b, pe.qpn, (pe.epsn + 3) & 0xffffff, true,
+                     0, 0, 0, -1, 0, pl, 4);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RQ_EMPTY), ==, e0 + 1);
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    qpldma_wr(&pe.n.d, PLDMA_QP_SEL, 0);
+    g_assert_cmpuint(qpldma_rd(&pe.n.d, PLDMA_QP_RQ_HEAD), ==, 1);
+    peer_close(&pe);
+}
+
+/*
+ * A hostile peer's SENDs: another QPN, PSNs out of the window, a Middle
+ * with no First change nothing; then the right one lands
+ */
+static void test_hostile_send(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[512], e[PLDMA_CQE_SIZE];
+    uint32_t len, d0, psn, l = 1024, syn, i;
+    uint64_t buf;
+    QPldmaQPAttr at;
+    Side sd;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 7 + 1;
+    }
+    /* the device's QP 0 again, with an RQ and CQs */
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, 0, CQ_SIZE);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect_cq(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    buf = alloc_pa(&pe.n, l);
+    post_recv(&pe.n, &sd, 0xab, 1, &buf, &l);
+
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = roce_frame(f, IP_B, 0x04, pe.qpn ^ 0x100, pe.epsn, false, 0, 0, 0,
+                     -1, 0, pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_OTHER, 0x04, pe.qpn, pe.epsn, false, 0, 0, 0,
+                     -1, 0, pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + 5000) & 0xffffff,
+                     false, 0, 0, 0, -1, 0, pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 3);
+    /* ahead within the window: a sequence NAK */
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + 3) & 0xffffff,
+                     false, 0, 0, 0, -1, 0, pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x60);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    /*
+     * A Last with no First: NAK invalid at the expected PSN, which ends
+     * the connection (IBA 9.9.3.1, as rxe): the QP goes to ERR and its
+     * posted WQE completes WR_FLUSH_ERR, nothing written; the right SEND
+     * then finds no QP to take it
+     */
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    syn = peer_answer(&pe, &psn, NULL);
+    g_assert_cmphex(syn, ==, 0x61);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, buf, l));
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    check_cqe(e, 0xab, PLDMA_WC_RECV, PLDMA_WC_ST_WR_FLUSH_ERR, 0, pe.qpn,
+              pe.my_qpn, 0, 0, 0);
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 1);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, buf, l));
+
+    /* a new connection, a new WQE: the right one, SEND Only, lands */
+    qp_reset(&pe.n, 0);
+    sd.rq_tail = 0;
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect_cq(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    post_recv(&pe.n, &sd, 0xab, 1, &buf, &l);
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    qpldma_mem_check(pe.n.qts, buf, pl, sizeof(pl));
+    g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    check_cqe(e, 0xab, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
+              pe.qpn, pe.my_qpn, 0, 0, 0);
+    peer_close(&pe);
+}
+
+/*
+ * A SEND of two packets with no receive WQE posted: the First gets an RNR
+ * NAK, and the Last its requester had already sent is dropped without a
+ * sequence NAK (to Linux rxe's completer one means "resend now": it ends
+ * the RNR wait and spends a retry).  A WQE posted, the resent message
+ * lands in it whole.
+ */
+static void test_recv_rnr_silence(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[1536], e[PLDMA_CQE_SIZE];
+    uint32_t len, psn, l = 2048, seq0, ooo0, i;
+    uint64_t buf;
+    QPldmaQPAttr at;
+    Side sd;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 5 + 9;
+    }
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, 0, CQ_SIZE);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect_cq(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    buf = alloc_pa(&pe.n, l);
+
+    /* SEND First: no WQE, RNR NAK at its PSN */
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    /* the Last, already sent: dropped, no answer at all */
+    seq0 = ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ);
+    ooo0 = ncnt(&pe.n, PLDMA_NCNT_OOO);
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 1024, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_OOO), ==, ooo0 + 1);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_true(qpldma_mem_zero(pe.n.qts, buf, l));
+
+    /* a WQE: "resend now" (the PSN before the NAKed one) */
+    post_recv(&pe.n, &sd, 0xcd, 1, &buf, &l);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, (pe.epsn - 1) & 0xffffff);
+    /* the message again: ACKs (both ask), the WQE completes with it */
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 1024, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, (pe.epsn + 1) & 0xffffff);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    qpldma_mem_check(pe.n.qts, buf, pl, sizeof(pl));
+    g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    check_cqe(e, 0xcd, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
+              pe.qpn, pe.my_qpn, 0, 0, 0);
+    peer_close(&pe);
+}
+
+/*
+ * A peer (SMMU, report mode, park-send=on) whose device's QP 0 has a
+ * receive queue in @sd (PASID's PD, a receive CQ of @rcq_size), and a
+ * payload pattern in @pl
+ */
+static void peer_open_park_send(Peer *pe, Side *sd, uint32_t rcq_size,
+                                uint8_t *pl, size_t len, uint8_t mul)
+{
+    QPldmaQPAttr at;
+    size_t i;
+
+    peer_open_props(pe, PLDMA_KEY_ACC_WRITE, true, ",park-send=on");
+    for (i = 0; i < len; i++) {
+        pl[i] = i * mul + 5;
+    }
+    qp_reset(&pe->n, 0);
+    side_init_cqs(&pe->n, sd, PASID | PLDMA_CHB_PASID_EN, CQ_SIZE, rcq_size);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe->my_qpn, pe->sq_psn,
+            pe->epsn, 0);
+    qp_connect_cq(&pe->n, 0, &at, sd);
+    pe->qpn = qpldma_qpn(&pe->n.d, 0);
+}
+
+/* The Middle (1024 bytes) and Last (512) of a SEND whose First @pe sent */
+static void send_middle_last(Peer *pe, const uint8_t *pl)
+{
+    uint8_t f[2048];
+    uint32_t len;
+
+    len = roce_frame(f, IP_B, 0x01, pe->qpn, (pe->epsn + 1) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 1024, 1024);
+    peer_inject(pe, f, len);
+    len = roce_frame(f, IP_B, 0x02, pe->qpn, (pe->epsn + 2) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 2048, 512);
+    peer_inject(pe, f, len);
+}
+
+/*
+ * A SEND whose receive buffer faults (report mode, park-send=on; off by
+ * default, docs/specs/pldma.rst "Remote DMA"): the responder holds
+ * the segments its requester already sent behind the faulting one
+ * (parking, as for a WRITE), silently.  Resolved, they land in the same
+ * WQE, which completes once, and one ACK names the last of them; the
+ * message sent again is all duplicates.  Without parking each RECV fault
+ * cost Linux rxe a resend of the whole message (docs/performance.md).
+ */
+static void test_recv_park(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[2560], rec[PLDMA_FR_SIZE], e[PLDMA_CQE_SIZE];
+    uint32_t len, psn, l = PAGE, seq0, ooo0;
+    uint64_t pa, va;
+    Side sd;
+    Rx rx;
+
+    peer_open_park_send(&pe, &sd, CQ_SIZE, pl, sizeof(pl), 13);
+    pa = alloc_pa(&pe.n, PAGE);
+    va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
+    post_recv(&pe.n, &sd, 0xce, 1, &va, &l);
+
+    /* SEND First: the buffer faults, RNR NAK at its PSN, a record */
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_PARKED), ==, 1);
+    /* the Middle and Last, sent before the NAK arrived: held, no answer */
+    seq0 = ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ);
+    ooo0 = ncnt(&pe.n, PLDMA_NCNT_OOO);
+    send_middle_last(&pe, pl);
+    /* ... and a SEND after its Last is not: a new message */
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + 3) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl, 64);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_PARKED), ==, 3);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_OOO), ==, ooo0 + 1);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+
+    /*
+     * Resolved: all three land, the WQE completes; the SEND Only after
+     * them was dropped, so the answer is an RNR NAK of its PSN, which
+     * acknowledges the message and has it resent after the RNR timer
+     */
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);
+    qpldma_wr(&pe.n.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&pe.n.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&pe.n.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    g_assert_cmphex(psn, ==, (pe.epsn + 3) & 0xffffff);
+    qpldma_mem_check(pe.n.qts, pa, pl, sizeof(pl));
+    g_assert_true(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    check_cqe(e, 0xce, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
+              pe.qpn, pe.my_qpn, 0, 0, 0);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_PARKED), ==, 3);
+
+    /* the message again, whole: duplicates, ACKed; no second CQE */
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, (pe.epsn + 2) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl + 2048, 512);
+    peer_inject(&pe, f, len);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, (pe.epsn + 2) & 0xffffff);
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_SEQ), ==, seq0);
+    peer_close(&pe);
+}
+
+/*
+ * The held Last of a SEND completes its WQE into a full receive CQ while
+ * the held segments are applied: the CQ fails, the QP goes to ERR and its
+ * responder lets go of what it held, from inside the bottom half that is
+ * applying them.  Nothing is answered, nothing more lands.
+ */
+static void test_recv_park_cq_error(void)
+{
+    Peer pe;
+    uint8_t f[2048], pl[2560];
+    uint32_t len, psn, l = PAGE, i;
+    uint64_t pa, va, ok_pa;
+    Side sd;
+    Rx rx;
+
+    peer_open_park_send(&pe, &sd, PLDMA_CQ_MIN_ENTRIES, pl, sizeof(pl), 3);
+
+    /* two SENDs fill the receive CQ (nobody polls it) */
+    ok_pa = alloc_pa(&pe.n, PAGE);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, VA_BASE + (ok_pa - ALLOC_BASE), ok_pa,
+              true);
+    va = VA_BASE + (ok_pa - ALLOC_BASE);
+    for (i = 0; i < PLDMA_CQ_MIN_ENTRIES; i++) {
+        post_recv(&pe.n, &sd, 0xd0 + i, 1, &va, &l);
+        len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + i) & 0xffffff,
+                         false, 0, 0, 0, -1, 0, pl, 64);
+        peer_inject(&pe, f, len);
+        g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    }
+    pe.epsn = (pe.epsn + PLDMA_CQ_MIN_ENTRIES) & 0xffffff;
+
+    /* a SEND into an unmapped buffer: First faults, the rest is held */
+    pa = alloc_pa(&pe.n, PAGE);
+    va = VA_BASE + (pa - ALLOC_BASE);
+    post_recv(&pe.n, &sd, 0xdf, 1, &va, &l);
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, pe.epsn, false, 0, 0, 0, -1, 0,
+                     pl, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
+    send_middle_last(&pe, pl);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_PARKED), ==, 3);
+
+    /* resolved: the Last's CQE has no room, the QP goes to ERR */
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);
+    qpldma_wr(&pe.n.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&pe.n.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&pe.n.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    for (i = 0; i < WAIT_STEPS &&
+         qpldma_qp_state(&pe.n.d, 0) != PLDMA_QPS_ERR; i++) {
+        peer_step(NULL);
+    }
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_cmpuint(qpldma_cq_reg(&pe.n.d, 1, PLDMA_CQ_STATE), ==,
+                     PLDMA_CQS_ERROR);
+    g_assert_false(peer_rx(&pe, &rx));
+    /* the device goes on: a frame for the QP in ERR is dropped */
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, (pe.epsn + 3) & 0xffffff, false,
+                     0, 0, 0, -1, 0, pl, 64);
+    peer_inject(&pe, f, len);
+    g_assert_false(peer_rx(&pe, &rx));
+    peer_close(&pe);
+}
+
+void pldma_qp_recv_register(void)
+{
+    qtest_add_func("/pldma-qp/recv-fault", test_recv_fault);
+    qtest_add_func("/pldma-qp/recv-fault-stall", test_recv_fault_stall);
+    qtest_add_func("/pldma-qp/stall-outlives-qp", test_stall_outlives_qp);
+    qtest_add_func("/pldma-qp/recv-wqe-once", test_recv_wqe_once);
+    qtest_add_func("/pldma-qp/hostile-send", test_hostile_send);
+    qtest_add_func("/pldma-qp/recv-rnr-silence", test_recv_rnr_silence);
+    qtest_add_func("/pldma-qp/recv-park", test_recv_park);
+    qtest_add_func("/pldma-qp/recv-park-cq-error", test_recv_park_cq_error);
+}

@@ -518,7 +518,7 @@ static bool pldma_cqs_post_load(void *opaque, int version_id, Error **errp)
     for (i = 0; i < PLDMA_MAX_QPS; i++) {
         const PLDMAQP *qp = &s->net->qps[i];
 
-        /* a QP in RESET owns no RQ and no CQ (pldma-core/qps came first) */
+        /* a QP in RESET owns no RQ and no CQ (pldma-net/qps came first) */
         if (s->nic && i < s->num_qps && qp->state == PLDMA_QPS_RESET &&
             (qp->rq_size || qp->rq_base || qp->rq_head || qp->rq_tail ||
              qp->send_cq != PLDMA_CQ_NONE || qp->recv_cq != PLDMA_CQ_NONE)) {
@@ -539,7 +539,7 @@ static bool pldma_cqs_post_load(void *opaque, int version_id, Error **errp)
 }
 
 const VMStateDescription vmstate_pldma_cqs = {
-    .name = "pldma-core/cqs",
+    .name = "pldma-net/cqs",
     .version_id = 1,
     .minimum_version_id = 1,
     .needed = pldma_cqs_needed,

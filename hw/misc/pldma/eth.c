@@ -611,7 +611,7 @@ static bool pldma_eth_needed(void *opaque)
 }
 
 const VMStateDescription vmstate_pldma_eth = {
-    .name = "pldma-core/eth",
+    .name = "pldma-net/eth",
     .version_id = 1,
     .minimum_version_id = 1,
     .needed = pldma_eth_needed,

@@ -5,7 +5,7 @@
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
- * The link's state in the migration stream (pldma-core/net) and the
+ * The link's state in the migration stream (pldma-net/state) and the
  * checks of every value of it on load: keys, the QPs' responder
  * connections, each channel's requester state.
  */
@@ -479,9 +479,9 @@ static bool pldma_net_needed(void *opaque)
     return s->nic != NULL;
 }
 
-/* After pldma-core/qps and pldma-core/cqs, whose state it checks against */
+/* After pldma-net/qps and pldma-net/cqs, whose state it checks against */
 static const VMStateDescription vmstate_pldma_net = {
-    .name = "pldma-core/net",
+    .name = "pldma-net/state",
     .version_id = 2,
     .minimum_version_id = 2,
     .needed = pldma_net_needed,

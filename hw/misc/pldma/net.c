@@ -585,6 +585,9 @@ void pldma_net_reset(PLDMACore *s)
 {
     uint32_t i;
 
+    if (!s->net) {
+        return;                 /* the engine's reset before our realize */
+    }
     pldma_cq_reset(s);
     for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
         memset(&s->net->req[i], 0, sizeof(s->net->req[i]));
@@ -629,10 +632,15 @@ static void pldma_net_vm_running(PLDMACore *s)
     pldma_eth_vm_running(s);
 }
 
-/* A channel reset: its requester state goes (ch_end stopped its timer) */
+/*
+ * A channel reset: its requester state goes (ch_end stopped its timer);
+ * the engine's reset at realize comes before the link's realize
+ */
 static void pldma_net_ch_reset(PLDMAChannel *ch)
 {
-    memset(pldma_ch_req(ch), 0, sizeof(PLDMANetReq));
+    if (ch->s->net) {
+        memset(pldma_ch_req(ch), 0, sizeof(PLDMANetReq));
+    }
 }
 
 static bool pldma_net_waiting(PLDMAChannel *ch)
@@ -673,6 +681,7 @@ bool pldma_net_realize(PLDMACore *s, Error **errp)
     }
     pldma_qp_realize(s);
     if (!conf || !conf->peers.ncs[0]) {
+        pldma_net_reset(s);
         return true;            /* no netdev: a local engine */
     }
     if (s->node_id == 0 || s->node_id >= PLDMA_NET_MAX_NODES) {

@@ -725,7 +725,7 @@ static bool pldma_qps_post_load(void *opaque, int version_id, Error **errp)
 }
 
 const VMStateDescription vmstate_pldma_qps = {
-    .name = "pldma-core/qps",
+    .name = "pldma-net/qps",
     .version_id = 1,
     .minimum_version_id = 1,
     .needed = pldma_qps_needed,

@@ -324,7 +324,7 @@ static char *mig_file(const uint8_t *data, size_t len)
  */
 static void test_migrate_hostile(void)
 {
-    static const char name[] = "pldma-core/net";
+    static const char name[] = "pldma-net/state";
     Mig m = { 0 };
     g_autofree char *path = mig_start(&m);
     g_autofree uint8_t *data = NULL;

@@ -365,9 +365,9 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
                      ch->src, ch->dst, ch->compl_va);
 
     if (ch->compl_va & 7) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: misaligned "
-                      "completion record 0x%" PRIx64 "\n", ch->idx, ch->head,
-                      ch->compl_va);
+        PLDMA_GUEST_ERR(pldma_err_desc_compl_align,
+                        "ch%u: desc %u: misaligned completion record "
+                        "0x%" PRIx64, ch->idx, ch->head, ch->compl_va);
         ch->compl_va = 0;
         return PLDMA_ST_BAD_DESC;
     }
@@ -375,13 +375,14 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
         (ldl_le_p(d + PLDMA_DESC_AHEAD) & ~0xffffU) ||
         (ldl_le_p(d + PLDMA_DESC_IMM) && !pldma_op_has_imm(ch->op)) ||
         lduw_le_p(d + PLDMA_DESC_RSVD2) || ldl_le_p(d + PLDMA_DESC_RSVD1)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: reserved "
-                      "bits set\n", ch->idx, ch->head);
+        PLDMA_GUEST_ERR(pldma_err_desc_reserved,
+                        "ch%u: desc %u: reserved bits set", ch->idx, ch->head);
         return PLDMA_ST_BAD_DESC;
     }
     if (!(pldma_op_flags(ch->op) & PLDMA_OPF_VALID)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad opcode "
-                      "0x%x\n", ch->idx, ch->head, ch->op);
+        PLDMA_GUEST_ERR(pldma_err_desc_opcode,
+                        "ch%u: desc %u: bad opcode 0x%x", ch->idx, ch->head,
+                        ch->op);
         return PLDMA_ST_BAD_OPCODE;
     }
     if (pldma_op_remote(ch->op)) {
@@ -391,30 +392,32 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
         return ch->nsge ? PLDMA_ST_BAD_DESC : 0;
     }
     if (ldl_le_p(d + PLDMA_DESC_RKEY)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: rkey on a "
-                      "local operation\n", ch->idx, ch->head);
+        PLDMA_GUEST_ERR(pldma_err_desc_rkey_local,
+                        "ch%u: desc %u: rkey on a local operation", ch->idx,
+                        ch->head);
         return PLDMA_ST_BAD_DESC;
     }
     if (ch->nsge) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: SGE list on "
-                      "a local operation\n", ch->idx, ch->head);
+        PLDMA_GUEST_ERR(pldma_err_desc_sge_local,
+                        "ch%u: desc %u: SGE list on a local operation",
+                        ch->idx, ch->head);
         return PLDMA_ST_BAD_DESC;
     }
     if (ch->len == 0 || ch->len > s->max_transfer) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad length "
-                      "%u\n", ch->idx, ch->head, ch->len);
+        PLDMA_GUEST_ERR(pldma_err_desc_length, "ch%u: desc %u: bad length %u",
+                        ch->idx, ch->head, ch->len);
         return PLDMA_ST_BAD_LENGTH;
     }
     if (ch->dst + ch->len < ch->dst ||
         (ch->op == PLDMA_OP_COPY && ch->src + ch->len < ch->src)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: address "
-                      "wraps\n", ch->idx, ch->head);
+        PLDMA_GUEST_ERR(pldma_err_desc_wraps, "ch%u: desc %u: address wraps",
+                        ch->idx, ch->head);
         return PLDMA_ST_BAD_LENGTH;
     }
     if (ch->op == PLDMA_OP_COPY &&
         pldma_ranges_overlap(ch->src, ch->dst, ch->len)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: overlapping "
-                      "copy\n", ch->idx, ch->head);
+        PLDMA_GUEST_ERR(pldma_err_desc_overlap,
+                        "ch%u: desc %u: overlapping copy", ch->idx, ch->head);
         return PLDMA_ST_OVERLAP;
     }
     return 0;
@@ -429,8 +432,8 @@ static bool pldma_fetch(PLDMAChannel *ch)
     uint32_t st;
 
     if (!pldma_ring_valid(ch) || ch->head >= ch->ring_size) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: invalid ring 0x%" PRIx64
-                      " size %u\n", ch->idx, ch->ring_base, ch->ring_size);
+        PLDMA_GUEST_ERR(pldma_err_ring_invalid, "ch%u: invalid ring 0x%" PRIx64
+                        " size %u", ch->idx, ch->ring_base, ch->ring_size);
         pldma_ch_error(ch, PLDMA_ERR_RING_CONFIG);
         return false;
     }
@@ -785,9 +788,9 @@ static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
         ch->fault_info &= ~PLDMA_FR_F_STALL;
     } else if (ch->state != PLDMA_STATE_FAULTED ||
                (cmd != PLDMA_CMD_RESTART && cmd != PLDMA_CMD_CANCEL)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: command %u in state "
-                      "%s ignored\n", ch->idx, cmd,
-                      pldma_state_name(ch->state));
+        PLDMA_GUEST_ERR(pldma_err_cmd_ignored,
+                        "ch%u: command %u in state %s ignored", ch->idx, cmd,
+                        pldma_state_name(ch->state));
         ch->error = PLDMA_ERR_BAD_CMD;
         return;
     }
@@ -821,26 +824,26 @@ static void pldma_cmd(PLDMAChannel *ch, uint32_t cmd)
 static void pldma_write_tail(PLDMAChannel *ch, uint32_t val)
 {
     if (ch->state == PLDMA_STATE_DISABLED) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: doorbell on a disabled "
-                      "channel\n", ch->idx);
+        PLDMA_GUEST_ERR(pldma_err_db_disabled,
+                        "ch%u: doorbell on a disabled channel", ch->idx);
         ch->error = PLDMA_ERR_DISABLED;
         return;
     }
     if (ch->state == PLDMA_STATE_ERROR) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: doorbell in ERROR\n",
-                      ch->idx);
+        PLDMA_GUEST_ERR(pldma_err_db_error, "ch%u: doorbell in ERROR",
+                        ch->idx);
         return;
     }
     if (!pldma_ring_valid(ch)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: doorbell with invalid "
-                      "ring 0x%" PRIx64 " size %u\n", ch->idx, ch->ring_base,
-                      ch->ring_size);
+        PLDMA_GUEST_ERR(pldma_err_db_ring_invalid,
+                        "ch%u: doorbell with invalid ring 0x%" PRIx64
+                        " size %u", ch->idx, ch->ring_base, ch->ring_size);
         pldma_ch_error(ch, PLDMA_ERR_RING_CONFIG);
         return;
     }
     if (val >= ch->ring_size) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: tail %u out of range\n",
-                      ch->idx, val);
+        PLDMA_GUEST_ERR(pldma_err_db_tail, "ch%u: tail %u out of range",
+                        ch->idx, val);
         pldma_ch_error(ch, PLDMA_ERR_RING_INDEX);
         return;
     }
@@ -974,8 +977,9 @@ static uint64_t pldma_global_read(PLDMACore *s, hwaddr addr)
     case PLDMA_FQ_OVERFLOWS:
         return s->fq_overflows;
     default:
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: read of undefined global "
-                      "register 0x%" HWADDR_PRIx "\n", addr);
+        PLDMA_GUEST_ERR(pldma_err_global_read_undef,
+                        "read of undefined global register 0x%" HWADDR_PRIx,
+                        addr);
         return 0;
     }
 }
@@ -1033,13 +1037,14 @@ static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
     switch (off) {
     case PLDMA_CHB_PASID:
         if (ch->ctrl & PLDMA_CHB_CTRL_ENABLE) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: PASID write while "
-                          "enabled ignored\n", ch->idx);
+            PLDMA_GUEST_ERR(pldma_err_pasid_busy,
+                            "ch%u: PASID write while enabled ignored",
+                            ch->idx);
             return;
         }
         if (!pldma_pasid_reg_valid(s, val)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: PASID 0x%x out of "
-                          "range\n", ch->idx, val);
+            PLDMA_GUEST_ERR(pldma_err_pasid_range,
+                            "ch%u: PASID 0x%x out of range", ch->idx, val);
             return;
         }
         ch->pasid_reg = val;
@@ -1073,8 +1078,8 @@ static void pldma_chb_write(PLDMACore *s, PLDMAChannel *ch, hwaddr off,
         ch->owner = val;
         break;
     default:
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: write to read-only channel "
-                      "state of ch%u\n", ch->idx);
+        PLDMA_GUEST_ERR(pldma_err_ch_state_ro,
+                        "write to read-only channel state of ch%u", ch->idx);
         break;
     }
 }
@@ -1087,8 +1092,9 @@ static void pldma_fq_write(PLDMACore *s, hwaddr addr, uint32_t val)
     case PLDMA_FQ_BASE_HI:
     case PLDMA_FQ_SIZE:
         if (s->fq_ctrl & PLDMA_FQ_CTRL_ENABLE) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: fault queue configuration "
-                          "write while enabled ignored\n");
+            PLDMA_GUEST_ERR(pldma_err_fq_cfg_busy,
+                            "fault queue configuration write while enabled "
+                            "ignored");
             break;
         }
         if (addr == PLDMA_FQ_BASE_LO) {
@@ -1097,8 +1103,7 @@ static void pldma_fq_write(PLDMACore *s, hwaddr addr, uint32_t val)
             s->fq_base = deposit64(s->fq_base, 32, 32, val);
         } else if (val < PLDMA_FQ_MIN_ENTRIES || val > PLDMA_FQ_MAX_ENTRIES ||
                    !is_power_of_2(val)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: bad fault queue size "
-                          "%u\n", val);
+            PLDMA_GUEST_ERR(pldma_err_fq_size, "bad fault queue size %u", val);
         } else {
             /* a new size starts an empty queue, as ENABLE does */
             s->fq_size = val;
@@ -1107,16 +1112,16 @@ static void pldma_fq_write(PLDMACore *s, hwaddr addr, uint32_t val)
         break;
     case PLDMA_FQ_HEAD:
         if (val >= s->fq_size) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: fault queue head %u out "
-                          "of range\n", val);
+            PLDMA_GUEST_ERR(pldma_err_fq_head,
+                            "fault queue head %u out of range", val);
             break;
         }
         s->fq_head = val;
         break;
     case PLDMA_FQ_CTRL:
         if ((val & PLDMA_FQ_CTRL_ENABLE) && !s->fq_size) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: fault queue enabled "
-                          "without a size\n");
+            PLDMA_GUEST_ERR(pldma_err_fq_no_size,
+                            "fault queue enabled without a size");
             break;
         }
         if ((val & PLDMA_FQ_CTRL_ENABLE) &&
@@ -1167,9 +1172,9 @@ static void pldma_global_write(PLDMACore *s, hwaddr addr, uint32_t val)
         s->fq_status &= ~val;
         break;
     default:
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: write 0x%x to read-only or "
-                      "undefined global register 0x%" HWADDR_PRIx "\n",
-                      val, addr);
+        PLDMA_GUEST_ERR(pldma_err_global_write_ro,
+                        "write 0x%x to read-only or undefined global register "
+                        "0x%" HWADDR_PRIx, val, addr);
         break;
     }
 }
@@ -1235,8 +1240,9 @@ static uint64_t pldma_ch_read(PLDMAChannel *ch, hwaddr off)
     case PLDMA_CH_CMD:
         return 0;
     default:
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: read of undefined "
-                      "register 0x%" HWADDR_PRIx "\n", ch->idx, off);
+        PLDMA_GUEST_ERR(pldma_err_ch_read_undef,
+                        "ch%u: read of undefined register 0x%" HWADDR_PRIx,
+                        ch->idx, off);
         return 0;
     }
 }
@@ -1254,9 +1260,9 @@ static void pldma_ch_write(PLDMAChannel *ch, hwaddr off, uint32_t val)
     case PLDMA_CH_RING_BASE_HI:
     case PLDMA_CH_RING_SIZE:
         if (!quiet) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: ring configuration "
-                          "in state %s ignored\n", ch->idx,
-                          pldma_state_name(ch->state));
+            PLDMA_GUEST_ERR(pldma_err_ring_cfg_state,
+                            "ch%u: ring configuration in state %s ignored",
+                            ch->idx, pldma_state_name(ch->state));
             return;
         }
         if (off == PLDMA_CH_RING_BASE_LO) {
@@ -1277,9 +1283,9 @@ static void pldma_ch_write(PLDMAChannel *ch, hwaddr off, uint32_t val)
         pldma_cmd(ch, val);
         break;
     default:
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: write 0x%x to "
-                      "read-only or undefined register 0x%" HWADDR_PRIx "\n",
-                      ch->idx, val, off);
+        PLDMA_GUEST_ERR(pldma_err_ch_write_ro,
+                        "ch%u: write 0x%x to read-only or undefined register "
+                        "0x%" HWADDR_PRIx, ch->idx, val, off);
         break;
     }
 }

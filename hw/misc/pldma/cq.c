@@ -68,7 +68,7 @@ static void cq_error(PLDMACore *s, uint32_t idx, const char *why)
 {
     uint32_t i;
 
-    qemu_log_mask(LOG_GUEST_ERROR, "pldma: cq %u: %s\n", idx, why);
+    PLDMA_GUEST_ERR(pldma_err_cq, "cq %u: %s", idx, why);
     trace_pldma_cq_error(idx, why);
     cq_set_state(s, idx, PLDMA_CQS_ERROR);
     s->net->cqs[idx].arm = 0;
@@ -220,8 +220,9 @@ void pldma_cq_send_done(PLDMAChannel *ch)
 
 static void cq_db_ignored(PLDMAChannel *ch, uint32_t cq, const char *why)
 {
-    qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: CQ doorbell for cq %u "
-                  "ignored: %s\n", ch->idx, cq, why);
+    PLDMA_GUEST_ERR(pldma_err_cq_db_ignored,
+                    "ch%u: CQ doorbell for cq %u ignored: %s", ch->idx, cq,
+                    why);
     trace_pldma_cq_db_ignored(cq, ch->idx, why);
 }
 
@@ -418,8 +419,9 @@ bool pldma_cq_write(PLDMACore *s, hwaddr addr, uint32_t val)
     case PLDMA_CQ_STATE:
     case PLDMA_CQ_PI:
     case PLDMA_CQ_CI:
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: write to read-only CQ "
-                      "register 0x%" HWADDR_PRIx "\n", addr);
+        PLDMA_GUEST_ERR(pldma_err_cq_write_ro,
+                        "write to read-only CQ register 0x%" HWADDR_PRIx,
+                        addr);
         return true;
     default:
         return false;

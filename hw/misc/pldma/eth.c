@@ -81,8 +81,9 @@ static void pldma_eth_ring_error(PLDMACore *s, bool tx, uint64_t addr)
 {
     PLDMAEthRing *r = tx ? &s->net->eth.tx : &s->net->eth.rx;
 
-    qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth %s ring stopped at descriptor "
-                  "%u (0x%" PRIx64 ")\n", ring_name(tx), r->head, addr);
+    PLDMA_GUEST_ERR(pldma_err_eth_ring_stopped,
+                    "eth %s ring stopped at descriptor %u (0x%" PRIx64 ")",
+                    ring_name(tx), r->head, addr);
     trace_pldma_eth_ring_error(ring_name(tx), r->head, addr);
     s->net->eth.ctrl &= ~(tx ? PLDMA_ETH_CTRL_TX_EN : PLDMA_ETH_CTRL_RX_EN);
     s->net->eth.status |= tx ? PLDMA_ETH_STATUS_TX_ERR
@@ -223,14 +224,15 @@ void pldma_eth_deliver(PLDMACore *s, const uint8_t *f, size_t size)
     }
     if (pldma_eth_fetch(s, false, &addr, &blen)) {
         if (size > blen || size > PLDMA_ETH_FRAME_MAX) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth rx: a %zu-byte frame "
-                          "does not fit descriptor %u (%u bytes)\n", size,
-                          r->head, blen);
+            PLDMA_GUEST_ERR(pldma_err_eth_rx_too_long,
+                            "eth rx: a %zu-byte frame does not fit descriptor "
+                            "%u (%u bytes)", size, r->head, blen);
             st = PLDMA_ETH_ST_BAD_LEN;
         } else if (pldma_rw(s, NULL, addr, (void *)f, size, true, &fva) !=
                    PLDMA_ACC_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth rx: buffer write at "
-                          "0x%" PRIx64 " failed\n", fva);
+            PLDMA_GUEST_ERR(pldma_err_eth_rx_dma,
+                            "eth rx: buffer write at 0x%" PRIx64 " failed",
+                            fva);
             st = PLDMA_ETH_ST_DMA_ERROR;
         } else {
             st = PLDMA_ETH_ST_OK;
@@ -278,18 +280,20 @@ static void pldma_eth_tx_bh(void *opaque)
         icrc = len & PLDMA_ETH_TX_ICRC;
         len &= ~PLDMA_ETH_TX_ICRC;
         if (len < PLDMA_ETH_FRAME_MIN || len > PLDMA_ETH_FRAME_MAX) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth tx: descriptor %u: "
-                          "length %u\n", s->net->eth.tx.head, len);
+            PLDMA_GUEST_ERR(pldma_err_eth_tx_length,
+                            "eth tx: descriptor %u: length %u",
+                            s->net->eth.tx.head, len);
             st = PLDMA_ETH_ST_BAD_LEN;
         } else if (pldma_rw(s, NULL, addr, s->net->eth.buf, len, false, &fva) !=
                    PLDMA_ACC_OK) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth tx: buffer read at "
-                          "0x%" PRIx64 " failed\n", fva);
+            PLDMA_GUEST_ERR(pldma_err_eth_tx_dma,
+                            "eth tx: buffer read at 0x%" PRIx64 " failed",
+                            fva);
             st = PLDMA_ETH_ST_DMA_ERROR;
         } else if (icrc && !pldma_hdr_icrc_fill(s->net->eth.buf, len)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth tx: descriptor %u: "
-                          "ICRC asked for a frame that is not RoCEv2\n",
-                          s->net->eth.tx.head);
+            PLDMA_GUEST_ERR(pldma_err_eth_tx_not_roce,
+                            "eth tx: descriptor %u: ICRC asked for a frame "
+                            "that is not RoCEv2", s->net->eth.tx.head);
             st = PLDMA_ETH_ST_NOT_ROCE;
         } else {
             st = PLDMA_ETH_ST_OK;
@@ -447,9 +451,9 @@ static void pldma_eth_ctrl(PLDMACore *s, uint32_t val)
         /* enabling a ring: a new start, its last error forgotten */
         s->net->eth.status &= ~err[tx];
         if (!pldma_eth_ring_valid(r)) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth %s ring enabled with "
-                          "base 0x%" PRIx64 " size %u\n", ring_name(tx),
-                          r->base, r->size);
+            PLDMA_GUEST_ERR(pldma_err_eth_ring_cfg,
+                            "eth %s ring enabled with base 0x%" PRIx64
+                            " size %u", ring_name(tx), r->base, r->size);
             val &= ~en[tx];
             s->net->eth.status |= err[tx];
             pldma_eth_event(s, PLDMA_ETH_EV_ERROR);
@@ -468,8 +472,8 @@ static void pldma_eth_ring_write(PLDMACore *s, bool tx, hwaddr off,
 
     if (off == PLDMA_ETH_RX_TAIL - PLDMA_ETH_RX_BASE_LO) {
         if (val >= r->size) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth %s tail %u >= size "
-                          "%u\n", ring_name(tx), val, r->size);
+            PLDMA_GUEST_ERR(pldma_err_eth_tail, "eth %s tail %u >= size %u",
+                            ring_name(tx), val, r->size);
             if (s->net->eth.ctrl & en) {
                 pldma_eth_ring_error(s, tx, r->base);
             }
@@ -483,13 +487,14 @@ static void pldma_eth_ring_write(PLDMACore *s, bool tx, hwaddr off,
         return;
     }
     if (off == PLDMA_ETH_RX_HEAD - PLDMA_ETH_RX_BASE_LO) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth %s head is read-only\n",
-                      ring_name(tx));
+        PLDMA_GUEST_ERR(pldma_err_eth_head_ro, "eth %s head is read-only",
+                        ring_name(tx));
         return;
     }
     if (s->net->eth.ctrl & en) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: eth %s ring configuration "
-                      "while enabled ignored\n", ring_name(tx));
+        PLDMA_GUEST_ERR(pldma_err_eth_ring_cfg_busy,
+                        "eth %s ring configuration while enabled ignored",
+                        ring_name(tx));
         return;
     }
     switch (off) {

@@ -51,9 +51,8 @@ bool pldma_post_fault(PLDMACore *s, const PLDMAFaultRec *r)
     }
     if (pldma_rw(s, NULL, s->fq_base + (uint64_t)s->fq_tail * PLDMA_FR_SIZE,
                  rec, sizeof(rec), true, &fva) != PLDMA_ACC_OK) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                      "pldma: fault queue write at 0x%" PRIx64 " failed\n",
-                      fva);
+        PLDMA_GUEST_ERR(pldma_err_fq_write, "fault queue write at 0x%" PRIx64
+                        " failed", fva);
         s->fq_status |= PLDMA_FQ_STATUS_WRITE_ERR;
         goto lost;
     }
@@ -368,10 +367,9 @@ void pldma_access_failed(PLDMAChannel *ch, PLDMAAccess r, uint64_t va,
     }
 
     /* Unrecoverable: a target that is not RAM, or a non-stalling fault */
-    qemu_log_mask(LOG_GUEST_ERROR,
-                  "pldma: ch%u: %s %s at 0x%" PRIx64 "\n", ch->idx,
-                  r == PLDMA_ACC_FAULT ? "translation fault" : "bus error",
-                  is_write ? "writing" : "reading", va);
+    PLDMA_GUEST_ERR(pldma_err_access, "ch%u: %s %s at 0x%" PRIx64, ch->idx,
+                    r == PLDMA_ACC_FAULT ? "translation fault" : "bus error",
+                    is_write ? "writing" : "reading", va);
     switch (ch->phase) {
     case PLDMA_PHASE_FETCH:
         pldma_ch_error(ch, PLDMA_ERR_DESC_FETCH);
@@ -421,8 +419,9 @@ void pldma_core_stalled(PLDMACore *s, const SMMUStallInfo *info)
     trace_pldma_smmu_stalled(info->sid, info->ssv, info->ssid, info->stag,
                              info->addr, info->is_write);
     if (!d || !d->can_stall || info->sid != s->stream_id) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: stall (sid 0x%x stag %u) "
-                      "outside of a channel access\n", info->sid, info->stag);
+        PLDMA_GUEST_ERR(pldma_err_stall_foreign,
+                        "stall (sid 0x%x stag %u) outside of a channel access",
+                        info->sid, info->stag);
         return;
     }
     ch = d->ch;

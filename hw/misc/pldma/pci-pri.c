@@ -216,13 +216,13 @@ void pldma_pri_fault(PLDMAPCIState *s, uint32_t pasid, uint64_t va,
     if (e < 0 || (d->probing && pldma_pri_count(s, PLDMA_PRI_FREE) <=
                                 core->num_channels)) {
         /* the last entries are kept for the faulting accesses */
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: page request table "
-                      "full\n", d->idx);
+        PLDMA_GUEST_ERR(pldma_err_pri_full, "ch%u: page request table full",
+                        d->idx);
         return;
     }
     if (!pldma_pri_listen(s, pasid)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: no PRI notifier for "
-                      "PASID %u\n", d->idx, pasid);
+        PLDMA_GUEST_ERR(pldma_err_pri_no_notifier,
+                        "ch%u: no PRI notifier for PASID %u", d->idx, pasid);
         return;
     }
     prgi = d->probing ? s->pri_open : pldma_pri_new_group(s, d->idx);
@@ -355,9 +355,9 @@ static bool pldma_pri_send(PLDMAPCIState *s, uint16_t prgi, uint32_t n)
         trace_pldma_pri_sent(r->pasid, prgi, r->addr, r->is_write, r->last,
                              ret);
         if (ret) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: page request (PASID %u "
-                          "PRGI %u) refused by the IOMMU: %s\n", r->pasid,
-                          prgi, strerror(-ret));
+            PLDMA_GUEST_ERR(pldma_err_pri_refused,
+                            "page request (PASID %u PRGI %u) refused by the "
+                            "IOMMU: %s", r->pasid, prgi, strerror(-ret));
             return false;
         }
         r->state = PLDMA_PRI_SENT;

@@ -12,6 +12,19 @@
 #define HW_MISC_PLDMA_INTERNAL_H
 
 #include "hw/misc/pldma.h"
+#include "qemu/log.h"
+
+/*
+ * A guest error: its trace event (pldma_err_*, with the message's
+ * arguments) and the message as LOG_GUEST_ERROR, as hw/nvme's
+ * NVME_GUEST_ERR; the file includes its trace.h
+ */
+#define PLDMA_GUEST_ERR(trace, fmt, ...)                                \
+    do {                                                                \
+        (trace_##trace)(__VA_ARGS__);                                   \
+        qemu_log_mask(LOG_GUEST_ERROR, "pldma: " fmt "\n",             \
+                      ## __VA_ARGS__);                                  \
+    } while (0)
 
 /*
  * The properties of the engine, the same on both front-ends (sysbus.c,

@@ -537,8 +537,9 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
     case PLDMA_QP_STATE:
     case PLDMA_QP_STATUS:
     case PLDMA_QP_RQ_HEAD:
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: write to read-only QP "
-                      "register 0x%" HWADDR_PRIx "\n", addr);
+        PLDMA_GUEST_ERR(pldma_err_qp_write_ro,
+                        "write to read-only QP register 0x%" HWADDR_PRIx,
+                        addr);
         return true;
     case PLDMA_QP_SEL:
         s->net->qp_sel = val;

@@ -45,9 +45,9 @@ static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp)
         return PLDMA_ST_FLUSHED;    /* flushed: never sent (no PSN used) */
     }
     if (qp->state != PLDMA_QPS_RTS) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: on the send "
-                      "queue of a QP in state %u\n", ch->idx, ch->head,
-                      qp->state);
+        PLDMA_GUEST_ERR(pldma_err_desc_qp_state,
+                        "ch%u: desc %u: on the send queue of a QP in state %u",
+                        ch->idx, ch->head, qp->state);
         return PLDMA_ST_BAD_QP;
     }
     r->qp = qp - s->net->qps + 1;
@@ -70,9 +70,9 @@ uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
 
     memset(r, 0, sizeof(*r));
     if (!qp) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: opcode 0x%x "
-                      "on a channel that is no QP's send queue\n", ch->idx,
-                      ch->head, ch->op);
+        PLDMA_GUEST_ERR(pldma_err_desc_not_sq,
+                        "ch%u: desc %u: opcode 0x%x on a channel that is no "
+                        "QP's send queue", ch->idx, ch->head, ch->op);
         return PLDMA_ST_BAD_OPCODE;
     }
     st = pldma_net_decode_qp(ch, qp);
@@ -91,9 +91,9 @@ uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
         if (ch->nsge > PLDMA_DESC_MAX_SGE ||
             !QEMU_IS_ALIGNED(list, PLDMA_SGE_SIZE) ||
             list + ch->nsge * PLDMA_SGE_SIZE < list) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: desc %u: bad SGE "
-                          "list (%u at 0x%" PRIx64 ")\n", ch->idx, ch->head,
-                          ch->nsge, list);
+            PLDMA_GUEST_ERR(pldma_err_desc_sge_list,
+                            "ch%u: desc %u: bad SGE list (%u at 0x%" PRIx64
+                            ")", ch->idx, ch->head, ch->nsge, list);
             memset(r, 0, sizeof(*r));
             return PLDMA_ST_BAD_DESC;
         }

@@ -51,8 +51,9 @@ bool pldma_rq_complete(PLDMACore *s, uint32_t idx, uint64_t wr_id,
 
     if (!qp->rq_size || qp->rq_head == qp->rq_tail) {
         /* no WQE to complete: never past the tail (a QP inconsistency) */
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: qp %u: a completion without "
-                      "a posted receive WQE\n", idx);
+        PLDMA_GUEST_ERR(pldma_err_rq_no_wqe,
+                        "qp %u: a completion without a posted receive WQE",
+                        idx);
         pldma_qp_to_err(s, idx);
         return false;
     }
@@ -85,8 +86,9 @@ static int recv_wqe_read(PLDMACore *s, PLDMANetConn *c, uint32_t idx)
     if (pldma_rw(s, NULL, qp->rq_base + (uint64_t)qp->rq_head *
                  PLDMA_RWQE_SIZE, w, sizeof(w), false, &fva) !=
         PLDMA_ACC_OK) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: qp %u: receive WQE %u at "
-                      "0x%" PRIx64 " unreadable\n", idx, qp->rq_head, fva);
+        PLDMA_GUEST_ERR(pldma_err_rq_wqe_read,
+                        "qp %u: receive WQE %u at 0x%" PRIx64 " unreadable",
+                        idx, qp->rq_head, fva);
         return -1;
     }
     c->rwqe_id = ldq_le_p(w + PLDMA_RWQE_WR_ID);
@@ -94,9 +96,9 @@ static int recv_wqe_read(PLDMACore *s, PLDMANetConn *c, uint32_t idx)
     c->rwqe_total = 0;
     if (c->rwqe_nsge > PLDMA_RWQE_MAX_SGE ||
         ldl_le_p(w + PLDMA_RWQE_RSVD)) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: qp %u: receive WQE %u: bad "
-                      "NUM_SGE %u or reserved bits\n", idx, qp->rq_head,
-                      c->rwqe_nsge);
+        PLDMA_GUEST_ERR(pldma_err_rq_wqe_bad,
+                        "qp %u: receive WQE %u: bad NUM_SGE %u or reserved "
+                        "bits", idx, qp->rq_head, c->rwqe_nsge);
         return -2;
     }
     for (i = 0; i < c->rwqe_nsge; i++) {
@@ -105,8 +107,9 @@ static int recv_wqe_read(PLDMACore *s, PLDMANetConn *c, uint32_t idx)
         c->rwqe_addr[i] = ldq_le_p(g + PLDMA_SGE_ADDR);
         c->rwqe_len[i] = ldl_le_p(g + PLDMA_SGE_LEN);
         if (c->rwqe_addr[i] + c->rwqe_len[i] < c->rwqe_addr[i]) {
-            qemu_log_mask(LOG_GUEST_ERROR, "pldma: qp %u: receive WQE %u: "
-                          "entry %u wraps\n", idx, qp->rq_head, i);
+            PLDMA_GUEST_ERR(pldma_err_rq_wqe_wraps,
+                            "qp %u: receive WQE %u: entry %u wraps", idx,
+                            qp->rq_head, i);
             return -2;
         }
         c->rwqe_total += c->rwqe_len[i];
@@ -315,14 +318,16 @@ void pldma_rq_doorbell(PLDMAChannel *ch, uint32_t val)
     PLDMANetConn *c;
 
     if (!qp || !qp->rq_size) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: ch%u: RQ doorbell: no QP "
-                      "with a receive queue has this send queue\n", ch->idx);
+        PLDMA_GUEST_ERR(pldma_err_rq_db_no_qp,
+                        "ch%u: RQ doorbell: no QP with a receive queue has "
+                        "this send queue", ch->idx);
         return;
     }
     idx = qp - s->net->qps;
     if (val >= qp->rq_size) {
-        qemu_log_mask(LOG_GUEST_ERROR, "pldma: qp %u: RQ tail %u out of "
-                      "range (%u entries)\n", idx, val, qp->rq_size);
+        PLDMA_GUEST_ERR(pldma_err_rq_tail,
+                        "qp %u: RQ tail %u out of range (%u entries)", idx,
+                        val, qp->rq_size);
         return;
     }
     qp->rq_tail = val;

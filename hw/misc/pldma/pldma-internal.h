@@ -138,23 +138,37 @@ typedef struct PLDMAFaultRec {
 /* core.c */
 const char *pldma_state_name(uint32_t st);
 void pldma_set_state(PLDMAChannel *ch, uint32_t st);
-void pldma_raise(PLDMACore *s, uint32_t bits);
-void pldma_update_irq(PLDMACore *s);
 void pldma_ch_error(PLDMAChannel *ch, uint32_t err);
 void pldma_ch_end_desc(PLDMAChannel *ch, uint32_t status, uint32_t flags,
                        uint64_t va);
-PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
-                     void *buf, hwaddr len, bool is_write, uint64_t *fault_va);
-PLDMAAccess pldma_dma_rw(PLDMACore *s, PLDMADma *d, uint64_t va, void *buf,
-                         hwaddr len, bool is_write, uint64_t *fault_va);
-IOMMUTLBEntry pldma_dma_translate(PLDMACore *s, PLDMADma *d, hwaddr va,
-                                  bool is_write);
-PLDMADma pldma_ch_dma(PLDMAChannel *ch);
 void pldma_run_now(PLDMAChannel *ch);
-IOMMUTLBEntry pldma_iotlb_entry(PLDMACore *s, hwaddr va, bool is_write,
-                                MemTxAttrs attrs);
 bool pldma_pasid_valid(const PLDMACore *s, uint32_t pasid);
 bool pldma_pasid_reg_valid(const PLDMACore *s, uint32_t reg);
+
+/* dma.c: the DMA layer and the interrupt line */
+void pldma_raise(PLDMACore *s, uint32_t bits);
+void pldma_update_irq(PLDMACore *s);
+PLDMADma pldma_ch_dma(PLDMAChannel *ch);
+IOMMUTLBEntry pldma_iotlb_entry(PLDMACore *s, hwaddr va, bool is_write,
+                                MemTxAttrs attrs);
+IOMMUTLBEntry pldma_dma_translate(PLDMACore *s, PLDMADma *d, hwaddr va,
+                                  bool is_write);
+PLDMAAccess pldma_dma_rw(PLDMACore *s, PLDMADma *d, uint64_t va, void *buf,
+                         hwaddr len, bool is_write, uint64_t *fault_va);
+PLDMAAccess pldma_rw(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
+                     void *buf, hwaddr len, bool is_write, uint64_t *fault_va);
+
+/* A mapping of guest memory for direct access (a channel's transfer) */
+typedef struct PLDMAMap {
+    AddressSpace *as;       /* where it was mapped (after translation) */
+    void *host;
+    hwaddr len;
+    bool is_write;
+} PLDMAMap;
+
+PLDMAAccess pldma_ch_map(PLDMAChannel *ch, uint64_t va, hwaddr len,
+                         bool is_write, PLDMAMap *m);
+void pldma_unmap(PLDMAMap *m, hwaddr access_len);
 
 /* fault.c */
 bool pldma_post_fault(PLDMACore *s, const PLDMAFaultRec *r);

@@ -164,11 +164,15 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
-	/* a descriptor lists up to PLDMA_DESC_MAX_SGE buffers; no inline */
+	/*
+	 * a descriptor lists up to PLDMA_DESC_MAX_SGE buffers; inline data is
+	 * the provider's copy (pldma-abi.h)
+	 */
 	if (!cap->max_send_wr || cap->max_send_wr >= PLDMA_RING_MAX_ENTRIES ||
 	    cap->max_recv_wr >= PLDMA_RQ_MAX_ENTRIES ||
 	    cap->max_send_sge > PLDMA_DESC_MAX_SGE ||
-	    cap->max_recv_sge > PLDMA_RWQE_MAX_SGE || cap->max_inline_data)
+	    cap->max_recv_sge > PLDMA_RWQE_MAX_SGE ||
+	    cap->max_inline_data > PLDMA_IB_MAX_INLINE)
 		return -EINVAL;
 	qp->sq_entries = max_t(u32, roundup_pow_of_two(cap->max_send_wr + 1),
 			       PLDMA_RING_MIN_ENTRIES);
@@ -200,6 +204,7 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	resp.rq_entries = qp->rq_entries;
 	resp.rq_mmap_size = c.rq_mmap_size;
 	resp.sq_entries = qp->sq_entries;
+	resp.max_inline = PLDMA_IB_MAX_INLINE;
 	resp.db_mmap_offset = qp->chan->db_off;
 	resp.db_mmap_size = PAGE_SIZE;
 	ret = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
@@ -210,7 +215,7 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	cap->max_recv_wr = qp->rq_entries ? qp->rq_entries - 1 : 0;
 	cap->max_send_sge = PLDMA_DESC_MAX_SGE;
 	cap->max_recv_sge = PLDMA_RWQE_MAX_SGE;
-	cap->max_inline_data = 0;
+	cap->max_inline_data = PLDMA_IB_MAX_INLINE;
 	qp->cap = *cap;
 	qp->timeout = 14;
 	qp->retry_cnt = 7;

@@ -58,12 +58,21 @@ struct pldma_create_cq_resp {
  * the response says the RQ ring (PLDMA_RWQE_*, read-write mapping), whose
  * doorbell is PLDMA_CH_RQ_TAIL.
  */
+/*
+ * Inline data (IBV_SEND_INLINE): the provider copies a SEND's or WRITE's
+ * payload, at most this many bytes, into a buffer of its own for the SQ
+ * slot when the WR is posted, and the descriptor points there: the device
+ * reads it through the process's PASID like any other buffer, and the
+ * slot is reused only once the device has completed it.
+ */
+#define PLDMA_IB_MAX_INLINE	256
+
 struct pldma_create_qp_resp {
 	__u32 rq_entries;	/* 2^k, 0: no RQ */
 	__u32 rq_mmap_size;
 	__aligned_u64 rq_mmap_offset;
 	__u32 sq_entries;	/* 2^k: the ring the provider allocates */
-	__u32 max_inline;	/* 0: no inline data */
+	__u32 max_inline;	/* bytes of inline data a WR may carry */
 	/* ABI 2: the QP's channel page (SQ ring, doorbells) to map */
 	__aligned_u64 db_mmap_offset;
 	__u32 db_mmap_size;

@@ -560,11 +560,19 @@ int main(int argc, char **argv)
 			      qp2 ? "ok" : strerror(errno));
 			if (qp2)
 				check(!ibv_destroy_qp(qp2), "second QP destroyed");
-			qa.cap.max_inline_data = 64;
+			qa.cap.max_inline_data = 257;
 			errno = 0;
 			check(ibv_create_qp(pd, &qa) == NULL && errno == EINVAL,
-			      "inline data asked for: EINVAL (%s)",
+			      "257 bytes of inline data asked for (256 at most): EINVAL (%s)",
 			      strerror(errno));
+			qa.cap.max_inline_data = 64;
+			qp2 = ibv_create_qp(pd, &qa);
+			check(qp2 && qa.cap.max_inline_data == 256,
+			      "64 bytes of inline data asked for: a QP with max_inline_data %u (%s)",
+			      qa.cap.max_inline_data,
+			      qp2 ? "ok" : strerror(errno));
+			if (qp2)
+				check(!ibv_destroy_qp(qp2), "inline QP destroyed");
 			*f = *qp;
 			f->handle = qp->handle + 1000;
 			err = ibv_modify_qp(f, &qattr, IBV_QP_STATE |

@@ -6,7 +6,8 @@
  * them): RDMA WRITE, RDMA READ, WRITE_WITH_IMM, SEND_WITH_IMM into two
  * receive SGEs, unsignaled work requests, WRITE, READ and SEND with
  * gather/scatter lists (up to max_send_sge 4), a WRITE with a forged rkey,
- * which must complete with an error and write nothing, and one with the
+ * which must complete with an error and write nothing, inline WRITE and
+ * SEND from buffers reused before their completion, and one with the
  * rkey of another PD of the same context (REM_ACCESS_ERR, nothing
  * written).  Every transfer's
  * bytes are compared.  B's CQ has a completion channel and is armed
@@ -32,6 +33,8 @@
 #include "pldma-verbs.h"
 
 #define LEN	(64 * 1024)
+/* inline data each QP asks for (the provider's PLDMA_IB_MAX_INLINE) */
+#define INLINE	256
 
 static int n, failed;
 
@@ -70,7 +73,8 @@ static int setup(struct end *e, const char *dev, int gi, int odp,
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 4, .max_recv_sge = 2 },
+			 .max_send_sge = 4, .max_recv_sge = 2,
+			 .max_inline_data = INLINE },
 	};
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 		     IBV_ACCESS_REMOTE_READ;
@@ -91,7 +95,7 @@ static int setup(struct end *e, const char *dev, int gi, int odp,
 	qa.send_cq = e->cq;
 	qa.recv_cq = e->cq;
 	e->qp = ibv_create_qp(e->pd, &qa);
-	if (!e->qp)
+	if (!e->qp || qa.cap.max_inline_data < INLINE)
 		return -1;
 	e->buf = mmap(NULL, 2 * LEN, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -355,6 +359,73 @@ int main(int argc, char **argv)
 	      !memcmp(b.buf + 33068, a.buf + 5000, 1200),
 	      "SEND gathered from 2 SGEs: one RECV of 1500 bytes, in order");
 
+	/*
+	 * Inline data: the payload is taken when the WR is posted, so the
+	 * buffers (two, on the stack, no MR: no lkey is used) are overwritten
+	 * before the completion; the peer must still get what was posted
+	 */
+	{
+		uint8_t in1[200], in2[56], want[256];
+		struct ibv_sge il[2] = {
+			{ (uintptr_t)in1, sizeof(in1), 0 },
+			{ (uintptr_t)in2, sizeof(in2), 0 },
+		};
+
+		fill(in1, sizeof(in1), 41);
+		fill(in2, sizeof(in2), 42);
+		memcpy(want, in1, sizeof(in1));
+		memcpy(want + sizeof(in1), in2, sizeof(in2));
+		memset(b.buf + 40000, 0, 512);
+		swr = (struct ibv_send_wr){
+			.wr_id = 51, .sg_list = il, .num_sge = 2,
+			.opcode = IBV_WR_RDMA_WRITE,
+			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+		};
+		swr.wr.rdma.remote_addr = (uintptr_t)b.buf + 40000;
+		swr.wr.rdma.rkey = b.mr->rkey;
+		ret = ibv_post_send(a.qp, &swr, &sbad);
+		memset(in1, 0xee, sizeof(in1));
+		memset(in2, 0xee, sizeof(in2));
+		check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 51 &&
+		      wc.status == IBV_WC_SUCCESS &&
+		      !memcmp(b.buf + 40000, want, 256) && !b.buf[40256],
+		      "inline RDMA WRITE of 256 bytes from 2 buffers reused at once: the posted bytes arrived");
+		sg[0] = (struct ibv_sge){ (uintptr_t)b.buf + 41000, 1024,
+					  b.mr->lkey };
+		rwr = (struct ibv_recv_wr){ .wr_id = 52, .sg_list = sg,
+					    .num_sge = 1 };
+		check(!ibv_post_recv(b.qp, &rwr, &rbad),
+		      "post_recv (for an inline SEND)");
+		fill(in1, 64, 43);
+		memcpy(want, in1, 64);
+		swr = (struct ibv_send_wr){
+			.wr_id = 53, .sg_list = il, .num_sge = 1,
+			.opcode = IBV_WR_SEND_WITH_IMM, .imm_data = htonl(0x1234),
+			.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE,
+		};
+		il[0].length = 64;
+		ret = ibv_post_send(a.qp, &swr, &sbad);
+		memset(in1, 0xee, 64);
+		check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 53 &&
+		      wc.status == IBV_WC_SUCCESS && !poll1(b.cq, &wc) &&
+		      wc.wr_id == 52 && wc.status == IBV_WC_SUCCESS &&
+		      wc.byte_len == 64 && wc.wc_flags & IBV_WC_WITH_IMM &&
+		      ntohl(wc.imm_data) == 0x1234 &&
+		      !memcmp(b.buf + 41000, want, 64),
+		      "inline SEND with immediate of 64 bytes: one RECV, the posted bytes");
+		il[0].length = 200;
+		il[1].length = 57;
+		swr.num_sge = 2;
+		swr.opcode = IBV_WR_RDMA_WRITE;
+		check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL &&
+		      sbad == &swr,
+		      "inline WRITE of 257 bytes (max_inline_data 256): EINVAL");
+		il[1].length = 56;
+		swr.opcode = IBV_WR_RDMA_READ;
+		check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL,
+		      "inline READ (nothing to send): EINVAL");
+	}
+
 	/* what the provider refuses at once */
 	memset(&swr, 0, sizeof(swr));
 	for (i = 0; i < 5; i++)
@@ -364,9 +435,6 @@ int main(int argc, char **argv)
 	check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL && sbad == &swr,
 	      "post_send with 5 SGEs (max_send_sge 4): EINVAL, bad_wr set");
 	swr.num_sge = 1;
-	swr.send_flags = IBV_SEND_INLINE;
-	check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL,
-	      "post_send inline (max_inline_data 0): EINVAL");
 	swr.send_flags = 0;
 	swr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
 	check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL,

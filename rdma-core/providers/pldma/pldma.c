@@ -611,6 +611,17 @@ static struct pldma_qp *pldma_create_qp_common(struct ibv_context *ibctx,
 		errno = ENOMEM;
 		goto err_sq;
 	}
+	qp->max_inline = resp.drv.max_inline;
+	if (qp->max_inline > PLDMA_IB_MAX_INLINE) {
+		errno = EPROTO;
+		goto err_sq;
+	}
+	if (qp->max_inline &&
+	    posix_memalign((void **)&qp->inl, 4096,
+			   (size_t)qp->sq_entries * qp->max_inline)) {
+		errno = ENOMEM;
+		goto err_sq;
+	}
 	/* the QP's channel: its page */
 	if (resp.drv.db_mmap_size != ctx->db_size) {
 		errno = EPROTO;
@@ -643,10 +654,11 @@ static struct pldma_qp *pldma_create_qp_common(struct ibv_context *ibctx,
 	attr->cap.max_recv_wr = qp->rq_entries ? qp->rq_entries - 1 : 0;
 	attr->cap.max_send_sge = PLDMA_DESC_MAX_SGE;
 	attr->cap.max_recv_sge = PLDMA_RWQE_MAX_SGE;
-	attr->cap.max_inline_data = 0;
+	attr->cap.max_inline_data = qp->max_inline;
 	return qp;
 
 err_sq:
+	free(qp->inl);
 	free(qp->sgl);
 	free(qp->sq);
 err_destroy:
@@ -680,10 +692,17 @@ static struct ibv_qp *pldma_create_qp(struct ibv_pd *pd,
 	return &qp->vqp.qp;
 }
 
+/* The device's descriptor opcodes (pldma-regs.h), one row each */
+static const struct {
+	const char *name;
+	unsigned int flags, wc;
+} pldma_op_info[PLDMA_OP_TABLE_SIZE] = PLDMA_OP_TABLE;
+
 /*
  * Start the descriptor of SQ slot @slot, for both post-send APIs: opcode,
- * flags (EINVAL: a send flag the device does not have, inline among
- * them) and wr_id as its cookie; *@dp the descriptor
+ * flags (EINVAL: a send flag the device does not have; IBV_SEND_INLINE
+ * is the provider's, pldma_desc_inline()) and wr_id as its cookie; *@dp
+ * the descriptor
  */
 static int pldma_desc_begin(struct pldma_qp *qp, uint32_t slot, uint8_t op,
 			    uint64_t wr_id, unsigned int send_flags,
@@ -692,7 +711,7 @@ static int pldma_desc_begin(struct pldma_qp *qp, uint32_t slot, uint8_t op,
 	uint8_t *d = qp->sq + (size_t)slot * PLDMA_DESC_SIZE, flags = 0;
 
 	if (send_flags & ~(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
-			   IBV_SEND_FENCE))
+			   IBV_SEND_FENCE | IBV_SEND_INLINE))
 		return EINVAL;
 	if (qp->sq_sig_all || send_flags & IBV_SEND_SIGNALED)
 		flags |= PLDMA_DF_SIGNALED;
@@ -745,10 +764,55 @@ static int pldma_desc_sges(struct pldma_qp *qp, struct pldma_context *ctx,
 }
 
 /*
+ * Inline data for descriptor @d (slot @slot): @n buffers copied into the
+ * slot's own buffer now, which the descriptor then points at, so the
+ * caller may reuse them as soon as the post returns; the lkeys are not
+ * used.  EINVAL beyond max_inline bytes or for a READ (nothing to send).
+ */
+static int pldma_desc_inline(struct pldma_qp *qp, uint32_t slot, uint8_t *d,
+			     size_t n, const struct ibv_data_buf *buf)
+{
+	uint8_t *p = qp->inl + (size_t)slot * qp->max_inline;
+	size_t i, len = 0;
+
+	if (!qp->max_inline ||
+	    !(pldma_op_info[d[PLDMA_DESC_OPCODE]].flags & PLDMA_OPF_PAYLOAD))
+		return EINVAL;
+	for (i = 0; i < n; i++) {
+		if (buf[i].length > qp->max_inline - len)
+			return EINVAL;
+		memcpy(p + len, buf[i].addr, buf[i].length);
+		len += buf[i].length;
+	}
+	put32(d + PLDMA_DESC_LEN, len);
+	put64(d + PLDMA_DESC_SRC, (uintptr_t)p);
+	d[PLDMA_DESC_NUM_SGE] = 0;
+	return 0;
+}
+
+/* ... from a gather list (ibv_post_send()'s IBV_SEND_INLINE) */
+static int pldma_desc_inline_sges(struct pldma_qp *qp, uint32_t slot,
+				  uint8_t *d, int n, const struct ibv_sge *sg)
+{
+	struct ibv_data_buf buf[PLDMA_DESC_MAX_SGE];
+	int i;
+
+	if (n > PLDMA_DESC_MAX_SGE)
+		return EINVAL;
+	for (i = 0; i < n; i++)
+		buf[i] = (struct ibv_data_buf){
+			.addr = (void *)(uintptr_t)sg[i].addr,
+			.length = sg[i].length,
+		};
+	return pldma_desc_inline(qp, slot, d, n, buf);
+}
+
+/*
  * The new post-send API (ibv_qp_ex, ibv_wr_*): a work request is built
  * in its SQ slot by the calls that name it (an opcode, then its SGEs), and
  * wr_complete() rings the doorbell once for all of them.  An error in any
- * (a full ring, too many SGEs, inline data) is kept until wr_complete(),
+ * (a full ring, too many SGEs, too much inline data) is kept until
+ * wr_complete(),
  * which then drops every request since wr_start() and returns it.
  */
 #define PLDMA_SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
@@ -863,18 +927,23 @@ static void pldma_wr_set_sge(struct ibv_qp_ex *qpx, uint32_t lkey,
 	pldma_wr_set_sge_list(qpx, 1, &sge);
 }
 
-/* No inline data (max_inline_data 0) */
-static void pldma_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
-				     size_t length)
-{
-	ex_to_pqp(qpx)->ex_err = EINVAL;
-}
-
 static void pldma_wr_set_inline_data_list(struct ibv_qp_ex *qpx,
 					  size_t num_buf,
 					  const struct ibv_data_buf *buf)
 {
-	ex_to_pqp(qpx)->ex_err = EINVAL;
+	struct pldma_qp *qp = ex_to_pqp(qpx);
+
+	if (qp->ex_cur && !qp->ex_err)
+		qp->ex_err = pldma_desc_inline(qp, qp->ex_slot, qp->ex_cur,
+					       num_buf, buf);
+}
+
+static void pldma_wr_set_inline_data(struct ibv_qp_ex *qpx, void *addr,
+				     size_t length)
+{
+	struct ibv_data_buf buf = { .addr = addr, .length = length };
+
+	pldma_wr_set_inline_data_list(qpx, 1, &buf);
 }
 
 static void pldma_wr_abort(struct ibv_qp_ex *qpx)
@@ -968,6 +1037,7 @@ static int pldma_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	free(qp->inl);
 	free(qp->sgl);
 	free(qp->sq);
 	pthread_spin_destroy(&qp->sq_lock);
@@ -975,12 +1045,6 @@ static int pldma_destroy_qp(struct ibv_qp *ibqp)
 	free(qp);
 	return 0;
 }
-
-/* The device's descriptor opcodes (pldma-regs.h), one row each */
-static const struct {
-	const char *name;
-	unsigned int flags, wc;
-} pldma_op_info[PLDMA_OP_TABLE_SIZE] = PLDMA_OP_TABLE;
 
 static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 			   const struct ibv_send_wr *wr, uint32_t slot)
@@ -1012,7 +1076,12 @@ static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 	ret = pldma_desc_begin(qp, slot, op, wr->wr_id, wr->send_flags, &d);
 	if (ret)
 		return ret;
-	ret = pldma_desc_sges(qp, ctx, slot, d, wr->num_sge, wr->sg_list);
+	if (wr->send_flags & IBV_SEND_INLINE)
+		ret = pldma_desc_inline_sges(qp, slot, d, wr->num_sge,
+					     wr->sg_list);
+	else
+		ret = pldma_desc_sges(qp, ctx, slot, d, wr->num_sge,
+				      wr->sg_list);
 	if (ret)
 		return ret;
 	if (pldma_op_info[op].flags & PLDMA_OPF_RKEY) {

@@ -73,6 +73,9 @@ struct pldma_qp {
 	uint8_t *sq;
 	/* per SQ slot, PLDMA_DESC_MAX_SGE entries: a WR's gather list */
 	uint8_t *sgl;
+	/* per SQ slot, max_inline bytes: a WR's inline data, copied */
+	uint8_t *inl;
+	uint32_t max_inline;
 	uint32_t sq_entries;
 	uint32_t sq_tail;
 	uint8_t *rq;

@@ -166,9 +166,10 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EINVAL;
 	/*
 	 * a descriptor lists up to PLDMA_DESC_MAX_SGE buffers; inline data is
-	 * the provider's copy (pldma-abi.h)
+	 * the provider's copy (pldma-abi.h); max_send_wr 0 is a receive-only
+	 * QP, whose SQ is the smallest ring
 	 */
-	if (!cap->max_send_wr || cap->max_send_wr >= PLDMA_RING_MAX_ENTRIES ||
+	if (cap->max_send_wr >= PLDMA_RING_MAX_ENTRIES ||
 	    cap->max_recv_wr >= PLDMA_RQ_MAX_ENTRIES ||
 	    cap->max_send_sge > PLDMA_DESC_MAX_SGE ||
 	    cap->max_recv_sge > PLDMA_RWQE_MAX_SGE ||

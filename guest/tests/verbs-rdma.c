@@ -7,7 +7,8 @@
  * receive SGEs, unsignaled work requests, WRITE, READ and SEND with
  * gather/scatter lists (up to max_send_sge 4), a WRITE with a forged rkey,
  * which must complete with an error and write nothing, inline WRITE and
- * SEND from buffers reused before their completion, and one with the
+ * SEND from buffers reused before their completion, a receive-only QP
+ * (max_send_wr 0) that takes a SEND, and one with the
  * rkey of another PD of the same context (REM_ACCESS_ERR, nothing
  * written).  Every transfer's
  * bytes are compared.  B's CQ has a completion channel and is armed
@@ -124,8 +125,12 @@ static int connect_qp(struct end *e, const struct end *peer)
 	return pv_qp_rts(e->qp, 0x1000 + e->qp->qp_num % 4096);
 }
 
-/* New RC QPs of @a's and @b's first PDs, connected to each other */
-static int new_qps(struct end *a, struct end *b)
+/*
+ * New RC QPs of @a's and @b's first PDs, connected to each other; @b's
+ * asks for a send queue of @b_send_wr entries (0: receive only, as
+ * qperf's receiving side asks)
+ */
+static int new_qps_sq(struct end *a, struct end *b, uint32_t b_send_wr)
 {
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
@@ -138,10 +143,16 @@ static int new_qps(struct end *a, struct end *b)
 	a->qp = ibv_create_qp(a->pd, &qa);
 	qa.send_cq = b->cq;
 	qa.recv_cq = b->cq;
+	qa.cap.max_send_wr = b_send_wr;
 	b->qp = ibv_create_qp(b->pd, &qa);
 	if (!a->qp || !b->qp)
 		return -1;
 	return connect_qp(a, b) || connect_qp(b, a) ? -1 : 0;
+}
+
+static int new_qps(struct end *a, struct end *b)
+{
+	return new_qps_sq(a, b, 16);
 }
 
 /* One completion of @cq within 20 s; 0, or -1 on timeout */
@@ -499,6 +510,22 @@ int main(int argc, char **argv)
 		check(mr2 && !ibv_dereg_mr(mr2) && !ibv_dealloc_pd(pd2),
 		      "the second PD's MR deregistered, the PD deallocated");
 	}
+	check(!ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp), "QPs destroyed");
+
+	/* a receive-only QP: a send queue of depth 0 asked for, SENDs taken */
+	check(!new_qps_sq(&a, &b, 0),
+	      "a QP with max_send_wr 0 (receive only), connected");
+	sg[0] = (struct ibv_sge){ (uintptr_t)b.buf + 45000, 2048, b.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 61, .sg_list = sg, .num_sge = 1 };
+	fill(a.buf, 2048, 9);
+	ret = ibv_post_recv(b.qp, &rwr, &rbad) ||
+	      send_wr(&a, IBV_WR_SEND, 62, a.buf, 2048, 0, 0, 0,
+		      IBV_SEND_SIGNALED);
+	check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 62 &&
+	      wc.status == IBV_WC_SUCCESS && !poll1(b.cq, &wc) &&
+	      wc.wr_id == 61 && wc.status == IBV_WC_SUCCESS &&
+	      wc.byte_len == 2048 && !memcmp(b.buf + 45000, a.buf, 2048),
+	      "a SEND of 2 KiB into the receive-only QP: received, the bytes compared");
 	check(!ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp), "QPs destroyed");
 	check(!ibv_dereg_mr(a.mr) && !ibv_dereg_mr(b.mr), "MRs deregistered");
 	check(!ibv_destroy_cq(a.cq) && !ibv_destroy_cq(b.cq) &&

@@ -374,6 +374,45 @@ static int pldma_ib_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * The link's counters (pldma-regs.h's PLDMA_NCNT_*, the debugfs "net"
+ * file's) as the port's hardware counters, for "rdma statistic" and
+ * /sys/class/infiniband/<dev>/ports/1/hw_counters
+ */
+#define PLDMA_IB_STAT(i, n) \
+	[i] = { .name = n },
+static const struct rdma_stat_desc pldma_ib_stat_descs[PLDMA_NCNT_NUM] = {
+	PLDMA_NCNT_NAMES(PLDMA_IB_STAT)
+};
+
+#undef PLDMA_IB_STAT
+
+static struct rdma_hw_stats *pldma_ib_alloc_port_stats(struct ib_device *ibdev,
+						       u32 port)
+{
+	return rdma_alloc_hw_stats_struct(pldma_ib_stat_descs, PLDMA_NCNT_NUM,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+/* All counters at once; the device's registers only while it is present */
+static int pldma_ib_get_hw_stats(struct ib_device *ibdev,
+				 struct rdma_hw_stats *stats, u32 port,
+				 int index)
+{
+	struct pldma_dev *pd = to_pibdev(ibdev)->pd;
+	unsigned int i;
+
+	down_read(&pd->gone_sem);
+	if (pd->gone) {
+		up_read(&pd->gone_sem);
+		return -ENODEV;
+	}
+	for (i = 0; i < PLDMA_NCNT_NUM; i++)
+		stats->value[i] = pldma_rd(pd, PLDMA_NET_CNT(i));
+	up_read(&pd->gone_sem);
+	return PLDMA_NCNT_NUM;
+}
+
 static const struct ib_device_ops pldma_ib_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -381,6 +420,8 @@ static const struct ib_device_ops pldma_ib_ops = {
 
 	.query_device = pldma_ib_query_device,
 	.query_port = pldma_ib_query_port,
+	.alloc_hw_port_stats = pldma_ib_alloc_port_stats,
+	.get_hw_stats = pldma_ib_get_hw_stats,
 	.get_link_layer = pldma_ib_link_layer,
 	.get_port_immutable = pldma_ib_port_immutable,
 	.query_pkey = pldma_ib_query_pkey,

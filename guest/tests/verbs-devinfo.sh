@@ -150,6 +150,28 @@ check "loopback: pldma0 looped frames back to itself ($lo0 -> $lo1)" \
 check "loopback: pldma1 received nothing meanwhile ($tx1 -> $tx2)" \
 	test "${tx1:-x}" = "${tx2:-y}"
 
+# The link's counters are the port's hardware counters: rdma statistic and
+# hw_counters show what the debugfs net file shows, one name each
+D=/sys/kernel/debug/pldma/pldma0/net
+H=/sys/class/infiniband/pldma0/ports/1/hw_counters
+t0=$(sed -n 's/^tx_frames: //p' $D)
+rdma statistic show link pldma0/1 >/tmp/rs 2>&1; rc=$?
+hw=$(cat $H/tx_frames 2>/dev/null)
+t1=$(sed -n 's/^tx_frames: //p' $D)
+sed 's/^/# /' /tmp/rs
+check "rdma statistic show link pldma0/1 exits 0" test $rc = 0
+ok=0
+for c in tx_frames rx_frames nak_tx_seq responder_faults looped; do
+	grep -qE "(^|[[:space:]])$c [0-9]+" /tmp/rs || ok=1
+done
+check "rdma statistic: the link's counters (tx_frames, rx_frames, nak_tx_seq, responder_faults, looped)" \
+	test $ok = 0
+nh=$(ls $H 2>/dev/null | grep -vc '^lifespan$')
+nd=$(sed -n '/^mtu: /,/^windows:/p' $D | grep -c ': ')
+check "hw_counters: one file per debugfs counter ($nh, $((nd - 1)))" test "$nh" = "$((nd - 1))"
+check "hw_counters/tx_frames between two debugfs reads ($t0 <= ${hw:-none} <= $t1), not 0" \
+	test "${hw:-0}" -gt 0 -a "${hw:-0}" -ge "${t0:-x}" -a "${hw:-0}" -le "${t1:-x}"
+
 # A process killed mid-transfer (SIGKILL: ib_core destroys its QP, CQ and
 # MRs and the context's channel goes), then its peer: the device serves a
 # fresh pair afterwards, and rmmod at the end still succeeds.  (Whether the

@@ -30,10 +30,15 @@ static void rx_drop(PLDMACore *s, const PLDMAPkt *p)
 void pldma_comp_ch_end(PLDMAChannel *ch)
 {
     PLDMACore *s = ch->s;
-    PLDMANetReq *r = pldma_ch_req(ch);
+    PLDMANetReq *r;
     PLDMAQP *qp;
 
-    if (!s->nic || !pldma_op_remote(ch->op) || !r->qp) {
+    /* (the engine's reset at realize comes before the link's realize) */
+    if (!s->nic || !pldma_op_remote(ch->op)) {
+        return;
+    }
+    r = pldma_ch_req(ch);
+    if (!r->qp) {
         return;
     }
     timer_del(pldma_ch_timer(ch));

@@ -422,11 +422,55 @@ static void pldma_comp_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
     }
 }
 
-/* An ACK or a READ response for a QP of ours (net.c's classifier) */
+/*
+ * An Atomic Acknowledge: the value the responder found, for the atomic in
+ * flight (its PSN, asked for, not answered yet); the requester writes it
+ * to the local destination (req.c's req_atomic())
+ */
+static void pldma_comp_rx_atomic_ack(PLDMACore *s, const PLDMAPkt *p)
+{
+    PLDMAChannel *ch = pldma_net_req_ch(s, p);
+    PLDMANetReq *r;
+
+    if (!ch || !pldma_op_atomic(ch->op)) {
+        rx_drop(s, p);
+        return;
+    }
+    r = pldma_ch_req(ch);
+    if (p->psn != r->psn || AETH_KIND(p->syndrome) != 0 || !r->sent_hw) {
+        if (p->psn == r->psn && !r->sent_hw) {
+            pldma_net_cnt(s, PLDMA_NCNT_ACK_UNSENT);
+        }
+        rx_drop(s, p);
+        return;
+    }
+    if (r->at_have) {
+        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
+        return;
+    }
+    pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
+    trace_pldma_net_atomic_resp(ch->idx, p->psn, p->orig);
+    timer_del(pldma_ch_timer(ch));
+    r->at_have = true;
+    r->at_orig = p->orig;
+    r->wait = false;
+    r->rnr = false;
+    r->retries = 0;
+    r->rnr_retries = 0;
+    if (ch->state == PLDMA_STATE_RUNNING) {
+        pldma_schedule(s);
+    }
+}
+
+/* An ACK, a READ or atomic response for a QP of ours (net.c's classifier) */
 void pldma_comp_rx(PLDMACore *s, const PLDMAPkt *p)
 {
-    if (pldma_hdr_op_flags(p->opcode) & PLDMA_NET_F_ACK) {
+    uint32_t fl = pldma_hdr_op_flags(p->opcode);
+
+    if (fl & PLDMA_NET_F_ACK) {
         pldma_comp_rx_ack(s, p);
+    } else if (fl & PLDMA_NET_F_ATOMIC_ACK) {
+        pldma_comp_rx_atomic_ack(s, p);
     } else {
         pldma_comp_rx_read_resp(s, p);
     }

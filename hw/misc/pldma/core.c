@@ -145,6 +145,23 @@ static bool pldma_ranges_overlap(uint64_t a, uint64_t b, uint64_t len)
 /* The descriptor opcodes (pldma-regs.h), one row each */
 const PLDMAOpInfo pldma_op_info[PLDMA_OP_TABLE_SIZE] = PLDMA_OP_TABLE;
 
+/*
+ * Are the descriptor's reserved fields zero?  IMM is used by the _IMM
+ * opcodes, IMM and RSVD1 together by an atomic (its SWAP operand)
+ */
+static bool pldma_desc_reserved_ok(PLDMAChannel *ch, const uint8_t *d)
+{
+    bool atomic = pldma_op_atomic(ch->op);
+
+    return !(ch->dflags & ~PLDMA_DF_VALID_MASK) &&
+           ch->ahead <= PLDMA_AHEAD_MAX &&
+           !(ldl_le_p(d + PLDMA_DESC_AHEAD) & ~0xffffU) &&
+           (!ldl_le_p(d + PLDMA_DESC_IMM) || pldma_op_has_imm(ch->op) ||
+            atomic) &&
+           !lduw_le_p(d + PLDMA_DESC_RSVD2) &&
+           (!ldl_le_p(d + PLDMA_DESC_RSVD1) || atomic);
+}
+
 /* Decode and validate the descriptor; returns 0 or a PLDMA_ST_* */
 static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
 {
@@ -174,10 +191,7 @@ static uint32_t pldma_decode(PLDMAChannel *ch, const uint8_t *d)
         ch->compl_va = 0;
         return PLDMA_ST_BAD_DESC;
     }
-    if (ch->dflags & ~PLDMA_DF_VALID_MASK || ch->ahead > PLDMA_AHEAD_MAX ||
-        (ldl_le_p(d + PLDMA_DESC_AHEAD) & ~0xffffU) ||
-        (ldl_le_p(d + PLDMA_DESC_IMM) && !pldma_op_has_imm(ch->op)) ||
-        lduw_le_p(d + PLDMA_DESC_RSVD2) || ldl_le_p(d + PLDMA_DESC_RSVD1)) {
+    if (!pldma_desc_reserved_ok(ch, d)) {
         PLDMA_GUEST_ERR(pldma_err_desc_reserved,
                         "ch%u: desc %u: reserved bits set", ch->idx, ch->head);
         return PLDMA_ST_BAD_DESC;
@@ -707,7 +721,7 @@ static uint32_t pldma_cap(PLDMACore *s)
     }
     if (s->nic) {
         cap |= PLDMA_CAP_REMOTE | PLDMA_CAP_QP | PLDMA_CAP_CQ |
-               PLDMA_CAP_ETH;
+               PLDMA_CAP_ETH | PLDMA_CAP_ATOMIC;
     }
     return cap;
 }

@@ -28,8 +28,9 @@
 #define IMM_LEN             4
 #define AETH_LEN            4
 #define ICRC_LEN            4
+/* (more than any opcode has: RETH, ImmDt, AETH and an AtomicETH) */
 #define HDRS_MAX            (ETH_HDR + IP_HDR + UDP_HDR + BTH_LEN + RETH_LEN + \
-                             IMM_LEN + AETH_LEN)
+                             IMM_LEN + AETH_LEN + ATOMIC_ETH_LEN)
 #define FRAME_MAX(mtu)      (HDRS_MAX + (mtu) + ICRC_LEN)
 
 /* IB RNR timer codes, in units of 10 us (code 0 is the longest) */
@@ -44,9 +45,9 @@ const uint32_t pldma_hdr_rnr_timer_10us[32] = {
 /*
  * The RC opcodes (IBA table 38): per BTH opcode its name, what it is,
  * which headers follow the BTH, whether it carries a payload, and its
- * header length (BTH and the extended headers).  Opcodes beyond OP_ACK
- * are not RC SEND, WRITE, READ or Acknowledge: the link drops them, but
- * for the atomic requests, which a QP refuses (resp.c).
+ * header length (BTH and the extended headers).  Opcodes beyond these
+ * are not RC SEND, WRITE, READ, atomic or Acknowledge: the link drops
+ * them.
  */
 const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES] = {
     [OP_SEND_FIRST] = {
@@ -130,6 +131,19 @@ const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES] = {
         "Acknowledge", PLDMA_NET_F_ACK | PLDMA_NET_F_AETH |
         PLDMA_NET_F_ONLY, HDR(AETH_LEN),
     },
+    [OP_ATOMIC_ACK] = {
+        "Atomic Acknowledge", PLDMA_NET_F_RESP | PLDMA_NET_F_AETH |
+        PLDMA_NET_F_ATOMIC_ACK | PLDMA_NET_F_ONLY,
+        HDR(AETH_LEN + ATOMIC_ACK_ETH_LEN),
+    },
+    [OP_CMP_SWAP] = {
+        "CmpSwap", PLDMA_NET_F_REQ | PLDMA_NET_F_ATOMIC | PLDMA_NET_F_ONLY,
+        HDR(ATOMIC_ETH_LEN),
+    },
+    [OP_FETCH_ADD] = {
+        "FetchAdd", PLDMA_NET_F_REQ | PLDMA_NET_F_ATOMIC | PLDMA_NET_F_ONLY,
+        HDR(ATOMIC_ETH_LEN),
+    },
 };
 
 /* ICRC: CRC-32 over the packet with the variant fields masked to ones */
@@ -184,6 +198,13 @@ void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p)
         stl_be_p(q + 12, p->dmalen);
         q += RETH_LEN;
     }
+    if (fl & PLDMA_NET_F_ATOMIC) {
+        stq_be_p(q, p->va);
+        stl_be_p(q + 8, p->rkey);
+        stq_be_p(q + 12, p->swap_add);
+        stq_be_p(q + 20, p->compare);
+        q += ATOMIC_ETH_LEN;
+    }
     if (fl & PLDMA_NET_F_IMMDT) {
         stl_le_p(q, p->imm);                /* as the descriptor holds it */
         q += IMM_LEN;
@@ -191,6 +212,10 @@ void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p)
     if (fl & PLDMA_NET_F_AETH) {
         stl_be_p(q, ((uint32_t)p->syndrome << 24) | (p->msn & PLDMA_PSN_MASK));
         q += AETH_LEN;
+    }
+    if (fl & PLDMA_NET_F_ATOMIC_ACK) {
+        stq_be_p(q, p->orig);
+        q += ATOMIC_ACK_ETH_LEN;
     }
     if (p->plen) {
         memcpy(q, p->payload, p->plen);
@@ -324,10 +349,9 @@ bool pldma_hdr_parse(PLDMACore *s, const uint8_t *f, size_t size,
         return false;
     }
     p->opcode = q[0];
-    p->atomic = p->opcode == OP_CMP_SWAP || p->opcode == OP_FETCH_ADD;
-    if ((p->opcode >= PLDMA_NET_NUM_OPCODES && !p->atomic) ||
-        lduw_be_p(q + 2) != 0xffff || (q[1] & 0x0f)) {
-        return false;                       /* not RC SEND/WRITE/READ/ACK */
+    if (!pldma_hdr_op_flags(p->opcode) || lduw_be_p(q + 2) != 0xffff ||
+        (q[1] & 0x0f)) {
+        return false;               /* not RC SEND/WRITE/READ/atomic/ACK */
     }
     p->se = q[1] >> 7;
     p->pad = (q[1] >> 4) & 3;
@@ -336,8 +360,8 @@ bool pldma_hdr_parse(PLDMACore *s, const uint8_t *f, size_t size,
     p->ackreq = w >> 31;
     p->psn = w & PLDMA_PSN_MASK;
     fl = pldma_hdr_op_flags(p->opcode);
-    hdrs = p->atomic ? BTH_LEN + ATOMIC_ETH_LEN
-                     : pldma_hdr_opcode[p->opcode].hdr_len;
+    hdrs = pldma_hdr_opcode[p->opcode].hdr_len;
+    p->atomic = fl & PLDMA_NET_F_ATOMIC;
     p->has_reth = fl & PLDMA_NET_F_RETH;
     p->has_aeth = fl & PLDMA_NET_F_AETH;
     p->has_imm = fl & PLDMA_NET_F_IMMDT;
@@ -351,6 +375,13 @@ bool pldma_hdr_parse(PLDMACore *s, const uint8_t *f, size_t size,
         p->dmalen = ldl_be_p(q + 12);
         q += RETH_LEN;
     }
+    if (p->atomic) {
+        p->va = ldq_be_p(q);
+        p->rkey = ldl_be_p(q + 8);
+        p->swap_add = ldq_be_p(q + 12);
+        p->compare = ldq_be_p(q + 20);
+        q += ATOMIC_ETH_LEN;
+    }
     if (p->has_imm) {
         p->imm = ldl_le_p(q);
         q += IMM_LEN;
@@ -360,6 +391,10 @@ bool pldma_hdr_parse(PLDMACore *s, const uint8_t *f, size_t size,
         p->syndrome = w >> 24;
         p->msn = w & PLDMA_PSN_MASK;
         q += AETH_LEN;
+    }
+    if (fl & PLDMA_NET_F_ATOMIC_ACK) {
+        p->orig = ldq_be_p(q);
+        q += ATOMIC_ACK_ETH_LEN;
     }
     if (UDP_HDR + hdrs + p->pad + ICRC_LEN > l4) {
         return false;

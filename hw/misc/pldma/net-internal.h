@@ -45,6 +45,11 @@ typedef struct PLDMANetReq {
     bool ok;                /* the message completed SUCCESS */
     uint32_t imm;           /* _IMM opcodes: DESC_IMM, wire byte order */
     bool se;                /* DF_SOLICITED: the BTH SE bit of the last */
+    /* an atomic: its operands, and the value its response returned */
+    uint64_t at_cmp_add;    /* DESC_ATOMIC_CMP_ADD */
+    uint64_t at_swap;       /* DESC_ATOMIC_SWAP */
+    bool at_have;           /* the response came: at_orig to write */
+    uint64_t at_orig;
 } PLDMANetReq;
 
 /* A remote key: a range of a PASID's address space, remote access bits */
@@ -125,6 +130,15 @@ typedef struct PLDMANetConn {
     uint16_t rdo_zero;      /* ... unless its bit here: a zero-length READ */
     uint32_t rdo_rkey[PLDMA_NET_RD_ORIG];
     uint8_t rdo_next;       /* the entry the next READ takes */
+    /*
+     * QP: the last PLDMA_NET_RD_ORIG atomics executed (their PSN and the
+     * value they found): a duplicate is answered from here, never
+     * executed again (IBA 9.4.5, C9-97)
+     */
+    uint16_t ato_valid;     /* a bit per entry */
+    uint8_t ato_next;
+    uint32_t ato_psn[PLDMA_NET_RD_ORIG];
+    uint64_t ato_orig[PLDMA_NET_RD_ORIG];
     /*
      * QP: READ requests taken while another's responses are being sent
      * (rd_*), answered in the order they came: at most
@@ -376,14 +390,13 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define OP_READ_RESP_LAST   0x0f
 #define OP_READ_RESP_ONLY   0x10
 #define OP_ACK              0x11
-#define PLDMA_NET_NUM_OPCODES (OP_ACK + 1)
-/*
- * RC atomic requests (CmpSwap, FetchAdd; AtomicETH after the BTH): the
- * device does no atomic operation, and refuses them (resp.c)
- */
+/* RC atomics: requests with an AtomicETH, a response with AtomicAckETH */
+#define OP_ATOMIC_ACK       0x12
 #define OP_CMP_SWAP         0x13
 #define OP_FETCH_ADD        0x14
+#define PLDMA_NET_NUM_OPCODES (OP_FETCH_ADD + 1)
 #define ATOMIC_ETH_LEN      28
+#define ATOMIC_ACK_ETH_LEN  8
 /*
  * UD SEND (IBA table 38): QP1's management datagrams (rdma_cm's CM MADs),
  * which the OS's GSI QP serves through the Ethernet function
@@ -405,6 +418,8 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define PLDMA_NET_F_FIRST   (1U << 10)  /* first packet of a message */
 #define PLDMA_NET_F_MIDDLE  (1U << 11)
 #define PLDMA_NET_F_LAST    (1U << 12)  /* last packet of a message */
+#define PLDMA_NET_F_ATOMIC  (1U << 13)  /* AtomicETH (request) ... */
+#define PLDMA_NET_F_ATOMIC_ACK (1U << 14) /* ... AtomicAckETH (response) */
 #define PLDMA_NET_F_ONLY    (PLDMA_NET_F_FIRST | PLDMA_NET_F_LAST)
 
 typedef struct PLDMANetOpcode {
@@ -466,7 +481,10 @@ typedef struct PLDMAPkt {
     uint32_t plen;
     uint8_t qp;             /* 1 + index of our QP (rx: once dispatched) */
     uint32_t src_ip;        /* rx: the IPv4 source */
-    bool atomic;            /* rx: an atomic request, to be refused */
+    bool atomic;            /* an atomic request (AtomicETH: va, rkey) */
+    uint64_t swap_add;      /* AtomicETH: Swap (CmpSwap) or Add Data */
+    uint64_t compare;       /* AtomicETH: Compare Data (CmpSwap) */
+    uint64_t orig;          /* AtomicAckETH: Original Remote Data */
     int64_t ready;          /* tx, timing model: its payload read, 0: now */
 } PLDMAPkt;
 

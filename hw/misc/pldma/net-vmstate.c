@@ -77,6 +77,11 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
         (r->rnr_retry != UINT32_MAX && r->rnr_retry > 7)) {
         return "remote operation's timers or retry counters";
     }
+    if (pldma_op_atomic(ch->op) ? ch->len != PLDMA_ATOMIC_LEN ||
+                                  (r->at_have && !r->sent_hw)
+                                : r->at_have) {
+        return "atomic's length or response";
+    }
     return NULL;
 }
 
@@ -108,6 +113,10 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
     if ((c->epsn | c->fault_psn | c->msg_psn | c->rd_psn | c->rd_first_psn |
          c->rmsg_psn | c->msn) & ~PLDMA_PSN_MASK) {
         return "PSN or MSN beyond 24 bits";
+    }
+    if (c->ato_next >= PLDMA_NET_RD_ORIG ||
+        c->ato_valid >> PLDMA_NET_RD_ORIG) {
+        return "atomic results beyond the resources";
     }
     if (c->fault_key >= PLDMA_NUM_KEYS || (c->stalled && !c->fault) ||
         (c->fault_recv && !c->fault) || (c->rd_hold && !c->fault)) {
@@ -372,6 +381,28 @@ static bool pldma_net_rd_fresh_needed(void *opaque)
     return c->rd_active && c->rd_fresh;
 }
 
+static bool pldma_net_ato_needed(void *opaque)
+{
+    PLDMANetConn *c = opaque;
+
+    return c->ato_valid != 0;
+}
+
+/* The results of the last atomics executed, for their duplicates */
+static const VMStateDescription vmstate_pldma_conn_ato = {
+    .name = "pldma-conn/atomics",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_net_ato_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT16(ato_valid, PLDMANetConn),
+        VMSTATE_UINT8(ato_next, PLDMANetConn),
+        VMSTATE_UINT32_ARRAY(ato_psn, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_UINT64_ARRAY(ato_orig, PLDMANetConn, PLDMA_NET_RD_ORIG),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 /* Whether the READ being answered counts in the MSN (no duplicate) */
 static const VMStateDescription vmstate_pldma_conn_rd_fresh = {
     .name = "pldma-conn/rd-fresh",
@@ -434,7 +465,30 @@ static const VMStateDescription vmstate_pldma_conn = {
         &vmstate_pldma_conn_rdo_zero,
         &vmstate_pldma_conn_rdq,
         &vmstate_pldma_conn_rd_fresh,
+        &vmstate_pldma_conn_ato,
         NULL
+    }
+};
+
+static bool pldma_net_req_atomic_needed(void *opaque)
+{
+    PLDMANetReq *r = opaque;
+
+    return r->at_cmp_add || r->at_swap || r->at_have;
+}
+
+/* An atomic's operands, and the value its response returned */
+static const VMStateDescription vmstate_pldma_req_atomic = {
+    .name = "pldma-net-req/atomic",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_net_req_atomic_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(at_cmp_add, PLDMANetReq),
+        VMSTATE_UINT64(at_swap, PLDMANetReq),
+        VMSTATE_BOOL(at_have, PLDMANetReq),
+        VMSTATE_UINT64(at_orig, PLDMANetReq),
+        VMSTATE_END_OF_LIST()
     }
 };
 
@@ -468,6 +522,10 @@ static const VMStateDescription vmstate_pldma_req = {
         VMSTATE_UINT32(imm, PLDMANetReq),
         VMSTATE_BOOL(se, PLDMANetReq),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pldma_req_atomic,
+        NULL
     }
 };
 

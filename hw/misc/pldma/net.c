@@ -96,7 +96,7 @@ static bool pldma_net_frame_is_ack(const uint8_t *f, size_t len)
     /* (our own frames: Ethernet, IPv4 without options, UDP, BTH) */
     return len > 14 + 20 + 8 + 12 && lduw_be_p(f + 12) == 0x0800 &&
            lduw_be_p(f + 14 + 20 + 2) == ROCE_UDP_PORT &&
-           f[14 + 20 + 8] == OP_ACK;
+           (f[14 + 20 + 8] == OP_ACK || f[14 + 20 + 8] == OP_ATOMIC_ACK);
 }
 
 static void pldma_net_ans_drop_all(PLDMACore *s)

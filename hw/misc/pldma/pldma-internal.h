@@ -291,4 +291,9 @@ static inline bool pldma_op_has_imm(uint8_t op)
     return pldma_op_flags(op) & PLDMA_OPF_IMM;
 }
 
+static inline bool pldma_op_atomic(uint8_t op)
+{
+    return pldma_op_flags(op) & PLDMA_OPF_ATOMIC;
+}
+
 #endif /* HW_MISC_PLDMA_INTERNAL_H */

@@ -233,7 +233,7 @@ static uint32_t qp_check_attrs(PLDMACore *s, uint32_t idx, uint32_t mask)
         return PLDMA_QP_ST_BAD_ATTR;
     }
     if ((mask & PLDMA_QPA_ACCESS_FLAGS) &&
-        (st->access & ~PLDMA_KEY_ACC_RW)) {
+        (st->access & ~PLDMA_KEY_ACC_MASK)) {
         return PLDMA_QP_ST_BAD_ATTR;
     }
     if ((mask & PLDMA_QPA_AV) &&
@@ -693,7 +693,7 @@ static const char *pldma_qp_check(PLDMACore *s, uint32_t i)
     }
     if ((qp->dest_qpn | qp->sq_psn | qp->rq_psn) & ~PLDMA_PSN_MASK ||
         qp->timers & ~PLDMA_QPT_MAKE(7, 7, 31, 31) ||
-        qp->access & ~PLDMA_KEY_ACC_RW ||
+        qp->access & ~PLDMA_KEY_ACC_MASK ||
         !pldma_pasid_reg_valid(s, qp->pd) || qp->pd_tag > PLDMA_PD_TAG_MAX) {
         return "QPN, PSN, timers, access flags or PD out of range";
     }

@@ -6,7 +6,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * The requester of a remote operation (RDMA WRITE, WRITE with immediate,
- * READ, SEND), as IB's RC requester: the remote part of a descriptor on
+ * READ, SEND, atomics), as IB's RC requester: the remote part of a descriptor on
  * a QP's send queue, the segments of a message within
  * the window of PLDMA_NET_WINDOW unacknowledged ones, READ requests a
  * window at a time, and the retransmit and RNR timer.  Faults on the
@@ -106,11 +106,24 @@ uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
      */
     if (ch->len > s->max_transfer || ch->len > PLDMA_NET_MAX_MSG ||
         r->rva + ch->len < r->rva ||
+        (pldma_op_atomic(ch->op) && ch->len != PLDMA_ATOMIC_LEN) ||
         (!ch->nsge && pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||
-        (!ch->nsge && ch->op == PLDMA_OP_RDMA_READ &&
+        (!ch->nsge && !pldma_op_sends(ch->op) &&
          ch->dst + ch->len < ch->dst)) {
         memset(r, 0, sizeof(*r));   /* nothing sent: the QP's PSN stays */
         return PLDMA_ST_BAD_LENGTH;
+    }
+    if (pldma_op_atomic(ch->op)) {
+        /* (SRC is the operand, not an address) */
+        r->at_cmp_add = ch->src;
+        r->at_swap = ldq_le_p(d + PLDMA_DESC_ATOMIC_SWAP);
+        if (ch->op == PLDMA_OP_ATOMIC_FETCH_ADD && r->at_swap) {
+            PLDMA_GUEST_ERR(pldma_err_desc_reserved,
+                            "ch%u: desc %u: reserved bits set", ch->idx,
+                            ch->head);
+            memset(r, 0, sizeof(*r));
+            return PLDMA_ST_BAD_DESC;
+        }
     }
     r->rkey = ldl_le_p(d + PLDMA_DESC_RKEY);
     if (pldma_op_has_imm(ch->op)) {
@@ -352,6 +365,57 @@ static bool req_read(PLDMAChannel *ch)
 }
 
 /*
+ * An atomic: its one request; once its response came (comp.c), the value
+ * the responder found goes to the local destination, and it is done.  A
+ * fault there takes the channel's local fault path, and then this again:
+ * the value is kept, never asked for twice.
+ */
+static bool req_atomic(PLDMAChannel *ch)
+{
+    PLDMACore *s = ch->s;
+    PLDMANetReq *r = pldma_ch_req(ch);
+    uint8_t buf[PLDMA_ATOMIC_LEN];
+    bool cas = ch->op == PLDMA_OP_ATOMIC_CMP_SWAP, short_list;
+    uint64_t fva;
+    PLDMAAccess a;
+    PLDMAPkt p = {
+        .opcode = cas ? OP_CMP_SWAP : OP_FETCH_ADD, .ackreq = true,
+        .qpn = s->net->qps[r->qp - 1].dest_qpn,
+        .psn = r->psn, .va = r->rva, .rkey = r->rkey, .qp = r->qp,
+        .swap_add = cas ? r->at_swap : r->at_cmp_add,
+        .compare = cas ? r->at_cmp_add : 0,
+    };
+
+    if (r->at_have) {
+        stq_le_p(buf, r->at_orig);
+        a = pldma_req_local_rw(ch, 0, buf, sizeof(buf), true, &fva,
+                               &short_list);
+        if (a != PLDMA_ACC_OK) {
+            pldma_access_failed(ch, a, fva, true);
+            return false;
+        }
+        if (!short_list) {
+            ch->cnt_bytes += sizeof(buf);
+        }
+        pldma_comp_finish(ch, short_list ? PLDMA_ST_BAD_LENGTH
+                                         : PLDMA_ST_SUCCESS);
+        return true;
+    }
+    if (s->net->tx_blocked) {
+        pldma_net_tx_wait(ch);
+        return false;
+    }
+    if (r->sent_hw) {
+        pldma_net_cnt(s, PLDMA_NCNT_RETX_SEGS);
+    }
+    r->sent_hw = ch->len;
+    pldma_hdr_tx(s, &p);
+    r->wait = true;
+    pldma_req_arm(ch, r->rto_us);
+    return false;
+}
+
+/*
  * PHASE_XFER of a remote op: send what the window allows.  Returns false
  * when the channel has to wait (window full, everything sent, a local
  * fault), true when the descriptor is complete.
@@ -382,6 +446,9 @@ bool pldma_req_xfer(PLDMAChannel *ch, uint64_t *budget)
     pldma_timing_rebase(ch);
     if (ch->op == PLDMA_OP_RDMA_READ) {
         return req_read(ch);
+    }
+    if (pldma_op_atomic(ch->op)) {
+        return req_atomic(ch);
     }
     /* (a zero-length message: one packet, sent again after a rewind) */
     while (ch->done < ch->len || ch->len == 0) {

@@ -18,6 +18,7 @@
 
 #include "qemu/osdep.h"
 #include "qemu/main-loop.h"
+#include "qemu/bswap.h"
 #include "net-internal.h"
 #include "trace.h"
 
@@ -314,6 +315,7 @@ typedef struct PLDMAResp {
     uint64_t off;           /* its payload's offset in the message */
     uint8_t syndrome;       /* RESPST_ERR_FATAL's NAK */
     const char *why;        /* RESPST_ERR_FATAL's, RESPST_DROP's reason */
+    uint64_t orig;          /* an atomic: the value it found */
 } PLDMAResp;
 
 typedef PLDMARespState PLDMARespStage(PLDMAResp *r);
@@ -352,11 +354,52 @@ static PLDMARespState resp_chk_psn(PLDMAResp *r)
     return r->d ? RESPST_ERR_SEQ : RESPST_CHK_OP_SEQ;
 }
 
+/* The Atomic Acknowledge of the atomic at @psn, which found @orig */
+static void ato_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
+                       uint64_t orig)
+{
+    PLDMAPkt p = {
+        .opcode = OP_ATOMIC_ACK, .psn = psn & PLDMA_PSN_MASK,
+        .syndrome = AETH_ACK, .msn = c->msn, .orig = orig,
+    };
+
+    conn_dest(s, c, &p);
+    pldma_net_cnt(s, PLDMA_NCNT_ACK_TX);
+    pldma_hdr_tx(s, &p);
+}
+
+/* (ato_valid has a bit per atomic remembered) */
+QEMU_BUILD_BUG_ON(PLDMA_NET_RD_ORIG > 8 * sizeof_field(PLDMANetConn,
+                                                       ato_valid));
+
+/*
+ * A duplicate atomic: the answer of the original, from the value it
+ * found, if it is one of the last PLDMA_NET_RD_ORIG executed (IBA
+ * C9-97: an atomic is never executed twice); else dropped.  Counted.
+ */
+static PLDMARespState ato_duplicate(PLDMAResp *r)
+{
+    PLDMANetConn *c = r->c;
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_NET_RD_ORIG; i++) {
+        if ((c->ato_valid & BIT(i)) && c->ato_psn[i] == r->p->psn) {
+            pldma_net_cnt(r->s, PLDMA_NCNT_DUPS);
+            trace_pldma_net_atomic_dup(r->qp, r->p->psn, c->ato_orig[i]);
+            ato_answer(r->s, c, r->p->psn, c->ato_orig[i]);
+            return RESPST_DONE;
+        }
+    }
+    /* (one older than those: its answer was had, or it was never done) */
+    pldma_net_cnt(r->s, PLDMA_NCNT_DUPS);
+    return RESPST_DONE;
+}
+
 /*
  * Before the expected PSN: a duplicate.  A WRITE's or SEND's is answered
  * again (it may have been our answer that was lost); a READ's is served
  * again if it repeats one taken (IBA 9.9.5: reads are idempotent); an
- * atomic was never done (its first copy was refused) and is dropped.
+ * atomic is answered from the result it had, never executed again.
  */
 static PLDMARespState resp_duplicate(PLDMAResp *r)
 {
@@ -382,8 +425,7 @@ static PLDMARespState resp_duplicate(PLDMAResp *r)
         pldma_net_cnt(s, PLDMA_NCNT_DUPS);
         return RESPST_CHK_LENGTH;
     case RESP_ATOMIC:
-        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
-        return RESPST_DONE;
+        return ato_duplicate(r);
     default:
         pldma_net_cnt(s, PLDMA_NCNT_DUPS);
         if (r->p->ackreq || r->last) {
@@ -398,14 +440,14 @@ static PLDMARespState resp_duplicate(PLDMAResp *r)
  * was, until they are applied): a WRITE or SEND segment is held
  * (parking, resp-fault.c) or dropped, and the expected PSN gets the same
  * answer as the first time; a READ at the expected PSN is RNR NAKed, one
- * ahead of it gets the sequence NAK as any; an atomic is dropped.
+ * ahead of it gets the sequence NAK as any; so does an atomic.
  */
 static PLDMARespState resp_busy(PLDMAResp *r)
 {
     PLDMACore *s = r->s;
     PLDMANetConn *c = r->c;
 
-    if (r->kind == RESP_READ && r->d > 0) {
+    if ((r->kind == RESP_READ || r->kind == RESP_ATOMIC) && r->d > 0) {
         return RESPST_ERR_SEQ;
     }
     if ((r->kind == RESP_WRITE || r->kind == RESP_SEND) &&
@@ -413,7 +455,7 @@ static PLDMARespState resp_busy(PLDMAResp *r)
         return RESPST_DONE;
     }
     pldma_net_cnt(s, PLDMA_NCNT_OOO);
-    if (r->kind != RESP_ATOMIC && r->d == 0 && c->fault) {
+    if (r->d == 0 && c->fault) {
         pldma_resp_answer(s, c, c->epsn,
                           AETH_RNR(pldma_resp_rnr_timer(s, c)));
     }
@@ -429,13 +471,16 @@ static PLDMARespState resp_chk_op_seq(PLDMAResp *r)
 
     switch (r->kind) {
     case RESP_ATOMIC:
+        if (in_write || c->rmsg_valid) {
+            return resp_fatal(r, AETH_NAK_INVALID, "inside a message");
+        }
         /*
-         * The device does no atomic operation (verbs' atomic_cap is NONE;
-         * an MR's remote atomic right grants nothing): an invalid request,
-         * which ends the requester's work request with a remote error
+         * Its answer would overtake the responses of the READs before
+         * it, which IBA orders by PSN: dropped, the requester sends it
+         * again (nothing was executed)
          */
-        return resp_fatal(r, AETH_NAK_INVALID,
-                          "atomic operations are not supported");
+        return c->rd_active ? resp_drop(r, "atomic behind READ responses")
+                            : RESPST_CHK_LENGTH;
     case RESP_READ:
         return in_write ? resp_fatal(r, AETH_NAK_INVALID, "inside a WRITE")
                         : RESPST_CHK_LENGTH;
@@ -519,6 +564,11 @@ static PLDMARespState resp_chk_length(PLDMAResp *r)
         return resp_write_length(r);
     case RESP_SEND:
         return resp_send_length(r);
+    case RESP_ATOMIC:
+        /* (IBA C9-92: naturally aligned, else an invalid request) */
+        return r->p->va & (PLDMA_ATOMIC_LEN - 1)
+               ? resp_fatal(r, AETH_NAK_INVALID, "misaligned atomic")
+               : RESPST_CHK_RKEY;
     default:
         return r->p->dmalen > MIN(r->s->max_transfer, PLDMA_NET_MAX_MSG)
                ? resp_fatal(r, AETH_NAK_INVALID, "bad message length")
@@ -539,12 +589,15 @@ static PLDMARespState resp_chk_rkey(PLDMAResp *r)
     bool whole = r->first || r->kind == RESP_READ;
     uint32_t rkey = whole ? p->rkey : c->msg_rkey;
     uint64_t va = whole ? p->va : c->msg_va + r->off;
-    uint32_t len = whole ? p->dmalen : p->plen;
+    uint32_t len = r->kind == RESP_ATOMIC ? PLDMA_ATOMIC_LEN
+                   : whole ? p->dmalen : p->plen;
     uint8_t nak;
 
     nak = len ? pldma_resp_check_key(r->s, r->c, rkey, va, len,
                                      r->kind == RESP_READ ?
                                      PLDMA_KEY_ACC_READ :
+                                     r->kind == RESP_ATOMIC ?
+                                     PLDMA_KEY_ACC_ATOMIC :
                                      PLDMA_KEY_ACC_WRITE) : 0;
     if (nak) {
         trace_pldma_net_refused(r->qp, p->psn, rkey, va, len, nak);
@@ -619,6 +672,8 @@ static PLDMARespState resp_chk_resource(PLDMAResp *r)
         return resp_write_resource(r);
     case RESP_SEND:
         return resp_send_resource(r);
+    case RESP_ATOMIC:
+        return RESPST_EXECUTE;
     default:
         /* a new READ while the QP's READ resources are all taken */
         return r->d >= 0 && c->rd_active && c->rdq_n >= PLDMA_NET_RD_ORIG - 1
@@ -724,6 +779,54 @@ static PLDMARespState resp_read_execute(PLDMAResp *r)
     return RESPST_DONE;     /* answered by its responses (pldma_resp_bh) */
 }
 
+/*
+ * An atomic: the 8 bytes read, the new value written (CmpSwap: only if
+ * they compare equal), as one step of the device (atomic with respect to
+ * its own atomics: IBV_ATOMIC_HCA).  A fault on either access changes
+ * nothing: RNR NAK, and it is executed when it comes again.  The value
+ * found is remembered for a duplicate (ato_duplicate()).
+ */
+static PLDMARespState resp_atomic_execute(PLDMAResp *r)
+{
+    PLDMANetConn *c = r->c;
+    const PLDMAPkt *p = r->p;
+    uint8_t buf[PLDMA_ATOMIC_LEN];
+    uint64_t val = 0;
+    bool store = true;
+    PLDMAAccess a;
+
+    a = pldma_resp_rw(r->s, c, p->rkey, p->va, buf, sizeof(buf), false, 0,
+                      sizeof(buf));
+    if (a == PLDMA_ACC_OK) {
+        r->orig = ldq_le_p(buf);
+        if (p->opcode == OP_CMP_SWAP) {
+            store = r->orig == p->compare;
+            val = p->swap_add;
+        } else {
+            val = r->orig + p->swap_add;
+        }
+        stq_le_p(buf, val);
+        if (store) {
+            a = pldma_resp_rw(r->s, c, p->rkey, p->va, buf, sizeof(buf),
+                              true, 0, sizeof(buf));
+        }
+    }
+    if (a == PLDMA_ACC_BUSERR) {
+        return resp_fatal(r, AETH_NAK_OPERR, "the access failed");
+    }
+    if (a != PLDMA_ACC_OK) {
+        return RESPST_ERR_RNR;
+    }
+    trace_pldma_net_atomic(r->qp, p->psn, p->opcode, p->va, r->orig, store);
+    c->ato_psn[c->ato_next] = p->psn;
+    c->ato_orig[c->ato_next] = r->orig;
+    c->ato_valid |= BIT(c->ato_next);
+    c->ato_next = (c->ato_next + 1) % PLDMA_NET_RD_ORIG;
+    c->epsn = (p->psn + 1) & PLDMA_PSN_MASK;
+    c->nak_seq = false;
+    return RESPST_COMPLETE;
+}
+
 static PLDMARespState resp_execute(PLDMAResp *r)
 {
     switch (r->kind) {
@@ -731,6 +834,8 @@ static PLDMARespState resp_execute(PLDMAResp *r)
         return resp_write_execute(r);
     case RESP_SEND:
         return resp_send_execute(r);
+    case RESP_ATOMIC:
+        return resp_atomic_execute(r);
     default:
         return resp_read_execute(r);
     }
@@ -766,6 +871,10 @@ static PLDMARespState resp_complete(PLDMAResp *r)
 /* ACK requested, or a message's Last; a held one's when all are applied */
 static PLDMARespState resp_acknowledge(PLDMAResp *r)
 {
+    if (r->kind == RESP_ATOMIC) {
+        ato_answer(r->s, r->c, r->p->psn, r->orig);
+        return RESPST_DONE;
+    }
     if ((r->p->ackreq || r->last) && !pldma_resp_park_running(r->c)) {
         pldma_resp_answer(r->s, r->c, r->p->psn, AETH_ACK);
     }

@@ -83,6 +83,11 @@
  */
 #define   PLDMA_CAP_FAULT_PRI         PLDMA_BIT(15) /* fault-mode=pri */
 #define   PLDMA_CAP_PASID_BITS(v)     PLDMA_FGET(v, 20, 16)
+/*
+ * RC atomics (PLDMA_OP_ATOMIC_*, as verbs' IBV_ATOMIC_HCA): atomic with
+ * respect to the device's own atomics, not to the CPUs' accesses
+ */
+#define   PLDMA_CAP_ATOMIC            PLDMA_BIT(21)
 #define PLDMA_MAX_XFER              0x00c   /* RO  max descriptor length */
 #define PLDMA_CTRL                  0x010   /* RW */
 #define   PLDMA_CTRL_RESET            PLDMA_BIT(0)  /* W1: reset the engine */
@@ -165,12 +170,13 @@
 #define PLDMA_KEY_ACCESS            0x228   /* RW  staged PLDMA_KEY_ACC_* */
 #define   PLDMA_KEY_ACC_WRITE         PLDMA_BIT(0)  /* remote RDMA WRITE */
 #define   PLDMA_KEY_ACC_READ          PLDMA_BIT(1)  /* remote RDMA READ */
+#define   PLDMA_KEY_ACC_ATOMIC        PLDMA_BIT(2)  /* remote atomics */
 /*
  * Only a QP of the key's PD (its PASID and PD tag, KEY_PD) reaches the
- * key, as verbs define an rkey; a QP's ACCESS takes the same two bits
+ * key, as verbs define an rkey; a QP's ACCESS takes the same bits
  */
 #define   PLDMA_KEY_ACC_RW            (PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ)
-#define   PLDMA_KEY_ACC_MASK          0x3
+#define   PLDMA_KEY_ACC_MASK          0x7
 #define PLDMA_KEY_CMD               0x22c   /* WO  on entry KEY_SEL */
 #define   PLDMA_KEY_CMD_REGISTER      1     /* commit the staged key */
 #define   PLDMA_KEY_CMD_REVOKE        2     /* invalidate it at once */
@@ -430,6 +436,8 @@
 #define PLDMA_WC_SEND               0
 #define PLDMA_WC_RDMA_WRITE         1
 #define PLDMA_WC_RDMA_READ          2
+#define PLDMA_WC_COMP_SWAP          3
+#define PLDMA_WC_FETCH_ADD          4
 #define PLDMA_WC_RECV               128
 #define PLDMA_WC_RECV_RDMA_WITH_IMM 129
 
@@ -773,6 +781,18 @@
 #define PLDMA_OP_SEND_IMM           0x13    /* SRC, LEN, IMM */
 #define PLDMA_OP_RDMA_WRITE_IMM     0x14    /* as WRITE; IMM consumes a
                                                receive WQE of the peer */
+/*
+ * ... and with CAP.ATOMIC: an RC atomic on the 8 bytes at REMOTE_VA
+ * (8-byte aligned, the peer's native byte order); LEN must be 8.  The
+ * value found there is written to DST (or the SGE list there).  SRC holds
+ * the compare operand (CMP_SWAP) or the addend (FETCH_ADD), SWAP the
+ * value stored when it compares equal (FETCH_ADD: must be 0).
+ */
+#define PLDMA_OP_ATOMIC_CMP_SWAP    0x15
+#define PLDMA_OP_ATOMIC_FETCH_ADD   0x16
+#define PLDMA_DESC_ATOMIC_CMP_ADD   PLDMA_DESC_SRC  /* u64 operand */
+#define PLDMA_DESC_ATOMIC_SWAP      PLDMA_DESC_IMM  /* u64, IMM and RSVD1 */
+#define PLDMA_ATOMIC_LEN            8
 
 /*
  * The opcodes as one table, indexed by opcode (an index not listed is not
@@ -788,7 +808,8 @@
 #define PLDMA_OPF_RECV              PLDMA_BIT(4) /* takes a peer's recv WQE */
 #define PLDMA_OPF_IMM               PLDMA_BIT(5) /* carries IMM */
 #define PLDMA_OPF_WIRE_SEND         PLDMA_BIT(6) /* SEND on the wire */
-#define PLDMA_OP_TABLE_SIZE         0x15
+#define PLDMA_OPF_ATOMIC            PLDMA_BIT(7) /* an RC atomic (8 bytes) */
+#define PLDMA_OP_TABLE_SIZE         0x17
 #define PLDMA_OP_TABLE {                                                     \
     [PLDMA_OP_NOP] = { "nop", PLDMA_OPF_VALID, 0 },                          \
     [PLDMA_OP_COPY] = { "copy", PLDMA_OPF_VALID, 0 },                        \
@@ -807,6 +828,12 @@
     [PLDMA_OP_RDMA_WRITE_IMM] = { "rdma-write-imm", PLDMA_OPF_VALID |        \
         PLDMA_OPF_REMOTE | PLDMA_OPF_PAYLOAD | PLDMA_OPF_RKEY |              \
         PLDMA_OPF_RECV | PLDMA_OPF_IMM, PLDMA_WC_RDMA_WRITE },               \
+    [PLDMA_OP_ATOMIC_CMP_SWAP] = { "atomic-cmp-swap", PLDMA_OPF_VALID |      \
+        PLDMA_OPF_REMOTE | PLDMA_OPF_RKEY | PLDMA_OPF_ATOMIC,                \
+        PLDMA_WC_COMP_SWAP },                                                \
+    [PLDMA_OP_ATOMIC_FETCH_ADD] = { "atomic-fetch-add", PLDMA_OPF_VALID |    \
+        PLDMA_OPF_REMOTE | PLDMA_OPF_RKEY | PLDMA_OPF_ATOMIC,                \
+        PLDMA_WC_FETCH_ADD },                                                \
 }
 
 /* Descriptor flags */

@@ -486,8 +486,9 @@ bool peer_rx(Peer *pe, Rx *rx)
     rx->qpn = ldl_be_p(q + 4) & 0xffffff;
     rx->psn = ldl_be_p(q + 8) & 0xffffff;
     rx->syn = -1;
-    if (rx->op == 0x11 || (rx->op >= 0x0d && rx->op <= 0x10 &&
-                           rx->op != 0x0e)) {
+    /* (Acknowledge, Atomic Acknowledge, READ Response First/Last/Only) */
+    if (rx->op == 0x11 || rx->op == 0x12 ||
+        (rx->op >= 0x0d && rx->op <= 0x10 && rx->op != 0x0e)) {
         rx->syn = q[12];
         rx->msn = ldl_be_p(q + 12) & 0xffffff;
     }

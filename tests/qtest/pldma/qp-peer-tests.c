@@ -652,71 +652,235 @@ static void test_max_message(void)
     peer_close(&pe);
 }
 
-/*
- * A peer's atomic requests (CmpSwap, FetchAdd) to the device's QP, whose
- * window grants WRITE and READ: the device does no atomics, so the one at
- * the expected PSN gets NAK Invalid Request (0x61) naming it, nothing in
- * the window changes, and the connection ends (its QP in ERR); on a new
- * one a WRITE then lands and is ACKed.  A duplicate atomic is dropped;
- * one ahead of the expected PSN gets the sequence NAK.  Before, the link
- * dropped atomic opcodes and the requester timed out.
- */
-static void test_atomic_refused(void)
+#define ACC_ALL (PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ | \
+                 PLDMA_KEY_ACC_ATOMIC)
+
+/* An atomic request (0x13 CmpSwap, 0x14 FetchAdd) at @psn */
+static uint32_t atomic_req(uint8_t *f, Peer *pe, uint8_t op, uint32_t psn,
+                           uint64_t va, uint32_t rkey, uint64_t swap_add,
+                           uint64_t compare)
 {
-    uint8_t f[2048], aeth[ATOMIC_ETH], pl[64];
-    uint32_t rkey, psn, len, dups;
+    uint8_t aeth[ATOMIC_ETH];
+
+    stq_be_p(aeth, va);
+    stl_be_p(aeth + 8, rkey);
+    stq_be_p(aeth + 12, swap_add);
+    stq_be_p(aeth + 20, compare);
+    return roce_frame(f, IP_B, op, pe->qpn, psn & 0xffffff, false, 0, 0, 0,
+                      -1, 0, aeth, sizeof(aeth));
+}
+
+/* The device's Atomic Acknowledge of @psn: its Original Remote Data */
+static uint64_t atomic_answer(Peer *pe, uint32_t psn)
+{
+    Rx rx;
+
+    g_assert_true(peer_rx(pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x12);
+    g_assert_cmphex(rx.qpn, ==, pe->my_qpn);
+    g_assert_cmphex(rx.psn, ==, psn & 0xffffff);
+    g_assert_cmphex(rx.syn, ==, 0x1f);
+    g_assert_cmpuint(rx.plen, ==, 8);
+    return ldq_be_p(rx.data);
+}
+
+/*
+ * A peer's atomics to the device's QP (IBA 9.4.5, rxe's requester):
+ * FetchAdd, CmpSwap that fails and one that succeeds, each answered with
+ * the 8 bytes found, in the memory's byte order (little-endian here).  A
+ * duplicate is answered from the saved result and not executed again
+ * (C9-97).  A misaligned VA is an invalid request (NAK 0x61), and a QP or
+ * key without the atomic right gets NAK remote access (0x62); either ends
+ * the connection, and nothing in the window changes.  Before, the device
+ * refused every atomic.
+ */
+static void test_atomic_responder(void)
+{
+    uint8_t f[2048];
+    uint32_t rkey, psn, dups;
     uint64_t pa;
     Peer pe;
-    int i;
 
-    peer_open(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    peer_open(&pe, ACC_ALL);
     pa = alloc_pa(&pe.n, PAGE);
-    rkey = key_register(&pe.n, 0, 0, pa, PAGE,
-                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
-    /* AtomicETH: VA, rkey, swap (add) and compare data */
-    memset(aeth, 0, sizeof(aeth));
-    stq_be_p(aeth, pa);
-    stl_be_p(aeth + 8, rkey);
-    stq_be_p(aeth + 12, 0x1111);
-    stq_be_p(aeth + 20, 0);
-    /* ahead of the expected PSN: the sequence NAK */
-    len = roce_frame(f, IP_B, 0x14, pe.qpn, (pe.epsn + 2) & 0xffffff, false,
-                     0, 0, 0, -1, 0, aeth, sizeof(aeth));
-    peer_inject(&pe, f, len);
-    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x60);
-    g_assert_cmphex(psn, ==, pe.epsn);
-    /* behind it (a duplicate): dropped, no answer */
+    qtest_writeq(pe.n.qts, pa + 64, 100);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE, ACC_ALL);
+
+    peer_inject(&pe, f, atomic_req(f, &pe, 0x14, pe.epsn, pa + 64, rkey, 5,
+                                   0));
+    g_assert_cmpuint(atomic_answer(&pe, pe.epsn), ==, 100);
+    g_assert_cmpuint(qtest_readq(pe.n.qts, pa + 64), ==, 105);
+    peer_inject(&pe, f, atomic_req(f, &pe, 0x13, pe.epsn + 1, pa + 64, rkey,
+                                   9, 7));
+    g_assert_cmpuint(atomic_answer(&pe, pe.epsn + 1), ==, 105);
+    g_assert_cmpuint(qtest_readq(pe.n.qts, pa + 64), ==, 105);
+    peer_inject(&pe, f, atomic_req(f, &pe, 0x13, pe.epsn + 2, pa + 64, rkey,
+                                   0xdeadbeefcafeULL, 105));
+    g_assert_cmpuint(atomic_answer(&pe, pe.epsn + 2), ==, 105);
+    g_assert_cmphex(qtest_readq(pe.n.qts, pa + 64), ==, 0xdeadbeefcafeULL);
+
+    /* the first again: its own answer, the memory as it is */
     dups = ncnt(&pe.n, PLDMA_NCNT_DUPS);
-    len = roce_frame(f, IP_B, 0x13, pe.qpn, (pe.epsn - 1) & 0xffffff, false,
-                     0, 0, 0, -1, 0, aeth, sizeof(aeth));
-    peer_inject(&pe, f, len);
+    peer_inject(&pe, f, atomic_req(f, &pe, 0x14, pe.epsn, pa + 64, rkey, 5,
+                                   0));
+    g_assert_cmpuint(atomic_answer(&pe, pe.epsn), ==, 100);
     g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_DUPS), ==, dups + 1);
-    /*
-     * At it: NAK Invalid Request, once per connection (an unsupported
-     * opcode is fatal to the responder's QP: IBA 9.9.3.1, rxe's
-     * RESPST_ERR_UNSUPPORTED_OPCODE), CmpSwap then FetchAdd
-     */
-    for (i = 0; i < 2; i++) {
-        len = roce_frame(f, IP_B, i ? 0x14 : 0x13, pe.qpn, pe.epsn, false,
-                         0, 0, 0, -1, 0, aeth, sizeof(aeth));
-        peer_inject(&pe, f, len);
-        g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x61);
-        g_assert_cmphex(psn, ==, pe.epsn);
-        g_assert_true(qpldma_mem_zero(pe.n.qts, pa, 8));
-        g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
-        peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
-    }
-    /* a new connection serves: a WRITE Only at the expected PSN */
-    for (i = 0; i < sizeof(pl); i++) {
-        pl[i] = i + 1;
-    }
-    len = write_only(f, &pe, IP_B, pe.qpn, pe.epsn, pa, rkey, pl,
-                     sizeof(pl));
-    peer_inject(&pe, f, len);
-    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(qtest_readq(pe.n.qts, pa + 64), ==, 0xdeadbeefcafeULL);
+
+    /* misaligned: an invalid request, fatal */
+    peer_inject(&pe, f, atomic_req(f, &pe, 0x14, pe.epsn + 3, pa + 68, rkey,
+                                   1, 0));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x61);
+    g_assert_cmphex(psn, ==, (pe.epsn + 3) & 0xffffff);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    g_assert_cmphex(qtest_readq(pe.n.qts, pa + 64), ==, 0xdeadbeefcafeULL);
+
+    /* a QP without the atomic right: remote access */
+    peer_reconnect(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+    peer_inject(&pe, f, atomic_req(f, &pe, 0x14, pe.epsn, pa + 64, rkey, 1,
+                                   0));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    /* a key without it */
+    peer_reconnect(&pe, ACC_ALL);
+    rkey = key_register(&pe.n, 1, 0, pa, PAGE, PLDMA_KEY_ACC_WRITE);
+    peer_inject(&pe, f, atomic_req(f, &pe, 0x13, pe.epsn, pa + 64, rkey, 1,
+                                   0xdeadbeefcafeULL));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    g_assert_cmphex(qtest_readq(pe.n.qts, pa + 64), ==, 0xdeadbeefcafeULL);
+    peer_close(&pe);
+}
+
+/*
+ * An atomic on an untouched page (ODP): the responder faults, RNR NAKs
+ * it, posts a fault record; resolved, the "resend now" ACK names the PSN
+ * before it.  The resent atomic is executed then, once: the add is in
+ * the memory one time, and a duplicate after it gets the same answer.
+ */
+static void test_atomic_fault(void)
+{
+    uint8_t f[2048], rec[PLDMA_FR_SIZE];
+    uint32_t rkey, psn, len;
+    uint64_t pa, va;
+    Peer pe;
+
+    peer_open_smmu(&pe, ACC_ALL, true);
+    pa = alloc_pa(&pe.n, PAGE);
+    qtest_writeq(pe.n.qts, pa + 8, 40);
+    va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
+    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, PAGE,
+                        ACC_ALL);
+    len = atomic_req(f, &pe, 0x14, pe.epsn, va + 8, rkey, 2, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);
     g_assert_cmphex(psn, ==, pe.epsn);
-    qpldma_mem_check(pe.n.qts, pa, pl, sizeof(pl));
-    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_RTS);
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==, va);
+    g_assert_cmpuint(qtest_readq(pe.n.qts, pa + 8), ==, 40);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);
+    qpldma_key_cmd(&pe.n.d, 0, PLDMA_KEY_CMD_RESOLVED);
+    g_assert_cmpint(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, (pe.epsn - 1) & 0xffffff);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpuint(atomic_answer(&pe, pe.epsn), ==, 40);
+    g_assert_cmpuint(qtest_readq(pe.n.qts, pa + 8), ==, 42);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpuint(atomic_answer(&pe, pe.epsn), ==, 40);
+    g_assert_cmpuint(qtest_readq(pe.n.qts, pa + 8), ==, 42);
+    peer_close(&pe);
+}
+
+/* An atomic descriptor on the QP's send queue */
+static void desc_atomic(uint8_t *d, uint8_t op, uint64_t dst, uint64_t rva,
+                        uint32_t rkey, uint64_t cmp_add, uint64_t swap,
+                        uint64_t compl)
+{
+    qpldma_desc_rdma(d, op, PLDMA_ATOMIC_LEN, 0, rva, rkey, compl);
+    stq_le_p(d + PLDMA_DESC_DST, dst);
+    stq_le_p(d + PLDMA_DESC_ATOMIC_CMP_ADD, cmp_add);
+    stq_le_p(d + PLDMA_DESC_ATOMIC_SWAP, swap);
+}
+
+/*
+ * The device as the requester of atomics, against the test as the
+ * responder: a CmpSwap goes out as one packet with its AtomicETH at the
+ * QP's SQ PSN; an Atomic Acknowledge from another IP or for another PSN
+ * lands nothing; the real one's value goes to DST and the descriptor
+ * completes SUCCESS with 8 bytes.  A FetchAdd with a SWAP operand is a
+ * bad descriptor, one of another length a bad length; neither sends.
+ */
+static void test_atomic_requester(void)
+{
+    uint8_t f[2048], d[PLDMA_DESC_SIZE], pl[12];
+    uint64_t dst, compl, bytes;
+    uint32_t d0, len;
+    QPldmaRing r;
+    QPldmaQPAttr q;
+    Peer pe;
+    Rx rx;
+
+    peer_open(&pe, ACC_ALL);
+    ring_init(&pe.n, &r, 0);
+    dst = alloc_pa(&pe.n, PAGE);
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    desc_atomic(d, PLDMA_OP_ATOMIC_CMP_SWAP, dst + 16, 0x10008, 0x4242,
+                0x1234, 0x5678, compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x13);
+    g_assert_cmphex(rx.qpn, ==, pe.my_qpn);
+    g_assert_cmphex(rx.psn, ==, pe.sq_psn);
+    g_assert_cmpuint(rx.plen, ==, ATOMIC_ETH);
+    g_assert_cmphex(ldq_be_p(rx.data), ==, 0x10008);
+    g_assert_cmphex(ldl_be_p(rx.data + 8), ==, 0x4242);
+    g_assert_cmphex(ldq_be_p(rx.data + 12), ==, 0x5678);   /* swap */
+    g_assert_cmphex(ldq_be_p(rx.data + 20), ==, 0x1234);   /* compare */
+
+    /* spoofed answers: another IP, the next PSN; nothing lands */
+    stl_be_p(pl, 0x1f000001);
+    stq_be_p(pl + 4, 0xbadbadbadULL);
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    len = roce_frame(f, IP_OTHER, 0x12, pe.qpn, pe.sq_psn, false, 0, 0, 0,
+                     -1, 0, pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, 0x12, pe.qpn, (pe.sq_psn + 1) & 0xffffff,
+                     false, 0, 0, 0, -1, 0, pl, sizeof(pl));
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 2);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, dst, 32));
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    /* the real one: the value found, to DST */
+    stq_be_p(pl + 4, 0x1234);
+    len = roce_frame(f, IP_B, 0x12, pe.qpn, pe.sq_psn, false, 0, 0, 0, -1, 0,
+                     pl, sizeof(pl));
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, 8);
+    g_assert_cmphex(qtest_readq(pe.n.qts, dst + 16), ==, 0x1234);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, dst, 16));
+
+    /* bad descriptors: nothing sent, the QP's PSN stays */
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    desc_atomic(d, PLDMA_OP_ATOMIC_FETCH_ADD, dst, 0x10000, 0x4242, 1, 2,
+                compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_BAD_DESC);
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    desc_atomic(d, PLDMA_OP_ATOMIC_FETCH_ADD, dst, 0x10000, 0x4242, 1, 0,
+                compl);
+    stl_le_p(d + PLDMA_DESC_LEN, 4);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_BAD_LENGTH);
+    g_assert_false(peer_rx(&pe, &rx));
+    qpldma_qp_query(&pe.n.d, 0, &q);
+    g_assert_cmphex(q.sq_psn, ==, (pe.sq_psn + 1) & 0xffffff);
     peer_close(&pe);
 }
 
@@ -729,5 +893,7 @@ void pldma_qp_peer_register(void)
     qtest_add_func("/pldma-qp/dest-mac", test_dest_mac);
     qtest_add_func("/pldma-qp/hostile-campaign", test_hostile_campaign);
     qtest_add_func("/pldma-qp/max-message", test_max_message);
-    qtest_add_func("/pldma-qp/atomic-refused", test_atomic_refused);
+    qtest_add_func("/pldma-qp/atomic-responder", test_atomic_responder);
+    qtest_add_func("/pldma-qp/atomic-fault", test_atomic_fault);
+    qtest_add_func("/pldma-qp/atomic-requester", test_atomic_requester);
 }

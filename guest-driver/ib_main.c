@@ -79,7 +79,9 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->max_qp_rd_atom = PLDMA_QP_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = PLDMA_QP_MAX_RD_ATOMIC;
 	attr->max_res_rd_atom = PLDMA_QP_MAX_RD_ATOMIC * pd->num_qps;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	/* atomic with respect to the device's own atomics (CAP.ATOMIC) */
+	attr->atomic_cap = pd->cap & PLDMA_CAP_ATOMIC ? IB_ATOMIC_HCA
+						      : IB_ATOMIC_NONE;
 	attr->max_pd = PLDMA_IB_MAX_PD;
 	attr->max_mr = PLDMA_NUM_KEYS;
 	attr->max_pkeys = 1;
@@ -93,7 +95,8 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	attr->odp_caps.per_transport_caps.rc_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
-		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ;
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		(pd->cap & PLDMA_CAP_ATOMIC ? IB_ODP_SUPPORT_ATOMIC : 0);
 	return 0;
 }
 

@@ -35,10 +35,10 @@
 
 /*
  * The access flags a PLDMA MR may have (no flush, no MW).  Remote atomic
- * access is accepted and grants nothing: the device does no atomic
- * operation (atomic_cap IB_ATOMIC_NONE; an atomic request gets NAK
- * Invalid Request), as the QP's access flags take it (ib_qp.c).  rdma-core's ODP
- * tests ask for it on every MR, whatever the device's atomic_cap.
+ * access grants the key's ATOMIC right where the device has atomics
+ * (CAP.ATOMIC, atomic_cap IB_ATOMIC_HCA), and nothing elsewhere (an
+ * atomic request then gets NAK Remote Access), as the QP's access flags
+ * take it (ib_qp.c).
  */
 #define PLDMA_IB_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE |		\
 				 IB_ACCESS_REMOTE_WRITE |		\
@@ -100,13 +100,15 @@ struct ib_mr *pldma_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			goto err_free;
 		}
 	}
-	if (access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ)) {
+	r.access = (access & IB_ACCESS_REMOTE_WRITE ?
+		    PLDMA_MR_ACCESS_WRITE : 0) |
+		   (access & IB_ACCESS_REMOTE_READ ? PLDMA_MR_ACCESS_READ : 0) |
+		   (access & IB_ACCESS_REMOTE_ATOMIC &&
+		    uc->ctx->pd->cap & PLDMA_CAP_ATOMIC ?
+		    PLDMA_MR_ACCESS_ATOMIC : 0);
+	if (r.access) {
 		r.va = start;
 		r.len = length;
-		r.access = (access & IB_ACCESS_REMOTE_WRITE ?
-			    PLDMA_MR_ACCESS_WRITE : 0) |
-			   (access & IB_ACCESS_REMOTE_READ ?
-			    PLDMA_MR_ACCESS_READ : 0);
 		/* an rkey for the QPs of its PD only, as verbs define it */
 		ret = pldma_mr_register(uc->ctx, &r, to_ppd(ibpd)->tag);
 		if (ret)

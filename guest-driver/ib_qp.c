@@ -300,9 +300,9 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	a.attr_mask = mask & PLDMA_IB_QP_DEV_MASK;
 	a.qp_state = new;
 	/*
-	 * Remote WRITE and READ; remote atomics and flushes are not done by
-	 * the device (it answers an atomic request with NAK Invalid Request
-	 * and drops a flush), so those rights are taken and not kept.
+	 * Remote WRITE, READ and atomics (CAP.ATOMIC); flushes are not done
+	 * by the device (it drops a flush), so that right is taken and not
+	 * kept.
 	 * ON_DEMAND is an MR's flag that means nothing to a QP: ignored, as
 	 * rxe and mlx5 do (rdma-core's ODP tests set the MR's flags on the
 	 * QP, its extended-QP tests the flush rights).
@@ -319,7 +319,10 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		a.access = (attr->qp_access_flags & IB_ACCESS_REMOTE_WRITE ?
 			    PLDMA_MR_ACCESS_WRITE : 0) |
 			   (attr->qp_access_flags & IB_ACCESS_REMOTE_READ ?
-			    PLDMA_MR_ACCESS_READ : 0);
+			    PLDMA_MR_ACCESS_READ : 0) |
+			   (attr->qp_access_flags & IB_ACCESS_REMOTE_ATOMIC &&
+			    qp->chan->ctx->pd->cap & PLDMA_CAP_ATOMIC ?
+			    PLDMA_MR_ACCESS_ATOMIC : 0);
 	}
 	if (mask & IB_QP_AV) {
 		ret = pldma_ib_qp_av(&attr->ah_attr, &a);
@@ -373,7 +376,8 @@ int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->path_mig_state = IB_MIG_MIGRATED;
 	attr->qp_access_flags = IB_ACCESS_LOCAL_WRITE |
 		(a.access & PLDMA_MR_ACCESS_WRITE ? IB_ACCESS_REMOTE_WRITE : 0) |
-		(a.access & PLDMA_MR_ACCESS_READ ? IB_ACCESS_REMOTE_READ : 0);
+		(a.access & PLDMA_MR_ACCESS_READ ? IB_ACCESS_REMOTE_READ : 0) |
+		(a.access & PLDMA_MR_ACCESS_ATOMIC ? IB_ACCESS_REMOTE_ATOMIC : 0);
 	attr->dest_qp_num = a.dest_qpn;
 	attr->sq_psn = a.sq_psn;
 	attr->rq_psn = a.rq_psn;

@@ -151,7 +151,9 @@ static int pldma_qp_modify_hw(struct pldma_ctx *ctx, struct pldma_qp *qp,
 			 (a->access & PLDMA_MR_ACCESS_WRITE ?
 			  PLDMA_KEY_ACC_WRITE : 0) |
 			 (a->access & PLDMA_MR_ACCESS_READ ?
-			  PLDMA_KEY_ACC_READ : 0));
+			  PLDMA_KEY_ACC_READ : 0) |
+			 (a->access & PLDMA_MR_ACCESS_ATOMIC ?
+			  PLDMA_KEY_ACC_ATOMIC : 0));
 	if (mask & PLDMA_QPA_DEST_QPN)
 		pldma_wr(pd, PLDMA_QP_DEST_QPN, a->dest_qpn);
 	if (mask & PLDMA_QPA_AV) {
@@ -200,7 +202,8 @@ static int pldma_qp_check(const struct pldma_qp_attr *a)
 	    a->qp_state != PLDMA_QPS_RTS && a->qp_state != PLDMA_QPS_ERR)
 		return -EINVAL;
 	if (m & PLDMA_QPA_ACCESS_FLAGS &&
-	    a->access & ~(PLDMA_MR_ACCESS_WRITE | PLDMA_MR_ACCESS_READ))
+	    a->access & ~(PLDMA_MR_ACCESS_WRITE | PLDMA_MR_ACCESS_READ |
+			  PLDMA_MR_ACCESS_ATOMIC))
 		return -EINVAL;
 	if (m & PLDMA_QPA_DEST_QPN &&
 	    (a->dest_qpn > PLDMA_PSN_MASK || a->dest_qpn < 2))
@@ -435,7 +438,8 @@ int pldma_qp_query(struct pldma_ctx *ctx, struct pldma_qp_attr *ap)
 	a.qp_state = pldma_rd(pd, PLDMA_QP_STATE);
 	t = pldma_rd(pd, PLDMA_QP_ACCESS);
 	a.access = (t & PLDMA_KEY_ACC_WRITE ? PLDMA_MR_ACCESS_WRITE : 0) |
-		   (t & PLDMA_KEY_ACC_READ ? PLDMA_MR_ACCESS_READ : 0);
+		   (t & PLDMA_KEY_ACC_READ ? PLDMA_MR_ACCESS_READ : 0) |
+		   (t & PLDMA_KEY_ACC_ATOMIC ? PLDMA_MR_ACCESS_ATOMIC : 0);
 	a.dest_qpn = pldma_rd(pd, PLDMA_QP_DEST_QPN);
 	a.dest_ip = pldma_rd(pd, PLDMA_QP_DEST_IP);
 	pldma_mac_set(a.dest_mac, pldma_rd(pd, PLDMA_QP_DEST_MAC_LO),

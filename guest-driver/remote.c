@@ -182,8 +182,11 @@ int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp,
 	if (!pd->node_id)
 		return -EOPNOTSUPP;
 	if (!r.access || r.access & ~(PLDMA_MR_ACCESS_WRITE |
-				      PLDMA_MR_ACCESS_READ))
+				      PLDMA_MR_ACCESS_READ |
+				      PLDMA_MR_ACCESS_ATOMIC))
 		return -EINVAL;
+	if (r.access & PLDMA_MR_ACCESS_ATOMIC && !(pd->cap & PLDMA_CAP_ATOMIC))
+		return -EOPNOTSUPP;
 	if (!r.len || r.va + r.len < r.va)
 		return -EINVAL;
 	if (!access_ok(u64_to_user_ptr(r.va), r.len))
@@ -218,7 +221,9 @@ int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp,
 	k->va = r.va;
 	k->len = r.len;
 	k->access = (r.access & PLDMA_MR_ACCESS_WRITE ? PLDMA_KEY_ACC_WRITE : 0) |
-		    (r.access & PLDMA_MR_ACCESS_READ ? PLDMA_KEY_ACC_READ : 0);
+		    (r.access & PLDMA_MR_ACCESS_READ ? PLDMA_KEY_ACC_READ : 0) |
+		    (r.access & PLDMA_MR_ACCESS_ATOMIC ?
+		     PLDMA_KEY_ACC_ATOMIC : 0);
 	k->pd_tag = pd_tag;
 	k->strategy = tmp.strategy;
 	k->touch = tmp.touch;

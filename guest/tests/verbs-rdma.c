@@ -7,7 +7,8 @@
  * receive SGEs, unsignaled work requests, WRITE, READ and SEND with
  * gather/scatter lists (up to max_send_sge 4), a WRITE with a forged rkey,
  * which must complete with an error and write nothing, inline WRITE and
- * SEND from buffers reused before their completion, a receive-only QP
+ * SEND from buffers reused before their completion, atomics (FetchAdd,
+ * CmpSwap both ways, on dropped pages with odp), a receive-only QP
  * (max_send_wr 0) that takes a SEND, and one with the
  * rkey of another PD of the same context (REM_ACCESS_ERR, nothing
  * written).  Every transfer's
@@ -78,7 +79,7 @@ static int setup(struct end *e, const char *dev, int gi, int odp,
 			 .max_inline_data = INLINE },
 	};
 	int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		     IBV_ACCESS_REMOTE_READ;
+		     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
 	e->gid_index = gi;
 	e->ctx = pv_open(dev, NULL);
@@ -119,7 +120,8 @@ static int connect_qp(struct end *e, const struct end *peer)
 		.max_dest_rd_atomic = 1,
 	};
 
-	if (pv_qp_init(e->qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ) ||
+	if (pv_qp_init(e->qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			      IBV_ACCESS_REMOTE_ATOMIC) ||
 	    pv_qp_rtr(e->qp, &p))
 		return -1;
 	return pv_qp_rts(e->qp, 0x1000 + e->qp->qp_num % 4096);
@@ -445,11 +447,58 @@ int main(int argc, char **argv)
 				    .opcode = IBV_WR_SEND };
 	check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL && sbad == &swr,
 	      "post_send with 5 SGEs (max_send_sge 4): EINVAL, bad_wr set");
-	swr.num_sge = 1;
-	swr.send_flags = 0;
-	swr.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD;
-	check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL,
-	      "post_send atomic: EINVAL");
+
+	/*
+	 * Atomics (atomic_cap IBV_ATOMIC_HCA): FetchAdd, a CmpSwap that
+	 * swaps and one that does not, each returning the 8 bytes found into
+	 * A's buffer.  With odp, B's target page and A's result page are
+	 * dropped first (MADV_DONTNEED): a responder fault and a requester
+	 * one on the way, and the add still done once.
+	 */
+	{
+		uint8_t *tp = b.buf + 2 * LEN - 4096, *rp = a.buf + 2 * LEN - 4096;
+		volatile uint64_t *t = (uint64_t *)(tp + 64);
+		volatile uint64_t *res = (uint64_t *)(rp + 128);
+		struct ibv_sge as = { (uintptr_t)res, 8, a.mr->lkey };
+
+		if (odp) {
+			madvise(tp, 4096, MADV_DONTNEED);
+			madvise(rp, 4096, MADV_DONTNEED);
+		} else {
+			*t = 0;
+			*res = ~0ULL;
+		}
+		swr = (struct ibv_send_wr){
+			.wr_id = 70, .sg_list = &as, .num_sge = 1,
+			.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD,
+			.send_flags = IBV_SEND_SIGNALED,
+		};
+		swr.wr.atomic.remote_addr = (uintptr_t)t;
+		swr.wr.atomic.rkey = b.mr->rkey;
+		swr.wr.atomic.compare_add = 5;
+		check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
+		      wc.wr_id == 70 && wc.status == IBV_WC_SUCCESS &&
+		      wc.opcode == IBV_WC_FETCH_ADD && wc.byte_len == 8 &&
+		      *res == 0 && *t == 5,
+		      "atomic FetchAdd 5: completion (status %s, opcode %d, %u bytes), 0 found, 5 there",
+		      ibv_wc_status_str(wc.status), wc.opcode, wc.byte_len);
+		swr.wr_id = 71;
+		swr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
+		swr.wr.atomic.compare_add = 5;
+		swr.wr.atomic.swap = 0x1122334455667788ULL;
+		check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
+		      wc.wr_id == 71 && wc.status == IBV_WC_SUCCESS &&
+		      wc.opcode == IBV_WC_COMP_SWAP && *res == 5 &&
+		      *t == 0x1122334455667788ULL,
+		      "atomic CmpSwap 5 -> 0x1122334455667788: swapped, 5 found");
+		swr.wr_id = 72;
+		swr.wr.atomic.swap = 1;
+		check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
+		      wc.wr_id == 72 && wc.status == IBV_WC_SUCCESS &&
+		      *res == 0x1122334455667788ULL &&
+		      *t == 0x1122334455667788ULL,
+		      "atomic CmpSwap that compares unequal: nothing stored, the value found");
+	}
 
 	/* a forged rkey: a completion error, nothing written */
 	memset(b.buf + LEN, 0x5a, 4096);

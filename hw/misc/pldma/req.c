@@ -6,11 +6,12 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * The requester of a remote operation (RDMA WRITE, WRITE with immediate,
- * READ, SEND, atomics), as IB's RC requester: the remote part of a descriptor on
- * a QP's send queue, the segments of a message within
- * the window of PLDMA_NET_WINDOW unacknowledged ones, READ requests a
- * window at a time, and the retransmit and RNR timer.  Faults on the
- * source of a WRITE or SEND take the channel's local fault path.  The
+ * READ, SEND, atomics), as IB's RC requester: the remote part of a
+ * descriptor on a QP's send queue, the segments of a message within the
+ * window of PLDMA_NET_WINDOW unacknowledged ones, READ requests a window
+ * at a time, an atomic's one request, and the retransmit and RNR timer.
+ * Faults on the source of a WRITE or SEND, and on where a READ's or an
+ * atomic's answer lands, take the channel's local fault path.  The
  * answers are the completer's (comp.c).
  */
 

@@ -758,8 +758,9 @@ static int pldma_desc_sges(struct pldma_qp *qp, struct pldma_context *ctx,
 	if (len > ctx->max_xfer)
 		return EINVAL;
 	put32(d + PLDMA_DESC_LEN, len);
-	put64(d + (d[PLDMA_DESC_OPCODE] == PLDMA_OP_RDMA_READ ?
-		   PLDMA_DESC_DST : PLDMA_DESC_SRC), addr);
+	/* what is sent comes from SRC; what comes back (READ, atomic) to DST */
+	put64(d + (pldma_op_info[d[PLDMA_DESC_OPCODE]].flags &
+		   PLDMA_OPF_PAYLOAD ? PLDMA_DESC_SRC : PLDMA_DESC_DST), addr);
 	return 0;
 }
 
@@ -818,7 +819,9 @@ static int pldma_desc_inline_sges(struct pldma_qp *qp, uint32_t slot,
 #define PLDMA_SEND_OPS	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 			 IBV_QP_EX_WITH_RDMA_WRITE |			\
 			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |		\
-			 IBV_QP_EX_WITH_RDMA_READ)
+			 IBV_QP_EX_WITH_RDMA_READ |			\
+			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |		\
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
 
 static struct pldma_qp *ex_to_pqp(struct ibv_qp_ex *qpx)
 {
@@ -905,6 +908,38 @@ static void pldma_wr_rdma_read(struct ibv_qp_ex *qpx, uint32_t rkey,
 			       uint64_t raddr)
 {
 	pldma_wr_remote(qpx, PLDMA_OP_RDMA_READ, rkey, raddr, NULL);
+}
+
+/*
+ * An atomic's operands (PLDMA_DESC_ATOMIC_*): SRC is the compare value
+ * or the addend, not an address; the 8 bytes found go to the SGE (DST)
+ */
+static void pldma_desc_atomic(uint8_t *d, uint32_t rkey, uint64_t raddr,
+			      uint64_t cmp_add, uint64_t swap)
+{
+	put64(d + PLDMA_DESC_REMOTE_VA, raddr);
+	put32(d + PLDMA_DESC_RKEY, rkey);
+	put64(d + PLDMA_DESC_ATOMIC_CMP_ADD, cmp_add);
+	put64(d + PLDMA_DESC_ATOMIC_SWAP, swap);
+}
+
+static void pldma_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
+				    uint64_t raddr, uint64_t compare,
+				    uint64_t swap)
+{
+	uint8_t *d = pldma_wr_new(qpx, PLDMA_OP_ATOMIC_CMP_SWAP);
+
+	if (d)
+		pldma_desc_atomic(d, rkey, raddr, compare, swap);
+}
+
+static void pldma_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
+				      uint64_t raddr, uint64_t add)
+{
+	uint8_t *d = pldma_wr_new(qpx, PLDMA_OP_ATOMIC_FETCH_ADD);
+
+	if (d)
+		pldma_desc_atomic(d, rkey, raddr, add, 0);
 }
 
 static void pldma_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
@@ -997,6 +1032,8 @@ static struct ibv_qp *pldma_create_qp_ex(struct ibv_context *ibctx,
 		qpx->wr_rdma_write = pldma_wr_rdma_write;
 		qpx->wr_rdma_write_imm = pldma_wr_rdma_write_imm;
 		qpx->wr_rdma_read = pldma_wr_rdma_read;
+		qpx->wr_atomic_cmp_swp = pldma_wr_atomic_cmp_swp;
+		qpx->wr_atomic_fetch_add = pldma_wr_atomic_fetch_add;
 		qpx->wr_set_sge = pldma_wr_set_sge;
 		qpx->wr_set_sge_list = pldma_wr_set_sge_list;
 		qpx->wr_set_inline_data = pldma_wr_set_inline_data;
@@ -1068,6 +1105,12 @@ static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 	case IBV_WR_RDMA_READ:
 		op = PLDMA_OP_RDMA_READ;
 		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		op = PLDMA_OP_ATOMIC_CMP_SWAP;
+		break;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		op = PLDMA_OP_ATOMIC_FETCH_ADD;
+		break;
 	default:
 		return EINVAL;
 	}
@@ -1084,7 +1127,13 @@ static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 				      wr->sg_list);
 	if (ret)
 		return ret;
-	if (pldma_op_info[op].flags & PLDMA_OPF_RKEY) {
+	if (pldma_op_info[op].flags & PLDMA_OPF_ATOMIC) {
+		pldma_desc_atomic(d, wr->wr.atomic.rkey,
+				  wr->wr.atomic.remote_addr,
+				  wr->wr.atomic.compare_add,
+				  op == PLDMA_OP_ATOMIC_CMP_SWAP ?
+				  wr->wr.atomic.swap : 0);
+	} else if (pldma_op_info[op].flags & PLDMA_OPF_RKEY) {
 		put64(d + PLDMA_DESC_REMOTE_VA, wr->wr.rdma.remote_addr);
 		put32(d + PLDMA_DESC_RKEY, wr->wr.rdma.rkey);
 	}

@@ -65,7 +65,7 @@ static void test_state_machine(void)
     at.pd = 1U << 30;           /* not a PASID register value */
     refused(&n, 0, PLDMA_QPA_REQ_INIT, &at, PLDMA_QP_ST_BAD_ATTR);
     at.pd = 0;
-    at.access = 4;
+    at.access = PLDMA_KEY_ACC_MASK + 1;     /* not an access bit */
     refused(&n, 0, PLDMA_QPA_REQ_INIT, &at, PLDMA_QP_ST_BAD_ATTR);
     at.access = PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ;
     g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_REQ_INIT, &at), ==,

@@ -254,6 +254,8 @@ perftest_step() {
 	local name=$1 tool=$2 o=$3 kindof=bw n=$BW_N size=$BW_S
 	shift 3
 	case "$tool" in *_lat) kindof=lat n=$LAT_N size=8 ;; esac
+	# (an atomic is 8 bytes: perftest takes no other size)
+	case "$tool" in *atomic*) size=8 ;; esac
 	want "$name" || return 0
 	if [ -n "$o" ] && [ -n "$odp_skip" ]; then
 		ok "$pair $name # SKIP $odp_skip"
@@ -338,6 +340,11 @@ done
 for t in write_bw read_bw send_bw write_lat; do
 	perftest_step ib_$t-odp ib_$t --odp
 done
+# RC atomics: CmpSwap (perftest's default) and FetchAdd, pinned and ODP
+perftest_step ib_atomic_bw ib_atomic_bw ""
+perftest_step ib_atomic_bw-fadd ib_atomic_bw "" -A FETCH_AND_ADD
+perftest_step ib_atomic_lat ib_atomic_lat ""
+perftest_step ib_atomic_bw-odp ib_atomic_bw --odp
 # A hostile peer: 600 UD datagrams to node 1's QP1, each larger than a
 # MAD buffer, before the rdma_cm steps: QP1 drops them and keeps its
 # receive buffers (a completion in error would have cost the MAD layer

@@ -71,7 +71,7 @@ static void pldma_key_cmd(PLDMACore *s, uint32_t cmd)
         } else if (!pldma_pasid_reg_valid(s, st->pasid_reg) ||
                    st->pd_tag > PLDMA_PD_TAG_MAX) {
             s->net->key_status = PLDMA_KEY_ST_BAD_PASID;
-        } else if (!(st->access & PLDMA_KEY_ACC_RW) ||
+        } else if (!(st->access & PLDMA_KEY_ACC_MASK) ||
                    (st->access & ~PLDMA_KEY_ACC_MASK)) {
             s->net->key_status = PLDMA_KEY_ST_BAD_ACCESS;
         } else {

@@ -748,6 +748,13 @@ static void test_atomic_responder(void)
                                    0xdeadbeefcafeULL));
     g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x62);
     g_assert_cmphex(qtest_readq(pe.n.qts, pa + 64), ==, 0xdeadbeefcafeULL);
+    /* a key with the atomic right alone (verbs: LOCAL_WRITE | ATOMIC) */
+    peer_reconnect(&pe, ACC_ALL);
+    rkey = key_register(&pe.n, 2, 0, pa, PAGE, PLDMA_KEY_ACC_ATOMIC);
+    peer_inject(&pe, f, atomic_req(f, &pe, 0x14, pe.epsn, pa + 64, rkey, 2,
+                                   0));
+    g_assert_cmphex(atomic_answer(&pe, pe.epsn), ==, 0xdeadbeefcafeULL);
+    g_assert_cmphex(qtest_readq(pe.n.qts, pa + 64), ==, 0xdeadbeefcb00ULL);
     peer_close(&pe);
 }
 

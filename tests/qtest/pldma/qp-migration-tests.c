@@ -1,6 +1,7 @@
 /*
  * Migration of a PLDMA node with a link: requester, responder, a
- * zero-length READ resource, corrupted streams refused
+ * zero-length READ resource, atomics on both sides, corrupted streams
+ * refused
  *
  * Copyright (c) 2026 The PLDMA authors
  *
@@ -222,6 +223,111 @@ static void mig_finish(Mig *m, QTestState *dst)
     g_free(m->rdata);
 }
 
+/*
+ * Atomics across a migration, on both sides of the device's QP 0: the
+ * responder's remembered result (pldma-conn/atomics) and the requester's
+ * atomic in flight (pldma-net-req/atomic).  Before the save the test (a
+ * peer) has had its FetchAdd executed and answered, and the device's
+ * CmpSwap is unanswered.  On the destination (started paused, so that
+ * the test is connected before the device sends) the CmpSwap goes out
+ * again with its PSN and operands, and its answer lands in DST; the
+ * FetchAdd sent again is a duplicate, answered from the saved result,
+ * and the add is not done twice.
+ */
+static void test_migrate_atomic(void)
+{
+    uint8_t fa[256], f[256], aeth[ATOMIC_ETH], d[PLDMA_DESC_SIZE], pl[12];
+    g_autofree char *path = NULL, *uri = NULL, *args = NULL;
+    uint64_t pa, dst, compl, bytes;
+    uint32_t rkey, alen, len, psn;
+    bool seen_req = false, seen_ack = false;
+    QTestState *to;
+    QPldmaRing r;
+    Peer pe;
+    Rx rx;
+    int fd, i;
+
+    peer_open(&pe, PLDMA_KEY_ACC_RW | PLDMA_KEY_ACC_ATOMIC);
+    pa = alloc_pa(&pe.n, PAGE);
+    qtest_writeq(pe.n.qts, pa + 32, 10);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE, PLDMA_KEY_ACC_ATOMIC);
+    stq_be_p(aeth, pa + 32);
+    stl_be_p(aeth + 8, rkey);
+    stq_be_p(aeth + 12, 3);
+    stq_be_p(aeth + 20, 0);
+    psn = pe.epsn;
+    alen = roce_frame(fa, IP_B, 0x14, pe.qpn, psn, false, 0, 0, 0, -1, 0,
+                      aeth, sizeof(aeth));
+    qpldma_stream_send(pe.fd, fa, alen);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x12);
+    g_assert_cmpuint(ldq_be_p(rx.data), ==, 10);
+    g_assert_cmpuint(qtest_readq(pe.n.qts, pa + 32), ==, 13);
+
+    ring_init(&pe.n, &r, 0);
+    dst = alloc_pa(&pe.n, PAGE);
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_ATOMIC_CMP_SWAP, PLDMA_ATOMIC_LEN, 0,
+                     0x7000, 0x5151, compl);
+    stq_le_p(d + PLDMA_DESC_DST, dst);
+    stq_le_p(d + PLDMA_DESC_ATOMIC_CMP_ADD, 4);
+    stq_le_p(d + PLDMA_DESC_ATOMIC_SWAP, 6);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x13);
+    g_assert_cmphex(rx.psn, ==, pe.sq_psn);
+
+    fd = g_file_open_tmp("pldma-qpmig-XXXXXX", &path, NULL);
+    g_assert(fd >= 0);
+    close(fd);
+    uri = g_strdup_printf("exec:cat > %s", path);
+    qtest_qmp_assert_success(pe.n.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(qpldma_migration_wait(pe.n.qts, 60));
+    close(pe.fd);
+    qtest_quit(pe.n.qts);
+    args = g_strdup_printf("%s -S", pe.args);
+    to = mig_load(args, path);
+    g_assert_nonnull(to);
+    unlink(path);
+    pe.n.qts = to;
+    pe.n.d.qts = to;
+    pe.fd = qpldma_link_connect(&pe.link);
+    qpldma_link_wait(to);
+    qtest_qmp_assert_success(to, "{ 'execute': 'cont' }");
+
+    qpldma_stream_send(pe.fd, fa, alen);
+    for (i = 0; i < 2; i++) {
+        g_assert_true(peer_rx(&pe, &rx));
+        if (rx.op == 0x13) {
+            g_assert_false(seen_req);
+            seen_req = true;
+            g_assert_cmphex(rx.psn, ==, pe.sq_psn);
+            g_assert_cmphex(ldq_be_p(rx.data), ==, 0x7000);
+            g_assert_cmphex(ldl_be_p(rx.data + 8), ==, 0x5151);
+            g_assert_cmpuint(ldq_be_p(rx.data + 12), ==, 6);
+            g_assert_cmpuint(ldq_be_p(rx.data + 20), ==, 4);
+        } else {
+            g_assert_false(seen_ack);
+            seen_ack = true;
+            g_assert_cmphex(rx.op, ==, 0x12);
+            g_assert_cmphex(rx.psn, ==, psn);
+            g_assert_cmpuint(ldq_be_p(rx.data), ==, 10);
+        }
+    }
+    g_assert_cmpuint(qtest_readq(to, pa + 32), ==, 13);
+    stl_be_p(pl, 0x1f000001);
+    stq_be_p(pl + 4, 4);
+    len = roce_frame(f, IP_B, 0x12, pe.qpn, pe.sq_psn, false, 0, 0, 0, -1, 0,
+                     pl, sizeof(pl));
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(qtest_readq(to, dst), ==, 4);
+    peer_close(&pe);
+}
+
 static void test_migrate_requester(void)
 {
     Mig m = { 0 };
@@ -396,4 +502,5 @@ void pldma_qp_migration_register(void)
     qtest_add_func("/pldma-qp/migrate-responder", test_migrate_responder);
     qtest_add_func("/pldma-qp/migrate-hostile", test_migrate_hostile);
     qtest_add_func("/pldma-qp/migrate-zero-read", test_migrate_zero_read);
+    qtest_add_func("/pldma-qp/migrate-atomic", test_migrate_atomic);
 }

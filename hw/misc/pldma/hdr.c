@@ -166,32 +166,12 @@ static uint32_t pldma_icrc(const uint8_t *ip, size_t len)
     return crc32(crc, ip + sizeof(h), len - sizeof(h));
 }
 
-void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p)
+/*
+ * The extended headers of opcode flags @fl after the BTH, at @q, in IBA's
+ * order (RETH or AtomicETH, ImmDt, AETH, AtomicAckETH); returns their end
+ */
+static uint8_t *hdr_put_ext(uint8_t *q, uint32_t fl, const PLDMAPkt *p)
 {
-    uint8_t f[FRAME_MAX(PLDMA_NET_MAX_MTU)];
-    uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR, *q = udp + UDP_HDR;
-    uint32_t pad = (4 - (p->plen & 3)) & 3;
-    uint32_t fl = pldma_hdr_op_flags(p->opcode);
-    const PLDMAQP *qp;
-    size_t l4;
-
-    /* (every frame sent is a QP's: its callers say which) */
-    assert(p->plen <= s->mtu && p->qp && p->qp <= s->num_qps);
-    qp = &s->net->qps[p->qp - 1];
-    /* Ethernet: to the QP's destination MAC */
-    stl_le_p(f, qp->dest_mac_lo);
-    stw_le_p(f + 4, qp->dest_mac_hi);
-    memcpy(f + 6, s->conf->macaddr.a, 6);
-    stw_be_p(f + 12, 0x0800);
-
-    /* BTH */
-    q[0] = p->opcode;
-    q[1] = (p->se ? 0x80 : 0) | pad << 4;   /* SE, M 0, PadCnt, TVer 0 */
-    stw_be_p(q + 2, 0xffff);                /* default P_Key */
-    q[4] = 0;
-    stl_be_p(q + 4, p->qpn & PLDMA_PSN_MASK);     /* resv8a 0, DestQP */
-    stl_be_p(q + 8, (p->ackreq ? 0x80000000U : 0) | (p->psn & PLDMA_PSN_MASK));
-    q += BTH_LEN;
     if (fl & PLDMA_NET_F_RETH) {
         stq_be_p(q, p->va);
         stl_be_p(q + 8, p->rkey);
@@ -217,6 +197,35 @@ void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p)
         stq_be_p(q, p->orig);
         q += ATOMIC_ACK_ETH_LEN;
     }
+    return q;
+}
+
+void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p)
+{
+    uint8_t f[FRAME_MAX(PLDMA_NET_MAX_MTU)];
+    uint8_t *ip = f + ETH_HDR, *udp = ip + IP_HDR, *q = udp + UDP_HDR;
+    uint32_t pad = (4 - (p->plen & 3)) & 3;
+    uint32_t fl = pldma_hdr_op_flags(p->opcode);
+    const PLDMAQP *qp;
+    size_t l4;
+
+    /* (every frame sent is a QP's: its callers say which) */
+    assert(p->plen <= s->mtu && p->qp && p->qp <= s->num_qps);
+    qp = &s->net->qps[p->qp - 1];
+    /* Ethernet: to the QP's destination MAC */
+    stl_le_p(f, qp->dest_mac_lo);
+    stw_le_p(f + 4, qp->dest_mac_hi);
+    memcpy(f + 6, s->conf->macaddr.a, 6);
+    stw_be_p(f + 12, 0x0800);
+
+    /* BTH */
+    q[0] = p->opcode;
+    q[1] = (p->se ? 0x80 : 0) | pad << 4;   /* SE, M 0, PadCnt, TVer 0 */
+    stw_be_p(q + 2, 0xffff);                /* default P_Key */
+    q[4] = 0;
+    stl_be_p(q + 4, p->qpn & PLDMA_PSN_MASK);     /* resv8a 0, DestQP */
+    stl_be_p(q + 8, (p->ackreq ? 0x80000000U : 0) | (p->psn & PLDMA_PSN_MASK));
+    q = hdr_put_ext(q + BTH_LEN, fl, p);
     if (p->plen) {
         memcpy(q, p->payload, p->plen);
         q += p->plen;
@@ -318,6 +327,41 @@ bool pldma_hdr_icrc_fill(uint8_t *f, size_t size)
     return true;
 }
 
+/* The extended headers after the BTH at @q, as hdr_put_ext() puts them */
+static const uint8_t *hdr_get_ext(const uint8_t *q, uint32_t fl, PLDMAPkt *p)
+{
+    uint32_t w;
+
+    if (fl & PLDMA_NET_F_RETH) {
+        p->va = ldq_be_p(q);
+        p->rkey = ldl_be_p(q + 8);
+        p->dmalen = ldl_be_p(q + 12);
+        q += RETH_LEN;
+    }
+    if (fl & PLDMA_NET_F_ATOMIC) {
+        p->va = ldq_be_p(q);
+        p->rkey = ldl_be_p(q + 8);
+        p->swap_add = ldq_be_p(q + 12);
+        p->compare = ldq_be_p(q + 20);
+        q += ATOMIC_ETH_LEN;
+    }
+    if (fl & PLDMA_NET_F_IMMDT) {
+        p->imm = ldl_le_p(q);
+        q += IMM_LEN;
+    }
+    if (fl & PLDMA_NET_F_AETH) {
+        w = ldl_be_p(q);
+        p->syndrome = w >> 24;
+        p->msn = w & PLDMA_PSN_MASK;
+        q += AETH_LEN;
+    }
+    if (fl & PLDMA_NET_F_ATOMIC_ACK) {
+        p->orig = ldq_be_p(q);
+        q += ATOMIC_ACK_ETH_LEN;
+    }
+    return q;
+}
+
 /* Parse and check a frame; false (counted by the caller) if not for us */
 bool pldma_hdr_parse(PLDMACore *s, const uint8_t *f, size_t size,
                      PLDMAPkt *p)
@@ -368,34 +412,7 @@ bool pldma_hdr_parse(PLDMACore *s, const uint8_t *f, size_t size,
     if (UDP_HDR + hdrs + ICRC_LEN > l4) {
         return false;
     }
-    q += BTH_LEN;
-    if (p->has_reth) {
-        p->va = ldq_be_p(q);
-        p->rkey = ldl_be_p(q + 8);
-        p->dmalen = ldl_be_p(q + 12);
-        q += RETH_LEN;
-    }
-    if (p->atomic) {
-        p->va = ldq_be_p(q);
-        p->rkey = ldl_be_p(q + 8);
-        p->swap_add = ldq_be_p(q + 12);
-        p->compare = ldq_be_p(q + 20);
-        q += ATOMIC_ETH_LEN;
-    }
-    if (p->has_imm) {
-        p->imm = ldl_le_p(q);
-        q += IMM_LEN;
-    }
-    if (p->has_aeth) {
-        w = ldl_be_p(q);
-        p->syndrome = w >> 24;
-        p->msn = w & PLDMA_PSN_MASK;
-        q += AETH_LEN;
-    }
-    if (fl & PLDMA_NET_F_ATOMIC_ACK) {
-        p->orig = ldq_be_p(q);
-        q += ATOMIC_ACK_ETH_LEN;
-    }
+    q = hdr_get_ext(q + BTH_LEN, fl, p);
     if (UDP_HDR + hdrs + p->pad + ICRC_LEN > l4) {
         return false;
     }

@@ -435,7 +435,6 @@ static const struct ib_device_ops pldma_ib_ops = {
 	.dealloc_pd = pldma_ib_dealloc_pd,
 	.reg_user_mr = pldma_ib_reg_user_mr,
 	.dereg_mr = pldma_ib_dereg_mr,
-	.rereg_user_mr = pldma_ib_rereg_user_mr,
 	.advise_mr = pldma_ib_advise_mr,
 	.mmap = pldma_ib_mmap,
 	.mmap_free = pldma_ib_mmap_free,

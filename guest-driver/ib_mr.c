@@ -16,9 +16,6 @@
  * Implicit ODP (addr 0, length U64_MAX) is the whole user address space
  * of the PASID: a key covering [0, TASK_SIZE).
  *
- * ibv_rereg_mr of an MR's access is a new registration that takes the old
- * one's place (of its translation or PD: EOPNOTSUPP, lkeys being unchecked).
- *
  * ibv_advise_mr(PREFETCH, PREFETCH_WRITE) is Touch-Ahead done ahead: the
  * range of an ODP MR is made present through the mm (fixup_user_fault(),
  * as the report-mode fault service does), nothing pinned, so the device's
@@ -96,10 +93,6 @@ struct ib_mr *pldma_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	mr->start = start;
-	mr->len = implicit ? U64_MAX : length;
-	mr->virt_addr = virt_addr;
-	mr->access = access;
 	if (!(access & IB_ACCESS_ON_DEMAND)) {
 		mr->umem = ib_umem_get(ibpd->device, start, length, access);
 		if (IS_ERR(mr->umem)) {
@@ -157,30 +150,6 @@ err_release:
 err_free:
 	kfree(mr);
 	return ERR_PTR(ret);
-}
-
-/*
- * ibv_rereg_mr of the MR's access: a new registration of the same pages
- * in the same PD, which ib_core puts in the old one's place before it
- * destroys the old (uverbs' rereg with a new HW object), so the old rkey
- * stops working at once.  The new key is taken while the old one still
- * stands: with the context's keys all in use, the rereg fails and the MR
- * is unchanged.  A new translation or PD is EOPNOTSUPP: verbs then
- * require that work requests naming the old lkey fail, and the device
- * checks no lkey (its protection is the PASID), so it could not keep that
- * promise.
- */
-struct ib_mr *pldma_ib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
-				     u64 length, u64 virt_addr, int access,
-				     struct ib_pd *ibpd, struct ib_udata *udata)
-{
-	struct pldma_ib_mr *mr = to_pmr(ibmr);
-
-	if (!udata || flags & (IB_MR_REREG_TRANS | IB_MR_REREG_PD))
-		return ERR_PTR(-EOPNOTSUPP);
-	return pldma_ib_reg_user_mr(ibmr->pd, mr->start, mr->len,
-				    mr->virt_addr, access,
-				    PLDMA_IB_DMAH_NULL udata);
 }
 
 int pldma_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)

@@ -30,12 +30,10 @@
 #if KERNEL_VERSION(6, 17, 0) > LINUX_VERSION_CODE
 #define PLDMA_IB_DMAH_ARG
 #define PLDMA_IB_DMAH_NONE	true
-#define PLDMA_IB_DMAH_NULL
 #else
 struct ib_dmah;
 #define PLDMA_IB_DMAH_ARG	struct ib_dmah *dmah,
 #define PLDMA_IB_DMAH_NONE	(!dmah)
-#define PLDMA_IB_DMAH_NULL	NULL,
 #endif
 
 /*

@@ -224,9 +224,6 @@ struct pldma_ib_mr {
 	struct ib_umem *umem;		/* NULL: ODP, nothing pinned */
 	bool has_key;			/* ibmr.rkey is a device key */
 	bool odp;			/* nothing pinned */
-	/* as registered, for ibv_rereg_mr's parts that stay */
-	u64 start, len, virt_addr;
-	int access;
 };
 
 static inline struct pldma_ib_mr *to_pmr(struct ib_mr *ibmr)
@@ -239,9 +236,6 @@ struct ib_mr *pldma_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				   PLDMA_IB_DMAH_ARG
 				   struct ib_udata *udata);
 int pldma_ib_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
-struct ib_mr *pldma_ib_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
-				     u64 length, u64 virt_addr, int access,
-				     struct ib_pd *ibpd, struct ib_udata *udata);
 int pldma_ib_advise_mr(struct ib_pd *ibpd,
 		       enum ib_uverbs_advise_mr_advice advice, u32 flags,
 		       struct ib_sge *sg_list, u32 num_sge,

@@ -117,18 +117,6 @@ static int pldma_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
 }
 
-/* A new registration in the MR's place (the kernel's rereg_user_mr) */
-static int pldma_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
-			  void *addr, size_t length, int access)
-{
-	struct ib_uverbs_rereg_mr_resp resp;
-	struct ibv_rereg_mr cmd;
-
-	return ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
-				access, pd, &cmd, sizeof(cmd), &resp,
-				sizeof(resp));
-}
-
 static int pldma_dereg_mr(struct verbs_mr *vmr)
 {
 	int ret;
@@ -1263,7 +1251,6 @@ static const struct verbs_context_ops pldma_ctx_ops = {
 	.dealloc_pd = pldma_dealloc_pd,
 	.reg_mr = pldma_reg_mr,
 	.dereg_mr = pldma_dereg_mr,
-	.rereg_mr = pldma_rereg_mr,
 	.advise_mr = pldma_advise_mr,
 	.create_cq = pldma_create_cq,
 	.create_cq_ex = pldma_create_cq_ex,

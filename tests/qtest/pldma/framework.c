@@ -625,6 +625,44 @@ void peer_close(Peer *pe)
     peer_stop(pe, &pe->n);
 }
 
+/* An atomic request (0x13 CmpSwap, 0x14 FetchAdd) at @psn */
+uint32_t atomic_req(uint8_t *f, Peer *pe, uint8_t op, uint32_t psn,
+                           uint64_t va, uint32_t rkey, uint64_t swap_add,
+                           uint64_t compare)
+{
+    uint8_t aeth[ATOMIC_ETH];
+
+    stq_be_p(aeth, va);
+    stl_be_p(aeth + 8, rkey);
+    stq_be_p(aeth + 12, swap_add);
+    stq_be_p(aeth + 20, compare);
+    return roce_frame(f, IP_B, op, pe->qpn, psn & 0xffffff, false, 0, 0, 0,
+                      -1, 0, aeth, sizeof(aeth));
+}
+
+/* An Atomic Acknowledge of @psn from @src: AETH ACK, @orig found */
+uint32_t atomic_ack(uint8_t *f, Peer *pe, uint32_t src, uint32_t psn,
+                    uint64_t orig)
+{
+    uint8_t pl[12];
+
+    stl_be_p(pl, 0x1f000001);
+    stq_be_p(pl + 4, orig);
+    return roce_frame(f, src, 0x12, pe->qpn, psn & 0xffffff, false, 0, 0, 0,
+                      -1, 0, pl, sizeof(pl));
+}
+
+/* An atomic descriptor on the QP's send queue */
+void desc_atomic(uint8_t *d, uint8_t op, uint64_t dst, uint64_t rva,
+                        uint32_t rkey, uint64_t cmp_add, uint64_t swap,
+                        uint64_t compl)
+{
+    qpldma_desc_rdma(d, op, PLDMA_ATOMIC_LEN, 0, rva, rkey, compl);
+    stq_le_p(d + PLDMA_DESC_DST, dst);
+    stq_le_p(d + PLDMA_DESC_ATOMIC_CMP_ADD, cmp_add);
+    stq_le_p(d + PLDMA_DESC_ATOMIC_SWAP, swap);
+}
+
 /* A WRITE Only of @len bytes (<= 1024) from @src */
 uint32_t write_only(uint8_t *f, Peer *pe, uint32_t src, uint32_t qpn,
                     uint32_t psn, uint64_t va, uint32_t rkey,

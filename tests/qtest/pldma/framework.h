@@ -189,6 +189,14 @@ void peer_open_smmu(Peer *pe, uint32_t access, bool smmu);
 void peer_open(Peer *pe, uint32_t access);
 void peer_step(void *opaque);
 void peer_close(Peer *pe);
+uint32_t atomic_req(uint8_t *f, Peer *pe, uint8_t op, uint32_t psn,
+                    uint64_t va, uint32_t rkey, uint64_t swap_add,
+                    uint64_t compare);
+uint32_t atomic_ack(uint8_t *f, Peer *pe, uint32_t src, uint32_t psn,
+                    uint64_t orig);
+void desc_atomic(uint8_t *d, uint8_t op, uint64_t dst, uint64_t rva,
+                 uint32_t rkey, uint64_t cmp_add, uint64_t swap,
+                 uint64_t compl);
 uint32_t write_only(uint8_t *f, Peer *pe, uint32_t src, uint32_t qpn,
                     uint32_t psn, uint64_t va, uint32_t rkey,
                     const uint8_t *pl, uint32_t len);

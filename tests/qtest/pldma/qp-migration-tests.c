@@ -65,6 +65,25 @@ static QTestState *mig_load(const char *args, const char *path)
     return NULL;
 }
 
+/* Save the peer's node to a file; returns its path (the node is gone) */
+static char *peer_save(Peer *pe)
+{
+    g_autofree char *uri = NULL;
+    char *path;
+    int fd;
+
+    fd = g_file_open_tmp("pldma-qpmig-XXXXXX", &path, NULL);
+    g_assert(fd >= 0);
+    close(fd);
+    uri = g_strdup_printf("exec:cat > %s", path);
+    qtest_qmp_assert_success(pe->n.qts, "{ 'execute': 'migrate', "
+                             "'arguments': { 'uri': %s } }", uri);
+    g_assert_true(qpldma_migration_wait(pe->n.qts, 60));
+    qtest_quit(pe->n.qts);
+    close(pe->fd);
+    return path;
+}
+
 /* QP @idx of A (SQ channel @idx) to QP @idx of B, random PSNs */
 static void mig_connect(Mig *m, uint32_t idx)
 {
@@ -236,28 +255,23 @@ static void mig_finish(Mig *m, QTestState *dst)
  */
 static void test_migrate_atomic(void)
 {
-    uint8_t fa[256], f[256], aeth[ATOMIC_ETH], d[PLDMA_DESC_SIZE], pl[12];
-    g_autofree char *path = NULL, *uri = NULL, *args = NULL;
+    uint8_t fa[256], f[256], d[PLDMA_DESC_SIZE];
+    g_autofree char *path = NULL, *args = NULL;
     uint64_t pa, dst, compl, bytes;
-    uint32_t rkey, alen, len, psn;
+    uint32_t rkey, alen, psn;
     bool seen_req = false, seen_ack = false;
     QTestState *to;
     QPldmaRing r;
     Peer pe;
     Rx rx;
-    int fd, i;
+    int i;
 
     peer_open(&pe, PLDMA_KEY_ACC_RW | PLDMA_KEY_ACC_ATOMIC);
     pa = alloc_pa(&pe.n, PAGE);
     qtest_writeq(pe.n.qts, pa + 32, 10);
     rkey = key_register(&pe.n, 0, 0, pa, PAGE, PLDMA_KEY_ACC_ATOMIC);
-    stq_be_p(aeth, pa + 32);
-    stl_be_p(aeth + 8, rkey);
-    stq_be_p(aeth + 12, 3);
-    stq_be_p(aeth + 20, 0);
     psn = pe.epsn;
-    alen = roce_frame(fa, IP_B, 0x14, pe.qpn, psn, false, 0, 0, 0, -1, 0,
-                      aeth, sizeof(aeth));
+    alen = atomic_req(fa, &pe, 0x14, psn, pa + 32, rkey, 3, 0);
     qpldma_stream_send(pe.fd, fa, alen);
     g_assert_true(peer_rx(&pe, &rx));
     g_assert_cmphex(rx.op, ==, 0x12);
@@ -267,25 +281,14 @@ static void test_migrate_atomic(void)
     ring_init(&pe.n, &r, 0);
     dst = alloc_pa(&pe.n, PAGE);
     compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
-    qpldma_desc_rdma(d, PLDMA_OP_ATOMIC_CMP_SWAP, PLDMA_ATOMIC_LEN, 0,
-                     0x7000, 0x5151, compl);
-    stq_le_p(d + PLDMA_DESC_DST, dst);
-    stq_le_p(d + PLDMA_DESC_ATOMIC_CMP_ADD, 4);
-    stq_le_p(d + PLDMA_DESC_ATOMIC_SWAP, 6);
+    desc_atomic(d, PLDMA_OP_ATOMIC_CMP_SWAP, dst, 0x7000, 0x5151, 4, 6,
+                compl);
     qpldma_ring_post(&pe.n.d, &r, d);
     g_assert_true(peer_rx(&pe, &rx));
     g_assert_cmphex(rx.op, ==, 0x13);
     g_assert_cmphex(rx.psn, ==, pe.sq_psn);
 
-    fd = g_file_open_tmp("pldma-qpmig-XXXXXX", &path, NULL);
-    g_assert(fd >= 0);
-    close(fd);
-    uri = g_strdup_printf("exec:cat > %s", path);
-    qtest_qmp_assert_success(pe.n.qts, "{ 'execute': 'migrate', "
-                             "'arguments': { 'uri': %s } }", uri);
-    g_assert_true(qpldma_migration_wait(pe.n.qts, 60));
-    close(pe.fd);
-    qtest_quit(pe.n.qts);
+    path = peer_save(&pe);
     args = g_strdup_printf("%s -S", pe.args);
     to = mig_load(args, path);
     g_assert_nonnull(to);
@@ -316,11 +319,7 @@ static void test_migrate_atomic(void)
         }
     }
     g_assert_cmpuint(qtest_readq(to, pa + 32), ==, 13);
-    stl_be_p(pl, 0x1f000001);
-    stq_be_p(pl + 4, 4);
-    len = roce_frame(f, IP_B, 0x12, pe.qpn, pe.sq_psn, false, 0, 0, 0, -1, 0,
-                     pl, sizeof(pl));
-    qpldma_stream_send(pe.fd, f, len);
+    qpldma_stream_send(pe.fd, f, atomic_ack(f, &pe, IP_B, pe.sq_psn, 4));
     g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
                                        WAIT_STEPS, &bytes), ==,
                      PLDMA_ST_SUCCESS);
@@ -358,13 +357,12 @@ static void test_migrate_responder(void)
  */
 static void test_migrate_zero_read(void)
 {
-    g_autofree char *path = NULL, *uri = NULL;
+    g_autofree char *path = NULL;
     Peer pe;
     uint8_t f[256];
     uint32_t len;
     QTestState *dst;
     Rx rx;
-    int fd;
 
     peer_open(&pe, PLDMA_KEY_ACC_READ);
     len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, 0x1000, 0, 0,
@@ -373,15 +371,7 @@ static void test_migrate_zero_read(void)
     g_assert_true(peer_rx(&pe, &rx));
     g_assert_cmphex(rx.op, ==, 0x10);
 
-    fd = g_file_open_tmp("pldma-qpmig-XXXXXX", &path, NULL);
-    g_assert(fd >= 0);
-    close(fd);
-    uri = g_strdup_printf("exec:cat > %s", path);
-    qtest_qmp_assert_success(pe.n.qts, "{ 'execute': 'migrate', "
-                             "'arguments': { 'uri': %s } }", uri);
-    g_assert_true(qpldma_migration_wait(pe.n.qts, 60));
-    qtest_quit(pe.n.qts);
-    close(pe.fd);
+    path = peer_save(&pe);
     dst = mig_load(pe.args, path);
     g_assert_nonnull(dst);
     unlink(path);

@@ -655,21 +655,6 @@ static void test_max_message(void)
 #define ACC_ALL (PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ | \
                  PLDMA_KEY_ACC_ATOMIC)
 
-/* An atomic request (0x13 CmpSwap, 0x14 FetchAdd) at @psn */
-static uint32_t atomic_req(uint8_t *f, Peer *pe, uint8_t op, uint32_t psn,
-                           uint64_t va, uint32_t rkey, uint64_t swap_add,
-                           uint64_t compare)
-{
-    uint8_t aeth[ATOMIC_ETH];
-
-    stq_be_p(aeth, va);
-    stl_be_p(aeth + 8, rkey);
-    stq_be_p(aeth + 12, swap_add);
-    stq_be_p(aeth + 20, compare);
-    return roce_frame(f, IP_B, op, pe->qpn, psn & 0xffffff, false, 0, 0, 0,
-                      -1, 0, aeth, sizeof(aeth));
-}
-
 /* The device's Atomic Acknowledge of @psn: its Original Remote Data */
 static uint64_t atomic_answer(Peer *pe, uint32_t psn)
 {
@@ -797,17 +782,6 @@ static void test_atomic_fault(void)
     peer_close(&pe);
 }
 
-/* An atomic descriptor on the QP's send queue */
-static void desc_atomic(uint8_t *d, uint8_t op, uint64_t dst, uint64_t rva,
-                        uint32_t rkey, uint64_t cmp_add, uint64_t swap,
-                        uint64_t compl)
-{
-    qpldma_desc_rdma(d, op, PLDMA_ATOMIC_LEN, 0, rva, rkey, compl);
-    stq_le_p(d + PLDMA_DESC_DST, dst);
-    stq_le_p(d + PLDMA_DESC_ATOMIC_CMP_ADD, cmp_add);
-    stq_le_p(d + PLDMA_DESC_ATOMIC_SWAP, swap);
-}
-
 /*
  * The device as the requester of atomics, against the test as the
  * responder: a CmpSwap goes out as one packet with its AtomicETH at the
@@ -818,9 +792,9 @@ static void desc_atomic(uint8_t *d, uint8_t op, uint64_t dst, uint64_t rva,
  */
 static void test_atomic_requester(void)
 {
-    uint8_t f[2048], d[PLDMA_DESC_SIZE], pl[12];
+    uint8_t f[2048], d[PLDMA_DESC_SIZE];
     uint64_t dst, compl, bytes;
-    uint32_t d0, len;
+    uint32_t d0;
     QPldmaRing r;
     QPldmaQPAttr q;
     Peer pe;
@@ -844,24 +818,17 @@ static void test_atomic_requester(void)
     g_assert_cmphex(ldq_be_p(rx.data + 20), ==, 0x1234);   /* compare */
 
     /* spoofed answers: another IP, the next PSN; nothing lands */
-    stl_be_p(pl, 0x1f000001);
-    stq_be_p(pl + 4, 0xbadbadbadULL);
     d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
-    len = roce_frame(f, IP_OTHER, 0x12, pe.qpn, pe.sq_psn, false, 0, 0, 0,
-                     -1, 0, pl, sizeof(pl));
-    peer_inject(&pe, f, len);
-    len = roce_frame(f, IP_B, 0x12, pe.qpn, (pe.sq_psn + 1) & 0xffffff,
-                     false, 0, 0, 0, -1, 0, pl, sizeof(pl));
-    peer_inject(&pe, f, len);
+    peer_inject(&pe, f, atomic_ack(f, &pe, IP_OTHER, pe.sq_psn,
+                                   0xbadbadbadULL));
+    peer_inject(&pe, f, atomic_ack(f, &pe, IP_B, pe.sq_psn + 1,
+                                   0xbadbadbadULL));
     g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 2);
     g_assert_true(qpldma_mem_zero(pe.n.qts, dst, 32));
     g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
                      PLDMA_ST_PENDING);
     /* the real one: the value found, to DST */
-    stq_be_p(pl + 4, 0x1234);
-    len = roce_frame(f, IP_B, 0x12, pe.qpn, pe.sq_psn, false, 0, 0, 0, -1, 0,
-                     pl, sizeof(pl));
-    qpldma_stream_send(pe.fd, f, len);
+    qpldma_stream_send(pe.fd, f, atomic_ack(f, &pe, IP_B, pe.sq_psn, 0x1234));
     g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
                                        WAIT_STEPS, &bytes), ==,
                      PLDMA_ST_SUCCESS);

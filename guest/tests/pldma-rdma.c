@@ -621,7 +621,7 @@ static int selftest(unsigned int node)
 		       strerror(err), strerror(-ret));			\
 	} while (0)
 	BAD(EINVAL, "access 0", r.access = 0);
-	BAD(EINVAL, "unknown access bit", r.access = 4);
+	BAD(EINVAL, "unknown access bit", r.access = PLDMA_MR_ACCESS_ATOMIC << 1);
 	BAD(EINVAL, "length 0", r.len = 0);
 	BAD(EINVAL, "wrapping range", r.va = ~0ULL - 100; r.len = 4096);
 	BAD(EFAULT, "kernel address", r.va = 0xffff800000000000ULL);
@@ -646,6 +646,13 @@ static int selftest(unsigned int node)
 	BAD(EINVAL, "unknown strategy", r.flags = PLDMA_MR_STRATEGY;
 	    r.strategy = 99);
 #undef BAD
+	/* remote atomics alone are a right (CAP.ATOMIC) */
+	ret = pldma_reg_mr(ch, buf, PG, PLDMA_MR_ACCESS_ATOMIC, -1, 0, &rk);
+	result(!ret == !!(in->cap & PLDMA_CAP_ATOMIC),
+	       "REG_MR with the atomic right alone: %s (CAP.ATOMIC %d)",
+	       strerror(-ret), !!(in->cap & PLDMA_CAP_ATOMIC));
+	if (!ret)
+		pldma_dereg_mr(ch, rk);
 
 	/* the per-file quota, then everything given back */
 	for (n = 0; n < PLDMA_NUM_KEYS; n++)
@@ -812,7 +819,7 @@ static void qp_selftest(struct pldma_chan *ch, unsigned int node)
 	BADQP(EINVAL, "unknown mask bit", a.attr_mask |= 1U << 1);
 	BADQP(EINVAL, "state 4 (SQD)", a.qp_state = 4);
 	BADQP(EINVAL, "state 99", a.qp_state = 99);
-	BADQP(EINVAL, "access bit 4", a.access = 4);
+	BADQP(EINVAL, "unknown access bit", a.access = PLDMA_MR_ACCESS_ATOMIC << 1);
 	BADQP(EINVAL, "reserved field", a.rsvd[3] = 1);
 	BADQP(EINVAL, "reserved after the MAC", a.rsvd0 = 1);
 	BADQP(EINVAL, "dest QPN 0", a.attr_mask |= PLDMA_QPA_DEST_QPN;

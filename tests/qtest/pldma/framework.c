@@ -625,6 +625,18 @@ void peer_close(Peer *pe)
     peer_stop(pe, &pe->n);
 }
 
+/*
+ * A page of the device's RAM at @pa whose VA in PASID's tables is not
+ * mapped (an access faults), exposed as key @idx with @access; its rkey
+ */
+uint32_t unmapped_key(Peer *pe, uint32_t idx, uint64_t pa,
+                             uint64_t *va, uint32_t access)
+{
+    *va = VA_BASE + (pa - ALLOC_BASE);
+    return key_register(&pe->n, idx, PASID | PLDMA_CHB_PASID_EN, *va, PAGE,
+                        access);
+}
+
 /* An atomic request (0x13 CmpSwap, 0x14 FetchAdd) at @psn */
 uint32_t atomic_req(uint8_t *f, Peer *pe, uint8_t op, uint32_t psn,
                            uint64_t va, uint32_t rkey, uint64_t swap_add,

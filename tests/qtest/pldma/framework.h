@@ -189,6 +189,8 @@ void peer_open_smmu(Peer *pe, uint32_t access, bool smmu);
 void peer_open(Peer *pe, uint32_t access);
 void peer_step(void *opaque);
 void peer_close(Peer *pe);
+uint32_t unmapped_key(Peer *pe, uint32_t idx, uint64_t pa, uint64_t *va,
+                      uint32_t access);
 uint32_t atomic_req(uint8_t *f, Peer *pe, uint8_t op, uint32_t psn,
                     uint64_t va, uint32_t rkey, uint64_t swap_add,
                     uint64_t compare);

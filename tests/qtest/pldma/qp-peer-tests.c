@@ -759,9 +759,7 @@ static void test_atomic_fault(void)
     peer_open_smmu(&pe, ACC_ALL, true);
     pa = alloc_pa(&pe.n, PAGE);
     qtest_writeq(pe.n.qts, pa + 8, 40);
-    va = VA_BASE + (pa - ALLOC_BASE);       /* not mapped: a fault */
-    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, PAGE,
-                        ACC_ALL);
+    rkey = unmapped_key(&pe, 0, pa, &va, ACC_ALL);
     len = atomic_req(f, &pe, 0x14, pe.epsn, va + 8, rkey, 2, 0);
     qpldma_stream_send(pe.fd, f, len);
     g_assert_cmphex(peer_answer(&pe, &psn, NULL) & 0xe0, ==, 0x20);

@@ -14,18 +14,6 @@
 #include "pldma/framework.h"
 
 /*
- * A page of the device's RAM at @pa whose VA in PASID's tables is not
- * mapped (an access faults), exposed as key @idx with @access; its rkey
- */
-static uint32_t unmapped_key(Peer *pe, uint32_t idx, uint64_t pa,
-                             uint64_t *va, uint32_t access)
-{
-    *va = VA_BASE + (pa - ALLOC_BASE);
-    return key_register(&pe->n, idx, PASID | PLDMA_CHB_PASID_EN, *va, PAGE,
-                        access);
-}
-
-/*
  * A responder fault on a READ request, as a standard requester (Linux
  * rxe) sends it: one packet, READ Response Only expected.  The RNR NAK
  * names the request's PSN; once resolved, the "resend now" ACK must name

@@ -70,6 +70,8 @@
                        PLDMA_TM_WALK_NS), \
     DEFINE_PROP_UINT32("atc-entries", _state, _core.tm.atc_entries, \
                        PLDMA_TM_ATC_ENTRIES), \
+    DEFINE_PROP_UINT32("xlat-ahead", _state, _core.tm.xlat_ahead, \
+                       PLDMA_TM_XLAT_AHEAD), \
     DEFINE_PROP_UINT32("fault-latency-ns", _state, _core.tm.fault_ns, \
                        PLDMA_TM_FAULT_NS), \
     DEFINE_PROP_UINT32("link-bandwidth", _state, _core.tm.link_mbits, \
@@ -86,6 +88,7 @@
 #define PLDMA_TM_XLAT_NS        10      /* a device ATC lookup */
 #define PLDMA_TM_WALK_NS        500     /* ATS request and SMMU walk */
 #define PLDMA_TM_ATC_ENTRIES    64
+#define PLDMA_TM_XLAT_AHEAD     8       /* translations in flight */
 #define PLDMA_TM_FAULT_NS       1000    /* event, MSI, CMD_RESUME, retry */
 #define PLDMA_TM_LINK_MBITS     100000  /* 100 Gb/s */
 #define PLDMA_TM_LINK_NS        1000    /* NIC to NIC through one switch */

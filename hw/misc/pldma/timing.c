@@ -22,7 +22,14 @@
  *  - a translation (one per page of a translated engine, and per ring or
  *    record access): xlat-latency-ns, plus walk-latency-ns when the page
  *    misses the device's translation cache (an LRU of atc-entries pages,
- *    keyed by PASID and page, filled by successful translations);
+ *    keyed by PASID and page, filled by successful translations).  Up to
+ *    xlat-ahead of them are in flight ahead of the data (ATS allows many
+ *    outstanding translation requests, an SMMU many walks): a channel's
+ *    translations go out, in order, as soon as its addresses are known
+ *    (the descriptor fetched, the channel started or resumed after a
+ *    fault), each when the data has got to the one xlat-ahead before it,
+ *    and the data waits only for a translation not yet back (0: each
+ *    translation when the data gets to it, one after another);
  *  - a fault: fault-latency-ns, the stall/event round trip inside the SMMU
  *    (event record, MSI; and the retried access after CMD_RESUME or
  *    RESTART), charged when the channel goes on.  The guest's own fault
@@ -62,6 +69,18 @@
 static bool pldma_timing_is_ch(PLDMACore *s, PLDMAChannel *ch)
 {
     return ch >= s->ch && ch < s->ch + PLDMA_MAX_CHANNELS;
+}
+
+/*
+ * From the channel's time on, the addresses of its next translations are
+ * known: they may go out, xlat-ahead at once.  (Translations prefetched
+ * before a fault are dropped with it: the faulting one was first.)
+ */
+static void pldma_timing_known(PLDMAChannel *ch)
+{
+    ch->tm_xl_base = ch->tm_ready;
+    ch->tm_xl_n = 0;
+    trace_pldma_timing_known(ch->idx, ch->tm_xl_base);
 }
 
 static void pldma_timing_expired(void *opaque)
@@ -109,6 +128,11 @@ bool pldma_timing_realize(PLDMACore *s, Error **errp)
     if (tm->atc_entries < 1 || tm->atc_entries > PLDMA_ATC_MAX_ENTRIES) {
         error_setg(errp, "atc-entries must be between 1 and %d",
                    PLDMA_ATC_MAX_ENTRIES);
+        return false;
+    }
+    if (tm->xlat_ahead > PLDMA_TM_XLAT_AHEAD_MAX) {
+        error_setg(errp, "xlat-ahead must be between 0 and %d",
+                   PLDMA_TM_XLAT_AHEAD_MAX);
         return false;
     }
     if (!tm->on) {
@@ -172,6 +196,7 @@ void pldma_timing_start(PLDMAChannel *ch)
     now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     ch->tm_ready = MAX(ch->tm_ready, now);
     ch->tm_fault = false;   /* e.g. a fault that ended in ERROR, then CANCEL */
+    pldma_timing_known(ch);
     trace_pldma_timing_start(ch->idx, ch->tm_ready);
     /*
      * The first step runs from the timer too, not from the bottom half:
@@ -198,6 +223,7 @@ bool pldma_timing_gate(PLDMAChannel *ch)
         /* the channel goes on after a fault: the SMMU's round trip */
         ch->tm_fault = false;
         ch->tm_ready = MAX(ch->tm_ready, now) + s->tm.fault_ns;
+        pldma_timing_known(ch);
         trace_pldma_timing_fault(ch->idx, ch->tm_ready);
     }
     if (ch->tm_ready <= now) {
@@ -238,10 +264,12 @@ bool pldma_timing_waiting(PLDMAChannel *ch)
     return ch->s->tm.on && t && timer_pending(t);
 }
 
+/* A descriptor fetched: its cost, and its addresses are known */
 void pldma_timing_desc(PLDMAChannel *ch)
 {
     if (ch->s->tm.on) {
         ch->tm_ready += ch->s->tm.desc_ns;
+        pldma_timing_known(ch);
     }
 }
 
@@ -311,7 +339,8 @@ void pldma_timing_xlat(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
 {
     PLDMATiming *tm = &s->tm;
     uint64_t tag = (va & ~addr_mask) | 1;
-    uint32_t i, victim = 0;
+    uint32_t i, victim = 0, cost;
+    int64_t start;
     bool hit = false;
 
     if (!tm->on || !ch || !pldma_timing_is_ch(s, ch)) {
@@ -331,8 +360,25 @@ void pldma_timing_xlat(PLDMACore *s, PLDMAChannel *ch, uint64_t va,
     tm->atc_tag[victim] = tag;
     tm->atc_pasid[victim] = pid;
     tm->atc_used[victim] = tm->atc_clock;
-    ch->tm_ready += tm->xlat_ns + (hit ? 0 : tm->walk_ns);
-    trace_pldma_timing_xlat(ch->idx, va, pid, hit);
+    cost = tm->xlat_ns + (hit ? 0 : tm->walk_ns);
+    if (tm->xlat_ahead == 0) {
+        ch->tm_ready += cost;
+    } else {
+        /*
+         * This translation went out at the base, or when the data got to
+         * the translation xlat-ahead before it, whichever is later, and
+         * the data goes on when it is back
+         */
+        i = ch->tm_xl_n % tm->xlat_ahead;
+        start = ch->tm_xl_base;
+        if (ch->tm_xl_n >= tm->xlat_ahead) {
+            start = MAX(start, ch->tm_xl_used[i]);
+        }
+        ch->tm_ready = MAX(ch->tm_ready, start + cost);
+        ch->tm_xl_used[i] = ch->tm_ready;
+        ch->tm_xl_n++;
+    }
+    trace_pldma_timing_xlat(ch->idx, va, pid, hit, ch->tm_ready);
 }
 
 static bool pldma_timing_ch_needed(void *opaque)
@@ -365,6 +411,48 @@ static int pldma_timing_ch_post_load(void *opaque, int version_id)
     return 0;
 }
 
+static bool pldma_timing_xl_needed(void *opaque)
+{
+    PLDMAChannel *ch = opaque;
+
+    return ch->tm_xl_base || ch->tm_xl_n;
+}
+
+static int pldma_timing_xl_post_load(void *opaque, int version_id)
+{
+    PLDMAChannel *ch = opaque;
+    int64_t lim = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+                  PLDMA_TM_MAX_AHEAD_NS;
+    bool bad = ch->tm_xl_base < 0 || ch->tm_xl_base > lim;
+    uint32_t i;
+
+    for (i = 0; i < PLDMA_TM_XLAT_AHEAD_MAX; i++) {
+        bad |= ch->tm_xl_used[i] < 0 || ch->tm_xl_used[i] > lim;
+    }
+    if (bad) {
+        error_report("pldma: ch%u: migrated translation times rejected",
+                     ch->idx);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* The translations ahead of the data, so that they are back when they were */
+static const VMStateDescription vmstate_pldma_channel_xlat_ahead = {
+    .name = "pldma/channel/timing/xlat-ahead",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_timing_xl_needed,
+    .post_load = pldma_timing_xl_post_load,
+    .fields = (const VMStateField[]) {
+        VMSTATE_INT64(tm_xl_base, PLDMAChannel),
+        VMSTATE_UINT32(tm_xl_n, PLDMAChannel),
+        VMSTATE_INT64_ARRAY(tm_xl_used, PLDMAChannel,
+                            PLDMA_TM_XLAT_AHEAD_MAX),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 /* Timers are not migrated: post_load's bottom half sets them again */
 const VMStateDescription vmstate_pldma_channel_timing = {
     .name = "pldma/channel/timing",
@@ -377,6 +465,10 @@ const VMStateDescription vmstate_pldma_channel_timing = {
         VMSTATE_UINT64(tm_rem, PLDMAChannel),
         VMSTATE_BOOL(tm_fault, PLDMAChannel),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pldma_channel_xlat_ahead,
+        NULL
     }
 };
 
@@ -434,6 +526,9 @@ void pldma_timing_class_init(ObjectClass *klass)
     object_class_property_set_description(klass, "atc-entries",
         "timing model: pages in the device's translation cache (LRU), "
         "1..256");
+    object_class_property_set_description(klass, "xlat-ahead",
+        "timing model: translations in flight ahead of the data, 0..32 "
+        "(0: each when the data gets to its page)");
     object_class_property_set_description(klass, "fault-latency-ns",
         "timing model: stall/fault round trip inside the SMMU in ns, "
         "charged when a channel goes on after a fault");

@@ -41,6 +41,9 @@ typedef enum PLDMAPhase {
     PLDMA_PHASE_COMPL = 2,  /* write the completion record, advance HEAD */
 } PLDMAPhase;
 
+/* xlat-ahead: translations a channel keeps in flight ahead of its data */
+#define PLDMA_TM_XLAT_AHEAD_MAX     32
+
 typedef struct PLDMAChannel {
     PLDMACore *s;
     uint32_t idx;
@@ -107,6 +110,14 @@ typedef struct PLDMAChannel {
     int64_t tm_ready;       /* QEMU_CLOCK_VIRTUAL ns its work so far ends */
     uint64_t tm_rem;        /* remainder of the bytes' cost (ns x MB/s) */
     bool tm_fault;          /* a fault round trip is still to be charged */
+    /*
+     * Translations ahead of the data (xlat-ahead): they go out from
+     * tm_xl_base on, in order, each when the one xlat-ahead before it has
+     * been used; tm_xl_used[] holds when the data got to the last ones
+     */
+    int64_t tm_xl_base;     /* the addresses are known from then on */
+    uint32_t tm_xl_n;       /* translations since tm_xl_base */
+    int64_t tm_xl_used[PLDMA_TM_XLAT_AHEAD_MAX];
 
     /* counters */
     uint64_t cnt_bytes;
@@ -164,6 +175,7 @@ typedef struct PLDMATiming {
     uint32_t xlat_ns;       /* per translation */
     uint32_t walk_ns;       /* more on an ATC miss */
     uint32_t atc_entries;
+    uint32_t xlat_ahead;    /* translations in flight ahead of the data */
     uint32_t fault_ns;      /* stall/fault round trip inside the SMMU */
     uint32_t link_mbits;    /* remote DMA: link bandwidth, Mbit/s */
     uint32_t link_ns;       /* remote DMA: one-way latency */

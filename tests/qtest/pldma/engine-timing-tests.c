@@ -130,11 +130,36 @@ static const TimingCase timing_cases[] = {
         ",timing=on,dma-bandwidth=16000,desc-latency-ns=500",
         500 + 262144,
     }, {
-        /* 4 KiB pages: 1 + 2 * 1024 translations, all of new pages */
+        /*
+         * 4 KiB pages, each translation when the data gets to it
+         * (xlat-ahead=0): 1 + 2 * 1024 translations, all of new pages
+         */
         "4k", true, false,
         ",timing=on,dma-bandwidth=32000,desc-latency-ns=1000,"
-        "xlat-latency-ns=10,walk-latency-ns=300",
+        "xlat-latency-ns=10,walk-latency-ns=300,xlat-ahead=0",
         1000 + 131072 + (1 + 2048) * (10 + 300),
+    }, {
+        /*
+         * The same with 8 translations in flight ahead of the data: the
+         * ring page's, then the first page's two (out together when the
+         * descriptor is fetched); 8 translations are 4 pages of data (512
+         * ns), longer than one translation, so the data never waits again
+         */
+        "4k-ahead", true, false,
+        ",timing=on,dma-bandwidth=32000,desc-latency-ns=1000,"
+        "xlat-latency-ns=10,walk-latency-ns=300,xlat-ahead=8",
+        1000 + 131072 + 2 * (10 + 300),
+    }, {
+        /*
+         * Translation-bound: 2 in flight (one page), each 1000 ns, a page
+         * of data 128 ns.  A page's two go out when the data got to the
+         * page before, and come back 1000 ns later: per page 1000 ns, and
+         * the last page's data (128 ns)
+         */
+        "4k-ahead2", true, false,
+        ",timing=on,dma-bandwidth=32000,desc-latency-ns=1000,"
+        "xlat-latency-ns=0,walk-latency-ns=1000,xlat-ahead=2",
+        1000 + 1000 + 1024 * 1000 + 128,
     }, {
         /*
          * 2 MiB blocks, 1 MiB chunks, default bandwidth (25 GB/s: 4 MiB
@@ -142,7 +167,7 @@ static const TimingCase timing_cases[] = {
          * the ring page and the first of each block (2 + 2) miss
          */
         "2m", true, true,
-        ",timing=on,chunk-size=1048576",
+        ",timing=on,chunk-size=1048576,xlat-ahead=0",
         1000 + 167772 + (1 + 8) * 10 + 5 * 500,
     },
 };
@@ -215,13 +240,15 @@ static void test_timing(const void *opaque)
  * destination page is missing stalls exactly when the pages before it
  * have taken their time, and goes on fault-latency-ns after the
  * CMD_RESUME, at whatever time the test resolves it.  Pages cost
- * 1000 ns of data (4096 B at 4096 MB/s) and 100 ns per ATC miss.
+ * 1000 ns of data (4096 B at 4096 MB/s) and 100 ns per ATC miss, each
+ * translation when the data gets to it (xlat-ahead=0).
  */
 static void test_timing_stall(void)
 {
     Node *t = engine_start("stall", true, ",timing=on,dma-bandwidth=4096,"
                         "desc-latency-ns=1000,xlat-latency-ns=0,"
-                        "walk-latency-ns=100,fault-latency-ns=2000");
+                        "walk-latency-ns=100,fault-latency-ns=2000,"
+                        "xlat-ahead=0");
     const uint32_t pasid = 5, len = 4 * PAGE;
     uint64_t vs = 0x10000000, vd = 0x20000000, vc = 0x30000000;
     uint64_t src, dst, cpa, bytes;
@@ -300,23 +327,47 @@ static void test_timing_stall(void)
  * would have on the source (the qtest clock of a new QEMU starts again
  * from 0, below the channel's time, so the deadline is still ahead).
  * 30000 MB/s leaves a remainder (4 MiB take 139810.13 ns) to carry.
+ * Through the SMMU ("xlat"), 4 KiB pages, the translations in flight
+ * ahead of the data migrate too: translation-bound, as copy-4k-ahead2
+ * (2 in flight, 1000 ns each, 128 ns of data a page), a target that lost
+ * them would send its next two at once and finish early.
  */
-static void test_timing_migrate(void)
+static void test_timing_migrate(const void *opaque)
 {
-    const uint64_t len = 4 * MiB, expect = 700 + 139810;
-    Node *t = engine_start("stall", false, ",timing=on,dma-bandwidth=30000,"
-                        "desc-latency-ns=700,chunk-size=65536");
-    uint64_t src, dst, cpa;
+    bool smmu = opaque != NULL;
+    const uint64_t len = 4 * MiB;
+    const uint64_t expect = smmu ? 1000 + 700 + 1024 * 1000 + 128
+                                 : 700 + 139810;
+    Node *t = engine_start("stall", smmu, smmu ?
+                           ",timing=on,dma-bandwidth=32000,"
+                           "desc-latency-ns=700,xlat-latency-ns=0,"
+                           "walk-latency-ns=1000,xlat-ahead=2" :
+                           ",timing=on,dma-bandwidth=30000,"
+                           "desc-latency-ns=700,chunk-size=65536");
+    uint64_t src, dst, cpa, vs = 0x80000000, vd = 0xc0000000;
+    uint64_t vc = 0x30000000, off;
     g_autofree uint8_t *data = NULL;
     int64_t t0, now;
     Ring r;
 
-    engine_ring_init(t, &r, 0, 0, 0x40000000, 16);
+    if (smmu) {
+        node_smmu_pasid(t, 1);
+    }
+    engine_ring_init(t, &r, 0, smmu, 0x40000000, 16);
     src = alloc_pa(t, len);
     dst = alloc_pa(t, len);
-    cpa = alloc_pa(t, PAGE);
+    cpa = smmu ? buf(t, 1, vc, PAGE, true) : alloc_pa(t, PAGE);
+    for (off = 0; smmu && off < len; off += PAGE) {
+        map_page(t, 1, vs + off, src + off);
+        map_page(t, 1, vd + off, dst + off);
+    }
+    if (!smmu) {
+        vs = src;
+        vd = dst;
+        vc = cpa;
+    }
     fill_random(t, src, len, &data);
-    desc_put(t, &r, PLDMA_OP_COPY, len, src, dst, 0, cpa, 7);
+    desc_put(t, &r, PLDMA_OP_COPY, len, vs, vd, 0, vc, 7);
     t0 = qtest_clock_step(t->qts, 1);
     ring_kick(t, &r);
     now = qtest_clock_step(t->qts, expect / 2);
@@ -353,5 +404,7 @@ void pldma_engine_timing_register(void)
         qtest_add_data_func(path, &timing_cases[i], test_timing);
     }
     qtest_add_func("/pldma/timing/stall-retry", test_timing_stall);
-    qtest_add_func("/pldma/timing/migrate", test_timing_migrate);
+    qtest_add_data_func("/pldma/timing/migrate", NULL, test_timing_migrate);
+    qtest_add_data_func("/pldma/timing/migrate-xlat", "xlat",
+                        test_timing_migrate);
 }

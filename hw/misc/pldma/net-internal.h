@@ -488,9 +488,18 @@ typedef struct PLDMAPkt {
     int64_t ready;          /* tx, timing model: its payload read, 0: now */
 } PLDMAPkt;
 
-/* Segments in flight, and how often the requester asks for an ACK */
+/*
+ * Segments in flight (pldma_net_window(): at least this, and this without
+ * the timing model), at most, and how often the requester asks for an ACK
+ */
 #define PLDMA_NET_WINDOW        64
-/* WRITE segments a connection holds behind a fault: Linux rxe's window */
+#define PLDMA_NET_WINDOW_MAX    4096
+/* A WRITE First's headers: Ethernet, IPv4, UDP, BTH, RETH, ICRC */
+#define PLDMA_NET_SEG_HDRS      (14 + 20 + 8 + 12 + 16 + 4)
+/*
+ * WRITE segments a connection holds behind a fault: Linux rxe's window,
+ * or the device's own window at the smallest MTU when that is more
+ */
 #define PLDMA_NET_PARK_SEGS     128
 #define PLDMA_NET_ACKREQ_EVERY  16
 
@@ -568,6 +577,8 @@ void pldma_resp_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
 void pldma_resp_seq_nak(PLDMACore *s, PLDMANetConn *c);
 void pldma_resp_nak(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
                     uint8_t syndrome);
+
+uint32_t pldma_net_window(PLDMACore *s, uint32_t mtu);
 
 /* resp-fault.c: the responder's faults, parking, resolution */
 PLDMAAccess pldma_resp_dma(PLDMACore *s, PLDMANetConn *c,

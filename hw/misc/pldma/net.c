@@ -12,7 +12,7 @@
  *
  * Transport, per connected QP (hw/misc/pldma/qp.c), as an IB Reliable
  * Connection does it: PSNs, one message in flight per send queue, at most
- * PLDMA_NET_WINDOW unacknowledged segments, ACKs coalesced (AckReq every
+ * a window of unacknowledged segments, ACKs coalesced (AckReq every
  * PLDMA_NET_ACKREQ_EVERY segments and on the last), Go-back-N on a
  * sequence NAK or a retransmit timeout, the QP's retry count tries.
  *
@@ -663,6 +663,30 @@ static NetClientInfo pldma_net_info = {
     .link_status_changed = pldma_eth_link_changed,
     .cleanup = pldma_net_cleanup,
 };
+
+/*
+ * The segments of path MTU @mtu a requester keeps unacknowledged, and a
+ * READ request asks for at once.  Without the timing model, the link's
+ * time is the host's and PLDMA_NET_WINDOW it is.  With it, the window is
+ * sized to the modeled link, twice its bandwidth-delay product (a round
+ * trip of link-latency-ns at link-bandwidth, in frames of that MTU: the
+ * rest covers the ACKs asked for every PLDMA_NET_ACKREQ_EVERY segments
+ * and the responder's turns), so that a link longer than a rack stays
+ * full; between PLDMA_NET_WINDOW and PLDMA_NET_WINDOW_MAX.
+ */
+uint32_t pldma_net_window(PLDMACore *s, uint32_t mtu)
+{
+    const PLDMATiming *tm = &s->tm;
+    uint64_t bits, frame;
+
+    if (!tm->on) {
+        return PLDMA_NET_WINDOW;
+    }
+    bits = (uint64_t)2 * tm->link_ns * tm->link_mbits / 1000;
+    frame = (uint64_t)(mtu + PLDMA_NET_SEG_HDRS + PLDMA_TM_WIRE_OVERHEAD) * 8;
+    return MIN(MAX(2 * DIV_ROUND_UP(bits, frame), PLDMA_NET_WINDOW),
+               PLDMA_NET_WINDOW_MAX);
+}
 
 bool pldma_net_realize(PLDMACore *s, Error **errp)
 {

@@ -8,7 +8,7 @@
  * The requester of a remote operation (RDMA WRITE, WRITE with immediate,
  * READ, SEND, atomics), as IB's RC requester: the remote part of a
  * descriptor on a QP's send queue, the segments of a message within the
- * window of PLDMA_NET_WINDOW unacknowledged ones, READ requests a window
+ * window of unacknowledged ones (pldma_net_window()), READ requests a window
  * at a time, an atomic's one request, and the retransmit and RNR timer.
  * Faults on the source of a WRITE or SEND, and on where a READ's or an
  * atomic's answer lands, take the channel's local fault path.  The
@@ -151,7 +151,7 @@ void pldma_req_send_read(PLDMAChannel *ch)
 
     /*
      * Responses land where the segments do: restart on a segment.  One
-     * request asks for at most PLDMA_NET_WINDOW responses, as a WRITE
+     * request asks for at most a window of responses, as a WRITE
      * keeps at most that many segments unacknowledged: the next request
      * goes out when they are in.  A message of any size then never floods
      * the link (and the peer's queue) with responses, and a request asked
@@ -176,7 +176,7 @@ void pldma_req_send_read(PLDMAChannel *ch)
         r->gap = true;
     } else {
         p.dmalen = MIN(ch->len - ch->done,
-                       (uint64_t)PLDMA_NET_WINDOW * r->mtu);
+                       (uint64_t)pldma_net_window(s, r->mtu) * r->mtu);
         r->rd_end = ch->done + p.dmalen;
     }
     if (ch->done < r->sent_hw) {
@@ -295,7 +295,8 @@ static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
     };
 
     if (ch->done >= r->acked &&
-        ch->done - r->acked >= (uint64_t)PLDMA_NET_WINDOW * r->mtu) {
+        ch->done - r->acked >=
+        (uint64_t)pldma_net_window(s, r->mtu) * r->mtu) {
         r->wait = true;
         return REQ_STOP;
     }

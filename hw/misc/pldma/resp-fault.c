@@ -34,7 +34,8 @@
  * acknowledged, and sends again none of the segments that were held.
  *
  * Bounded: at most PLDMA_NET_PARK_SEGS segments per connection (what
- * Linux rxe's requester keeps in flight; PLDMA's sends 64) and park-size
+ * Linux rxe's requester keeps in flight), or the device's own window at
+ * the smallest MTU when that is more (a long modeled link), and park-size
  * bytes per device; a segment beyond either, or after a gap, is dropped,
  * and then the last answer is an RNR NAK of the expected PSN instead of
  * the ACK, so the requester resends the rest after its RNR timer rather
@@ -55,7 +56,8 @@ typedef struct PLDMANetPark {
     bool running;                       /* pldma_resp_park_run() */
     bool gone;                          /* let go of while running */
     bool dropped;                       /* one after them was dropped */
-    PLDMAPkt pkt[PLDMA_NET_PARK_SEGS];  /* payload: a copy of its own */
+    uint32_t cap;                       /* segments it may hold */
+    PLDMAPkt pkt[];                     /* payload: a copy of its own */
 } PLDMANetPark;
 
 /*
@@ -260,7 +262,10 @@ bool pldma_resp_park_add(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p)
         if (p->psn != c->epsn) {
             return false;
         }
-        k = c->park = g_new0(PLDMANetPark, 1);
+        uint32_t cap = MAX(PLDMA_NET_PARK_SEGS, pldma_net_window(s, 256));
+
+        k = c->park = g_malloc0(sizeof(*k) + cap * sizeof(k->pkt[0]));
+        k->cap = cap;
     } else if (p->psn != ((k->pkt[k->n - 1].psn + 1) & PLDMA_PSN_MASK) ||
                (pldma_hdr_op_flags(k->pkt[k->n - 1].opcode) &
                 PLDMA_NET_F_LAST)) {
@@ -268,7 +273,7 @@ bool pldma_resp_park_add(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p)
             k->dropped = true;          /* a gap: what follows is lost */
         }
         return false;
-    } else if (k->n == PLDMA_NET_PARK_SEGS) {
+    } else if (k->n == k->cap) {
         if (!k->head) {
             k->dropped = true;
             return false;

@@ -248,6 +248,55 @@ static void test_timing_link(void)
     qtest_quit(n.qts);
 }
 
+/*
+ * A long link (link-latency-ns 100000, 100 us one way), otherwise the
+ * same: the window is sized to it (twice the bandwidth-delay product: 2 x
+ * 100 us at 8000 Mbit/s are 1.6 Mbit, 179 frames of 1024 bytes of
+ * payload and 74 + 24 bytes more: 358 segments), so a WRITE of 256 KiB
+ * never waits for an ACK and a READ of 256 KiB is one request: both
+ * complete at the formulas above, with 256 segments and 100 us.  With a
+ * window of 64, the WRITE would wait a round trip after 64 segments.
+ */
+#define TM_LONG_NS       100000
+#define TM_LONG_WRITE_NS (1000 + 250 + 1122 + 255 * 1106 + TM_LONG_NS + 86 + \
+                          TM_LONG_NS)
+#define TM_LONG_READ_NS  (1000 + 98 + TM_LONG_NS + 2 * 1110 + 254 * 1106 + \
+                          TM_LONG_NS)
+
+static void test_timing_link_long(void)
+{
+    const uint32_t len = 256 * KiB;
+    uint32_t qpn0, qpn1, rkey;
+    uint64_t src, dst, win;
+    g_autofree uint8_t *data = NULL;
+    uint8_t mac[6];
+    Side s0, s1;
+    Node n;
+
+    node_start(&n, "-M virt -m 512M -nodefaults "
+               "-device pldma,id=dma0,netdev=n0,node-id=1,timing=on,"
+               "dma-bandwidth=4096,desc-latency-ns=1000,"
+               "link-bandwidth=8000,link-latency-ns=100000 "
+               "-netdev hubport,id=n0,hubid=0");
+    loop_connect(&n, &s0, &s1, mac, &qpn0, &qpn1, PLDMA_MTU_1024);
+    src = alloc_pa(&n, len);
+    dst = alloc_pa(&n, len);
+    win = alloc_pa(&n, len);
+    data = qpldma_mem_random(n.qts, src, len);
+    rkey = key_register(&n, 0, 0, win, len,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
+
+    timing_link_check(&n, &s0, PLDMA_OP_RDMA_WRITE, len, src, win, rkey,
+                      TM_LONG_WRITE_NS);
+    qpldma_mem_check(n.qts, win, data, len);
+    timing_link_check(&n, &s0, PLDMA_OP_RDMA_READ, len, dst, win, rkey,
+                      TM_LONG_READ_NS);
+    qpldma_mem_check(n.qts, dst, data, len);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_RETX_SEGS), ==, 0);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_TIMEOUTS), ==, 0);
+    qtest_quit(n.qts);
+}
+
 /* @n SGEs of @l bytes each, at fresh PAs (*@pa), listed at a new list */
 static uint64_t sgl_make(Node *n, uint32_t nsge, const uint32_t *l,
                          uint64_t *pa)
@@ -429,5 +478,6 @@ void pldma_qp_loopback_register(void)
 {
     qtest_add_func("/pldma-qp/loopback", test_loopback);
     qtest_add_func("/pldma-qp/timing-link", test_timing_link);
+    qtest_add_func("/pldma-qp/timing-link-long", test_timing_link_long);
     qtest_add_func("/pldma-qp/sgl", test_sgl);
 }

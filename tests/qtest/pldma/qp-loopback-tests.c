@@ -182,6 +182,21 @@ static void test_loopback(void)
 
 #define TM_LINK_READ_NS  (1000 + 98 + 500 + 2 * 1110 + 14 * 1106 + 500)
 
+/*
+ * A long link (link-latency-ns 100000, 100 us one way), otherwise the
+ * same: the window is sized to it (twice the bandwidth-delay product: 2 x
+ * 100 us at 8000 Mbit/s are 1.6 Mbit, 179 frames of 1024 bytes of
+ * payload and 74 + 24 bytes more: 358 segments), so a WRITE of 256 KiB
+ * never waits for an ACK and a READ of 256 KiB is one request: both
+ * complete at the formulas above, with 256 segments and 100 us.  With a
+ * window of 64, the WRITE would wait a round trip after 64 segments.
+ */
+#define TM_LONG_NS       100000
+#define TM_LONG_WRITE_NS (1000 + 250 + 1122 + 255 * 1106 + TM_LONG_NS + 86 + \
+                          TM_LONG_NS)
+#define TM_LONG_READ_NS  (1000 + 98 + TM_LONG_NS + 2 * 1110 + 254 * 1106 + \
+                          TM_LONG_NS)
+
 static void timing_link_check(Node *n, Side *sd, uint8_t op, uint32_t len,
                               uint64_t buf, uint64_t win, uint32_t rkey,
                               int64_t expect_ns)
@@ -204,21 +219,36 @@ static void timing_link_check(Node *n, Side *sd, uint8_t op, uint32_t len,
     g_assert_cmpuint(bytes, ==, len);
 }
 
-static void test_timing_link(void)
+typedef struct TimingLinkCase {
+    uint32_t len, link_ns;
+    int64_t write_ns, read_ns;
+} TimingLinkCase;
+
+static const TimingLinkCase timing_link_short = {
+    16 * KiB, 500, TM_LINK_WRITE_NS, TM_LINK_READ_NS,
+};
+static const TimingLinkCase timing_link_long = {
+    256 * KiB, TM_LONG_NS, TM_LONG_WRITE_NS, TM_LONG_READ_NS,
+};
+
+static void test_timing_link(const void *opaque)
 {
-    const uint32_t len = 16 * KiB;
+    const TimingLinkCase *c = opaque;
+    const uint32_t len = c->len;
     uint32_t qpn0, qpn1, rkey;
     uint64_t src, dst, win;
     g_autofree uint8_t *data = NULL;
     uint8_t mac[6], e[PLDMA_CQE_SIZE];
+    g_autofree char *args = g_strdup_printf(
+        "-M virt -m 512M -nodefaults "
+        "-device pldma,id=dma0,netdev=n0,node-id=1,timing=on,"
+        "dma-bandwidth=4096,desc-latency-ns=1000,"
+        "link-bandwidth=8000,link-latency-ns=%u "
+        "-netdev hubport,id=n0,hubid=0", c->link_ns);
     Side s0, s1;
     Node n;
 
-    node_start(&n, "-M virt -m 512M -nodefaults "
-               "-device pldma,id=dma0,netdev=n0,node-id=1,timing=on,"
-               "dma-bandwidth=4096,desc-latency-ns=1000,"
-               "link-bandwidth=8000,link-latency-ns=500 "
-               "-netdev hubport,id=n0,hubid=0");
+    node_start(&n, args);
     loop_connect(&n, &s0, &s1, mac, &qpn0, &qpn1, PLDMA_MTU_1024);
     src = alloc_pa(&n, len);
     dst = alloc_pa(&n, len);
@@ -228,14 +258,14 @@ static void test_timing_link(void)
                         PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
 
     timing_link_check(&n, &s0, PLDMA_OP_RDMA_WRITE, len, src, win, rkey,
-                      TM_LINK_WRITE_NS);
+                      c->write_ns);
     qpldma_mem_check(n.qts, win, data, len);
     loop_cqe(&n, &s0.scq, e);
     check_cqe(e, 0, PLDMA_WC_RDMA_WRITE, PLDMA_WC_ST_SUCCESS, len,
               qpn0, qpn1, 0, 0, 0);
 
     timing_link_check(&n, &s0, PLDMA_OP_RDMA_READ, len, dst, win, rkey,
-                      TM_LINK_READ_NS);
+                      c->read_ns);
     qpldma_mem_check(n.qts, dst, data, len);
 
     /* every frame went round once: nothing dropped, nothing resent */
@@ -243,55 +273,6 @@ static void test_timing_link(void)
                      ncnt(&n, PLDMA_NCNT_TX_FRAMES));
     g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_RX_FRAMES), ==,
                      ncnt(&n, PLDMA_NCNT_TX_FRAMES));
-    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_RETX_SEGS), ==, 0);
-    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_TIMEOUTS), ==, 0);
-    qtest_quit(n.qts);
-}
-
-/*
- * A long link (link-latency-ns 100000, 100 us one way), otherwise the
- * same: the window is sized to it (twice the bandwidth-delay product: 2 x
- * 100 us at 8000 Mbit/s are 1.6 Mbit, 179 frames of 1024 bytes of
- * payload and 74 + 24 bytes more: 358 segments), so a WRITE of 256 KiB
- * never waits for an ACK and a READ of 256 KiB is one request: both
- * complete at the formulas above, with 256 segments and 100 us.  With a
- * window of 64, the WRITE would wait a round trip after 64 segments.
- */
-#define TM_LONG_NS       100000
-#define TM_LONG_WRITE_NS (1000 + 250 + 1122 + 255 * 1106 + TM_LONG_NS + 86 + \
-                          TM_LONG_NS)
-#define TM_LONG_READ_NS  (1000 + 98 + TM_LONG_NS + 2 * 1110 + 254 * 1106 + \
-                          TM_LONG_NS)
-
-static void test_timing_link_long(void)
-{
-    const uint32_t len = 256 * KiB;
-    uint32_t qpn0, qpn1, rkey;
-    uint64_t src, dst, win;
-    g_autofree uint8_t *data = NULL;
-    uint8_t mac[6];
-    Side s0, s1;
-    Node n;
-
-    node_start(&n, "-M virt -m 512M -nodefaults "
-               "-device pldma,id=dma0,netdev=n0,node-id=1,timing=on,"
-               "dma-bandwidth=4096,desc-latency-ns=1000,"
-               "link-bandwidth=8000,link-latency-ns=100000 "
-               "-netdev hubport,id=n0,hubid=0");
-    loop_connect(&n, &s0, &s1, mac, &qpn0, &qpn1, PLDMA_MTU_1024);
-    src = alloc_pa(&n, len);
-    dst = alloc_pa(&n, len);
-    win = alloc_pa(&n, len);
-    data = qpldma_mem_random(n.qts, src, len);
-    rkey = key_register(&n, 0, 0, win, len,
-                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ);
-
-    timing_link_check(&n, &s0, PLDMA_OP_RDMA_WRITE, len, src, win, rkey,
-                      TM_LONG_WRITE_NS);
-    qpldma_mem_check(n.qts, win, data, len);
-    timing_link_check(&n, &s0, PLDMA_OP_RDMA_READ, len, dst, win, rkey,
-                      TM_LONG_READ_NS);
-    qpldma_mem_check(n.qts, dst, data, len);
     g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_RETX_SEGS), ==, 0);
     g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_TIMEOUTS), ==, 0);
     qtest_quit(n.qts);
@@ -477,7 +458,9 @@ static void test_sgl(void)
 void pldma_qp_loopback_register(void)
 {
     qtest_add_func("/pldma-qp/loopback", test_loopback);
-    qtest_add_func("/pldma-qp/timing-link", test_timing_link);
-    qtest_add_func("/pldma-qp/timing-link-long", test_timing_link_long);
+    qtest_add_data_func("/pldma-qp/timing-link", &timing_link_short,
+                        test_timing_link);
+    qtest_add_data_func("/pldma-qp/timing-link-long", &timing_link_long,
+                        test_timing_link);
     qtest_add_func("/pldma-qp/sgl", test_sgl);
 }

@@ -350,17 +350,21 @@ static bool comp_read_resp_expected(PLDMACore *s, PLDMAChannel *ch,
         return false;
     }
     if (ch->len ? off >= r->rd_end : !r->sent_hw) {
-        /* not asked for yet: outside the outstanding window */
-        rx_drop(s, p);
+        if (r->gap) {
+            /* behind a gap: its request is asked again after the gap */
+            pldma_net_cnt(s, PLDMA_NCNT_OOO);
+        } else {
+            /* not asked for yet: outside the outstanding window */
+            rx_drop(s, p);
+        }
         return false;
     }
     if (off > ch->done || r->rnr || ch->state != PLDMA_STATE_RUNNING) {
         pldma_net_cnt(s, PLDMA_NCNT_OOO);
         /* a response went missing: ask again from it, once per gap */
         if (!r->rnr && !r->gap && ch->state == PLDMA_STATE_RUNNING) {
-            r->gap = true;
             trace_pldma_net_go_back(ch->idx, p->psn, ch->done);
-            pldma_req_send_read(ch);
+            pldma_req_read_gap(ch);
         }
         return false;
     }
@@ -415,9 +419,8 @@ static void pldma_comp_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
     r->rnr_retries = 0;
     if (ch->done == ch->len) {
         pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
-    } else if (ch->done >= r->rd_end) {
-        pldma_req_send_read(ch);        /* the next window */
     } else {
+        pldma_req_read_more(ch);        /* the next requests */
         pldma_req_arm(ch, r->rto_us);
     }
 }

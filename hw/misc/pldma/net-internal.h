@@ -561,6 +561,8 @@ PLDMAAccess pldma_req_local_rw(PLDMAChannel *ch, uint64_t off, uint8_t *buf,
                                bool *short_list);
 void pldma_req_arm(PLDMAChannel *ch, uint64_t us);
 void pldma_req_send_read(PLDMAChannel *ch);
+void pldma_req_read_more(PLDMAChannel *ch);
+void pldma_req_read_gap(PLDMAChannel *ch);
 void pldma_req_timer(void *opaque);
 
 /* comp.c: the requester's completer */

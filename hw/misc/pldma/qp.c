@@ -199,13 +199,15 @@ static bool qp_transition(uint32_t cur, uint32_t next, uint32_t *req,
     case PLDMA_QPS_RTR:
         if (next == PLDMA_QPS_RTS) {
             *req = PLDMA_QPA_REQ_RTS;
-            *opt = PLDMA_QPA_ACCESS_FLAGS | PLDMA_QPA_MIN_RNR_TIMER;
+            *opt = PLDMA_QPA_ACCESS_FLAGS | PLDMA_QPA_MIN_RNR_TIMER |
+                   PLDMA_QPA_MAX_QP_RD_ATOMIC;
             return true;
         }
         return false;
     case PLDMA_QPS_RTS:
         if (next == PLDMA_QPS_RTS) {
-            *opt = PLDMA_QPA_ACCESS_FLAGS | PLDMA_QPA_MIN_RNR_TIMER;
+            *opt = PLDMA_QPA_ACCESS_FLAGS | PLDMA_QPA_MIN_RNR_TIMER |
+                   PLDMA_QPA_MAX_QP_RD_ATOMIC;
             return true;
         }
         return false;
@@ -256,8 +258,13 @@ static uint32_t qp_check_attrs(PLDMACore *s, uint32_t idx, uint32_t mask)
         return PLDMA_QP_ST_BAD_ATTR;
     }
     if ((mask & (PLDMA_QPA_TIMEOUT | PLDMA_QPA_RETRY_CNT |
-                 PLDMA_QPA_RNR_RETRY | PLDMA_QPA_MIN_RNR_TIMER)) &&
-        (st->timers & ~PLDMA_QPT_MAKE(7, 7, 31, 31))) {
+                 PLDMA_QPA_RNR_RETRY | PLDMA_QPA_MIN_RNR_TIMER |
+                 PLDMA_QPA_MAX_QP_RD_ATOMIC)) &&
+        (st->timers & ~PLDMA_QPT_VALID)) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
+    if ((mask & PLDMA_QPA_MAX_QP_RD_ATOMIC) &&
+        PLDMA_QPT_MAX_RD_ATOMIC(st->timers) > PLDMA_QP_MAX_RD_ATOMIC) {
         return PLDMA_QP_ST_BAD_ATTR;
     }
     if ((mask & PLDMA_QPA_RQ) &&
@@ -344,6 +351,9 @@ static void qp_apply_attrs(PLDMAQP *qp, const PLDMAQP *st, uint32_t mask)
     }
     if (mask & PLDMA_QPA_TIMEOUT) {
         qp_set_timer(&qp->timers, st->timers, 16, 5);
+    }
+    if (mask & PLDMA_QPA_MAX_QP_RD_ATOMIC) {
+        qp_set_timer(&qp->timers, st->timers, 24, 5);
     }
 }
 
@@ -692,7 +702,8 @@ static const char *pldma_qp_check(PLDMACore *s, uint32_t i)
         }
     }
     if ((qp->dest_qpn | qp->sq_psn | qp->rq_psn) & ~PLDMA_PSN_MASK ||
-        qp->timers & ~PLDMA_QPT_MAKE(7, 7, 31, 31) ||
+        qp->timers & ~PLDMA_QPT_VALID ||
+        PLDMA_QPT_MAX_RD_ATOMIC(qp->timers) > PLDMA_QP_MAX_RD_ATOMIC ||
         qp->access & ~PLDMA_KEY_ACC_MASK ||
         !pldma_pasid_reg_valid(s, qp->pd) || qp->pd_tag > PLDMA_PD_TAG_MAX) {
         return "QPN, PSN, timers, access flags or PD out of range";

@@ -136,54 +136,127 @@ uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
     return 0;
 }
 
-void pldma_req_send_read(PLDMAChannel *ch)
+/*
+ * A READ is asked for in requests of a window of responses each
+ * (pldma_net_window()), as a WRITE keeps at most that many segments
+ * unacknowledged, at message offsets that are multiples of the window: a
+ * message of any size never floods the link (and the peer's queue) with
+ * responses, and a request asked again is always a subset of one sent
+ * before, the only repeated READ a responder answers (IBA 9.7.5.1.2; rxe
+ * drops the rest).  Up to the QP's max_rd_atomic requests are
+ * outstanding (QPT_MAX_RD_ATOMIC), so that the next request is at the
+ * responder before the responses of the one before it end.
+ */
+static uint64_t req_read_win(PLDMAChannel *ch)
+{
+    PLDMANetReq *r = pldma_ch_req(ch);
+
+    return (uint64_t)pldma_net_window(ch->s, r->mtu) * r->mtu;
+}
+
+/* The end of the READ request that holds byte @off of the message */
+static uint64_t req_read_end(PLDMAChannel *ch, uint64_t off)
+{
+    uint64_t w = req_read_win(ch);
+
+    return MIN(ch->len, (off / w + 1) * w);
+}
+
+/* READ requests sent whose responses have not all come */
+static uint32_t req_read_outstanding(PLDMAChannel *ch)
+{
+    PLDMANetReq *r = pldma_ch_req(ch);
+    uint64_t w = req_read_win(ch);
+
+    if (r->rd_end <= ch->done) {
+        return 0;
+    }
+    return DIV_ROUND_UP(r->rd_end - ch->done / w * w, w);
+}
+
+/* Ask for the responses from byte @off to the end of its request */
+static void req_read_ask(PLDMAChannel *ch, uint64_t off)
 {
     PLDMACore *s = ch->s;
     PLDMANetReq *r = pldma_ch_req(ch);
-    uint32_t seg = ch->done / r->mtu;
+    uint64_t end = req_read_end(ch, off);
     PLDMAPkt p = {
         .opcode = OP_READ_REQ, .ackreq = true,
         .qpn = s->net->qps[r->qp - 1].dest_qpn,
-        .psn = (r->psn + seg) & PLDMA_PSN_MASK,
-        .rkey = r->rkey,
+        .psn = (r->psn + off / r->mtu) & PLDMA_PSN_MASK,
+        .rkey = r->rkey, .va = r->rva + off, .dmalen = end - off,
         .qp = r->qp,
     };
 
-    /*
-     * Responses land where the segments do: restart on a segment.  One
-     * request asks for at most a window of responses, as a WRITE
-     * keeps at most that many segments unacknowledged: the next request
-     * goes out when they are in.  A message of any size then never floods
-     * the link (and the peer's queue) with responses, and a request asked
-     * again after a loss stays close to the responder's expected PSN.
-     */
-    ch->done = (uint64_t)seg * r->mtu;
-    p.va = r->rva + ch->done;
-    if (ch->done < r->rd_end) {
-        /*
-         * Asked again inside the window (a loss, an RNR, a local fault):
-         * a QP's responder answers a repeated READ only when it is the
-         * original or a subset (IBA 9.7.5.1.2; rxe drops the rest), and
-         * its expected PSN is already past the window.  Ask for what is
-         * missing of the original, so that the next window's request
-         * carries the PSN the responder expects.  The responses of the
-         * stream asked before that still arrive are not a new gap: a
-         * standard responder serves every duplicate whole, so asking
-         * again for each of them would multiply the stream (a lost
-         * request is the timer's).
-         */
-        p.dmalen = r->rd_end - ch->done;
-        r->gap = true;
-    } else {
-        p.dmalen = MIN(ch->len - ch->done,
-                       (uint64_t)pldma_net_window(s, r->mtu) * r->mtu);
-        r->rd_end = ch->done + p.dmalen;
-    }
-    if (ch->done < r->sent_hw) {
+    if (off < r->sent_hw) {
         pldma_net_cnt(s, PLDMA_NCNT_RETX_SEGS);
     }
-    r->sent_hw = MAX(r->sent_hw, ch->done + 1);
+    /* (a zero-length READ's one request counts as its one byte) */
+    r->sent_hw = MAX(r->sent_hw, off + 1);
+    r->rd_end = MAX(r->rd_end, end);
+    trace_pldma_net_read_req(ch->idx, p.psn, off, end - off,
+                             req_read_outstanding(ch));
     pldma_hdr_tx(s, &p);
+}
+
+/*
+ * New requests, up to the QP's max_rd_atomic outstanding (while the link
+ * takes frames: the next response asks again)
+ */
+void pldma_req_read_more(PLDMAChannel *ch)
+{
+    PLDMANetReq *r = pldma_ch_req(ch);
+    uint32_t depth = MAX(1, PLDMA_QPT_MAX_RD_ATOMIC(
+                                ch->s->net->qps[r->qp - 1].timers));
+
+    while (r->rd_end < ch->len && req_read_outstanding(ch) < depth &&
+           !ch->s->net->tx_blocked) {
+        req_read_ask(ch, r->rd_end);
+    }
+}
+
+/*
+ * A response went missing while the stream goes on: ask again for the
+ * rest of the request it belongs to, once per gap.  The responses that
+ * still arrive behind it are not a new gap: a standard responder serves
+ * every duplicate whole, so asking again for each of them would multiply
+ * the stream (a lost request is the timer's).  A responder answers in
+ * order, so the responses of the requests after this one come before
+ * those asked again, and are dropped as out of order: those requests are
+ * forgotten here, and asked again (as subsets of the ones sent) as the
+ * responses asked again come in.
+ */
+void pldma_req_read_gap(PLDMAChannel *ch)
+{
+    PLDMANetReq *r = pldma_ch_req(ch);
+
+    r->gap = true;
+    r->rd_end = req_read_end(ch, ch->done);
+    req_read_ask(ch, ch->done);
+    pldma_req_arm(ch, r->rto_us);
+}
+
+/*
+ * Start or go on with a READ from the segment at ch->done: a request
+ * asked again (a loss, an RNR, a local fault) asks every outstanding one
+ * from there again, each a subset of the one sent before, then the next
+ * ones, up to max_rd_atomic
+ */
+void pldma_req_send_read(PLDMAChannel *ch)
+{
+    PLDMANetReq *r = pldma_ch_req(ch);
+    uint64_t off;
+
+    ch->done = ch->done / r->mtu * r->mtu;
+    if (ch->len == 0 || ch->done >= r->rd_end) {
+        req_read_ask(ch, ch->done);
+    } else {
+        r->gap = true;
+        for (off = ch->done; off < r->rd_end; off = req_read_end(ch, off)) {
+            req_read_ask(ch, off);
+        }
+    }
+    pldma_req_read_more(ch);
     r->wait = true;
     pldma_req_arm(ch, r->rto_us);
 }

@@ -321,9 +321,18 @@
 #define   PLDMA_QPT_RNR_RETRY(v)      PLDMA_FGET(v, 6, 4)   /* 7 = infinite */
 #define   PLDMA_QPT_MIN_RNR_TIMER(v)  PLDMA_FGET(v, 12, 8)  /* IB code */
 #define   PLDMA_QPT_TIMEOUT(v)        PLDMA_FGET(v, 20, 16) /* 4.096us<<v */
+/*
+ * max_rd_atomic (IBA's initiator depth): the READ requests the requester
+ * keeps outstanding, at most PLDMA_QP_MAX_RD_ATOMIC; 0 counts as 1
+ */
+#define   PLDMA_QPT_MAX_RD_ATOMIC(v)  PLDMA_FGET(v, 28, 24)
+#define   PLDMA_QPT_RD_ATOMIC(n)      PLDMA_FSET(n, 28, 24)
 #define   PLDMA_QPT_MAKE(retry, rnr_retry, min_rnr, timeout) \
     (PLDMA_FSET(retry, 2, 0) | PLDMA_FSET(rnr_retry, 6, 4) | \
      PLDMA_FSET(min_rnr, 12, 8) | PLDMA_FSET(timeout, 20, 16))
+/* the bits a QP_TIMERS value may have */
+#define   PLDMA_QPT_VALID \
+    (PLDMA_QPT_MAKE(7, 7, 31, 31) | PLDMA_QPT_RD_ATOMIC(31))
 #define PLDMA_QP_CMD                0x350   /* WO  on QP_SEL */
 #define   PLDMA_QP_CMD_MODIFY         1
 #define   PLDMA_QP_CMD_QUERY          2
@@ -500,6 +509,7 @@
 #define PLDMA_QPA_RETRY_CNT         PLDMA_BIT(10)
 #define PLDMA_QPA_RNR_RETRY         PLDMA_BIT(11)
 #define PLDMA_QPA_RQ_PSN            PLDMA_BIT(12)
+#define PLDMA_QPA_MAX_QP_RD_ATOMIC  PLDMA_BIT(13) /* QPT_MAX_RD_ATOMIC */
 #define PLDMA_QPA_MIN_RNR_TIMER     PLDMA_BIT(15)
 #define PLDMA_QPA_SQ_PSN            PLDMA_BIT(16)
 #define PLDMA_QPA_DEST_QPN          PLDMA_BIT(20)

@@ -530,6 +530,162 @@ static void test_read_local_fault_subset(void)
     peer_close(&pe);
 }
 
+/*
+ * The responses to segments [@from, @to) of a READ at @psn whose requests
+ * are @win segments each, one of them asked (again) from segment @asked:
+ * First, Middle, Last or Only as their place in their request; the one at
+ * segment @skip left out when @skip is not negative (a loss).  Waits until
+ * the device has taken them all.
+ */
+static void read_resps_send(Peer *pe, uint32_t psn, uint32_t asked,
+                            uint32_t from, uint32_t to, uint32_t win,
+                            uint32_t nsegs, const uint8_t *data, int skip)
+{
+    uint32_t rx0 = ncnt(&pe->n, PLDMA_NCNT_RX_FRAMES), i, n = 0, flen;
+    uint8_t f[2048];
+    bool first, last;
+    int w;
+
+    for (i = from; i < to; i++) {
+        if ((int)i == skip) {
+            continue;
+        }
+        /* (a request asked again starts where it was asked) */
+        first = i == asked || i % win == 0;
+        last = i % win == win - 1 || i == nsegs - 1;
+        flen = roce_frame(f, IP_B, first ? (last ? 0x10 : 0x0d)
+                                         : (last ? 0x0f : 0x0e),
+                          pe->qpn, (psn + i) & 0xffffff, false, 0, 0, 0,
+                          first || last ? 0x1f : -1, 0, data + i * KiB, KiB);
+        qpldma_stream_send(pe->fd, f, flen);
+        n++;
+    }
+    for (w = 0; w < 20000 && ncnt(&pe->n, PLDMA_NCNT_RX_FRAMES) < rx0 + n;
+         w++) {
+        g_usleep(100);
+    }
+    g_assert_cmpuint(ncnt(&pe->n, PLDMA_NCNT_RX_FRAMES), ==, rx0 + n);
+}
+
+/* The next frame is a READ request at segment @seg for @len bytes */
+static void read_req_check(Peer *pe, uint32_t psn, uint64_t rva, uint32_t seg,
+                           uint32_t len)
+{
+    Rx rx;
+
+    g_assert_true(peer_rx(pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x0c);
+    g_assert_cmphex(rx.psn, ==, (psn + seg) & 0xffffff);
+    g_assert_cmphex(rx.va, ==, rva + seg * KiB);
+    g_assert_cmpuint(rx.dmalen, ==, len);
+}
+
+/*
+ * READs in flight (QPT_MAX_RD_ATOMIC, IBA's initiator depth): a READ of
+ * four windows and 1 KiB on a QP whose max_rd_atomic is 3 sends three
+ * requests at once, each of a window (64 segments without the timing
+ * model); the fourth only once the first's responses are all in (not
+ * after 63 of them), the fifth once the second's are.  A response lost
+ * inside the third asks again for the rest of the third only (a subset
+ * of a request sent, as IBA wants a repeated READ), once however many of
+ * the third's responses come after the gap; the fourth and fifth, whose
+ * responses an in-order responder sends before those asked again, are
+ * asked again once the first of those is in.  Then the READ completes,
+ * byte for byte.  Before, one
+ * request was outstanding whatever the QP said, and a READ waited a
+ * round trip at every window.  The depth is refused beyond 16.
+ */
+static void test_read_in_flight(void)
+{
+    const uint32_t len = 4 * 64 * KiB + KiB, nsegs = len / KiB;
+    const uint64_t rva = 0x200000;
+    g_autofree uint8_t *data = g_malloc(len);
+    uint8_t d[PLDMA_DESC_SIZE];
+    uint64_t dst, compl, ring, off, bytes;
+    QPldmaQPAttr at;
+    QPldmaRing r;
+    uint32_t i, psn;
+    Peer pe;
+    Rx rx;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ, true);
+    qpldma_qp_query(&pe.n.d, 0, &at);
+    g_assert_cmpuint(PLDMA_QPT_MAX_RD_ATOMIC(at.timers), ==, 0);
+    at.timers |= PLDMA_QPT_RD_ATOMIC(17);
+    g_assert_cmpuint(qpldma_qp_modify(&pe.n.d, 0, PLDMA_QPA_STATE |
+                                      PLDMA_QPA_MAX_QP_RD_ATOMIC, &at), ==,
+                     PLDMA_QP_ST_BAD_ATTR);
+    at.timers = (at.timers & ~PLDMA_QPT_RD_ATOMIC(31)) |
+                PLDMA_QPT_RD_ATOMIC(3);
+    g_assert_cmpuint(qpldma_qp_modify(&pe.n.d, 0, PLDMA_QPA_STATE |
+                                      PLDMA_QPA_MAX_QP_RD_ATOMIC, &at), ==,
+                     PLDMA_QP_ST_OK);
+    qpldma_qp_query(&pe.n.d, 0, &at);
+    g_assert_cmpuint(PLDMA_QPT_MAX_RD_ATOMIC(at.timers), ==, 3);
+    g_assert_cmpuint(at.state, ==, PLDMA_QPS_RTS);
+
+    for (i = 0; i < len; i++) {
+        data[i] = i * 13 + (i >> 10);
+    }
+    ring = alloc_pa(&pe.n, PAGE);
+    compl = alloc_pa(&pe.n, PAGE);
+    dst = alloc_pa(&pe.n, len);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, ring, ring, true);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, compl, compl, true);
+    for (off = 0; off < len; off += PAGE) {
+        qsmmu_map(&pe.n.s, pe.n.pt_root, dst + off, dst + off, true);
+    }
+    qpldma_ring_init(&pe.n.d, &r, 0, ring, 16, PASID | PLDMA_CHB_PASID_EN);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, len, dst, rva, 0x4343, compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+
+    /* three requests at once, a window each */
+    psn = pe.sq_psn;
+    for (i = 0; i < 3; i++) {
+        read_req_check(&pe, psn, rva, 64 * i, 64 * KiB);
+    }
+    g_assert_false(peer_rx(&pe, &rx));
+    /* the fourth when the first is answered whole, the fifth likewise */
+    read_resps_send(&pe, psn, 0, 0, 63, 64, nsegs, data, -1);
+    g_assert_false(peer_rx(&pe, &rx));
+    read_resps_send(&pe, psn, 0, 63, 64, 64, nsegs, data, -1);
+    read_req_check(&pe, psn, rva, 192, 64 * KiB);
+    g_assert_false(peer_rx(&pe, &rx));
+    read_resps_send(&pe, psn, 64, 64, 128, 64, nsegs, data, -1);
+    read_req_check(&pe, psn, rva, 256, KiB);
+    g_assert_false(peer_rx(&pe, &rx));
+
+    /*
+     * The third's response at segment 130 is lost: its rest is asked
+     * again, once, while the responder, in order, answers the fourth and
+     * the fifth (dropped, behind the gap)
+     */
+    read_resps_send(&pe, psn, 128, 128, 192, 64, nsegs, data, 130);
+    read_req_check(&pe, psn, rva, 130, 62 * KiB);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_OOO), ==, 61);
+    read_resps_send(&pe, psn, 192, 192, nsegs, 64, nsegs, data, -1);
+    g_assert_false(peer_rx(&pe, &rx));
+    /*
+     * Served again from 130: the fourth and the fifth are asked again as
+     * soon as the first response asked again is in, not after a timeout
+     */
+    read_resps_send(&pe, psn, 130, 130, 131, 64, nsegs, data, -1);
+    read_req_check(&pe, psn, rva, 192, 64 * KiB);
+    read_req_check(&pe, psn, rva, 256, KiB);
+    g_assert_false(peer_rx(&pe, &rx));
+    read_resps_send(&pe, psn, 130, 131, 192, 64, nsegs, data, -1);
+    read_resps_send(&pe, psn, 192, 192, nsegs, 64, nsegs, data, -1);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, peer_step, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    qpldma_mem_check(pe.n.qts, dst, data, len);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RETX_SEGS), ==, 3);
+    peer_close(&pe);
+}
+
 /* The next frame is READ response @i of a READ at @psn of @n responses */
 static void read_resp_check(Peer *pe, uint32_t psn, uint32_t i, uint32_t n,
                             const uint8_t *data, uint32_t msn)
@@ -720,4 +876,5 @@ void pldma_qp_read_register(void)
     qtest_add_func("/pldma-qp/read-dup-subset", test_read_dup_subset);
     qtest_add_func("/pldma-qp/read-local-fault-subset",
                    test_read_local_fault_subset);
+    qtest_add_func("/pldma-qp/read-in-flight", test_read_in_flight);
 }

@@ -40,7 +40,7 @@
 				 IB_QP_TIMEOUT | IB_QP_RETRY_CNT |	\
 				 IB_QP_RNR_RETRY | IB_QP_RQ_PSN |	\
 				 IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN |	\
-				 IB_QP_DEST_QPN)
+				 IB_QP_DEST_QPN | IB_QP_MAX_QP_RD_ATOMIC)
 static_assert(IB_QP_STATE == PLDMA_QPA_STATE);
 static_assert(IB_QP_ACCESS_FLAGS == PLDMA_QPA_ACCESS_FLAGS);
 static_assert(IB_QP_AV == PLDMA_QPA_AV);
@@ -52,6 +52,7 @@ static_assert(IB_QP_RQ_PSN == PLDMA_QPA_RQ_PSN);
 static_assert(IB_QP_MIN_RNR_TIMER == PLDMA_QPA_MIN_RNR_TIMER);
 static_assert(IB_QP_SQ_PSN == PLDMA_QPA_SQ_PSN);
 static_assert(IB_QP_DEST_QPN == PLDMA_QPA_DEST_QPN);
+static_assert(IB_QP_MAX_QP_RD_ATOMIC == PLDMA_QPA_MAX_QP_RD_ATOMIC);
 static_assert(IB_QPS_RTS == PLDMA_QPS_RTS && IB_QPS_ERR == PLDMA_QPS_ERR);
 static_assert(IB_MTU_4096 == PLDMA_MTU_4096);
 
@@ -343,6 +344,8 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	a.rnr_retry = mask & IB_QP_RNR_RETRY ? attr->rnr_retry : qp->rnr_retry;
 	a.min_rnr_timer = mask & IB_QP_MIN_RNR_TIMER ? attr->min_rnr_timer :
 						       qp->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a.max_rd_atomic = attr->max_rd_atomic;
 	if (!a.attr_mask)
 		return 0;
 	ret = pldma_qp_modify(qp->chan->ctx, &a);
@@ -386,7 +389,7 @@ int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->rnr_retry = a.rnr_retry;
 	attr->min_rnr_timer = a.min_rnr_timer;
 	attr->port_num = 1;
-	attr->max_rd_atomic = PLDMA_QP_MAX_RD_ATOMIC;
+	attr->max_rd_atomic = a.max_rd_atomic;
 	attr->max_dest_rd_atomic = PLDMA_QP_MAX_RD_ATOMIC;
 	attr->cap = qp->cap;
 	memset(init, 0, sizeof(*init));

@@ -26,7 +26,7 @@
 			 PLDMA_QPA_TIMEOUT | PLDMA_QPA_RETRY_CNT |	\
 			 PLDMA_QPA_RNR_RETRY | PLDMA_QPA_RQ_PSN |	\
 			 PLDMA_QPA_MIN_RNR_TIMER | PLDMA_QPA_SQ_PSN |	\
-			 PLDMA_QPA_DEST_QPN)
+			 PLDMA_QPA_DEST_QPN | PLDMA_QPA_MAX_QP_RD_ATOMIC)
 #define PLDMA_QPS_NAME(st, name) \
 	[st] = name,
 static const char * const pldma_qps_names[] = {
@@ -167,11 +167,14 @@ static int pldma_qp_modify_hw(struct pldma_ctx *ctx, struct pldma_qp *qp,
 		pldma_wr(pd, PLDMA_QP_RQ_PSN, a->rq_psn);
 	if (mask & PLDMA_QPA_PATH_MTU)
 		pldma_wr(pd, PLDMA_QP_PATH_MTU, a->path_mtu);
+	/* (the device takes each field its mask bit names) */
 	if (mask & (PLDMA_QPA_TIMEOUT | PLDMA_QPA_RETRY_CNT |
-		    PLDMA_QPA_RNR_RETRY | PLDMA_QPA_MIN_RNR_TIMER))
+		    PLDMA_QPA_RNR_RETRY | PLDMA_QPA_MIN_RNR_TIMER |
+		    PLDMA_QPA_MAX_QP_RD_ATOMIC))
 		pldma_wr(pd, PLDMA_QP_TIMERS,
 			 PLDMA_QPT_MAKE(a->retry_cnt, a->rnr_retry,
-					a->min_rnr_timer, a->timeout));
+					a->min_rnr_timer, a->timeout) |
+			 PLDMA_QPT_RD_ATOMIC(a->max_rd_atomic));
 	pldma_wr(pd, PLDMA_QP_CMD, PLDMA_QP_CMD_MODIFY);
 	st = pldma_rd(pd, PLDMA_QP_STATUS);
 	/* a QP that entered RESET has a new QPN */
@@ -193,7 +196,8 @@ static int pldma_qp_check(const struct pldma_qp_attr *a)
 {
 	u32 m = a->attr_mask;
 
-	if (a->rsvd0 || a->rsvd[0] || a->rsvd[1] || a->rsvd[2] || a->rsvd[3])
+	if (a->rsvd0 || a->rsvd1[0] || a->rsvd1[1] || a->rsvd1[2] ||
+	    a->rsvd[0] || a->rsvd[1] || a->rsvd[2])
 		return -EINVAL;
 	if (!m || m & ~PLDMA_QPA_USER)
 		return -EINVAL;
@@ -227,6 +231,9 @@ static int pldma_qp_check(const struct pldma_qp_attr *a)
 		    a->min_rnr_timer > 31)
 			return -EINVAL;
 	}
+	if (m & PLDMA_QPA_MAX_QP_RD_ATOMIC &&
+	    a->max_rd_atomic > PLDMA_QP_MAX_RD_ATOMIC)
+		return -EINVAL;
 	return 0;
 }
 
@@ -452,6 +459,7 @@ int pldma_qp_query(struct pldma_ctx *ctx, struct pldma_qp_attr *ap)
 	a.retry_cnt = PLDMA_QPT_RETRY_CNT(t);
 	a.rnr_retry = PLDMA_QPT_RNR_RETRY(t);
 	a.min_rnr_timer = PLDMA_QPT_MIN_RNR_TIMER(t);
+	a.max_rd_atomic = PLDMA_QPT_MAX_RD_ATOMIC(t);
 	mutex_unlock(&pd->key_mutex);
 	*ap = a;
 	return 0;

@@ -311,7 +311,13 @@ struct pldma_qp_attr {
 	__u8  retry_cnt;	/* 0..7 */
 	__u8  rnr_retry;	/* 0..7, 7 = infinite */
 	__u8  min_rnr_timer;	/* 0..31, IB code */
-	__u32 rsvd[4];
+	/*
+	 * PLDMA_QPA_MAX_QP_RD_ATOMIC: the READ requests kept outstanding,
+	 * 0..PLDMA_QP_MAX_RD_ATOMIC (0 counts as 1)
+	 */
+	__u8  max_rd_atomic;
+	__u8  rsvd1[3];
+	__u32 rsvd[3];
 };
 
 struct pldma_qp_destroy {

@@ -764,8 +764,11 @@ int pldma_qp_connect(struct pldma_chan *ch, const struct pldma_qp_info *local,
 		return ret;
 	memset(&a, 0, sizeof(a));
 	a.attr_mask = PLDMA_QPA_STATE | PLDMA_QPA_SQ_PSN | PLDMA_QPA_TIMEOUT |
-		      PLDMA_QPA_RETRY_CNT | PLDMA_QPA_RNR_RETRY;
+		      PLDMA_QPA_RETRY_CNT | PLDMA_QPA_RNR_RETRY |
+		      PLDMA_QPA_MAX_QP_RD_ATOMIC;
 	a.qp_state = PLDMA_QPS_RTS;
+	/* READs in flight: as many as a PLDMA's responder takes */
+	a.max_rd_atomic = PLDMA_QP_MAX_RD_ATOMIC;
 	a.sq_psn = local->psn;
 	a.min_rnr_timer = PLDMA_QP_MIN_RNR_TIMER;
 	a.timeout = local->timeout ? local->timeout : PLDMA_QP_TIMEOUT;

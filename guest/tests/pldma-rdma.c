@@ -820,7 +820,8 @@ static void qp_selftest(struct pldma_chan *ch, unsigned int node)
 	BADQP(EINVAL, "state 4 (SQD)", a.qp_state = 4);
 	BADQP(EINVAL, "state 99", a.qp_state = 99);
 	BADQP(EINVAL, "unknown access bit", a.access = PLDMA_MR_ACCESS_ATOMIC << 1);
-	BADQP(EINVAL, "reserved field", a.rsvd[3] = 1);
+	BADQP(EINVAL, "reserved field", a.rsvd[2] = 1);
+	BADQP(EINVAL, "reserved after max_rd_atomic", a.rsvd1[2] = 1);
 	BADQP(EINVAL, "reserved after the MAC", a.rsvd0 = 1);
 	BADQP(EINVAL, "dest QPN 0", a.attr_mask |= PLDMA_QPA_DEST_QPN;
 	      a.dest_qpn = 0);
@@ -853,6 +854,9 @@ static void qp_selftest(struct pldma_chan *ch, unsigned int node)
 	      a.rnr_retry = 8);
 	BADQP(EINVAL, "min RNR timer 32",
 	      a.attr_mask |= PLDMA_QPA_MIN_RNR_TIMER; a.min_rnr_timer = 32);
+	BADQP(EINVAL, "max_rd_atomic beyond PLDMA_QP_MAX_RD_ATOMIC",
+	      a.attr_mask |= PLDMA_QPA_MAX_QP_RD_ATOMIC;
+	      a.max_rd_atomic = PLDMA_QP_MAX_RD_ATOMIC + 1);
 	/* well-formed, but not a transition IBA allows (the device says so) */
 	BADQP(EINVAL, "RESET -> RTS", a.qp_state = PLDMA_QPS_RTS;
 	      a.attr_mask = PLDMA_QPA_REQ_RTS & ~(PLDMA_QPA_PD | PLDMA_QPA_SQ);

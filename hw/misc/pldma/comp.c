@@ -220,6 +220,14 @@ static void comp_rnr(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
     uint64_t off = (uint64_t)MAX(seg, 0) * r->mtu;
 
     pldma_net_cnt(ch->s, PLDMA_NCNT_NAK_RX_RNR);
+    if (r->rnr && ch->op == PLDMA_OP_RDMA_READ) {
+        /*
+         * The READs in flight behind the one NAKed, each NAKed in turn:
+         * one wait, and one retry counted, for them all (they are asked
+         * again with it when the wait ends)
+         */
+        return;
+    }
     pldma_net_cnt(ch->s, PLDMA_NCNT_RNR_WAITS);
     if (pldma_op_sends(ch->op) && off > r->acked) {
         r->rnr_retries = 0;         /* progress: it acknowledges some */

@@ -346,8 +346,14 @@ static PLDMARespState resp_chk_psn(PLDMAResp *r)
     if (r->d > PLDMA_NET_PSN_AHEAD) {
         return resp_drop(r, "PSN outside the window");
     }
-    /* (a READ is not held: only the fault itself holds it up) */
-    if (c->fault || (r->kind != RESP_READ && pldma_resp_parked(c))) {
+    /*
+     * (a READ is not held behind parked segments: only the fault itself
+     * holds it up; and a fault inside a READ's responses holds a new READ
+     * as one more waiting behind it, not with an RNR NAK: its requester
+     * would stop taking the held stream's responses when it goes on)
+     */
+    if ((c->fault && !(r->kind == RESP_READ && c->rd_hold)) ||
+        (r->kind != RESP_READ && pldma_resp_parked(c))) {
         return RESPST_BUSY;
     }
     /* the expected PSN only: a sequence NAK, nothing moves */

@@ -156,6 +156,69 @@ static void test_read_fault_held(void)
 }
 
 /*
+ * A new READ that comes while the one before it is held inside its
+ * responses (a responder fault, with up to max_rd_atomic requests in
+ * flight) waits behind it: no RNR NAK, which would make the requester
+ * drop the held stream's responses when it goes on and wait out its RNR
+ * timer (a millisecond a fault, `pldma-rbench read-one` 50 times slower
+ * with 16 READs in flight).  Once the fault is resolved the held READ's
+ * rest comes, then the new one's response, in order.
+ */
+static void test_read_held_queue(void)
+{
+    Peer pe;
+    uint8_t f[2048], data[2 * PAGE], rec[PLDMA_FR_SIZE];
+    uint64_t pa, va;
+    uint32_t rkey, i, len, psn2;
+    Rx rx;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_READ, true);
+    for (i = 0; i < sizeof(data); i++) {
+        data[i] = i * 5 + 3;
+    }
+    pa = alloc_pa(&pe.n, 2 * PAGE);
+    qtest_memwrite(pe.n.qts, pa, data, sizeof(data));
+    va = VA_BASE + (pa - ALLOC_BASE);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);     /* page 1: a fault */
+    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, 2 * PAGE,
+                        PLDMA_KEY_ACC_READ);
+
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, va, rkey,
+                     2 * PAGE, -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    for (i = 0; i < 4; i++) {
+        g_assert_true(peer_rx(&pe, &rx));
+        g_assert_cmphex(rx.psn, ==, (pe.epsn + i) & 0xffffff);
+    }
+    g_assert_false(peer_rx(&pe, &rx));
+    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    /* the next READ, 1 KiB of page 0, at the PSN after the first's 8 */
+    psn2 = (pe.epsn + 8) & 0xffffff;
+    len = roce_frame(f, IP_B, 0x0c, pe.qpn, psn2, true, va + 512, rkey, KiB,
+                     -1, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, len);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_RNR), ==, 0);
+    /* resolved: the held READ's rest, then the new READ's one response */
+    qsmmu_map(&pe.n.s, pe.n.pt_root, va + PAGE, pa + PAGE, true);
+    qpldma_key_cmd(&pe.n.d, 0, PLDMA_KEY_CMD_RESOLVED);
+    for (i = 4; i < 8; i++) {
+        g_assert_true(peer_rx(&pe, &rx));
+        g_assert_cmphex(rx.op, ==, i == 7 ? 0x0f : 0x0e);
+        g_assert_cmphex(rx.psn, ==, (pe.epsn + i) & 0xffffff);
+        g_assert_cmpmem(rx.data, rx.plen, data + i * KiB, KiB);
+    }
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x10);
+    g_assert_cmphex(rx.psn, ==, psn2);
+    g_assert_cmpmem(rx.data, rx.plen, data + 512, KiB);
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_TX_RNR), ==, 0);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_RTS);
+    peer_close(&pe);
+}
+
+/*
  * After an RNR NAK the responder holds the rest of the message its
  * requester already sent (parking), silently: no sequence NAK naming the
  * RNR NAKed PSN, which tells a standard requester (Linux rxe's completer:
@@ -686,6 +749,91 @@ static void test_read_in_flight(void)
     peer_close(&pe);
 }
 
+/*
+ * RNR NAKs for READs in flight: a responder fault at the first of three
+ * outstanding READ requests RNR NAKs it, then each request behind it as
+ * it comes.  That is one wait and one RNR retry, however many requests
+ * were in flight: with rnr_retry 1 the READ goes on (before, every NAK
+ * counted a retry, and the second ended it REMOTE_RNR).  The "resolved,
+ * resend now" ACK asks the three again; they complete the READ.
+ */
+static void test_read_rnr_in_flight(void)
+{
+    const uint32_t len = 3 * 64 * KiB, nsegs = len / KiB;
+    const uint64_t rva = 0x300000;
+    g_autofree uint8_t *data = g_malloc(len);
+    uint8_t d[PLDMA_DESC_SIZE], f[2048];
+    uint64_t dst, compl, ring, off, bytes;
+    QPldmaQPAttr at;
+    QPldmaRing r;
+    uint32_t i, psn, flen;
+    Peer pe;
+    Rx rx;
+
+    peer_open_smmu(&pe, PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ, true);
+    /* again from RESET: rnr_retry 1, three READs in flight */
+    qp_reset(&pe.n, 0);
+    pe.epsn = rand_psn();
+    pe.sq_psn = rand_psn();
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    at.pd = PASID | PLDMA_CHB_PASID_EN;
+    at.timers = PLDMA_QPT_MAKE(7, 1, 1, 16) | PLDMA_QPT_RD_ATOMIC(3);
+    qp_connect(&pe.n, 0, &at);
+    g_assert_cmpuint(qpldma_qp_modify(&pe.n.d, 0, PLDMA_QPA_STATE |
+                                      PLDMA_QPA_MAX_QP_RD_ATOMIC, &at), ==,
+                     PLDMA_QP_ST_OK);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+
+    for (i = 0; i < len; i++) {
+        data[i] = i * 11 + (i >> 12);
+    }
+    ring = alloc_pa(&pe.n, PAGE);
+    compl = alloc_pa(&pe.n, PAGE);
+    dst = alloc_pa(&pe.n, len);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, ring, ring, true);
+    qsmmu_map(&pe.n.s, pe.n.pt_root, compl, compl, true);
+    for (off = 0; off < len; off += PAGE) {
+        qsmmu_map(&pe.n.s, pe.n.pt_root, dst + off, dst + off, true);
+    }
+    qpldma_ring_init(&pe.n.d, &r, 0, ring, 16, PASID | PLDMA_CHB_PASID_EN);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, len, dst, rva, 0x4343, compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+
+    psn = pe.sq_psn;
+    for (i = 0; i < 3; i++) {
+        read_req_check(&pe, psn, rva, 64 * i, 64 * KiB);
+    }
+    /* an RNR NAK (timer code 14, 0.96 ms) for each of the three */
+    for (i = 0; i < 3; i++) {
+        flen = roce_frame(f, IP_B, 0x11, pe.qpn, (psn + 64 * i) & 0xffffff,
+                          false, 0, 0, 0, 0x20 | 14, 0, NULL, 0);
+        qpldma_stream_send(pe.fd, f, flen);
+    }
+    for (i = 0; i < 20000 && ncnt(&pe.n, PLDMA_NCNT_NAK_RX_RNR) < 3; i++) {
+        g_usleep(100);
+    }
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_NAK_RX_RNR), ==, 3);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RNR_WAITS), ==, 1);
+    g_assert_false(peer_rx(&pe, &rx));
+    /* resolved, resend now: the ACK of the PSN before the first */
+    flen = roce_frame(f, IP_B, 0x11, pe.qpn, (psn - 1) & 0xffffff, false,
+                      0, 0, 0, 0x1f, 0, NULL, 0);
+    qpldma_stream_send(pe.fd, f, flen);
+    for (i = 0; i < 3; i++) {
+        read_req_check(&pe, psn, rva, 64 * i, 64 * KiB);
+    }
+    g_assert_false(peer_rx(&pe, &rx));
+    read_resps_send(&pe, psn, 0, 0, nsegs, 64, nsegs, data, -1);
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, peer_step, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    qpldma_mem_check(pe.n.qts, dst, data, len);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_RTS);
+    peer_close(&pe);
+}
+
 /* The next frame is READ response @i of a READ at @psn of @n responses */
 static void read_resp_check(Peer *pe, uint32_t psn, uint32_t i, uint32_t n,
                             const uint8_t *data, uint32_t msn)
@@ -871,10 +1019,12 @@ void pldma_qp_read_register(void)
     qtest_add_func("/pldma-qp/read-fault-resume", test_read_fault_resume);
     qtest_add_func("/pldma-qp/rnr-then-silence", test_rnr_then_silence);
     qtest_add_func("/pldma-qp/read-fault-held", test_read_fault_held);
+    qtest_add_func("/pldma-qp/read-held-queue", test_read_held_queue);
     qtest_add_func("/pldma-qp/key-reregister-fault", test_key_reregister_fault);
     qtest_add_func("/pldma-qp/long-read-retry", test_long_read_retry);
     qtest_add_func("/pldma-qp/read-dup-subset", test_read_dup_subset);
     qtest_add_func("/pldma-qp/read-local-fault-subset",
                    test_read_local_fault_subset);
     qtest_add_func("/pldma-qp/read-in-flight", test_read_in_flight);
+    qtest_add_func("/pldma-qp/read-rnr-in-flight", test_read_rnr_in_flight);
 }

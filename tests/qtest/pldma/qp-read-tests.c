@@ -95,6 +95,41 @@ static void test_key_reregister_fault(void)
 }
 
 /*
+ * A READ of two pages, @data, whose second page faults at the responder:
+ * its first four responses (First, Middle...) come, then nothing; the
+ * fault record is taken.  Returns the rkey; *@pa and *@va the memory's.
+ */
+static uint32_t read_held_start(Peer *pe, uint8_t *data, uint64_t *pa,
+                                uint64_t *va)
+{
+    uint8_t f[2048], rec[PLDMA_FR_SIZE];
+    uint32_t rkey, i, len;
+    Rx rx;
+
+    peer_open_smmu(pe, PLDMA_KEY_ACC_READ, true);
+    *pa = alloc_pa(&pe->n, 2 * PAGE);
+    qtest_memwrite(pe->n.qts, *pa, data, 2 * PAGE);
+    *va = VA_BASE + (*pa - ALLOC_BASE);
+    qsmmu_map(&pe->n.s, pe->n.pt_root, *va, *pa, true);  /* page 1: a fault */
+    rkey = key_register(&pe->n, 0, PASID | PLDMA_CHB_PASID_EN, *va, 2 * PAGE,
+                        PLDMA_KEY_ACC_READ);
+    len = roce_frame(f, IP_B, 0x0c, pe->qpn, pe->epsn, true, *va, rkey,
+                     2 * PAGE, -1, 0, NULL, 0);
+    qpldma_stream_send(pe->fd, f, len);
+    for (i = 0; i < 4; i++) {
+        g_assert_true(peer_rx(pe, &rx));
+        g_assert_cmphex(rx.op, ==, i ? 0x0e : 0x0d);
+        g_assert_cmphex(rx.psn, ==, (pe->epsn + i) & 0xffffff);
+    }
+    /* held: nothing, no RNR NAK */
+    g_assert_false(peer_rx(pe, &rx));
+    qpldma_fq_pop(&pe->n.d, pe->n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==,
+                    *va + PAGE);
+    return rkey;
+}
+
+/*
  * A responder fault inside a READ's response stream, seen on the wire by
  * a standard requester (this test): the responses stop at the faulting
  * page with no RNR NAK or Acknowledge (Linux rxe's completer does not
@@ -108,32 +143,12 @@ static void test_read_fault_held(void)
     uint8_t f[2048], data[2 * PAGE];
     uint64_t pa, va;
     uint32_t rkey, i, len;
-    uint8_t rec[PLDMA_FR_SIZE];
     Rx rx;
 
-    peer_open_smmu(&pe, PLDMA_KEY_ACC_READ, true);
     for (i = 0; i < sizeof(data); i++) {
         data[i] = i * 7 + 1;
     }
-    pa = alloc_pa(&pe.n, 2 * PAGE);
-    qtest_memwrite(pe.n.qts, pa, data, sizeof(data));
-    va = VA_BASE + (pa - ALLOC_BASE);
-    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);     /* page 1: a fault */
-    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, 2 * PAGE,
-                        PLDMA_KEY_ACC_READ);
-
-    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, va, rkey,
-                     2 * PAGE, -1, 0, NULL, 0);
-    qpldma_stream_send(pe.fd, f, len);
-    for (i = 0; i < 4; i++) {
-        g_assert_true(peer_rx(&pe, &rx));
-        g_assert_cmphex(rx.op, ==, i ? 0x0e : 0x0d);
-        g_assert_cmphex(rx.psn, ==, (pe.epsn + i) & 0xffffff);
-    }
-    /* held: nothing, no RNR NAK */
-    g_assert_false(peer_rx(&pe, &rx));
-    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
-    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA) & ~(PAGE - 1), ==, va + PAGE);
+    rkey = read_held_start(&pe, data, &pa, &va);
     /* the requester times out and asks for the rest: still nothing */
     len = roce_frame(f, IP_B, 0x0c, pe.qpn, (pe.epsn + 4) & 0xffffff, true,
                      va + PAGE, rkey, PAGE, -1, 0, NULL, 0);
@@ -167,31 +182,15 @@ static void test_read_fault_held(void)
 static void test_read_held_queue(void)
 {
     Peer pe;
-    uint8_t f[2048], data[2 * PAGE], rec[PLDMA_FR_SIZE];
+    uint8_t f[2048], data[2 * PAGE];
     uint64_t pa, va;
     uint32_t rkey, i, len, psn2;
     Rx rx;
 
-    peer_open_smmu(&pe, PLDMA_KEY_ACC_READ, true);
     for (i = 0; i < sizeof(data); i++) {
         data[i] = i * 5 + 3;
     }
-    pa = alloc_pa(&pe.n, 2 * PAGE);
-    qtest_memwrite(pe.n.qts, pa, data, sizeof(data));
-    va = VA_BASE + (pa - ALLOC_BASE);
-    qsmmu_map(&pe.n.s, pe.n.pt_root, va, pa, true);     /* page 1: a fault */
-    rkey = key_register(&pe.n, 0, PASID | PLDMA_CHB_PASID_EN, va, 2 * PAGE,
-                        PLDMA_KEY_ACC_READ);
-
-    len = roce_frame(f, IP_B, 0x0c, pe.qpn, pe.epsn, true, va, rkey,
-                     2 * PAGE, -1, 0, NULL, 0);
-    qpldma_stream_send(pe.fd, f, len);
-    for (i = 0; i < 4; i++) {
-        g_assert_true(peer_rx(&pe, &rx));
-        g_assert_cmphex(rx.psn, ==, (pe.epsn + i) & 0xffffff);
-    }
-    g_assert_false(peer_rx(&pe, &rx));
-    qpldma_fq_pop(&pe.n.d, pe.n.fq, 64, rec, peer_step, NULL, WAIT_STEPS);
+    rkey = read_held_start(&pe, data, &pa, &va);
     /* the next READ, 1 KiB of page 0, at the PSN after the first's 8 */
     psn2 = (pe.epsn + 8) & 0xffffff;
     len = roce_frame(f, IP_B, 0x0c, pe.qpn, psn2, true, va + 512, rkey, KiB,
@@ -630,6 +629,31 @@ static void read_resps_send(Peer *pe, uint32_t psn, uint32_t asked,
     g_assert_cmpuint(ncnt(&pe->n, PLDMA_NCNT_RX_FRAMES), ==, rx0 + n);
 }
 
+/*
+ * Post an RDMA READ of @len bytes from @rva (rkey 0x4343) on channel 0,
+ * the QP's send queue, into fresh mapped memory (*@dst), its completion
+ * record at *@compl
+ */
+static void read_post(Peer *pe, uint32_t len, uint64_t rva, uint64_t *dst,
+                      uint64_t *compl)
+{
+    uint8_t d[PLDMA_DESC_SIZE];
+    uint64_t ring, off;
+    QPldmaRing r;
+
+    ring = alloc_pa(&pe->n, PAGE);
+    *compl = alloc_pa(&pe->n, PAGE);
+    *dst = alloc_pa(&pe->n, len);
+    qsmmu_map(&pe->n.s, pe->n.pt_root, ring, ring, true);
+    qsmmu_map(&pe->n.s, pe->n.pt_root, *compl, *compl, true);
+    for (off = 0; off < len; off += PAGE) {
+        qsmmu_map(&pe->n.s, pe->n.pt_root, *dst + off, *dst + off, true);
+    }
+    qpldma_ring_init(&pe->n.d, &r, 0, ring, 16, PASID | PLDMA_CHB_PASID_EN);
+    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, len, *dst, rva, 0x4343, *compl);
+    qpldma_ring_post(&pe->n.d, &r, d);
+}
+
 /* The next frame is a READ request at segment @seg for @len bytes */
 static void read_req_check(Peer *pe, uint32_t psn, uint64_t rva, uint32_t seg,
                            uint32_t len)
@@ -663,10 +687,8 @@ static void test_read_in_flight(void)
     const uint32_t len = 4 * 64 * KiB + KiB, nsegs = len / KiB;
     const uint64_t rva = 0x200000;
     g_autofree uint8_t *data = g_malloc(len);
-    uint8_t d[PLDMA_DESC_SIZE];
-    uint64_t dst, compl, ring, off, bytes;
+    uint64_t dst, compl, bytes;
     QPldmaQPAttr at;
-    QPldmaRing r;
     uint32_t i, psn;
     Peer pe;
     Rx rx;
@@ -690,17 +712,7 @@ static void test_read_in_flight(void)
     for (i = 0; i < len; i++) {
         data[i] = i * 13 + (i >> 10);
     }
-    ring = alloc_pa(&pe.n, PAGE);
-    compl = alloc_pa(&pe.n, PAGE);
-    dst = alloc_pa(&pe.n, len);
-    qsmmu_map(&pe.n.s, pe.n.pt_root, ring, ring, true);
-    qsmmu_map(&pe.n.s, pe.n.pt_root, compl, compl, true);
-    for (off = 0; off < len; off += PAGE) {
-        qsmmu_map(&pe.n.s, pe.n.pt_root, dst + off, dst + off, true);
-    }
-    qpldma_ring_init(&pe.n.d, &r, 0, ring, 16, PASID | PLDMA_CHB_PASID_EN);
-    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, len, dst, rva, 0x4343, compl);
-    qpldma_ring_post(&pe.n.d, &r, d);
+    read_post(&pe, len, rva, &dst, &compl);
 
     /* three requests at once, a window each */
     psn = pe.sq_psn;
@@ -762,10 +774,9 @@ static void test_read_rnr_in_flight(void)
     const uint32_t len = 3 * 64 * KiB, nsegs = len / KiB;
     const uint64_t rva = 0x300000;
     g_autofree uint8_t *data = g_malloc(len);
-    uint8_t d[PLDMA_DESC_SIZE], f[2048];
-    uint64_t dst, compl, ring, off, bytes;
+    uint64_t dst, compl, bytes;
+    uint8_t f[2048];
     QPldmaQPAttr at;
-    QPldmaRing r;
     uint32_t i, psn, flen;
     Peer pe;
     Rx rx;
@@ -788,17 +799,7 @@ static void test_read_rnr_in_flight(void)
     for (i = 0; i < len; i++) {
         data[i] = i * 11 + (i >> 12);
     }
-    ring = alloc_pa(&pe.n, PAGE);
-    compl = alloc_pa(&pe.n, PAGE);
-    dst = alloc_pa(&pe.n, len);
-    qsmmu_map(&pe.n.s, pe.n.pt_root, ring, ring, true);
-    qsmmu_map(&pe.n.s, pe.n.pt_root, compl, compl, true);
-    for (off = 0; off < len; off += PAGE) {
-        qsmmu_map(&pe.n.s, pe.n.pt_root, dst + off, dst + off, true);
-    }
-    qpldma_ring_init(&pe.n.d, &r, 0, ring, 16, PASID | PLDMA_CHB_PASID_EN);
-    qpldma_desc_rdma(d, PLDMA_OP_RDMA_READ, len, dst, rva, 0x4343, compl);
-    qpldma_ring_post(&pe.n.d, &r, d);
+    read_post(&pe, len, rva, &dst, &compl);
 
     psn = pe.sq_psn;
     for (i = 0; i < 3; i++) {

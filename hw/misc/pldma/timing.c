@@ -224,7 +224,7 @@ bool pldma_timing_gate(PLDMAChannel *ch)
         ch->tm_fault = false;
         ch->tm_ready = MAX(ch->tm_ready, now) + s->tm.fault_ns;
         pldma_timing_known(ch);
-        trace_pldma_timing_fault(ch->idx, ch->tm_ready);
+        trace_pldma_timing_fault(ch->idx, now, ch->tm_ready);
     }
     if (ch->tm_ready <= now) {
         return true;
@@ -323,10 +323,20 @@ int64_t pldma_timing_wire(PLDMACore *s, unsigned int dir, int64_t ready,
     return tm->wire_free[dir] + tm->link_ns;
 }
 
+/*
+ * @ch found a fault (the IOMMU reported or stalled it): the guest's time
+ * from here, or from the end of the channel's modeled work if that is
+ * later, to the resume that lets the channel go on is what the OS's fault
+ * path costs the channel (trace pldma_timing_fault_at, then
+ * pldma_timing_fault; scripts/bench splits a stall's cost with them)
+ */
 void pldma_timing_fault(PLDMAChannel *ch)
 {
     if (ch->s->tm.on && pldma_timing_is_ch(ch->s, ch)) {
         ch->tm_fault = true;
+        trace_pldma_timing_fault_at(ch->idx,
+                                    qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL),
+                                    ch->tm_ready);
     }
 }
 

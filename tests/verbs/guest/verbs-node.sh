@@ -13,6 +13,9 @@
 #   pldma.verbs_only=a,b  run only these steps (the names below)
 #   pldma.verbs_tests=1   this node runs rdma-core's run_tests.py on its
 #                         own device
+#   pldma.verbs_apps=1    also the programs people run over verbs (librdmacm's
+#                         rsocket, rdma_server/rdma_client, ucmatose, udaddy;
+#                         qperf): tests/verbs/run asks it on Linux 7.1
 #   pldma.verbs_bench=SIZES:ITERS[:ROUNDS]   the benchmark only
 #                         (scripts/bench BENCH=verbs): ib_write_bw,
 #                         ib_read_bw (-o 1 and -o 16 READs in
@@ -28,7 +31,7 @@
 # its own TAP lines (unnumbered, "nodeN: ...", tests/verbs/run numbers them).
 . /tests/lib.sh
 rdma_setup
-kind= peer_kind= mtu= only= tests= bench=
+kind= peer_kind= mtu= only= tests= bench= apps=
 for arg in $(cat /proc/cmdline); do
 	case "$arg" in
 	pldma.verbs_dev=*) kind=${arg#*=} ;;
@@ -36,11 +39,12 @@ for arg in $(cat /proc/cmdline); do
 	pldma.verbs_mtu=*) mtu=${arg#*=} ;;
 	pldma.verbs_only=*) only=,${arg#*=}, ;;
 	pldma.verbs_tests=1) tests=1 ;;
+	pldma.verbs_apps=1) apps=1 ;;
 	pldma.verbs_bench=*) bench=${arg#*=} ;;
 	esac
 done
 # the benchmark alone: no other step, no run_tests.py
-[ -z "$bench" ] || { only=,bench,; tests=; }
+[ -z "$bench" ] || { only=,bench,; tests=; apps=; }
 case "$role" in 1|2) ;; *) not_ok "pldma.rdma=1|2 missing"; exit 1 ;; esac
 peer_role=$((3 - role))
 me=10.0.0.$role peer=10.0.0.$peer_role
@@ -418,6 +422,66 @@ if want ib_write_bw-R; then
 	res $st "$pair ib_write_bw -R (rdma_cm): exits 0"
 	if [ "$role" = 2 ] && [ $st = 0 ]; then
 		l=$(bw_line $out $BW_N); res $? "$pair ib_write_bw -R: BW line: ${l:-none}"
+	fi
+fi
+# The programs people run over verbs, unmodified (pldma.verbs_apps=1):
+# librdmacm's own examples and rsocket with their defaults (rsocket asks 64
+# bytes of inline data, rdma_server/rdma_client 16: a device without inline
+# data fails them), and qperf's RC tests over rdma_cm, whose receiving side
+# opens a QP with a send queue of depth 0.
+app_want() { [ -n "$apps" ] && want "$1"; }
+if app_want rdma_server; then
+	step rdma_server cm rdma_server -p @PORT@ -- rdma_client -s @PEER@ -p @PORT@
+	res $st "$pair rdma_server/rdma_client (rdma_cm, 16 bytes inline each way): exits 0"
+fi
+if app_want ucmatose; then
+	step ucmatose cm ucmatose -p @PORT@ -c 4 -C 20 -S 4096 -- \
+		ucmatose -s @PEER@ -p @PORT@ -c 4 -C 20 -S 4096
+	res $st "$pair ucmatose (4 connections, 20 SENDs of 4 KiB each way): exits 0"
+	[ $st != 0 ] || grep -q 'test complete' $out
+	res $? "$pair ucmatose: 'test complete'"
+fi
+# rsocket: the stream over RDMA WRITE with immediate, its default inline
+# size (64 bytes: messages of 48 bytes go inline), data verified (-T v)
+for t in rstream:48:500 riostream:65536:100; do
+	prog=${t%%:*} size=${t#*:} cnt=${size#*:} size=${size%%:*}
+	app_want $prog || continue
+	step $prog cm $prog -p @PORT@ -T v -S $size -C $cnt -- \
+		$prog -s @PEER@ -p @PORT@ -T v -S $size -C $cnt
+	res $st "$pair $prog -T v (rsocket, default inline, $cnt transfers of $size B verified): exits 0"
+	if [ "$role" = 2 ] && [ $st = 0 ]; then
+		# "name bytes xfers iters total time Gb/sec usec/xfer"
+		l=$(awk -v c="$cnt" '$3 == c && $4 + 0 >= 1 { print; f = 1 } END { exit !f }' $out)
+		res $? "$pair $prog: its result line of $cnt transfers: ${l:-none}"
+	fi
+done
+if app_want udaddy; then
+	if [ "$kind" = pldma ] || [ "$peer_kind" = pldma ]; then
+		ok "$pair udaddy # SKIP UD QPs in user space are not supported by PLDMA yet"
+	else
+		step udaddy cm udaddy -p @PORT@ -- udaddy -s @PEER@ -p @PORT@
+		res $st "$pair udaddy (UD over rdma_cm): exits 0"
+	fi
+fi
+# qperf over rdma_cm (-cm1: RoCE has no LIDs); its server serves until it
+# is ended, so node 1 checks only that it reported no error
+QPERF_TESTS="rc_lat rc_bw rc_bi_bw rc_rdma_write_bw rc_rdma_write_lat rc_rdma_read_bw rc_rdma_read_lat rc_compare_swap_mr rc_fetch_add_mr"
+if app_want qperf; then
+	step qperf tcp qperf -lp @PORT@ -- qperf -cm1 -t 1 -lp @PORT@ @PEER@ $QPERF_TESTS
+	# what the link saw (retransmissions, NAKs, timeouts)
+	[ "$kind" != pldma ] ||
+		grep -vE ': 0$' /sys/kernel/debug/pldma/pldma0/net 2>/dev/null | sed 's/^/# pldma0 net: /' | head -n 40
+	dmesg | tail -n 8 | sed 's/^/# dmesg: /'
+	if [ "$role" = 1 ]; then
+		! grep -qiE 'fail|error' $out
+		res $? "$pair qperf server: no error reported"
+	else
+		res $st "$pair qperf -cm1 $QPERF_TESTS: exits 0"
+		for q in $QPERF_TESTS; do
+			# "rc_lat:" then "    latency  =  52.4 us" (bw, msg_rate)
+			l=$(awk -v t="$q:" '$1 == t { f = 1; next } f && $2 == "=" && $3 + 0 > 0 { print; n = 1; exit } f { exit } END { exit !n }' $out)
+			res $? "$pair qperf $q: ${l:-no figure}"
+		done
 	fi
 fi
 # ODP under pressure: the responder's buffer dropped (MADV_DONTNEED) before

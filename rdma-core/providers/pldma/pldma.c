@@ -632,17 +632,27 @@ static struct pldma_qp *pldma_create_qp_common(struct ibv_context *ibctx,
 		goto err_sq;
 	pldma_cq_flush_arm(attr->send_cq);
 	pldma_cq_flush_arm(attr->recv_cq);
-	/* the channel is idle (HEAD == TAIL): a new ring from its TAIL */
-	qp->sq_tail = pldma_db_rd(qp->db, PLDMA_CH_RING_TAIL);
-	if (qp->sq_tail != pldma_db_rd(qp->db, PLDMA_CH_RING_HEAD) ||
-	    qp->sq_tail >= qp->sq_entries) {
+	/* the channel is idle (HEAD == TAIL), perhaps after an earlier QP */
+	if (pldma_db_rd(qp->db, PLDMA_CH_RING_TAIL) !=
+	    pldma_db_rd(qp->db, PLDMA_CH_RING_HEAD)) {
 		errno = EBUSY;
 		goto err_sq;
 	}
 	base = (uintptr_t)qp->sq;
 	pldma_db_wr(qp->db, PLDMA_CH_RING_BASE_LO, (uint32_t)base);
 	pldma_db_wr(qp->db, PLDMA_CH_RING_BASE_HI, (uint32_t)(base >> 32));
+	/*
+	 * A ring size starts the ring over (HEAD = TAIL = 0): our first
+	 * descriptor goes to slot 0, not to the TAIL an earlier QP of this
+	 * channel left, or the device would run the zeroed slots before it
+	 */
 	pldma_db_wr(qp->db, PLDMA_CH_RING_SIZE, qp->sq_entries);
+	qp->sq_tail = pldma_db_rd(qp->db, PLDMA_CH_RING_TAIL);
+	if (qp->sq_tail != 0 ||
+	    pldma_db_rd(qp->db, PLDMA_CH_RING_SIZE) != qp->sq_entries) {
+		errno = EBUSY;
+		goto err_sq;
+	}
 	if (qp->rq_size) {
 		qp->rq = mmap(NULL, qp->rq_size, PROT_READ | PROT_WRITE,
 			      MAP_SHARED, ibctx->cmd_fd,

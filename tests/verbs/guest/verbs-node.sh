@@ -459,7 +459,8 @@ if app_want udaddy; then
 	if [ "$kind" = pldma ] || [ "$peer_kind" = pldma ]; then
 		ok "$pair udaddy # SKIP UD QPs in user space are not supported by PLDMA yet"
 	else
-		step udaddy cm udaddy -p @PORT@ -- udaddy -s @PEER@ -p @PORT@
+		# (its port is fixed, 7174: -p is a port space)
+		step udaddy cm udaddy -- udaddy -s @PEER@
 		res $st "$pair udaddy (UD over rdma_cm): exits 0"
 	fi
 fi

@@ -15,7 +15,8 @@
 #                         own device
 #   pldma.verbs_apps=1    also the programs people run over verbs (librdmacm's
 #                         rsocket, rdma_server/rdma_client, ucmatose, udaddy;
-#                         qperf): tests/verbs/run asks it on Linux 7.1
+#                         qperf; libfabric's fi_pingpong): tests/verbs/run
+#                         asks it on Linux 7.1
 #   pldma.verbs_bench=SIZES:ITERS[:ROUNDS]   the benchmark only
 #                         (scripts/bench BENCH=verbs): ib_write_bw,
 #                         ib_read_bw (-o 1 and -o 16 READs in
@@ -462,6 +463,34 @@ if app_want udaddy; then
 		# (its port is fixed, 7174: -p is a port space)
 		step udaddy cm udaddy -- udaddy -s @PEER@
 		res $st "$pair udaddy (UD over rdma_cm): exits 0"
+	fi
+fi
+# libfabric's verbs provider, message endpoints (FI_EP_MSG over rdma_cm),
+# data checked (-c); the server's control port is -B, bound to the RoCE
+# address (-s) so that libfabric picks this device
+if app_want fi_pingpong; then
+	step fi_pingpong tcp fi_pingpong -p verbs -e msg -s @ME@ -B @PORT@ -I 200 -S 4096 -c -- \
+		fi_pingpong -p verbs -e msg -P @PORT@ -I 200 -S 4096 -c @PEER@
+	res $st "$pair fi_pingpong -p verbs -e msg (200 messages of 4 KiB, data checked): exits 0"
+	if [ "$role" = 2 ] && [ $st = 0 ]; then
+		# "bytes iters total time MB/sec usec/xfer Mxfers/sec"
+		l=$(awk '$2 == 200 && $1 ~ /^4k/ { print; f = 1 } END { exit !f }' $out)
+		res $? "$pair fi_pingpong: its result line of 200 iterations: ${l:-none}"
+	fi
+fi
+# RDM endpoints of ofi_rxm over verbs: rxm sizes the verbs CQ of its
+# connections for the whole job, (rx 384 + tx 384) x FI_UNIVERSE_SIZE
+# entries, 196,608 at libfabric's default of 256 processes: more than any
+# verbs CQ here takes (PLDMA 65,535, rxe 32,767), so fi_enable() fails
+# with EINVAL on both ('Unable to create verbs CQ').  A job of 16
+# processes asks 12,288.
+if app_want fi_pingpong-rxm; then
+	step fi_pingpong-rxm tcp env FI_UNIVERSE_SIZE=16 fi_pingpong -p "verbs;ofi_rxm" -e rdm -s @ME@ -B @PORT@ -I 200 -S 4096 -c -- \
+		env FI_UNIVERSE_SIZE=16 fi_pingpong -p "verbs;ofi_rxm" -e rdm -P @PORT@ -I 200 -S 4096 -c @PEER@
+	res $st "$pair fi_pingpong -p 'verbs;ofi_rxm' -e rdm (FI_UNIVERSE_SIZE=16; 200 messages of 4 KiB, data checked): exits 0"
+	if [ "$role" = 2 ] && [ $st = 0 ]; then
+		l=$(awk '$2 == 200 && $1 ~ /^4k/ { print; f = 1 } END { exit !f }' $out)
+		res $? "$pair fi_pingpong (rxm): its result line of 200 iterations: ${l:-none}"
 	fi
 fi
 # qperf over rdma_cm (-cm1: RoCE has no LIDs); its server serves until it

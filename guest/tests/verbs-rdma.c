@@ -132,11 +132,12 @@ static int connect_qp(struct end *e, const struct end *peer)
  * asks for a send queue of @b_send_wr entries (0: receive only, as
  * qperf's receiving side asks)
  */
-static int new_qps_sq(struct end *a, struct end *b, uint32_t b_send_wr)
+static int new_qps_wr(struct end *a, struct end *b, uint32_t a_send_wr,
+		      uint32_t b_send_wr)
 {
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+		.cap = { .max_send_wr = a_send_wr, .max_recv_wr = 16,
 			 .max_send_sge = 4, .max_recv_sge = 2 },
 	};
 
@@ -150,6 +151,11 @@ static int new_qps_sq(struct end *a, struct end *b, uint32_t b_send_wr)
 	if (!a->qp || !b->qp)
 		return -1;
 	return connect_qp(a, b) || connect_qp(b, a) ? -1 : 0;
+}
+
+static int new_qps_sq(struct end *a, struct end *b, uint32_t b_send_wr)
+{
+	return new_qps_wr(a, b, 16, b_send_wr);
 }
 
 static int new_qps(struct end *a, struct end *b)
@@ -576,6 +582,36 @@ int main(int argc, char **argv)
 	      wc.byte_len == 2048 && !memcmp(b.buf + 45000, a.buf, 2048),
 	      "a SEND of 2 KiB into the receive-only QP: received, the bytes compared");
 	check(!ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp), "QPs destroyed");
+	/*
+	 * A QP on a channel that earlier QPs of the context used, with a
+	 * smaller send queue: its ring starts at slot 0.  (The provider once
+	 * kept the TAIL the last QP had left, though a new ring size sets the
+	 * device's HEAD and TAIL to 0: the device then ran the zeroed slots
+	 * before the QP's first descriptor, and a TAIL past the new ring
+	 * failed create_qp with EBUSY; qperf's third test failed on it.)
+	 */
+	ret = new_qps(&a, &b);
+	for (i = 0; !ret && i < 3; i++)
+		ret = send_wr(&a, IBV_WR_RDMA_WRITE, 70 + i, a.buf, 64,
+			      (uintptr_t)b.buf, b.mr->rkey, 0,
+			      IBV_SEND_SIGNALED) || poll1(a.cq, &wc) ||
+		      wc.status != IBV_WC_SUCCESS;
+	check(!ret && !ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp),
+	      "three WRITEs on a send queue of 16, its QPs destroyed");
+	ret = new_qps_wr(&a, &b, 1, 16);
+	check(!ret,
+	      "a QP with a send queue of 1 on the channel the last one used, connected");
+	for (i = 0; !ret && i < 5; i++) {
+		fill(a.buf, 4096, 20 + i);
+		ret = send_wr(&a, IBV_WR_RDMA_WRITE, 80 + i, a.buf, 4096,
+			      (uintptr_t)b.buf + 4096 * i, b.mr->rkey, 0,
+			      IBV_SEND_SIGNALED) || poll1(a.cq, &wc) ||
+		      wc.status != IBV_WC_SUCCESS || wc.wr_id != 80 + (uint64_t)i ||
+		      memcmp(a.buf, b.buf + 4096 * i, 4096);
+	}
+	check(!ret, "five WRITEs of 4 KiB through its ring of two slots: completed in order, the bytes compared");
+	check(a.qp && b.qp && !ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp),
+	      "QPs destroyed");
 	check(!ibv_dereg_mr(a.mr) && !ibv_dereg_mr(b.mr), "MRs deregistered");
 	check(!ibv_destroy_cq(a.cq) && !ibv_destroy_cq(b.cq) &&
 	      !ibv_destroy_comp_channel(b.ch),

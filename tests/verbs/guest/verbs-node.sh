@@ -465,34 +465,28 @@ if app_want udaddy; then
 		res $st "$pair udaddy (UD over rdma_cm): exits 0"
 	fi
 fi
-# libfabric's verbs provider, message endpoints (FI_EP_MSG over rdma_cm),
-# data checked (-c); the server's control port is -B, bound to the RoCE
-# address (-s) so that libfabric picks this device
-if app_want fi_pingpong; then
-	step fi_pingpong tcp fi_pingpong -p verbs -e msg -s @ME@ -B @PORT@ -I 200 -S 4096 -c -- \
-		fi_pingpong -p verbs -e msg -P @PORT@ -I 200 -S 4096 -c @PEER@
-	res $st "$pair fi_pingpong -p verbs -e msg (200 messages of 4 KiB, data checked): exits 0"
+# libfabric's verbs provider: message endpoints (FI_EP_MSG over rdma_cm),
+# and ofi_rxm's RDM endpoints over them, data checked (-c); the server's
+# control port is -B, bound to the RoCE address (-s) so that libfabric
+# picks this device.  rxm sizes the verbs CQ of its connections for the
+# whole job, (rx 384 + tx 384) x FI_UNIVERSE_SIZE entries, 196,608 at
+# libfabric's default of 256 processes: more than any verbs CQ here takes
+# (PLDMA 65,535, rxe 32,767), so fi_enable() fails with EINVAL on both
+# ('Unable to create verbs CQ'); a job of 16 processes asks 12,288.
+# (NAME:PROVIDER:ENDPOINT:FI_UNIVERSE_SIZE; 256 is libfabric's default)
+for t in fi_pingpong:verbs:msg:256 "fi_pingpong-rxm:verbs;ofi_rxm:rdm:16"; do
+	name=${t%%:*} prov=${t#*:} u=${t##*:}
+	ep=${prov#*:} prov=${prov%%:*} ep=${ep%:*}
+	app_want $name || continue
+	step $name tcp env FI_UNIVERSE_SIZE=$u fi_pingpong -p $prov -e $ep -s @ME@ -B @PORT@ -I 200 -S 4096 -c -- \
+		env FI_UNIVERSE_SIZE=$u fi_pingpong -p $prov -e $ep -P @PORT@ -I 200 -S 4096 -c @PEER@
+	res $st "$pair fi_pingpong -p '$prov' -e $ep (FI_UNIVERSE_SIZE=$u; 200 messages of 4 KiB, data checked): exits 0"
 	if [ "$role" = 2 ] && [ $st = 0 ]; then
 		# "bytes iters total time MB/sec usec/xfer Mxfers/sec"
 		l=$(awk '$2 == 200 && $1 ~ /^4k/ { print; f = 1 } END { exit !f }' $out)
-		res $? "$pair fi_pingpong: its result line of 200 iterations: ${l:-none}"
+		res $? "$pair $name: its result line of 200 iterations: ${l:-none}"
 	fi
-fi
-# RDM endpoints of ofi_rxm over verbs: rxm sizes the verbs CQ of its
-# connections for the whole job, (rx 384 + tx 384) x FI_UNIVERSE_SIZE
-# entries, 196,608 at libfabric's default of 256 processes: more than any
-# verbs CQ here takes (PLDMA 65,535, rxe 32,767), so fi_enable() fails
-# with EINVAL on both ('Unable to create verbs CQ').  A job of 16
-# processes asks 12,288.
-if app_want fi_pingpong-rxm; then
-	step fi_pingpong-rxm tcp env FI_UNIVERSE_SIZE=16 fi_pingpong -p "verbs;ofi_rxm" -e rdm -s @ME@ -B @PORT@ -I 200 -S 4096 -c -- \
-		env FI_UNIVERSE_SIZE=16 fi_pingpong -p "verbs;ofi_rxm" -e rdm -P @PORT@ -I 200 -S 4096 -c @PEER@
-	res $st "$pair fi_pingpong -p 'verbs;ofi_rxm' -e rdm (FI_UNIVERSE_SIZE=16; 200 messages of 4 KiB, data checked): exits 0"
-	if [ "$role" = 2 ] && [ $st = 0 ]; then
-		l=$(awk '$2 == 200 && $1 ~ /^4k/ { print; f = 1 } END { exit !f }' $out)
-		res $? "$pair fi_pingpong (rxm): its result line of 200 iterations: ${l:-none}"
-	fi
-fi
+done
 # qperf over rdma_cm (-cm1: RoCE has no LIDs); its server serves until it
 # is ended, so node 1 checks only that it reported no error.  One client
 # run per test, and a test whose connection the server's CM rejected is

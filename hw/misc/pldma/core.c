@@ -721,7 +721,8 @@ static uint32_t pldma_cap(PLDMACore *s)
     }
     if (s->nic) {
         cap |= PLDMA_CAP_REMOTE | PLDMA_CAP_QP | PLDMA_CAP_CQ |
-               PLDMA_CAP_ETH | PLDMA_CAP_ATOMIC;
+               PLDMA_CAP_ETH | PLDMA_CAP_ATOMIC |
+               (s->num_srqs ? PLDMA_CAP_SRQ : 0);
     }
     return cap;
 }
@@ -1645,6 +1646,8 @@ void pldma_core_class_init(ObjectClass *klass, ptrdiff_t core_offset)
         "number of RC queue pairs with a link, 1..64");
     object_class_property_set_description(klass, "num-cqs",
         "number of completion queues with a link, 1..64");
+    object_class_property_set_description(klass, "num-srqs",
+        "number of shared receive queues with a link, 0..64");
     object_class_property_set_description(klass, "mtu",
         "RDMA payload bytes per segment, power of 2, 256..4096, "
         "the same on every node");

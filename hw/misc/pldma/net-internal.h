@@ -118,6 +118,12 @@ typedef struct PLDMANetConn {
     uint32_t rwqe_nsge;
     uint64_t rwqe_addr[PLDMA_RWQE_MAX_SGE];
     uint32_t rwqe_len[PLDMA_RWQE_MAX_SGE];
+    /*
+     * a QP with an SRQ: the WQE above was taken from the SRQ and is this
+     * QP's until it completes (used again by a retried packet, flushed
+     * when the QP enters ERR)
+     */
+    bool rwqe_held;
     bool fault_recv;        /* the fault is on a receive WQE's buffer */
     bool rq_rnr;            /* an RNR NAK for an empty RQ is outstanding */
     /*
@@ -189,7 +195,27 @@ typedef struct PLDMAQP {
     uint32_t rq_tail;       /* one past the last posted (CH_RQ_TAIL) */
     uint32_t send_cq;       /* CQ index or PLDMA_CQ_NONE */
     uint32_t recv_cq;
+    /*
+     * the SRQ it receives from instead of an RQ (srq.c): its index + 1,
+     * 0 for none (QP_SRQ reads it back as the index or PLDMA_SRQ_NONE)
+     */
+    uint32_t srq;
 } PLDMAQP;
+
+/*
+ * A shared receive queue (hw/misc/pldma/srq.c): a ring of PLDMA_RWQE_SIZE
+ * entries in DMA memory without PASID, then its doorbell record
+ */
+typedef struct PLDMASRQ {
+    uint32_t state;         /* PLDMA_SRQS_* */
+    uint64_t base;
+    uint32_t size;          /* entries, a power of two */
+    uint32_t pd;            /* PASID register (CHB_PASID format) */
+    uint32_t pd_tag;
+    uint32_t head;          /* next WQE to take */
+    uint32_t tail;          /* the record's TAIL when last read */
+    uint32_t limit;         /* armed limit, 0: not armed (staging: LIMIT) */
+} PLDMASRQ;
 
 /*
  * A completion queue (hw/misc/pldma/cq.c): a ring of PLDMA_CQE_SIZE
@@ -259,6 +285,13 @@ typedef struct PLDMANet {
     uint32_t cq_status;
     uint64_t cq_events;     /* CQ_EVENTS */
     uint64_t cq_errors;     /* CQ_ERRORS */
+    /* shared receive queues (hw/misc/pldma/srq.c) */
+    PLDMASRQ srqs[PLDMA_MAX_SRQS];
+    PLDMASRQ srq_stage;     /* SRQ_BASE, SRQ_SIZE, SRQ_PD, _PD_TAG, LIMIT */
+    uint32_t srq_sel;
+    uint32_t srq_status;
+    uint64_t srq_events;    /* SRQ_EVENTS */
+    uint64_t srq_errors;    /* SRQ_ERRORS */
     uint32_t net_cnt[PLDMA_NCNT_NUM];
     uint32_t tx_seq;        /* frames sent */
     uint64_t x_rng;         /* generator of the x- loss knobs */
@@ -341,12 +374,31 @@ uint32_t pldma_rq_reg(PLDMAChannel *ch, bool tail);
 uint32_t pldma_rq_resolve(PLDMACore *s, uint32_t idx, bool ok);
 void pldma_rq_flush(PLDMACore *s, uint32_t idx);
 
+/* srq.c: shared receive queues */
+typedef enum PLDMASRQTake {
+    PLDMA_SRQ_TAKEN,
+    PLDMA_SRQ_EMPTY,
+    PLDMA_SRQ_FAILED,       /* the SRQ is in ERROR */
+} PLDMASRQTake;
+
+bool pldma_srq_realize(PLDMACore *s, Error **errp);
+void pldma_srq_reset(PLDMACore *s);
+bool pldma_srq_read(PLDMACore *s, hwaddr addr, uint64_t *val);
+bool pldma_srq_write(PLDMACore *s, hwaddr addr, uint32_t val);
+void pldma_srq_irq_sync(PLDMACore *s);
+bool pldma_srq_usable(PLDMACore *s, uint32_t idx, uint32_t pd,
+                      uint32_t pd_tag);
+PLDMASRQTake pldma_srq_take(PLDMACore *s, uint32_t idx, uint32_t qp,
+                            uint8_t *w);
+void pldma_rq_flush_held(PLDMACore *s, uint32_t idx);
+
 /* RoCEv2's UDP destination port (IANA; IBTA vol. 1, annex A17) */
 #define ROCE_UDP_PORT       4791
 
 /* The link's entry points, in pldma_net_link (net.c) */
 extern const VMStateDescription vmstate_pldma_qps;
 extern const VMStateDescription vmstate_pldma_cqs;
+extern const VMStateDescription vmstate_pldma_srqs;
 extern const VMStateDescription vmstate_pldma_eth;
 bool pldma_net_realize(PLDMACore *s, Error **errp);
 void pldma_net_unrealize(PLDMACore *s);

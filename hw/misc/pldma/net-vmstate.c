@@ -104,7 +104,8 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
             return "connection of a QP without a path MTU";
         }
     } else if (c->epsn || c->msn || c->rd_active || c->msg_valid ||
-               c->rmsg_valid || c->imm_wqe || c->rdq_n || c->fault) {
+               c->rmsg_valid || c->imm_wqe || c->rdq_n || c->fault ||
+               c->rwqe_held) {
         /* (pldma_resp_qp_clear() zeroes it when the QP leaves RTR/RTS) */
         return "connection of a QP that is not connected";
     }
@@ -136,6 +137,9 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
     if (c->rwqe_nsge > PLDMA_RWQE_MAX_SGE) {
         return "receive WQE with too many scatter entries";
     }
+    if (c->rwqe_held && !qp->srq) {
+        return "a WQE taken from an SRQ by a QP without one";
+    }
     if (c->rdo_next >= PLDMA_NET_RD_ORIG) {
         return "READ resources";
     }
@@ -162,7 +166,7 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
     for (j = 0; j < c->rwqe_nsge; j++) {
         total += c->rwqe_len[j];
     }
-    if ((c->rmsg_valid || c->imm_wqe) &&
+    if ((c->rmsg_valid || c->imm_wqe || c->rwqe_held) &&
         (total != c->rwqe_total || c->rmsg_off > c->rwqe_total)) {
         return "receive WQE's length";
     }
@@ -415,6 +419,25 @@ static const VMStateDescription vmstate_pldma_conn_rd_fresh = {
     }
 };
 
+static bool pldma_net_rwqe_held_needed(void *opaque)
+{
+    PLDMANetConn *c = opaque;
+
+    return c->rwqe_held;
+}
+
+/* The receive WQE above is one the QP took from its SRQ */
+static const VMStateDescription vmstate_pldma_conn_rwqe_held = {
+    .name = "pldma-conn/srq-wqe",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_net_rwqe_held_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(rwqe_held, PLDMANetConn),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static const VMStateDescription vmstate_pldma_conn = {
     .name = "pldma-conn",
     .version_id = 2,
@@ -466,6 +489,7 @@ static const VMStateDescription vmstate_pldma_conn = {
         &vmstate_pldma_conn_rdq,
         &vmstate_pldma_conn_rd_fresh,
         &vmstate_pldma_conn_ato,
+        &vmstate_pldma_conn_rwqe_held,
         NULL
     }
 };
@@ -579,6 +603,7 @@ static const VMStateDescription vmstate_pldma_net_state = {
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_qps,
         &vmstate_pldma_cqs,
+        &vmstate_pldma_srqs,
         &vmstate_pldma_eth,
         &vmstate_pldma_net,
         NULL

@@ -553,7 +553,8 @@ void pldma_net_flush(PLDMACore *s)
 static bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 {
     if (pldma_qp_read(s, addr, val) || pldma_cq_read(s, addr, val) ||
-        pldma_key_read(s, addr, val) || pldma_eth_read(s, addr, val)) {
+        pldma_srq_read(s, addr, val) || pldma_key_read(s, addr, val) ||
+        pldma_eth_read(s, addr, val)) {
         return true;
     }
     if (addr >= PLDMA_NET_CNT(0) && addr < PLDMA_NET_CNT(PLDMA_NCNT_NUM)) {
@@ -575,7 +576,7 @@ static bool pldma_net_read(PLDMACore *s, hwaddr addr, uint64_t *val)
 static bool pldma_net_write(PLDMACore *s, hwaddr addr, uint32_t val)
 {
     return pldma_qp_write(s, addr, val) || pldma_cq_write(s, addr, val) ||
-           pldma_key_write(s, addr, val) ||
+           pldma_srq_write(s, addr, val) || pldma_key_write(s, addr, val) ||
            pldma_eth_write(s, addr, val);
 }
 
@@ -589,6 +590,7 @@ void pldma_net_reset(PLDMACore *s)
         return;                 /* the engine's reset before our realize */
     }
     pldma_cq_reset(s);
+    pldma_srq_reset(s);
     for (i = 0; i < PLDMA_MAX_CHANNELS; i++) {
         memset(&s->net->req[i], 0, sizeof(s->net->req[i]));
         if (s->net->req_timer[i]) {
@@ -700,7 +702,7 @@ bool pldma_net_realize(PLDMACore *s, Error **errp)
         error_setg(errp, "num-qps must be between 1 and %d", PLDMA_MAX_QPS);
         return false;
     }
-    if (!pldma_cq_realize(s, errp)) {
+    if (!pldma_cq_realize(s, errp) || !pldma_srq_realize(s, errp)) {
         return false;
     }
     pldma_qp_realize(s);
@@ -802,10 +804,11 @@ void pldma_net_unrealize(PLDMACore *s)
     s->net = NULL;
 }
 
-/* IRQ_STATUS written: the CQs' and the Ethernet function's bits */
+/* IRQ_STATUS written: the CQs', SRQs' and the Ethernet function's bits */
 static void pldma_net_irq_sync(PLDMACore *s)
 {
     pldma_cq_irq_sync(s);
+    pldma_srq_irq_sync(s);
     pldma_eth_irq_sync(s);
 }
 

@@ -61,7 +61,7 @@ static unsigned pldma_pci_vector(PLDMACore *core, unsigned bit)
         return PLDMA_PCI_VEC_CH(bit);
     }
     if (BIT(bit) == PLDMA_IRQ_CH_ERROR || BIT(bit) == PLDMA_IRQ_CQ_ERROR ||
-        BIT(bit) == PLDMA_IRQ_QP_ERROR) {
+        BIT(bit) == PLDMA_IRQ_QP_ERROR || BIT(bit) == PLDMA_IRQ_SRQ) {
         return PLDMA_PCI_VEC_ERROR(core->num_channels);
     }
     if (BIT(bit) == PLDMA_IRQ_CQ) {

@@ -47,6 +47,7 @@
                        PLDMA_DEFAULT_QPS), \
     DEFINE_PROP_UINT32("num-cqs", _state, _core.num_cqs, \
                        PLDMA_DEFAULT_CQS), \
+    DEFINE_PROP_UINT32("num-srqs", _state, _core.num_srqs, PLDMA_MAX_SRQS), \
     DEFINE_PROP_UINT32("mtu", _state, _core.mtu, PLDMA_DEFAULT_MTU), \
     DEFINE_PROP_UINT32("retransmit-timeout", _state, _core.rto_us, \
                        PLDMA_DEFAULT_RTO_US), \

@@ -100,8 +100,10 @@ static void qp_set_state(PLDMACore *s, uint32_t idx, uint32_t st)
             pldma_cq_irq_sync(s);
         }
     } else if (st == PLDMA_QPS_ERR) {
-        pldma_resp_qp_clear(s, idx);
         qp->state = st;
+        /* the WQE it took from its SRQ completes WR_FLUSH_ERR (rq.c) */
+        pldma_rq_flush_held(s, idx);
+        pldma_resp_qp_clear(s, idx);
         trace_pldma_qp_state(idx, pldma_qp_qpn(s, idx), qp_state_name(old),
                              qp_state_name(st), qp->pd, qp->pd_tag);
         /* its posted receive WQEs complete WR_FLUSH_ERR (rq.c) */
@@ -181,7 +183,7 @@ static bool qp_transition(uint32_t cur, uint32_t next, uint32_t *req,
     case PLDMA_QPS_RESET:
         if (next == PLDMA_QPS_INIT) {
             *req = PLDMA_QPA_REQ_INIT;
-            *opt = PLDMA_QPA_RQ | PLDMA_QPA_CQ;
+            *opt = PLDMA_QPA_RQ | PLDMA_QPA_CQ | PLDMA_QPA_SRQ;
             return true;
         }
         return false;
@@ -276,6 +278,11 @@ static uint32_t qp_check_attrs(PLDMACore *s, uint32_t idx, uint32_t mask)
         return PLDMA_QP_ST_BAD_ATTR;
     }
     /* (the PD is staged in the same RESET->INIT) */
+    if ((mask & PLDMA_QPA_SRQ) &&
+        ((mask & PLDMA_QPA_RQ) ||
+         !pldma_srq_usable(s, st->srq - 1, st->pd, st->pd_tag))) {
+        return PLDMA_QP_ST_BAD_ATTR;    /* an RQ and an SRQ, or no SRQ */
+    }
     if ((mask & PLDMA_QPA_CQ) &&
         (!qp_cq_ok(s, st->send_cq, st->pd) ||
          !qp_cq_ok(s, st->recv_cq, st->pd))) {
@@ -315,6 +322,9 @@ static void qp_apply_attrs(PLDMAQP *qp, const PLDMAQP *st, uint32_t mask)
         qp->rq_size = st->rq_size;
         qp->rq_head = 0;
         qp->rq_tail = 0;
+    }
+    if (mask & PLDMA_QPA_SRQ) {
+        qp->srq = st->srq;
     }
     if (mask & PLDMA_QPA_CQ) {
         qp->send_cq = st->send_cq;
@@ -513,6 +523,9 @@ bool pldma_qp_read(PLDMACore *s, hwaddr addr, uint64_t *val)
     case PLDMA_QP_RQ_HEAD:
         *val = sel_ok ? s->net->qps[s->net->qp_sel].rq_head : 0;
         return true;
+    case PLDMA_QP_SRQ:
+        *val = st->srq - 1;     /* (0, none: PLDMA_SRQ_NONE) */
+        return true;
     case PLDMA_QP_ERRORS_LO:
         *val = (uint32_t)s->net->qp_errors;
         return true;
@@ -565,6 +578,9 @@ bool pldma_qp_write(PLDMACore *s, hwaddr addr, uint32_t val)
         return true;
     case PLDMA_QP_RQ_BASE_HI:
         st->rq_base = deposit64(st->rq_base, 32, 32, val);
+        return true;
+    case PLDMA_QP_SRQ:
+        st->srq = val + 1;      /* (PLDMA_SRQ_NONE: 0) */
         return true;
     case PLDMA_QP_ERRORS_LO:
         s->net->qp_errors &= ~(uint64_t)val;

@@ -14,7 +14,8 @@
  * is a responder fault like a key's (resp-fault.c: RNR NAK at the
  * faulting PSN; a fault record with PLDMA_FR_F_RECV answered by
  * QP_CMD_RESOLVED/FAILED, or an SMMU stall).  See docs/specs/pldma.rst,
- * "Receive queues".
+ * "Receive queues".  A QP with a shared receive queue (srq.c) takes its
+ * WQE from there instead, and holds it until it completes.
  */
 
 #include "qemu/osdep.h"
@@ -49,16 +50,28 @@ bool pldma_rq_complete(PLDMACore *s, uint32_t idx, uint64_t wr_id,
         .src_qp = qp->dest_qpn,
     };
 
-    if (!qp->rq_size || qp->rq_head == qp->rq_tail) {
+    if (qp->srq) {
+        PLDMANetConn *c = qp_conn(s, idx);
+
+        if (!c->rwqe_held) {
+            PLDMA_GUEST_ERR(pldma_err_rq_no_wqe,
+                            "qp %u: a completion without a receive WQE "
+                            "taken from its SRQ", idx);
+            pldma_qp_to_err(s, idx);
+            return false;
+        }
+        c->rwqe_held = false;
+    } else if (!qp->rq_size || qp->rq_head == qp->rq_tail) {
         /* no WQE to complete: never past the tail (a QP inconsistency) */
         PLDMA_GUEST_ERR(pldma_err_rq_no_wqe,
                         "qp %u: a completion without a posted receive WQE",
                         idx);
         pldma_qp_to_err(s, idx);
         return false;
+    } else {
+        qp->rq_head = (qp->rq_head + 1) & (qp->rq_size - 1);
     }
     trace_pldma_recv_done(idx, wr_id, opcode, status, bytes);
-    qp->rq_head = (qp->rq_head + 1) & (qp->rq_size - 1);
     if (p && p->has_imm) {
         e.imm = p->imm;
         e.flags |= PLDMA_CQE_F_IMM;
@@ -73,24 +86,14 @@ bool pldma_rq_complete(PLDMACore *s, uint32_t idx, uint64_t wr_id,
 }
 
 /*
- * Read and check the receive WQE at the head of QP @idx's RQ into @c:
- * 0, -1 if it cannot be read, -2 if it is invalid (c->rwqe_id is valid).
+ * Check receive WQE @w (number @slot of its ring) for QP @idx into @c: 0,
+ * or -2 if it is invalid (c->rwqe_id is valid)
  */
-static int recv_wqe_read(PLDMACore *s, PLDMANetConn *c, uint32_t idx)
+static int recv_wqe_parse(PLDMANetConn *c, const uint8_t *w, uint32_t idx,
+                          uint32_t slot)
 {
-    PLDMAQP *qp = &s->net->qps[idx];
-    uint8_t w[PLDMA_RWQE_SIZE];
-    uint64_t fva;
     uint32_t i;
 
-    if (pldma_rw(s, NULL, qp->rq_base + (uint64_t)qp->rq_head *
-                 PLDMA_RWQE_SIZE, w, sizeof(w), false, &fva) !=
-        PLDMA_ACC_OK) {
-        PLDMA_GUEST_ERR(pldma_err_rq_wqe_read,
-                        "qp %u: receive WQE %u at 0x%" PRIx64 " unreadable",
-                        idx, qp->rq_head, fva);
-        return -1;
-    }
     c->rwqe_id = ldq_le_p(w + PLDMA_RWQE_WR_ID);
     c->rwqe_nsge = ldl_le_p(w + PLDMA_RWQE_NUM_SGE);
     c->rwqe_total = 0;
@@ -98,7 +101,7 @@ static int recv_wqe_read(PLDMACore *s, PLDMANetConn *c, uint32_t idx)
         ldl_le_p(w + PLDMA_RWQE_RSVD)) {
         PLDMA_GUEST_ERR(pldma_err_rq_wqe_bad,
                         "qp %u: receive WQE %u: bad NUM_SGE %u or reserved "
-                        "bits", idx, qp->rq_head, c->rwqe_nsge);
+                        "bits", idx, slot, c->rwqe_nsge);
         return -2;
     }
     for (i = 0; i < c->rwqe_nsge; i++) {
@@ -109,28 +112,80 @@ static int recv_wqe_read(PLDMACore *s, PLDMANetConn *c, uint32_t idx)
         if (c->rwqe_addr[i] + c->rwqe_len[i] < c->rwqe_addr[i]) {
             PLDMA_GUEST_ERR(pldma_err_rq_wqe_wraps,
                             "qp %u: receive WQE %u: entry %u wraps", idx,
-                            qp->rq_head, i);
+                            slot, i);
             return -2;
         }
         c->rwqe_total += c->rwqe_len[i];
     }
-    trace_pldma_recv_wqe(idx, qp->rq_head, c->rwqe_id, c->rwqe_nsge,
+    trace_pldma_recv_wqe(idx, slot, c->rwqe_id, c->rwqe_nsge,
                          c->rwqe_total);
     return 0;
 }
 
 /*
- * Take the receive WQE at the head of the RQ for a message of @c whose
- * packet @p needs one; false when @p was answered (RNR NAK: none posted;
- * NAK: a bad WQE, which completes LOC_QP_OP_ERR) or dropped.
+ * Read and check the receive WQE at the head of QP @idx's RQ into @c:
+ * 0, -1 if it cannot be read, -2 if it is invalid (c->rwqe_id is valid).
+ */
+static int recv_wqe_read(PLDMACore *s, PLDMANetConn *c, uint32_t idx)
+{
+    PLDMAQP *qp = &s->net->qps[idx];
+    uint8_t w[PLDMA_RWQE_SIZE];
+    uint64_t fva;
+
+    if (pldma_rw(s, NULL, qp->rq_base + (uint64_t)qp->rq_head *
+                 PLDMA_RWQE_SIZE, w, sizeof(w), false, &fva) !=
+        PLDMA_ACC_OK) {
+        PLDMA_GUEST_ERR(pldma_err_rq_wqe_read,
+                        "qp %u: receive WQE %u at 0x%" PRIx64 " unreadable",
+                        idx, qp->rq_head, fva);
+        return -1;
+    }
+    return recv_wqe_parse(c, w, idx, qp->rq_head);
+}
+
+/*
+ * Take the WQE at the head of QP @idx's SRQ into @c, unless the QP holds
+ * one already: 0, 1 if the SRQ is empty, -1 if it failed (ERROR), -2 if
+ * the WQE is invalid (c->rwqe_id is valid, the WQE is held)
+ */
+static int recv_srq_take(PLDMACore *s, PLDMANetConn *c, uint32_t idx)
+{
+    uint32_t srq = s->net->qps[idx].srq - 1;
+    uint8_t w[PLDMA_RWQE_SIZE];
+
+    if (c->rwqe_held) {
+        return 0;
+    }
+    switch (pldma_srq_take(s, srq, idx, w)) {
+    case PLDMA_SRQ_EMPTY:
+        return 1;
+    case PLDMA_SRQ_FAILED:
+        return -1;
+    default:
+        c->rwqe_held = true;
+        return recv_wqe_parse(c, w, idx, (s->net->srqs[srq].head - 1) &
+                              (s->net->srqs[srq].size - 1));
+    }
+}
+
+/*
+ * Take the receive WQE at the head of the RQ (or of the SRQ) for a
+ * message of @c whose packet @p needs one; false when @p was answered
+ * (RNR NAK: none posted; NAK: a bad WQE, which completes LOC_QP_OP_ERR)
+ * or dropped.
  */
 bool pldma_rq_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
                    uint32_t idx)
 {
     PLDMAQP *qp = &s->net->qps[idx];
-    int r;
+    int r = 1;
 
-    if (!qp->rq_size || qp->rq_head == qp->rq_tail) {
+    if (qp->srq) {
+        r = recv_srq_take(s, c, idx);
+    } else if (qp->rq_size && qp->rq_head != qp->rq_tail) {
+        r = recv_wqe_read(s, c, idx);
+    }
+    if (r == 1) {
         pldma_net_cnt(s, PLDMA_NCNT_RQ_EMPTY);
         trace_pldma_recv_rnr(idx, p->psn);
         c->rq_rnr = true;
@@ -145,9 +200,8 @@ bool pldma_rq_take(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p,
                          AETH_RNR(pldma_resp_rnr_timer(s, c)));
         return false;
     }
-    r = recv_wqe_read(s, c, idx);
     if (r == -1) {
-        /* the RQ is not memory: the QP cannot go on */
+        /* the RQ is not memory, or the SRQ failed: the QP cannot go on */
         pldma_resp_nak(s, c, p->psn, AETH_NAK_OPERR);
         pldma_qp_to_err(s, idx);
         return false;
@@ -271,6 +325,25 @@ uint32_t pldma_rq_resolve(PLDMACore *s, uint32_t idx, bool ok)
     pldma_resp_resolved(s, c, ok);
     pldma_schedule(s);
     return PLDMA_QP_ST_OK;
+}
+
+/*
+ * QP @idx enters ERR: the WQE it took from its SRQ, if it holds one,
+ * completes WR_FLUSH_ERR (the SRQ's other WQEs stay posted, IBA 10.2.9.5)
+ */
+void pldma_rq_flush_held(PLDMACore *s, uint32_t idx)
+{
+    PLDMANetConn *c;
+
+    if (!s->net->conns || !s->net->qps[idx].srq) {
+        return;
+    }
+    c = qp_conn(s, idx);
+    if (c->rwqe_held) {
+        trace_pldma_recv_flush(idx, 1);
+        pldma_rq_complete(s, idx, c->rwqe_id, PLDMA_WC_RECV,
+                          PLDMA_WC_ST_WR_FLUSH_ERR, 0, NULL);
+    }
 }
 
 /*

@@ -44,7 +44,7 @@
 #define PLDMA_PCI_BAR_MSIX          2       /* MSI-X table and PBA */
 #define PLDMA_PCI_VEC_CH(n)         (n)     /* IRQ_CH_DONE(n) */
 #define PLDMA_PCI_VEC_FAULT(nch)    (nch)   /* FAULT, FQ_OVERFLOW, CH_FAULTED */
-#define PLDMA_PCI_VEC_ERROR(nch)    ((nch) + 1) /* CH_ERROR, CQ_ERROR, QP_ERROR */
+#define PLDMA_PCI_VEC_ERROR(nch)    ((nch) + 1) /* CH/CQ/QP_ERROR, SRQ */
 #define PLDMA_PCI_VEC_CQ(nch)       ((nch) + 2) /* IRQ_CQ */
 #define PLDMA_PCI_VEC_ETH(nch)      ((nch) + 3) /* IRQ_ETH */
 #define PLDMA_PCI_NUM_VECS(nch)     ((nch) + 4)
@@ -88,6 +88,8 @@
  * respect to the device's own atomics, not to the CPUs' accesses
  */
 #define   PLDMA_CAP_ATOMIC            PLDMA_BIT(21)
+/* shared receive queues (PLDMA_SRQ_*), which a QP takes instead of an RQ */
+#define   PLDMA_CAP_SRQ               PLDMA_BIT(22)
 #define PLDMA_MAX_XFER              0x00c   /* RO  max descriptor length */
 #define PLDMA_CTRL                  0x010   /* RW */
 #define   PLDMA_CTRL_RESET            PLDMA_BIT(0)  /* W1: reset the engine */
@@ -107,6 +109,7 @@
 #define   PLDMA_IRQ_CQ_ERROR          PLDMA_BIT(21) /* CQ_ERRORS has a bit */
 #define   PLDMA_IRQ_QP_ERROR          PLDMA_BIT(22) /* QP_ERRORS has a bit */
 #define   PLDMA_IRQ_ETH               PLDMA_BIT(23) /* ETH_EVENTS & _MASK */
+#define   PLDMA_IRQ_SRQ               PLDMA_BIT(24) /* SRQ_EVENTS|_ERRORS */
 /* RO bitmaps: bit n = channel n is in FAULTED / ERROR / STALLED state */
 #define PLDMA_FAULTED_CHANNELS      0x028
 #define PLDMA_ERROR_CHANNELS        0x02c
@@ -378,6 +381,77 @@
 #define PLDMA_QP_ERRORS_LO          0x370
 #define PLDMA_QP_ERRORS_HI          0x374
 #define PLDMA_QP_PD_TAG             0x378   /* RW  staged PD tag (QPA_PD) */
+#define PLDMA_QP_SRQ                0x37c   /* RW  staged SRQ index (QPA_SRQ) */
+
+/*
+ * Shared receive queues (CAP.SRQ).  An SRQ is a ring of PLDMA_RWQE_SIZE
+ * receive WQEs, as a QP's RQ, in memory the driver allocates for DMA
+ * without PASID and may map to its user, followed by a doorbell record of
+ * PLDMA_SRQ_DBREC_SIZE bytes at BASE + SIZE * PLDMA_RWQE_SIZE: its TAIL
+ * (one past the last WQE posted; software writes it) and its HEAD (the
+ * next WQE the device takes; the device writes it after each take).
+ * There is no MMIO doorbell: the device reads TAIL when the WQEs it knew
+ * of are taken.  An SRQ is staged (SRQ_BASE, SRQ_SIZE, SRQ_PD,
+ * SRQ_PD_TAG) and created on entry SRQ_SEL by SRQ_CMD_CREATE; TAIL and
+ * HEAD start at 0.
+ *
+ * A QP staged with PLDMA_QPA_SRQ (QP_SRQ) at RESET->INIT receives from
+ * the SRQ instead of an RQ; the SRQ must be ACTIVE and have the QP's PD
+ * and tag, and the QP may not have an RQ as well.  A message that needs
+ * a receive WQE (a SEND's First/Only, a WRITE with immediate's Last/Only)
+ * takes the one at HEAD; from then it is the QP's: a retried packet uses
+ * it again, and it completes to the QP's receive CQ, or WR_FLUSH_ERR if
+ * the QP enters ERR before.  WQEs still in the SRQ are not flushed.  No
+ * WQE posted: an RNR NAK, as for an RQ.
+ *
+ * SRQ_CMD_ARM with SRQ_LIMIT staged arms the SRQ limit (0 disarms): when
+ * a take leaves fewer than LIMIT WQEs posted, the SRQ's bit in SRQ_EVENTS
+ * is set and the limit disarmed (verbs' IB_EVENT_SRQ_LIMIT_REACHED).  A
+ * TAIL out of range, or a WQE or record that cannot be accessed, puts
+ * the SRQ in ERROR (its bit in SRQ_ERRORS: IB_EVENT_SRQ_ERR); a QP that
+ * needs a WQE from it NAKs the message (remote operational error) and
+ * enters ERR.  IRQ_SRQ is set while either bitmap is not 0.
+ */
+#define PLDMA_SRQ_NUM               0x500   /* RO  number of SRQs (num-srqs) */
+#define PLDMA_SRQ_SEL               0x504   /* RW  SRQ index */
+#define PLDMA_SRQ_BASE_LO           0x508   /* RW  staged IOVA, 64-byte aligned */
+#define PLDMA_SRQ_BASE_HI           0x50c
+#define PLDMA_SRQ_SIZE              0x510   /* RW  staged entries, 2^k */
+#define PLDMA_SRQ_PD                0x514   /* RW  staged PASID (CHB_PASID) */
+#define PLDMA_SRQ_PD_TAG            0x518   /* RW  staged PD tag */
+#define PLDMA_SRQ_LIMIT             0x51c   /* RW  staged limit (SRQ_CMD_ARM) */
+#define PLDMA_SRQ_CMD               0x520   /* WO  on SRQ_SEL */
+#define   PLDMA_SRQ_CMD_CREATE        1     /* staged -> ACTIVE, HEAD 0 */
+#define   PLDMA_SRQ_CMD_DESTROY       2     /* -> NONE; no QP may use it */
+#define   PLDMA_SRQ_CMD_ARM           3     /* SRQ_LIMIT -> the SRQ's limit */
+#define PLDMA_SRQ_STATUS            0x524   /* RO  PLDMA_SRQ_ST_* */
+#define   PLDMA_SRQ_ST_OK             0
+#define   PLDMA_SRQ_ST_BAD_INDEX      1
+#define   PLDMA_SRQ_ST_BAD_CONFIG     2     /* base, size, PD or limit */
+#define   PLDMA_SRQ_ST_BUSY           3     /* create: exists; destroy: a
+                                               QP out of RESET uses it */
+#define   PLDMA_SRQ_ST_BAD_CMD        4
+#define PLDMA_SRQ_STATE             0x528   /* RO  PLDMA_SRQS_* of SRQ_SEL */
+#define PLDMA_SRQ_HEAD              0x52c   /* RO  next WQE of SRQ_SEL */
+#define PLDMA_SRQ_ARMED             0x530   /* RO  armed limit of SRQ_SEL, 0:
+                                               not armed */
+#define PLDMA_SRQ_EVENTS_LO         0x538   /* W1C bit n: SRQ n's limit */
+#define PLDMA_SRQ_EVENTS_HI         0x53c
+#define PLDMA_SRQ_ERRORS_LO         0x540   /* W1C bit n: SRQ n to ERROR */
+#define PLDMA_SRQ_ERRORS_HI         0x544
+#define PLDMA_MAX_SRQS              64
+#define PLDMA_SRQ_NONE              0xffffffffU
+#define PLDMA_SRQ_MIN_ENTRIES       2
+#define PLDMA_SRQ_MAX_ENTRIES       16384
+/* the doorbell record after the ring (u32 each, little-endian) */
+#define PLDMA_SRQ_DBREC_TAIL        0x0     /* software: one past the last */
+#define PLDMA_SRQ_DBREC_HEAD        0x4     /* device: next to take */
+#define PLDMA_SRQ_DBREC_SIZE        64
+
+/* SRQ states */
+#define PLDMA_SRQS_NONE             0
+#define PLDMA_SRQS_ACTIVE           1
+#define PLDMA_SRQS_ERROR            2   /* bad TAIL, WQE or record access */
 
 /*
  * Completion queues (CAP.CQ): rings of PLDMA_CQE_SIZE entries in memory the
@@ -513,6 +587,7 @@
 #define PLDMA_QPA_MIN_RNR_TIMER     PLDMA_BIT(15)
 #define PLDMA_QPA_SQ_PSN            PLDMA_BIT(16)
 #define PLDMA_QPA_DEST_QPN          PLDMA_BIT(20)
+#define PLDMA_QPA_SRQ               PLDMA_BIT(27) /* QP_SRQ */
 #define PLDMA_QPA_PD                PLDMA_BIT(28) /* QP_PD */
 #define PLDMA_QPA_SQ                PLDMA_BIT(29) /* QP_SQ */
 #define PLDMA_QPA_RQ                PLDMA_BIT(30) /* QP_RQ_BASE, QP_RQ_SIZE */

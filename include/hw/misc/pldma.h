@@ -245,6 +245,7 @@ struct PLDMACore {
     uint32_t node_id;       /* 1..63 with a netdev */
     uint32_t num_qps;
     uint32_t num_cqs;
+    uint32_t num_srqs;
     uint32_t mtu;
     uint32_t rto_us;        /* retransmit timeout of a QP's timeout 0 */
     bool rnr_resume;        /* receiver-driven "resolved, resend now" */

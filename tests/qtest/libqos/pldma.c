@@ -217,6 +217,9 @@ uint32_t qpldma_qp_modify(QPldma *d, uint32_t idx, uint32_t mask,
         qpldma_wr(d, PLDMA_QP_SEND_CQ, a->send_cq);
         qpldma_wr(d, PLDMA_QP_RECV_CQ, a->recv_cq);
     }
+    if (mask & PLDMA_QPA_SRQ) {
+        qpldma_wr(d, PLDMA_QP_SRQ, a->srq);
+    }
     qpldma_wr(d, PLDMA_QP_CMD, PLDMA_QP_CMD_MODIFY);
     return qpldma_rd(d, PLDMA_QP_STATUS);
 }
@@ -244,6 +247,7 @@ void qpldma_qp_query(QPldma *d, uint32_t idx, QPldmaQPAttr *a)
     a->rq_size = qpldma_rd(d, PLDMA_QP_RQ_SIZE);
     a->send_cq = qpldma_rd(d, PLDMA_QP_SEND_CQ);
     a->recv_cq = qpldma_rd(d, PLDMA_QP_RECV_CQ);
+    a->srq = qpldma_rd(d, PLDMA_QP_SRQ);
 }
 
 uint32_t qpldma_cq_create(QPldma *d, uint32_t idx, uint64_t base,

@@ -106,6 +106,7 @@ typedef struct QPldmaQPAttr {
     uint32_t rq_size;
     uint32_t send_cq;       /* PLDMA_QPA_CQ */
     uint32_t recv_cq;
+    uint32_t srq;           /* PLDMA_QPA_SRQ: an SRQ index */
 } QPldmaQPAttr;
 
 /* Stage the attributes of @mask and MODIFY QP @idx; returns QP_STATUS */

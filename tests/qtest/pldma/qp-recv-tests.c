@@ -1,6 +1,6 @@
 /*
  * The PLDMA QP's receive queue: faults on receive buffers (report and
- * stall), RNR, WQEs used once, parked SENDs
+ * stall), RNR, WQEs used once, parked SENDs; shared receive queues
  *
  * Copyright (c) 2026 The PLDMA authors
  *
@@ -652,6 +652,475 @@ static void test_recv_park_cq_error(void)
     peer_close(&pe);
 }
 
+/* ---- shared receive queues ---- */
+
+/* An SRQ of a node: its ring and doorbell record at pa */
+typedef struct Srq {
+    uint32_t idx, size, tail;
+    uint64_t pa;
+} Srq;
+
+static uint32_t srq_create(Node *n, uint32_t idx, uint64_t base,
+                           uint32_t size, uint32_t pd, uint32_t tag)
+{
+    qpldma_wr(&n->d, PLDMA_SRQ_SEL, idx);
+    qpldma_wr(&n->d, PLDMA_SRQ_BASE_LO, (uint32_t)base);
+    qpldma_wr(&n->d, PLDMA_SRQ_BASE_HI, base >> 32);
+    qpldma_wr(&n->d, PLDMA_SRQ_SIZE, size);
+    qpldma_wr(&n->d, PLDMA_SRQ_PD, pd);
+    qpldma_wr(&n->d, PLDMA_SRQ_PD_TAG, tag);
+    qpldma_wr(&n->d, PLDMA_SRQ_CMD, PLDMA_SRQ_CMD_CREATE);
+    return qpldma_rd(&n->d, PLDMA_SRQ_STATUS);
+}
+
+static uint32_t srq_cmd(Node *n, uint32_t idx, uint32_t cmd, uint32_t limit)
+{
+    qpldma_wr(&n->d, PLDMA_SRQ_SEL, idx);
+    qpldma_wr(&n->d, PLDMA_SRQ_LIMIT, limit);
+    qpldma_wr(&n->d, PLDMA_SRQ_CMD, cmd);
+    return qpldma_rd(&n->d, PLDMA_SRQ_STATUS);
+}
+
+static uint32_t srq_reg(Node *n, uint32_t idx, uint32_t reg)
+{
+    qpldma_wr(&n->d, PLDMA_SRQ_SEL, idx);
+    return qpldma_rd(&n->d, reg);
+}
+
+static uint64_t srq_rec(const Srq *q)
+{
+    return q->pa + (uint64_t)q->size * PLDMA_RWQE_SIZE;
+}
+
+static void srq_make(Node *n, Srq *q, uint32_t idx, uint32_t size,
+                     uint32_t pd)
+{
+    q->idx = idx;
+    q->size = size;
+    q->tail = 0;
+    q->pa = alloc_pa(n, size * PLDMA_RWQE_SIZE + PLDMA_SRQ_DBREC_SIZE);
+    g_assert_cmpuint(srq_create(n, idx, q->pa, size, pd, 0), ==,
+                     PLDMA_SRQ_ST_OK);
+    g_assert_cmpuint(srq_reg(n, idx, PLDMA_SRQ_STATE), ==,
+                     PLDMA_SRQS_ACTIVE);
+}
+
+/* Post one WQE of one entry: the WQE, then the record's TAIL */
+static void srq_post(Node *n, Srq *q, uint64_t wr_id, uint64_t addr,
+                     uint32_t len)
+{
+    qpldma_rwqe(n->qts, q->pa + (uint64_t)q->tail * PLDMA_RWQE_SIZE, wr_id,
+                1, &addr, &len);
+    q->tail = (q->tail + 1) % q->size;
+    qtest_writel(n->qts, srq_rec(q) + PLDMA_SRQ_DBREC_TAIL, q->tail);
+}
+
+/* The HEAD the device wrote into the record, checked against SRQ_HEAD */
+static uint32_t srq_head(Node *n, const Srq *q)
+{
+    uint32_t head = qtest_readl(n->qts, srq_rec(q) + PLDMA_SRQ_DBREC_HEAD);
+
+    g_assert_cmpuint(srq_reg(n, q->idx, PLDMA_SRQ_HEAD), ==, head);
+    return head;
+}
+
+/* RESET -> INIT (SRQ @srq, the CQs of @sd, receive CQ @rcq) -> RTS */
+static void qp_connect_srq(Node *n, uint32_t idx, QPldmaQPAttr *at,
+                           Side *sd, uint32_t rcq, uint32_t srq)
+{
+    at->srq = srq;
+    at->send_cq = sd->scq.idx;
+    at->recv_cq = rcq;
+    at->pd = sd->pd;
+    at->state = PLDMA_QPS_INIT;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_INIT |
+                                      PLDMA_QPA_SRQ | PLDMA_QPA_CQ, at),
+                     ==, PLDMA_QP_ST_OK);
+    at->state = PLDMA_QPS_RTR;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTR, at),
+                     ==, PLDMA_QP_ST_OK);
+    at->state = PLDMA_QPS_RTS;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTS, at),
+                     ==, PLDMA_QP_ST_OK);
+}
+
+/* A loopback node's step: the virtual clock, for RNR timers */
+static void srq_step(void *opaque)
+{
+    Node *n = opaque;
+
+    qtest_clock_step(n->qts, STEP_NS);
+}
+
+static void srq_cqe(Node *n, QPldmaCQ *cq, uint8_t *e)
+{
+    int i;
+
+    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&n->d, cq, e); i++) {
+        srq_step(n);
+    }
+    g_assert_cmpint(i, <, WAIT_STEPS);
+}
+
+/*
+ * SEND @len random bytes on @sd's ring; the receiver's CQE on @rcq names
+ * @wr_id and QP @qpn and the bytes are at @dst
+ */
+static void srq_send(Node *n, Side *sd, uint32_t len, QPldmaCQ *rcq,
+                     uint64_t wr_id, uint32_t qpn, uint32_t src_qp,
+                     uint64_t dst)
+{
+    uint64_t src = alloc_pa(n, len), compl;
+    g_autofree uint8_t *data = qpldma_mem_random(n->qts, src, len);
+    uint8_t e[PLDMA_CQE_SIZE];
+
+    compl = post_op(n, sd, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 0);
+    g_assert_cmpuint(qpldma_wait_compl(&n->d, compl, srq_step, n, WAIT_STEPS,
+                                       NULL), ==, PLDMA_ST_SUCCESS);
+    srq_cqe(n, rcq, e);
+    check_cqe(e, wr_id, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len, qpn, src_qp,
+              0, 0, 0);
+    qpldma_mem_check(n->qts, dst, data, len);
+}
+
+/*
+ * The SRQ's registers and its QP attribute refuse what the spec refuses:
+ * a size that is not a power of two or beyond the maximum, a base not
+ * 64-byte aligned, an index beyond SRQ_NUM, a second create, a limit not
+ * below the size; a QP with an RQ and an SRQ, with an SRQ of another PD
+ * or PD tag, or with an SRQ not created; a destroy while a QP uses it
+ */
+static void test_srq_config(void)
+{
+    g_autofree char *net = NULL, *args = NULL;
+    QPldmaLink link;
+    QPldmaQPAttr at;
+    uint8_t mac[6];
+    uint64_t base;
+    Side sd;
+    Node n;
+    int fd;
+
+    qpldma_link_init(&link, "pldma-qsrq-XXXXXX");
+    net = qpldma_link_netdev(&link, true);
+    args = g_strdup_printf("-M virt -m 512M -nodefaults "
+                           "-device pldma,id=dma0,netdev=n0,node-id=1 "
+                           "-netdev %s", net);
+    node_start(&n, args);
+    fd = qpldma_link_connect(&link);
+    qpldma_link_wait(n.qts);
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_CAP) & PLDMA_CAP_SRQ, ==,
+                    PLDMA_CAP_SRQ);
+    g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_SRQ_NUM), ==, PLDMA_MAX_SRQS);
+    base = alloc_pa(&n, 64 * PLDMA_RWQE_SIZE + PLDMA_SRQ_DBREC_SIZE);
+    g_assert_cmpuint(srq_create(&n, 0, base, 48, 0, 0), ==,
+                     PLDMA_SRQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(srq_create(&n, 0, base, 1, 0, 0), ==,
+                     PLDMA_SRQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(srq_create(&n, 0, base, PLDMA_SRQ_MAX_ENTRIES * 2, 0,
+                                0), ==, PLDMA_SRQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(srq_create(&n, 0, base + 32, 64, 0, 0), ==,
+                     PLDMA_SRQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(srq_create(&n, 0, base, 64, 0, PLDMA_PD_TAG_MAX + 1),
+                     ==, PLDMA_SRQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(srq_create(&n, 0, -64ULL, 64, 0, 0), ==,
+                     PLDMA_SRQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(srq_create(&n, PLDMA_MAX_SRQS, base, 64, 0, 0), ==,
+                     PLDMA_SRQ_ST_BAD_INDEX);
+    g_assert_cmpuint(srq_cmd(&n, 0, PLDMA_SRQ_CMD_ARM, 1), ==,
+                     PLDMA_SRQ_ST_BAD_INDEX);       /* not created */
+    g_assert_cmpuint(srq_create(&n, 0, base, 64, 0, 0), ==, PLDMA_SRQ_ST_OK);
+    g_assert_cmpuint(srq_create(&n, 0, base, 64, 0, 0), ==,
+                     PLDMA_SRQ_ST_BUSY);
+    g_assert_cmpuint(srq_cmd(&n, 0, PLDMA_SRQ_CMD_ARM, 64), ==,
+                     PLDMA_SRQ_ST_BAD_CONFIG);
+    g_assert_cmpuint(srq_cmd(&n, 0, PLDMA_SRQ_CMD_ARM, 63), ==,
+                     PLDMA_SRQ_ST_OK);
+    g_assert_cmpuint(srq_reg(&n, 0, PLDMA_SRQ_ARMED), ==, 63);
+    g_assert_cmpuint(srq_cmd(&n, 0, 77, 0), ==, PLDMA_SRQ_ST_BAD_CMD);
+    /* read-only registers keep their values */
+    qpldma_wr(&n.d, PLDMA_SRQ_HEAD, 5);
+    qpldma_wr(&n.d, PLDMA_SRQ_STATE, 0);
+    g_assert_cmpuint(srq_reg(&n, 0, PLDMA_SRQ_HEAD), ==, 0);
+    g_assert_cmpuint(srq_reg(&n, 0, PLDMA_SRQ_STATE), ==, PLDMA_SRQS_ACTIVE);
+
+    /* a QP with it: not with an RQ too, not another PD, not a tag */
+    side_init(&n, &sd, 0, CQ_SIZE);
+    qpldma_mac(&n.d, mac);
+    attr_to(&at, mac, IP_B, 0x100, 1, 1, 0);
+    at.state = PLDMA_QPS_INIT;
+    at.send_cq = sd.scq.idx;
+    at.recv_cq = sd.rcq.idx;
+    at.rq_base = sd.rq;
+    at.rq_size = RQ_SIZE;
+    at.srq = 0;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_REQ_INIT |
+                                      PLDMA_QPA_RQ | PLDMA_QPA_SRQ, &at),
+                     ==, PLDMA_QP_ST_BAD_ATTR);
+    at.srq = 1;                             /* not created */
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_REQ_INIT |
+                                      PLDMA_QPA_SRQ, &at),
+                     ==, PLDMA_QP_ST_BAD_ATTR);
+    at.srq = PLDMA_SRQ_NONE;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_REQ_INIT |
+                                      PLDMA_QPA_SRQ, &at),
+                     ==, PLDMA_QP_ST_BAD_ATTR);
+    at.srq = 0;
+    at.pd_tag = 1;                          /* another PD of the PASID */
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_REQ_INIT |
+                                      PLDMA_QPA_SRQ, &at),
+                     ==, PLDMA_QP_ST_BAD_ATTR);
+    g_assert_cmpuint(qpldma_qp_state(&n.d, 0), ==, PLDMA_QPS_RESET);
+    at.pd_tag = 0;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_REQ_INIT |
+                                      PLDMA_QPA_SRQ | PLDMA_QPA_CQ, &at),
+                     ==, PLDMA_QP_ST_OK);
+    qpldma_qp_query(&n.d, 0, &at);
+    g_assert_cmpuint(at.srq, ==, 0);
+    g_assert_cmpuint(at.rq_size, ==, 0);
+    /* its RQ doorbell goes nowhere; its SRQ cannot go while it is used */
+    qpldma_ch_wr(&n.d, 0, PLDMA_CH_RQ_TAIL, 1);
+    g_assert_cmpuint(qpldma_ch_rd(&n.d, 0, PLDMA_CH_RQ_TAIL), ==, 0);
+    g_assert_cmpuint(srq_cmd(&n, 0, PLDMA_SRQ_CMD_DESTROY, 0), ==,
+                     PLDMA_SRQ_ST_BUSY);
+    qp_reset(&n, 0);
+    g_assert_cmpuint(srq_cmd(&n, 0, PLDMA_SRQ_CMD_DESTROY, 0), ==,
+                     PLDMA_SRQ_ST_OK);
+    g_assert_cmpuint(srq_reg(&n, 0, PLDMA_SRQ_STATE), ==, PLDMA_SRQS_NONE);
+    /* a reset leaves none */
+    g_assert_cmpuint(srq_create(&n, 3, base, 64, 0, 0), ==, PLDMA_SRQ_ST_OK);
+    qpldma_wr(&n.d, PLDMA_CTRL, PLDMA_CTRL_RESET);
+    g_assert_cmpuint(srq_reg(&n, 3, PLDMA_SRQ_STATE), ==, PLDMA_SRQS_NONE);
+    qtest_quit(n.qts);
+    close(fd);
+    qpldma_link_cleanup(&link);
+}
+
+/*
+ * Two QPs of one device receive from one SRQ, each SEND taking the WQE
+ * at its head in the order they come: the CQEs (on the receive CQ they
+ * share) name the WQEs in SRQ order and the QP that took each, the bytes
+ * land in each WQE's buffer, the record's HEAD follows.  The armed limit
+ * fires once, when a take leaves fewer WQEs than it.  An empty SRQ: RNR
+ * NAK, and the SEND completes once a WQE is posted.  Then what a hostile
+ * user can do: a WQE with too many entries completes LOC_QP_OP_ERR and
+ * the sender sees Invalid Request; a TAIL out of range puts the SRQ in
+ * ERROR (SRQ_ERRORS, IRQ_SRQ) and the QP that needed a WQE in ERR.
+ */
+static void test_srq_loopback(void)
+{
+    const uint32_t len = 8 * KiB;
+    g_autofree char *net = NULL, *args = NULL;
+    g_autofree uint8_t *data = NULL;
+    uint32_t qpn[4], psn[4], i, rnr;
+    uint64_t buf[8], compl, src;
+    uint8_t mac[6], e[PLDMA_CQE_SIZE];
+    QPldmaLink link;
+    QPldmaQPAttr at;
+    Side sd[4];
+    Node n;
+    Srq q;
+    int fd;
+
+    qpldma_link_init(&link, "pldma-qsrq-XXXXXX");
+    net = qpldma_link_netdev(&link, true);
+    args = g_strdup_printf("-M virt -m 512M -nodefaults "
+                           "-device pldma,id=dma0,netdev=n0,node-id=1 "
+                           "-netdev %s", net);
+    node_start(&n, args);
+    fd = qpldma_link_connect(&link);
+    qpldma_link_wait(n.qts);
+    qpldma_mac(&n.d, mac);
+    for (i = 0; i < 4; i++) {
+        qpn[i] = qpldma_qpn(&n.d, i);
+        psn[i] = rand_psn();
+        side_init_at(&n, &sd[i], 0, 2 * i, CQ_SIZE, CQ_SIZE, i);
+    }
+    srq_make(&n, &q, 5, 8, 0);
+    /* QPs 0 and 1 receive from SRQ 5 into CQ 1; 2 sends to 0, 3 to 1 */
+    attr_to(&at, mac, IP_A, qpn[2], psn[0], psn[2], 0);
+    qp_connect_srq(&n, 0, &at, &sd[0], sd[0].rcq.idx, q.idx);
+    attr_to(&at, mac, IP_A, qpn[3], psn[1], psn[3], 1);
+    qp_connect_srq(&n, 1, &at, &sd[1], sd[0].rcq.idx, q.idx);
+    attr_to(&at, mac, IP_A, qpn[0], psn[2], psn[0], 2);
+    qp_connect_cq(&n, 2, &at, &sd[2]);
+    attr_to(&at, mac, IP_A, qpn[1], psn[3], psn[1], 3);
+    qp_connect_cq(&n, 3, &at, &sd[3]);
+
+    for (i = 0; i < ARRAY_SIZE(buf); i++) {
+        buf[i] = alloc_pa(&n, len);
+    }
+    for (i = 0; i < 3; i++) {
+        srq_post(&n, &q, 0x10 + i, buf[i], len);
+    }
+    g_assert_cmpuint(srq_cmd(&n, q.idx, PLDMA_SRQ_CMD_ARM, 2), ==,
+                     PLDMA_SRQ_ST_OK);
+    srq_send(&n, &sd[2], 5000, &sd[0].rcq, 0x10, qpn[0], qpn[2], buf[0]);
+    g_assert_cmpuint(srq_head(&n, &q), ==, 1);
+    /* two left: not below the limit of 2 */
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_SRQ, ==, 0);
+    g_assert_cmpuint(srq_reg(&n, q.idx, PLDMA_SRQ_ARMED), ==, 2);
+    srq_send(&n, &sd[3], 3000, &sd[0].rcq, 0x11, qpn[1], qpn[3], buf[1]);
+    g_assert_cmpuint(srq_head(&n, &q), ==, 2);
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_SRQ_EVENTS_LO), ==, 1u << q.idx);
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_SRQ, ==,
+                    PLDMA_IRQ_SRQ);
+    g_assert_cmpuint(srq_reg(&n, q.idx, PLDMA_SRQ_ARMED), ==, 0);
+    qpldma_wr(&n.d, PLDMA_SRQ_EVENTS_LO, 1u << q.idx);
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_SRQ, ==, 0);
+    srq_send(&n, &sd[2], len, &sd[0].rcq, 0x12, qpn[0], qpn[2], buf[2]);
+    /* disarmed: no second event */
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_SRQ_EVENTS_LO), ==, 0);
+
+    /* empty: RNR NAK until a WQE is posted */
+    rnr = ncnt(&n, PLDMA_NCNT_RQ_EMPTY);
+    src = alloc_pa(&n, 100);
+    data = qpldma_mem_random(n.qts, src, 100);
+    compl = post_op(&n, &sd[3], PLDMA_OP_SEND, 0, 100, src, 0, 0, 0, 0);
+    for (i = 0; i < WAIT_STEPS && ncnt(&n, PLDMA_NCNT_RQ_EMPTY) == rnr; i++) {
+        srq_step(&n);
+    }
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_RQ_EMPTY), >, rnr);
+    g_assert_false(qpldma_cq_poll(&n.d, &sd[0].rcq, e));
+    srq_post(&n, &q, 0x13, buf[3], len);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, srq_step, &n, WAIT_STEPS,
+                                       NULL), ==, PLDMA_ST_SUCCESS);
+    srq_cqe(&n, &sd[0].rcq, e);
+    check_cqe(e, 0x13, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, 100, qpn[1],
+              qpn[3], 0, 0, 0);
+    qpldma_mem_check(n.qts, buf[3], data, 100);
+    g_assert_cmpuint(srq_head(&n, &q), ==, 4);
+
+    /* a WQE with four entries: LOC_QP_OP_ERR, and a NAK to the sender */
+    qpldma_rwqe(n.qts, q.pa + (uint64_t)q.tail * PLDMA_RWQE_SIZE, 0x14, 1,
+                &buf[4], &len);
+    qtest_writel(n.qts, q.pa + (uint64_t)q.tail * PLDMA_RWQE_SIZE +
+                 PLDMA_RWQE_NUM_SGE, PLDMA_RWQE_MAX_SGE + 1);
+    q.tail++;
+    qtest_writel(n.qts, srq_rec(&q) + PLDMA_SRQ_DBREC_TAIL, q.tail);
+    compl = post_op(&n, &sd[2], PLDMA_OP_SEND, 0, 100, src, 0, 0, 0, 0);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, srq_step, &n, WAIT_STEPS,
+                                       NULL), ==, PLDMA_ST_REMOTE_INVALID);
+    srq_cqe(&n, &sd[0].rcq, e);
+    check_cqe(e, 0x14, PLDMA_WC_RECV, PLDMA_WC_ST_LOC_QP_OP_ERR, 0, qpn[0],
+              qpn[2], 0, 0, 0);
+    g_assert_cmpuint(srq_reg(&n, q.idx, PLDMA_SRQ_STATE), ==,
+                     PLDMA_SRQS_ACTIVE);
+
+    /* a TAIL beyond the ring: the SRQ fails, QP 1 with it, not QP 0's */
+    qtest_writel(n.qts, srq_rec(&q) + PLDMA_SRQ_DBREC_TAIL, q.size + 3);
+    compl = post_op(&n, &sd[3], PLDMA_OP_SEND, 0, 100, src, 0, 0, 0, 0);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, srq_step, &n, WAIT_STEPS,
+                                       NULL), ==, PLDMA_ST_REMOTE_ERROR);
+    g_assert_cmpuint(srq_reg(&n, q.idx, PLDMA_SRQ_STATE), ==,
+                     PLDMA_SRQS_ERROR);
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_SRQ_ERRORS_LO), ==, 1u << q.idx);
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_SRQ, ==,
+                    PLDMA_IRQ_SRQ);
+    g_assert_cmpuint(qpldma_qp_state(&n.d, 1), ==, PLDMA_QPS_ERR);
+    g_assert_false(qpldma_cq_poll(&n.d, &sd[0].rcq, e));
+    qpldma_wr(&n.d, PLDMA_SRQ_ERRORS_LO, 1u << q.idx);
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_IRQ_STATUS) & PLDMA_IRQ_SRQ, ==, 0);
+    /* in use until both QPs are reset */
+    g_assert_cmpuint(srq_cmd(&n, q.idx, PLDMA_SRQ_CMD_DESTROY, 0), ==,
+                     PLDMA_SRQ_ST_BUSY);
+    qp_reset(&n, 0);
+    qp_reset(&n, 1);
+    g_assert_cmpuint(srq_cmd(&n, q.idx, PLDMA_SRQ_CMD_DESTROY, 0), ==,
+                     PLDMA_SRQ_ST_OK);
+    qtest_quit(n.qts);
+    close(fd);
+    qpldma_link_cleanup(&link);
+}
+
+/*
+ * A fault on an SRQ WQE's buffer (report mode): the message keeps the WQE
+ * it took; resolved, it completes in that WQE and no other is taken.  A
+ * second fault, and the QP moved to ERR instead: the WQE it took
+ * completes WR_FLUSH_ERR, and the SRQ's other WQE stays posted.
+ */
+static void test_srq_fault(void)
+{
+    const uint32_t len = 24 * KiB, hole = 2;
+    Pair *p = pair_start_smmu(true);
+    uint32_t pd = PASID | PLDMA_CHB_PASID_EN, a_qpn, b_qpn, pa_psn, pb_psn;
+    uint64_t src, b_pa[2], b_va[2], compl, off;
+    g_autofree uint8_t *data = NULL;
+    uint8_t rec[PLDMA_FR_SIZE], e[PLDMA_CQE_SIZE], mac_a[6], mac_b[6];
+    QPldmaQPAttr at;
+    Side sa, sb;
+    Srq q;
+    int i;
+
+    side_init(&p->a, &sa, 0, CQ_SIZE);
+    side_init(&p->b, &sb, pd, CQ_SIZE);
+    srq_make(&p->b, &q, 0, 4, pd);
+    qpldma_mac(&p->a.d, mac_a);
+    qpldma_mac(&p->b.d, mac_b);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    pa_psn = rand_psn();
+    pb_psn = rand_psn();
+    attr_to(&at, mac_a, IP_A, a_qpn, pb_psn, pa_psn, 0);
+    qp_connect_srq(&p->b, 0, &at, &sb, sb.rcq.idx, q.idx);
+    attr_to(&at, mac_b, IP_B, b_qpn, pa_psn, pb_psn, 0);
+    qp_connect_cq(&p->a, 0, &at, &sa);
+
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    for (i = 0; i < 2; i++) {
+        b_pa[i] = alloc_pa(&p->b, len);
+        b_va[i] = VA_BASE + (b_pa[i] - ALLOC_BASE);
+        for (off = 0; off < len; off += PAGE) {
+            if (off != hole * PAGE) {
+                qsmmu_map(&p->b.s, p->b.pt_root, b_va[i] + off,
+                          b_pa[i] + off, true);
+            }
+        }
+        srq_post(&p->b, &q, 0x61 + i, b_va[i], len);
+    }
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 0);
+    qpldma_fq_pop(&p->b.d, p->b.fq, 64, rec, step, p, WAIT_STEPS);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, b_va[0] + hole * PAGE);
+    g_assert_cmpuint(srq_head(&p->b, &q), ==, 1);
+    /* the requester's retries while it waits take no other WQE */
+    for (i = 0; i < 200; i++) {
+        step(p);
+    }
+    g_assert_cmpuint(srq_head(&p->b, &q), ==, 1);
+    qsmmu_map(&p->b.s, p->b.pt_root, b_va[0] + hole * PAGE,
+              b_pa[0] + hole * PAGE, true);
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x61, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len, b_qpn, a_qpn,
+              0, 0, 0);
+    qpldma_mem_check(p->b.qts, b_pa[0], data, len);
+    g_assert_cmpuint(srq_head(&p->b, &q), ==, 1);
+
+    /* the second WQE faults too; the QP goes to ERR: it is flushed */
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 0);
+    qpldma_fq_pop(&p->b.d, p->b.fq, 64, rec, step, p, WAIT_STEPS);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, b_va[1] + hole * PAGE);
+    g_assert_cmpuint(srq_head(&p->b, &q), ==, 2);
+    srq_post(&p->b, &q, 0x63, b_va[0], len);
+    at.state = PLDMA_QPS_ERR;
+    g_assert_cmpuint(qpldma_qp_modify(&p->b.d, 0, PLDMA_QPA_STATE, &at), ==,
+                     PLDMA_QP_ST_OK);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x62, PLDMA_WC_RECV, PLDMA_WC_ST_WR_FLUSH_ERR, 0, b_qpn,
+              a_qpn, 0, 0, 0);
+    g_assert_false(qpldma_cq_poll(&p->b.d, &sb.rcq, e));
+    g_assert_cmpuint(srq_head(&p->b, &q), ==, 2);
+    g_assert_cmpuint(srq_reg(&p->b, q.idx, PLDMA_SRQ_STATE), ==,
+                     PLDMA_SRQS_ACTIVE);
+    pair_stop(p);
+}
+
 void pldma_qp_recv_register(void)
 {
     qtest_add_func("/pldma-qp/recv-fault", test_recv_fault);
@@ -662,4 +1131,7 @@ void pldma_qp_recv_register(void)
     qtest_add_func("/pldma-qp/recv-rnr-silence", test_recv_rnr_silence);
     qtest_add_func("/pldma-qp/recv-park", test_recv_park);
     qtest_add_func("/pldma-qp/recv-park-cq-error", test_recv_park_cq_error);
+    qtest_add_func("/pldma-qp/srq-config", test_srq_config);
+    qtest_add_func("/pldma-qp/srq-loopback", test_srq_loopback);
+    qtest_add_func("/pldma-qp/srq-fault", test_srq_fault);
 }

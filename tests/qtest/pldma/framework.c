@@ -783,6 +783,92 @@ void pair_reconnect_cq(Pair *p, Side *sa, Side *sb)
     qp_connect_cq(&p->a, 0, &at, sa);
 }
 
+/* ---- shared receive queues ---- */
+
+uint32_t srq_create(Node *n, uint32_t idx, uint64_t base,
+                    uint32_t size, uint32_t pd, uint32_t tag)
+{
+    qpldma_wr(&n->d, PLDMA_SRQ_SEL, idx);
+    qpldma_wr(&n->d, PLDMA_SRQ_BASE_LO, (uint32_t)base);
+    qpldma_wr(&n->d, PLDMA_SRQ_BASE_HI, base >> 32);
+    qpldma_wr(&n->d, PLDMA_SRQ_SIZE, size);
+    qpldma_wr(&n->d, PLDMA_SRQ_PD, pd);
+    qpldma_wr(&n->d, PLDMA_SRQ_PD_TAG, tag);
+    qpldma_wr(&n->d, PLDMA_SRQ_CMD, PLDMA_SRQ_CMD_CREATE);
+    return qpldma_rd(&n->d, PLDMA_SRQ_STATUS);
+}
+
+uint32_t srq_cmd(Node *n, uint32_t idx, uint32_t cmd, uint32_t limit)
+{
+    qpldma_wr(&n->d, PLDMA_SRQ_SEL, idx);
+    qpldma_wr(&n->d, PLDMA_SRQ_LIMIT, limit);
+    qpldma_wr(&n->d, PLDMA_SRQ_CMD, cmd);
+    return qpldma_rd(&n->d, PLDMA_SRQ_STATUS);
+}
+
+uint32_t srq_reg(Node *n, uint32_t idx, uint32_t reg)
+{
+    qpldma_wr(&n->d, PLDMA_SRQ_SEL, idx);
+    return qpldma_rd(&n->d, reg);
+}
+
+uint64_t srq_rec(const Srq *q)
+{
+    return q->pa + (uint64_t)q->size * PLDMA_RWQE_SIZE;
+}
+
+void srq_make(Node *n, Srq *q, uint32_t idx, uint32_t size,
+              uint32_t pd)
+{
+    q->idx = idx;
+    q->size = size;
+    q->tail = 0;
+    q->pa = alloc_pa(n, size * PLDMA_RWQE_SIZE + PLDMA_SRQ_DBREC_SIZE);
+    g_assert_cmpuint(srq_create(n, idx, q->pa, size, pd, 0), ==,
+                     PLDMA_SRQ_ST_OK);
+    g_assert_cmpuint(srq_reg(n, idx, PLDMA_SRQ_STATE), ==,
+                     PLDMA_SRQS_ACTIVE);
+}
+
+/* Post one WQE of one entry: the WQE, then the record's TAIL */
+void srq_post(Node *n, Srq *q, uint64_t wr_id, uint64_t addr,
+              uint32_t len)
+{
+    qpldma_rwqe(n->qts, q->pa + (uint64_t)q->tail * PLDMA_RWQE_SIZE, wr_id,
+                1, &addr, &len);
+    q->tail = (q->tail + 1) % q->size;
+    qtest_writel(n->qts, srq_rec(q) + PLDMA_SRQ_DBREC_TAIL, q->tail);
+}
+
+/* The HEAD the device wrote into the record, checked against SRQ_HEAD */
+uint32_t srq_head(Node *n, const Srq *q)
+{
+    uint32_t head = qtest_readl(n->qts, srq_rec(q) + PLDMA_SRQ_DBREC_HEAD);
+
+    g_assert_cmpuint(srq_reg(n, q->idx, PLDMA_SRQ_HEAD), ==, head);
+    return head;
+}
+
+/* RESET -> INIT (SRQ @srq, the CQs of @sd, receive CQ @rcq) -> RTS */
+void qp_connect_srq(Node *n, uint32_t idx, QPldmaQPAttr *at,
+                    Side *sd, uint32_t rcq, uint32_t srq)
+{
+    at->srq = srq;
+    at->send_cq = sd->scq.idx;
+    at->recv_cq = rcq;
+    at->pd = sd->pd;
+    at->state = PLDMA_QPS_INIT;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_INIT |
+                                      PLDMA_QPA_SRQ | PLDMA_QPA_CQ, at),
+                     ==, PLDMA_QP_ST_OK);
+    at->state = PLDMA_QPS_RTR;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTR, at),
+                     ==, PLDMA_QP_ST_OK);
+    at->state = PLDMA_QPS_RTS;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTS, at),
+                     ==, PLDMA_QP_ST_OK);
+}
+
 /* Post a receive WQE on @n's QP 0 (SQ channel 0) */
 void post_recv(Node *n, Side *sd, uint64_t wr_id, uint32_t nsge,
                const uint64_t *addr, const uint32_t *len)

@@ -113,6 +113,12 @@ typedef struct Side {
     QPldmaRing r;
 } Side;
 
+/* A shared receive queue of a node: its ring and doorbell record at pa */
+typedef struct Srq {
+    uint32_t idx, size, tail;
+    uint64_t pa;
+} Srq;
+
 /* A descriptor ring of the engine, at its VA */
 typedef struct Ring {
     int ch;
@@ -221,6 +227,17 @@ uint64_t post_op(Node *n, Side *sd, uint8_t op, uint8_t flags,
                  uint32_t len, uint64_t src, uint64_t rva,
                  uint32_t rkey, uint32_t imm, uint64_t cookie);
 void wait_cqe(Pair *p, Node *n, QPldmaCQ *cq, uint8_t *cqe);
+uint32_t srq_create(Node *n, uint32_t idx, uint64_t base,
+                    uint32_t size, uint32_t pd, uint32_t tag);
+uint32_t srq_cmd(Node *n, uint32_t idx, uint32_t cmd, uint32_t limit);
+uint32_t srq_reg(Node *n, uint32_t idx, uint32_t reg);
+uint64_t srq_rec(const Srq *q);
+void srq_make(Node *n, Srq *q, uint32_t idx, uint32_t size, uint32_t pd);
+void srq_post(Node *n, Srq *q, uint64_t wr_id, uint64_t addr,
+              uint32_t len);
+uint32_t srq_head(Node *n, const Srq *q);
+void qp_connect_srq(Node *n, uint32_t idx, QPldmaQPAttr *at, Side *sd,
+                    uint32_t rcq, uint32_t srq);
 void check_cqe(const uint8_t *e, uint64_t wr_id, uint8_t opcode,
                uint8_t status, uint32_t bytes, uint32_t qpn,
                uint32_t src_qp, uint8_t flags, uint32_t imm,

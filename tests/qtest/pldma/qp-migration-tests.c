@@ -486,6 +486,90 @@ static void test_migrate_hostile(void)
     mig_finish(&m, dst);
 }
 
+/*
+ * A QP of an SRQ holds the WQE a SEND's First took when the device
+ * migrates: on the destination the SEND's Last completes in that WQE
+ * (bytes compared, no second WQE taken), the next SEND takes the next
+ * WQE, and the limit armed on the source fires there.
+ */
+static void test_migrate_srq(void)
+{
+    g_autofree char *path = NULL, *args = NULL;
+    uint8_t f[2048], pl[1524], e[PLDMA_CQE_SIZE];
+    uint64_t buf[2];
+    uint32_t len, i, psn;
+    QPldmaQPAttr at;
+    QTestState *to;
+    Side sd;
+    Srq q;
+    Peer pe;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 13 + 5;
+    }
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, 0, CQ_SIZE);
+    srq_make(&pe.n, &q, 9, 4, 0);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect_srq(&pe.n, 0, &at, &sd, sd.rcq.idx, q.idx);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    for (i = 0; i < 2; i++) {
+        buf[i] = alloc_pa(&pe.n, sizeof(pl));
+        srq_post(&pe.n, &q, 0x71 + i, buf[i], sizeof(pl));
+    }
+    g_assert_cmpuint(srq_cmd(&pe.n, q.idx, PLDMA_SRQ_CMD_ARM, 1), ==,
+                     PLDMA_SRQ_ST_OK);
+    psn = pe.epsn;
+    len = roce_frame(f, IP_B, 0x00, pe.qpn, psn, false, 0, 0, 0, -1, 0, pl,
+                     1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(srq_head(&pe.n, &q), ==, 1);
+
+    path = peer_save(&pe);
+    args = g_strdup_printf("%s -S", pe.args);
+    to = mig_load(args, path);
+    g_assert_nonnull(to);
+    unlink(path);
+    pe.n.qts = to;
+    pe.n.d.qts = to;
+    pe.fd = qpldma_link_connect(&pe.link);
+    qpldma_link_wait(to);
+    qtest_qmp_assert_success(to, "{ 'execute': 'cont' }");
+
+    len = roce_frame(f, IP_B, 0x02, pe.qpn, (psn + 1) & 0xffffff, false, 0,
+                     0, 0, -1, 0, pl + 1024, sizeof(pl) - 1024);
+    peer_inject(&pe, f, len);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x11);
+    g_assert_cmphex(rx.psn, ==, (psn + 1) & 0xffffff);
+    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&pe.n.d, &sd.rcq, e); i++) {
+        peer_step(NULL);
+    }
+    check_cqe(e, 0x71, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
+              pe.qpn, pe.my_qpn, 0, 0, 0);
+    qpldma_mem_check(to, buf[0], pl, sizeof(pl));
+    g_assert_cmpuint(srq_head(&pe.n, &q), ==, 1);
+    g_assert_cmphex(qpldma_rd(&pe.n.d, PLDMA_SRQ_EVENTS_LO), ==, 0);
+
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, (psn + 2) & 0xffffff, false, 0,
+                     0, 0, -1, 0, pl, 100);
+    peer_inject(&pe, f, len);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x11);
+    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&pe.n.d, &sd.rcq, e); i++) {
+        peer_step(NULL);
+    }
+    check_cqe(e, 0x72, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, 100, pe.qpn,
+              pe.my_qpn, 0, 0, 0);
+    qpldma_mem_check(to, buf[1], pl, 100);
+    g_assert_cmpuint(srq_head(&pe.n, &q), ==, 2);
+    g_assert_cmphex(qpldma_rd(&pe.n.d, PLDMA_SRQ_EVENTS_LO), ==, 1u << q.idx);
+    peer_close(&pe);
+}
+
 void pldma_qp_migration_register(void)
 {
     qtest_add_func("/pldma-qp/migrate-requester", test_migrate_requester);
@@ -493,4 +577,5 @@ void pldma_qp_migration_register(void)
     qtest_add_func("/pldma-qp/migrate-hostile", test_migrate_hostile);
     qtest_add_func("/pldma-qp/migrate-zero-read", test_migrate_zero_read);
     qtest_add_func("/pldma-qp/migrate-atomic", test_migrate_atomic);
+    qtest_add_func("/pldma-qp/migrate-srq", test_migrate_srq);
 }

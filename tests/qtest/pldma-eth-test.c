@@ -123,12 +123,15 @@ static uint32_t tx_post_icrc(Node *n, const uint8_t *f, uint32_t len,
     return tx_post(n, NULL, addr, sent | PLDMA_ETH_TX_ICRC);
 }
 
-/* Wait (~5 s at most) until register @reg reads @want */
+/*
+ * Wait (~30 s at most: a loaded 2-core host runs the other QEMU late)
+ * until register @reg reads @want
+ */
 static void wait_reg(Node *n, uint32_t reg, uint32_t want)
 {
     int i;
 
-    for (i = 0; i < 5000 && qpldma_rd(&n->d, reg) != want; i++) {
+    for (i = 0; i < 30000 && qpldma_rd(&n->d, reg) != want; i++) {
         g_usleep(1000);
     }
     g_assert_cmpuint(qpldma_rd(&n->d, reg), ==, want);

@@ -45,9 +45,10 @@ const uint32_t pldma_hdr_rnr_timer_10us[32] = {
 /*
  * The RC opcodes (IBA table 38): per BTH opcode its name, what it is,
  * which headers follow the BTH, whether it carries a payload, and its
- * header length (BTH and the extended headers).  Opcodes beyond these
- * are not RC SEND, WRITE, READ, atomic or Acknowledge: the link drops
- * them.
+ * header length (BTH and the extended headers).  The UC opcodes are the
+ * RC SEND and WRITE ones plus 0x20 (pldma_hdr_op()).  Opcodes beyond
+ * these are not RC SEND, WRITE, READ, atomic or Acknowledge, nor UC SEND
+ * or WRITE: the link drops them.
  */
 const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES] = {
     [OP_SEND_FIRST] = {
@@ -404,7 +405,7 @@ bool pldma_hdr_parse(PLDMACore *s, const uint8_t *f, size_t size,
     p->ackreq = w >> 31;
     p->psn = w & PLDMA_PSN_MASK;
     fl = pldma_hdr_op_flags(p->opcode);
-    hdrs = pldma_hdr_opcode[p->opcode].hdr_len;
+    hdrs = pldma_hdr_op(p->opcode)->hdr_len;
     p->atomic = fl & PLDMA_NET_F_ATOMIC;
     p->has_reth = fl & PLDMA_NET_F_RETH;
     p->has_aeth = fl & PLDMA_NET_F_AETH;

@@ -126,6 +126,8 @@ typedef struct PLDMANetConn {
     bool rwqe_held;
     bool fault_recv;        /* the fault is on a receive WQE's buffer */
     bool rq_rnr;            /* an RNR NAK for an empty RQ is outstanding */
+    /* UC: a message was dropped; so is all up to the next First or Only */
+    bool uc_drop;
     /*
      * QP: the last PLDMA_NET_RD_ORIG READ requests taken (IBA's responder
      * READ resources): a duplicate READ is served only inside one of them
@@ -200,6 +202,7 @@ typedef struct PLDMAQP {
      * 0 for none (QP_SRQ reads it back as the index or PLDMA_SRQ_NONE)
      */
     uint32_t srq;
+    uint32_t type;          /* PLDMA_QP_TYPE_* (QP_TYPE) */
 } PLDMAQP;
 
 /*
@@ -446,6 +449,11 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define OP_ATOMIC_ACK       0x12
 #define OP_CMP_SWAP         0x13
 #define OP_FETCH_ADD        0x14
+/*
+ * UC opcodes (IBA table 38): the RC SEND and RDMA WRITE opcodes in the
+ * UC range (0x20 + the RC opcode)
+ */
+#define OP_UC               0x20
 #define PLDMA_NET_NUM_OPCODES (OP_FETCH_ADD + 1)
 #define ATOMIC_ETH_LEN      28
 #define ATOMIC_ACK_ETH_LEN  8
@@ -472,6 +480,7 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define PLDMA_NET_F_LAST    (1U << 12)  /* last packet of a message */
 #define PLDMA_NET_F_ATOMIC  (1U << 13)  /* AtomicETH (request) ... */
 #define PLDMA_NET_F_ATOMIC_ACK (1U << 14) /* ... AtomicAckETH (response) */
+#define PLDMA_NET_F_UC      (1U << 15)  /* a UC opcode, for UC QPs only */
 #define PLDMA_NET_F_ONLY    (PLDMA_NET_F_FIRST | PLDMA_NET_F_LAST)
 
 typedef struct PLDMANetOpcode {
@@ -482,15 +491,31 @@ typedef struct PLDMANetOpcode {
 
 extern const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES];
 
-/* PLDMA_NET_F_* of BTH opcode @op; none for one that is not RC's */
+/*
+ * The row of BTH opcode @op: RC's, or for a UC opcode the RC one it is
+ * 0x20 above (IBA table 38); a row of no flags for any other
+ */
+static inline const PLDMANetOpcode *pldma_hdr_op(uint8_t op)
+{
+    static const PLDMANetOpcode none = { "?", 0, 0 };
+
+    if (op >= OP_UC && op <= (OP_UC | OP_WRITE_ONLY_IMM)) {
+        return &pldma_hdr_opcode[op - OP_UC];
+    }
+    return op < PLDMA_NET_NUM_OPCODES ? &pldma_hdr_opcode[op] : &none;
+}
+
+/* PLDMA_NET_F_* of BTH opcode @op; none for one that is not RC's or UC's */
 static inline uint32_t pldma_hdr_op_flags(uint8_t op)
 {
-    return op < PLDMA_NET_NUM_OPCODES ? pldma_hdr_opcode[op].flags : 0;
+    uint32_t fl = pldma_hdr_op(op)->flags;
+
+    return op >= OP_UC && fl ? fl | PLDMA_NET_F_UC : fl;
 }
 
 static inline const char *pldma_hdr_op_name(uint8_t op)
 {
-    return op < PLDMA_NET_NUM_OPCODES ? pldma_hdr_opcode[op].name : "?";
+    return pldma_hdr_op(op)->name;
 }
 
 /* AETH syndrome */

@@ -105,7 +105,7 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
         }
     } else if (c->epsn || c->msn || c->rd_active || c->msg_valid ||
                c->rmsg_valid || c->imm_wqe || c->rdq_n || c->fault ||
-               c->rwqe_held) {
+               c->rwqe_held || c->uc_drop) {
         /* (pldma_resp_qp_clear() zeroes it when the QP leaves RTR/RTS) */
         return "connection of a QP that is not connected";
     }
@@ -139,6 +139,14 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
     }
     if (c->rwqe_held && !qp->srq) {
         return "a WQE taken from an SRQ by a QP without one";
+    }
+    if (qp->type == PLDMA_QP_TYPE_UC &&
+        (c->uc_drop ? c->msg_valid || c->rmsg_valid || c->imm_wqe :
+         c->park || c->rd_active || c->rdq_n)) {
+        return "UC connection state";
+    }
+    if (qp->type != PLDMA_QP_TYPE_UC && c->uc_drop) {
+        return "UC state on an RC connection";
     }
     if (c->rdo_next >= PLDMA_NET_RD_ORIG) {
         return "READ resources";
@@ -438,6 +446,25 @@ static const VMStateDescription vmstate_pldma_conn_rwqe_held = {
     }
 };
 
+static bool pldma_net_uc_drop_needed(void *opaque)
+{
+    PLDMANetConn *c = opaque;
+
+    return c->uc_drop;
+}
+
+/* UC: the rest of a dropped message is dropped too */
+static const VMStateDescription vmstate_pldma_conn_uc_drop = {
+    .name = "pldma-conn/uc-drop",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_net_uc_drop_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(uc_drop, PLDMANetConn),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static const VMStateDescription vmstate_pldma_conn = {
     .name = "pldma-conn",
     .version_id = 2,
@@ -490,6 +517,7 @@ static const VMStateDescription vmstate_pldma_conn = {
         &vmstate_pldma_conn_rd_fresh,
         &vmstate_pldma_conn_ato,
         &vmstate_pldma_conn_rwqe_held,
+        &vmstate_pldma_conn_uc_drop,
         NULL
     }
 };

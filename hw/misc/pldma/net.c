@@ -445,6 +445,11 @@ static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
         pldma_net_qp_drop(s, p, "not from the QP's peer");
         return;
     }
+    /* a UC QP takes UC requests only, an RC QP RC opcodes only */
+    if (!(fl & PLDMA_NET_F_UC) != (qp->type == PLDMA_QP_TYPE_RC)) {
+        pldma_net_qp_drop(s, p, "an opcode of another transport");
+        return;
+    }
     p->qp = idx + 1;
     /*
      * Two doors, as rxe's: ACKs and READ responses to the requester's

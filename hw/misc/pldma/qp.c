@@ -183,7 +183,8 @@ static bool qp_transition(uint32_t cur, uint32_t next, uint32_t *req,
     case PLDMA_QPS_RESET:
         if (next == PLDMA_QPS_INIT) {
             *req = PLDMA_QPA_REQ_INIT;
-            *opt = PLDMA_QPA_RQ | PLDMA_QPA_CQ | PLDMA_QPA_SRQ;
+            *opt = PLDMA_QPA_RQ | PLDMA_QPA_CQ | PLDMA_QPA_SRQ |
+                   PLDMA_QPA_TYPE;
             return true;
         }
         return false;
@@ -278,6 +279,10 @@ static uint32_t qp_check_attrs(PLDMACore *s, uint32_t idx, uint32_t mask)
         return PLDMA_QP_ST_BAD_ATTR;
     }
     /* (the PD is staged in the same RESET->INIT) */
+    if ((mask & PLDMA_QPA_TYPE) && st->type != PLDMA_QP_TYPE_RC &&
+        st->type != PLDMA_QP_TYPE_UC) {
+        return PLDMA_QP_ST_BAD_ATTR;
+    }
     if ((mask & PLDMA_QPA_SRQ) &&
         ((mask & PLDMA_QPA_RQ) ||
          !pldma_srq_usable(s, st->srq - 1, st->pd, st->pd_tag))) {
@@ -325,6 +330,9 @@ static void qp_apply_attrs(PLDMAQP *qp, const PLDMAQP *st, uint32_t mask)
     }
     if (mask & PLDMA_QPA_SRQ) {
         qp->srq = st->srq;
+    }
+    if (mask & PLDMA_QPA_TYPE) {
+        qp->type = st->type;
     }
     if (mask & PLDMA_QPA_CQ) {
         qp->send_cq = st->send_cq;
@@ -382,6 +390,17 @@ static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
     }
     if (!qp_transition(qp->state, next, &req, &opt)) {
         return PLDMA_QP_ST_BAD_STATE;
+    }
+    /*
+     * UC (IBA table 91's UC column): no RNR timer, no READ or atomic
+     * resources, no ACK timeout or retries; the type is the one staged at
+     * RESET->INIT
+     */
+    if ((qp->state == PLDMA_QPS_RESET && (mask & PLDMA_QPA_TYPE) ?
+         st->type : qp->type) == PLDMA_QP_TYPE_UC) {
+        req &= ~(PLDMA_QPA_MIN_RNR_TIMER | PLDMA_QPA_TIMEOUT |
+                 PLDMA_QPA_RETRY_CNT | PLDMA_QPA_RNR_RETRY);
+        opt &= ~(PLDMA_QPA_MIN_RNR_TIMER | PLDMA_QPA_MAX_QP_RD_ATOMIC);
     }
     /* without STATE, a modify in the current state (RTS->RTS...) */
     req &= mask & PLDMA_QPA_STATE ? ~0U : ~PLDMA_QPA_STATE;
@@ -456,6 +475,7 @@ static const struct {
     { PLDMA_QP_RQ_SIZE, offsetof(PLDMAQP, rq_size) },
     { PLDMA_QP_SEND_CQ, offsetof(PLDMAQP, send_cq) },
     { PLDMA_QP_RECV_CQ, offsetof(PLDMAQP, recv_cq) },
+    { PLDMA_QP_TYPE, offsetof(PLDMAQP, type) },
 };
 
 /* The staging attribute at register @addr, or NULL */
@@ -644,12 +664,32 @@ static const VMStateDescription vmstate_pldma_qp_pd_tag = {
     }
 };
 
+static bool pldma_qp_type_needed(void *opaque)
+{
+    PLDMAQP *qp = opaque;
+
+    return qp->type != PLDMA_QP_TYPE_RC;
+}
+
+/* The transport, when it is not RC */
+static const VMStateDescription vmstate_pldma_qp_type = {
+    .name = "pldma-qp/type",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_qp_type_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(type, PLDMAQP),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static const VMStateDescription vmstate_pldma_qp = {
     .name = "pldma-qp",
     .version_id = 1,
     .minimum_version_id = 1,
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_qp_pd_tag,
+        &vmstate_pldma_qp_type,
         NULL
     },
     .fields = (const VMStateField[]) {
@@ -693,6 +733,10 @@ static const char *pldma_qp_check(PLDMACore *s, uint32_t i)
 
     if (!qp_gen_ok(qp->gen)) {
         return "bad QPN generation";
+    }
+    if (qp->type != PLDMA_QP_TYPE_RC &&
+        (qp->type != PLDMA_QP_TYPE_UC || qp->state == PLDMA_QPS_RESET)) {
+        return "unknown transport, or one of a QP in RESET";
     }
     if (qp->state == PLDMA_QPS_RESET) {
         return NULL;

@@ -22,6 +22,14 @@
 #include "net-internal.h"
 #include "trace.h"
 
+/* Is the QP of @ch's remote operation a UC QP */
+static bool req_uc(PLDMAChannel *ch)
+{
+    PLDMANetReq *r = pldma_ch_req(ch);
+
+    return r->qp && ch->s->net->qps[r->qp - 1].type == PLDMA_QP_TYPE_UC;
+}
+
 void pldma_req_arm(PLDMAChannel *ch, uint64_t us)
 {
     timer_mod(pldma_ch_timer(ch),
@@ -50,6 +58,13 @@ static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp)
                         "ch%u: desc %u: on the send queue of a QP in state %u",
                         ch->idx, ch->head, qp->state);
         return PLDMA_ST_BAD_QP;
+    }
+    if (qp->type == PLDMA_QP_TYPE_UC &&
+        (ch->op == PLDMA_OP_RDMA_READ || pldma_op_atomic(ch->op))) {
+        PLDMA_GUEST_ERR(pldma_err_desc_uc_op,
+                        "ch%u: desc %u: opcode 0x%x on a UC QP", ch->idx,
+                        ch->head, ch->op);
+        return PLDMA_ST_BAD_OPCODE;
     }
     r->qp = qp - s->net->qps + 1;
     r->qp_gen = qp->gen;
@@ -271,8 +286,8 @@ static void pldma_net_tx_wait(PLDMAChannel *ch)
     }
 }
 
-/* The opcode of a segment of a WRITE, WRITE with immediate or SEND */
-static uint8_t req_opcode(uint8_t op, bool first, bool last)
+/* The RC opcode of a segment of a WRITE, WRITE with immediate or SEND */
+static uint8_t req_rc_opcode(uint8_t op, bool first, bool last)
 {
     bool imm = pldma_op_has_imm(op);
 
@@ -286,6 +301,15 @@ static uint8_t req_opcode(uint8_t op, bool first, bool last)
                          : OP_WRITE_FIRST)
                  : (last ? (imm ? OP_WRITE_LAST_IMM : OP_WRITE_LAST)
                          : OP_WRITE_MIDDLE);
+}
+
+/*
+ * The opcode of a segment of a WRITE, WRITE with immediate or SEND (RC's,
+ * or UC's when @uc)
+ */
+static uint8_t req_opcode(uint8_t op, bool first, bool last, bool uc)
+{
+    return (uc ? OP_UC : 0) | req_rc_opcode(op, first, last);
 }
 
 /*
@@ -397,7 +421,7 @@ static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
     /* the payload's DMA read; the frame goes when it is done */
     pldma_timing_bytes(ch, n);
     p.ready = ch->tm_ready;
-    p.opcode = req_opcode(ch->op, first, last);
+    p.opcode = req_opcode(ch->op, first, last, req_uc(ch));
     if (last && pldma_op_has_imm(ch->op)) {
         p.imm = r->imm;
     }
@@ -406,6 +430,22 @@ static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
         p.va = r->rva;
         p.rkey = r->rkey;
         p.dmalen = ch->len;
+    }
+    if (req_uc(ch)) {
+        /*
+         * UC: no ACK asked, none comes; nothing is resent, so what is
+         * sent counts as acknowledged for the window, and the message
+         * completes with its last packet on the link
+         */
+        pldma_hdr_tx(s, &p);
+        ch->done += n;
+        r->acked = ch->done;
+        *budget -= MIN(*budget, n);
+        if (last) {
+            pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
+            return REQ_ENDED;
+        }
+        return REQ_SENT;
     }
     p.ackreq = last || (seg + 1) % PLDMA_NET_ACKREQ_EVERY == 0;
     if (ch->done < r->sent_hw) {
@@ -553,7 +593,8 @@ void pldma_req_timer(void *opaque)
         !pldma_op_remote(ch->op)) {
         return;
     }
-    if (r->rnr) {
+    if (r->rnr || req_uc(ch)) {
+        /* (UC: only the link's flow control waits; go on where it was) */
         trace_pldma_net_rnr_expired(ch->idx, ch->done);
         pldma_comp_rewind(ch, ch->done);
         return;

@@ -374,6 +374,9 @@ void pldma_resp_resolved(PLDMACore *s, PLDMANetConn *c, bool ok)
     c->fault = false;
     c->stalled = false;
     c->fault_recv = false;
+    if (s->net->qps[pldma_resp_qpi(s, c)].type == PLDMA_QP_TYPE_UC) {
+        return;     /* its message was dropped: nothing waits, nothing said */
+    }
     if (c->rd_hold) {
         c->rd_hold = false;
         if (ok) {

@@ -58,6 +58,9 @@ void pldma_resp_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
         .syndrome = syndrome, .msn = c->msn,
     };
 
+    if (conn_qp(s, c)->type == PLDMA_QP_TYPE_UC) {
+        return;                 /* a UC responder answers nothing */
+    }
     conn_dest(s, c, &p);
 
     switch (syndrome) {
@@ -308,6 +311,7 @@ typedef struct PLDMAResp {
     PLDMANetConn *c;
     const PLDMAPkt *p;
     uint32_t qp;            /* the QP's index */
+    bool uc;                /* of a UC QP */
     PLDMARespKind kind;
     bool first, last;       /* of its message */
     uint32_t mtu;
@@ -334,11 +338,72 @@ static PLDMARespState resp_drop(PLDMAResp *r, const char *why)
     return RESPST_DROP;
 }
 
+/*
+ * UC: the message in progress is dropped (counted), and what comes of it
+ * until the next First or Only.  A receive WQE it had started stays for
+ * the next message: an RQ's at its head (consumed only at completion), an
+ * SRQ's held by the QP.
+ */
+static void uc_abort(PLDMAResp *r)
+{
+    PLDMANetConn *c = r->c;
+
+    if (!c->uc_drop) {
+        pldma_net_cnt(r->s, PLDMA_NCNT_UC_DROPPED);
+        trace_pldma_resp_uc_drop(r->qp, r->p->psn);
+    }
+    c->uc_drop = true;
+    c->msg_valid = false;
+    c->rmsg_valid = false;
+    c->imm_wqe = false;
+}
+
+/*
+ * The PSN of a UC request: no duplicates, no NAKs (IBA 9.7.?: a UC
+ * responder resynchronises on a First or Only).  A First or Only starts a
+ * message at the PSN it has, dropping one in progress; any other packet
+ * must be the expected one of the message in progress, else it is
+ * dropped with the rest of its message.  Behind a fault nothing is
+ * taken: the message that faulted is dropped, and so is what comes until
+ * the fault is resolved.
+ */
+static PLDMARespState resp_uc_chk_psn(PLDMAResp *r)
+{
+    PLDMANetConn *c = r->c;
+
+    if (c->fault) {
+        uc_abort(r);
+        return resp_drop(r, "UC: behind a fault");
+    }
+    if (r->first) {
+        /* (a WRITE that ended stays msg_valid: not in progress) */
+        if (c->rmsg_valid || c->imm_wqe || pldma_resp_in_write(c, c->epsn)) {
+            uc_abort(r);
+        }
+        c->msg_valid = false;
+        c->uc_drop = false;
+        c->epsn = r->p->psn;
+        r->d = 0;
+        return RESPST_CHK_OP_SEQ;
+    }
+    if (c->uc_drop) {
+        return resp_drop(r, "UC: the rest of a dropped message");
+    }
+    if (r->d) {
+        uc_abort(r);
+        return resp_drop(r, "UC: a packet of the message was lost");
+    }
+    return RESPST_CHK_OP_SEQ;
+}
+
 static PLDMARespState resp_chk_psn(PLDMAResp *r)
 {
     PLDMANetConn *c = r->c;
 
     r->d = pldma_net_psn_diff(r->p->psn, c->epsn);
+    if (r->uc) {
+        return resp_uc_chk_psn(r);
+    }
     if (r->d < 0) {
         return RESPST_DUPLICATE;
     }
@@ -631,6 +696,9 @@ static PLDMARespState resp_write_resource(PLDMAResp *r)
     }
     if (p->has_imm && !c->imm_wqe) {
         if (!pldma_rq_take(r->s, c, p, r->qp)) {
+            if (r->uc) {
+                uc_abort(r);            /* no WQE: the message is lost */
+            }
             return RESPST_DONE;         /* answered: RNR, or NAK */
         }
         c->imm_wqe = true;
@@ -649,6 +717,9 @@ static PLDMARespState resp_send_resource(PLDMAResp *r)
 
     if (r->first && !c->rmsg_valid) {
         if (!pldma_rq_take(r->s, c, p, r->qp)) {
+            if (r->uc) {
+                uc_abort(r);            /* no WQE: the message is lost */
+            }
             return RESPST_DONE;         /* answered: RNR, or NAK */
         }
         /* (the WQE a faulted WRITE with immediate took is this SEND's) */
@@ -877,6 +948,9 @@ static PLDMARespState resp_complete(PLDMAResp *r)
 /* ACK requested, or a message's Last; a held one's when all are applied */
 static PLDMARespState resp_acknowledge(PLDMAResp *r)
 {
+    if (r->uc) {
+        return RESPST_DONE;
+    }
     if (r->kind == RESP_ATOMIC) {
         ato_answer(r->s, r->c, r->p->psn, r->orig);
         return RESPST_DONE;
@@ -899,6 +973,12 @@ static PLDMARespState resp_err_rnr(PLDMAResp *r)
 {
     PLDMANetConn *c = r->c;
 
+    if (r->uc) {
+        /* nothing waits: the fault's page is made present for later */
+        c->fault_psn = r->p->psn;
+        uc_abort(r);
+        return RESPST_DONE;
+    }
     c->fault_psn = r->p->psn;
     c->nak_seq = true;
     pldma_resp_park_add(r->s, c, r->p);
@@ -913,11 +993,18 @@ static PLDMARespState resp_err_seq(PLDMAResp *r)
     return RESPST_DONE;
 }
 
-/* Refused: the NAK ends the connection (pldma_resp_nak()) */
+/*
+ * Refused: the NAK ends the connection (pldma_resp_nak()); a UC message
+ * is dropped instead, its QP goes on
+ */
 static PLDMARespState resp_err_fatal(PLDMAResp *r)
 {
     trace_pldma_resp_refused(r->qp, r->p->psn, r->p->opcode, r->syndrome,
                              r->why);
+    if (r->uc) {
+        uc_abort(r);
+        return RESPST_DONE;
+    }
     pldma_resp_nak(r->s, r->c, r->p->psn, r->syndrome);
     return RESPST_DONE;
 }
@@ -960,6 +1047,7 @@ void pldma_resp_rx(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p)
     uint32_t fl = pldma_hdr_op_flags(p->opcode);
     PLDMAResp r = {
         .s = s, .c = c, .p = p, .qp = pldma_resp_qpi(s, c),
+        .uc = conn_qp(s, c)->type == PLDMA_QP_TYPE_UC,
         .kind = p->atomic ? RESP_ATOMIC
                 : fl & PLDMA_NET_F_READ ? RESP_READ
                 : fl & PLDMA_NET_F_SEND ? RESP_SEND : RESP_WRITE,

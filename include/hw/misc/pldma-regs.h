@@ -90,6 +90,8 @@
 #define   PLDMA_CAP_ATOMIC            PLDMA_BIT(21)
 /* shared receive queues (PLDMA_SRQ_*), which a QP takes instead of an RQ */
 #define   PLDMA_CAP_SRQ               PLDMA_BIT(22)
+/* unreliable connected QPs (PLDMA_QP_TYPE_UC) */
+#define   PLDMA_CAP_UC                PLDMA_BIT(23)
 #define PLDMA_MAX_XFER              0x00c   /* RO  max descriptor length */
 #define PLDMA_CTRL                  0x010   /* RW */
 #define   PLDMA_CTRL_RESET            PLDMA_BIT(0)  /* W1: reset the engine */
@@ -240,7 +242,9 @@
 #define PLDMA_NCNT_ACK_UNSENT       28
 /* frames to another MAC than the port's: dropped */
 #define PLDMA_NCNT_NOT_OURS         29
-#define PLDMA_NCNT_NUM              30  /* at most 32: 0x280..0x2ff */
+/* UC messages dropped: a PSN gap, a refused packet, a fault */
+#define PLDMA_NCNT_UC_DROPPED       30
+#define PLDMA_NCNT_NUM              31  /* at most 32: 0x280..0x2ff */
 /*
  * The counters' names, in index order, for debugfs and libpldma:
  * PLDMA_NCNT_NAMES(X) expands X(index, "name") for every counter.
@@ -275,7 +279,8 @@
     X(PLDMA_NCNT_PARKED, "parked") \
     X(PLDMA_NCNT_LOOPED, "looped") \
     X(PLDMA_NCNT_ACK_UNSENT, "ack_unsent") \
-    X(PLDMA_NCNT_NOT_OURS, "not_ours")
+    X(PLDMA_NCNT_NOT_OURS, "not_ours") \
+    X(PLDMA_NCNT_UC_DROPPED, "uc_dropped")
 
 /*
  * Queue pairs (CAP.QP, hw/misc/pldma/qp.c; on the wire net.c and its roles):
@@ -454,6 +459,23 @@
 #define PLDMA_SRQS_ERROR            2   /* bad TAIL, WQE or record access */
 
 /*
+ * The transport of a QP (CAP.UC), staged with PLDMA_QPA_TYPE at
+ * RESET->INIT (RC without it).  A UC QP sends and takes the UC opcodes
+ * (IBA table 38: SEND and RDMA WRITE, with or without immediate; no READ,
+ * no atomics): no ACK is asked or sent, nothing is resent, a send
+ * completes when its last packet is on the link.  Its responder takes a
+ * message whole or not at all: a PSN gap, a refused packet or a fault
+ * drops the message (counted, PLDMA_NCNT_UC_DROPPED) and the packets up to
+ * the next First or Only; a receive WQE a dropped SEND had started is
+ * used again by the next message.  A fault on a UC responder's memory is
+ * reported or stalled as an RC one, so the OS makes the page present for
+ * the next message, but nothing waits for it.
+ */
+#define PLDMA_QP_TYPE               0x3c0   /* RW  staged PLDMA_QP_TYPE_* */
+#define   PLDMA_QP_TYPE_RC            0
+#define   PLDMA_QP_TYPE_UC            1
+
+/*
  * Completion queues (CAP.CQ): rings of PLDMA_CQE_SIZE entries in memory the
  * driver allocates for DMA without PASID and may map to its user.  A CQ is
  * staged (CQ_BASE, CQ_SIZE, CQ_PD) and created on entry CQ_SEL by CQ_CMD.
@@ -587,6 +609,7 @@
 #define PLDMA_QPA_MIN_RNR_TIMER     PLDMA_BIT(15)
 #define PLDMA_QPA_SQ_PSN            PLDMA_BIT(16)
 #define PLDMA_QPA_DEST_QPN          PLDMA_BIT(20)
+#define PLDMA_QPA_TYPE              PLDMA_BIT(26) /* QP_TYPE */
 #define PLDMA_QPA_SRQ               PLDMA_BIT(27) /* QP_SRQ */
 #define PLDMA_QPA_PD                PLDMA_BIT(28) /* QP_PD */
 #define PLDMA_QPA_SQ                PLDMA_BIT(29) /* QP_SQ */

@@ -220,6 +220,9 @@ uint32_t qpldma_qp_modify(QPldma *d, uint32_t idx, uint32_t mask,
     if (mask & PLDMA_QPA_SRQ) {
         qpldma_wr(d, PLDMA_QP_SRQ, a->srq);
     }
+    if (mask & PLDMA_QPA_TYPE) {
+        qpldma_wr(d, PLDMA_QP_TYPE, a->type);
+    }
     qpldma_wr(d, PLDMA_QP_CMD, PLDMA_QP_CMD_MODIFY);
     return qpldma_rd(d, PLDMA_QP_STATUS);
 }
@@ -248,6 +251,7 @@ void qpldma_qp_query(QPldma *d, uint32_t idx, QPldmaQPAttr *a)
     a->send_cq = qpldma_rd(d, PLDMA_QP_SEND_CQ);
     a->recv_cq = qpldma_rd(d, PLDMA_QP_RECV_CQ);
     a->srq = qpldma_rd(d, PLDMA_QP_SRQ);
+    a->type = qpldma_rd(d, PLDMA_QP_TYPE);
 }
 
 uint32_t qpldma_cq_create(QPldma *d, uint32_t idx, uint64_t base,

@@ -107,6 +107,7 @@ typedef struct QPldmaQPAttr {
     uint32_t send_cq;       /* PLDMA_QPA_CQ */
     uint32_t recv_cq;
     uint32_t srq;           /* PLDMA_QPA_SRQ: an SRQ index */
+    uint32_t type;          /* PLDMA_QPA_TYPE: PLDMA_QP_TYPE_* */
 } QPldmaQPAttr;
 
 /* Stage the attributes of @mask and MODIFY QP @idx; returns QP_STATUS */

@@ -783,6 +783,59 @@ void pair_reconnect_cq(Pair *p, Side *sa, Side *sb)
     qp_connect_cq(&p->a, 0, &at, sa);
 }
 
+/*
+ * One node whose link's other end is the test (a socket it never reads):
+ * its QPs talk to each other through the device's loopback.  Returns the
+ * socket; @link is the link's directory, from template @tmpl.
+ */
+int loop_node_start(Node *n, QPldmaLink *link, const char *tmpl)
+{
+    g_autofree char *net = NULL, *args = NULL;
+    int fd;
+
+    qpldma_link_init(link, tmpl);
+    net = qpldma_link_netdev(link, true);
+    args = g_strdup_printf("-M virt -m 512M -nodefaults "
+                           "-device pldma,id=dma0,netdev=n0,node-id=1 "
+                           "-netdev %s", net);
+    node_start(n, args);
+    fd = qpldma_link_connect(link);
+    qpldma_link_wait(n->qts);
+    return fd;
+}
+
+/*
+ * RESET -> INIT (UC, the RQ and CQs of @sd) -> RTR -> RTS, with the
+ * attributes IBA table 91 has for UC: no RNR timer, no ACK timeout or
+ * retries (which it refuses)
+ */
+void qp_connect_uc(Node *n, uint32_t idx, QPldmaQPAttr *at, Side *sd)
+{
+    at->type = PLDMA_QP_TYPE_UC;
+    at->rq_base = sd->rq;
+    at->rq_size = RQ_SIZE;
+    at->send_cq = sd->scq.idx;
+    at->recv_cq = sd->rcq.idx;
+    at->pd = sd->pd;
+    at->state = PLDMA_QPS_INIT;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_INIT |
+                                      PLDMA_QPA_RQ | PLDMA_QPA_CQ |
+                                      PLDMA_QPA_TYPE, at),
+                     ==, PLDMA_QP_ST_OK);
+    at->state = PLDMA_QPS_RTR;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTR, at),
+                     ==, PLDMA_QP_ST_BAD_ATTR);
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTR &
+                                      ~PLDMA_QPA_MIN_RNR_TIMER, at),
+                     ==, PLDMA_QP_ST_OK);
+    at->state = PLDMA_QPS_RTS;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTS, at),
+                     ==, PLDMA_QP_ST_BAD_ATTR);
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_STATE |
+                                      PLDMA_QPA_SQ_PSN, at),
+                     ==, PLDMA_QP_ST_OK);
+}
+
 /* ---- shared receive queues ---- */
 
 uint32_t srq_create(Node *n, uint32_t idx, uint64_t base,

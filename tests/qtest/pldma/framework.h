@@ -227,6 +227,8 @@ uint64_t post_op(Node *n, Side *sd, uint8_t op, uint8_t flags,
                  uint32_t len, uint64_t src, uint64_t rva,
                  uint32_t rkey, uint32_t imm, uint64_t cookie);
 void wait_cqe(Pair *p, Node *n, QPldmaCQ *cq, uint8_t *cqe);
+int loop_node_start(Node *n, QPldmaLink *link, const char *tmpl);
+void qp_connect_uc(Node *n, uint32_t idx, QPldmaQPAttr *at, Side *sd);
 uint32_t srq_create(Node *n, uint32_t idx, uint64_t base,
                     uint32_t size, uint32_t pd, uint32_t tag);
 uint32_t srq_cmd(Node *n, uint32_t idx, uint32_t cmd, uint32_t limit);

@@ -1,6 +1,6 @@
 /*
  * Two QPs of one PLDMA through the device's loopback: transfers, the
- * link's timing model, gather/scatter lists
+ * link's timing model, gather/scatter lists, UC
  *
  * Copyright (c) 2026 The PLDMA authors
  *
@@ -455,6 +455,112 @@ static void test_sgl(void)
     qpldma_link_cleanup(&link);
 }
 
+/* A receive WQE on the RQ of @sd, whose QP's send queue is channel @ch */
+static void uc_post_recv(Node *n, Side *sd, int ch, uint64_t wr_id,
+                         uint32_t nsge, const uint64_t *addr,
+                         const uint32_t *len)
+{
+    qpldma_rwqe(n->qts, sd->rq + (uint64_t)sd->rq_tail * PLDMA_RWQE_SIZE,
+                wr_id, nsge, addr, len);
+    sd->rq_tail = (sd->rq_tail + 1) % RQ_SIZE;
+    qpldma_ch_wr(&n->d, ch, PLDMA_CH_RQ_TAIL, sd->rq_tail);
+}
+
+/*
+ * Two UC QPs of one device through the loopback: a SEND of several
+ * packets, an RDMA WRITE and a WRITE with immediate land byte for byte,
+ * each send completes SUCCESS with no ACK (none is sent at all: every
+ * frame on the loop is a request); a READ on a UC QP is refused
+ * (BAD_OPCODE) and the QP goes on; the QP's type reads back.
+ */
+static void test_uc_loopback(void)
+{
+    const uint32_t len = 10000;
+    g_autofree uint8_t *data = NULL, *wdata = NULL;
+    uint32_t qpn0, qpn1, psn0 = rand_psn(), psn1 = rand_psn(), rkey, acks;
+    uint64_t src, dst, win, compl, bytes;
+    uint8_t mac[6], e[PLDMA_CQE_SIZE];
+    QPldmaLink link;
+    QPldmaQPAttr at;
+    Side s0, s1;
+    Node n;
+    int fd;
+
+    fd = loop_node_start(&n, &link, "pldma-quc-XXXXXX");
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_CAP) & PLDMA_CAP_UC, ==,
+                    PLDMA_CAP_UC);
+    qpldma_mac(&n.d, mac);
+    qpn0 = qpldma_qpn(&n.d, 0);
+    qpn1 = qpldma_qpn(&n.d, 1);
+    side_init_at(&n, &s0, 0, 0, CQ_SIZE, CQ_SIZE, 0);
+    side_init_at(&n, &s1, 0, 2, CQ_SIZE, CQ_SIZE, 1);
+    attr_to(&at, mac, IP_A, qpn1, psn0, psn1, 0);
+    at.type = 7;
+    at.state = PLDMA_QPS_INIT;
+    g_assert_cmpuint(qpldma_qp_modify(&n.d, 0, PLDMA_QPA_REQ_INIT |
+                                      PLDMA_QPA_TYPE, &at),
+                     ==, PLDMA_QP_ST_BAD_ATTR);
+    qp_connect_uc(&n, 0, &at, &s0);
+    attr_to(&at, mac, IP_A, qpn0, psn1, psn0, 1);
+    qp_connect_uc(&n, 1, &at, &s1);
+    qpldma_qp_query(&n.d, 1, &at);
+    g_assert_cmpuint(at.type, ==, PLDMA_QP_TYPE_UC);
+    acks = ncnt(&n, PLDMA_NCNT_ACK_TX);
+
+    /* a SEND of 10 packets at the 1024-byte path MTU */
+    src = alloc_pa(&n, len);
+    dst = alloc_pa(&n, len);
+    data = qpldma_mem_random(n.qts, src, len);
+    uc_post_recv(&n, &s1, 1, 0x31, 1, &dst, &len);
+    compl = post_op(&n, &s0, PLDMA_OP_SEND, PLDMA_DF_SIGNALED, len, src, 0,
+                    0, 0, 0x32);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, &bytes), ==,
+                     PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(bytes, ==, len);
+    loop_cqe(&n, &s0.scq, e);
+    check_cqe(e, 0x32, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len, qpn0, qpn1,
+              0, 0, 0);
+    loop_cqe(&n, &s1.rcq, e);
+    check_cqe(e, 0x31, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len, qpn1, qpn0,
+              0, 0, 0);
+    qpldma_mem_check(n.qts, dst, data, len);
+
+    /* a WRITE, then a WRITE with immediate, into QP 1's window */
+    win = alloc_pa(&n, len);
+    rkey = key_register(&n, 0, 0, win, len, PLDMA_KEY_ACC_WRITE);
+    src = alloc_pa(&n, len);
+    wdata = qpldma_mem_random(n.qts, src, len);
+    compl = post_op(&n, &s0, PLDMA_OP_RDMA_WRITE, 0, len, src, win, rkey, 0,
+                    0);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_SUCCESS);
+    uc_post_recv(&n, &s1, 1, 0x33, 0, NULL, NULL);
+    compl = post_op(&n, &s0, PLDMA_OP_RDMA_WRITE_IMM, 0, 100, src + 1,
+                    win + 1, rkey, IMM_WIRE, 0);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_SUCCESS);
+    loop_cqe(&n, &s1.rcq, e);
+    check_cqe(e, 0x33, PLDMA_WC_RECV_RDMA_WITH_IMM, PLDMA_WC_ST_SUCCESS, 100,
+              qpn1, qpn0, PLDMA_CQE_F_IMM, IMM_WIRE, 0);
+    qpldma_mem_check(n.qts, win, wdata, len);
+
+    /* no READ on UC; the QP goes on */
+    compl = post_op(&n, &s0, PLDMA_OP_RDMA_READ, 0, 64, dst, win, rkey, 0,
+                    0);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_BAD_OPCODE);
+    g_assert_cmpuint(qpldma_qp_state(&n.d, 0), ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_ACK_TX), ==, acks);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_UC_DROPPED), ==, 0);
+    close(fd);
+    qtest_quit(n.qts);
+    qpldma_link_cleanup(&link);
+}
+
 void pldma_qp_loopback_register(void)
 {
     qtest_add_func("/pldma-qp/loopback", test_loopback);
@@ -463,4 +569,5 @@ void pldma_qp_loopback_register(void)
     qtest_add_data_func("/pldma-qp/timing-link-long", &timing_link_long,
                         test_timing_link);
     qtest_add_func("/pldma-qp/sgl", test_sgl);
+    qtest_add_func("/pldma-qp/uc-loopback", test_uc_loopback);
 }

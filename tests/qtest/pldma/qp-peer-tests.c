@@ -856,6 +856,90 @@ static void test_atomic_requester(void)
     peer_close(&pe);
 }
 
+/* UC SEND First; + 1 Middle, + 2 Last, + 0x0a RDMA WRITE Only (IBA) */
+#define UC_SEND_FIRST   0x20
+
+/*
+ * A UC QP against a peer that loses packets and sends what it should
+ * not: a SEND whose Middle never came is dropped whole (no CQE, counted),
+ * and its receive WQE takes the next SEND; an RC opcode, a WRITE with a
+ * bad R_Key, a Middle with no First: dropped, the QP goes on in RTS.  The
+ * device answers none of it: no ACK, no NAK, ever.
+ */
+static void test_uc_peer(void)
+{
+    uint8_t f[2048], pl[3 * 1024], e[PLDMA_CQE_SIZE];
+    uint32_t len, d0, u0, psn, l = sizeof(pl), i;
+    QPldmaQPAttr at;
+    uint64_t buf;
+    Side sd;
+    Peer pe;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 11 + 3;
+    }
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, 0, CQ_SIZE);
+    attr_to(&at, (const uint8_t *)PEER_MAC, IP_B, pe.my_qpn, pe.sq_psn,
+            pe.epsn, 0);
+    qp_connect_uc(&pe.n, 0, &at, &sd);
+    pe.qpn = qpldma_qpn(&pe.n.d, 0);
+    buf = alloc_pa(&pe.n, l);
+    post_recv(&pe.n, &sd, 0xab, 1, &buf, &l);
+    u0 = ncnt(&pe.n, PLDMA_NCNT_UC_DROPPED);
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+
+    /* First, (Middle lost), Last: the message is dropped */
+    psn = pe.epsn;
+    len = roce_frame(f, IP_B, UC_SEND_FIRST, pe.qpn, psn, false, 0, 0, 0,
+                     -1, 0, pl, 1024);
+    peer_inject(&pe, f, len);
+    len = roce_frame(f, IP_B, UC_SEND_FIRST + 2, pe.qpn, psn + 2, false, 0,
+                     0, 0, -1, 0, pl + 2048, 1024);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_UC_DROPPED), ==, u0 + 1);
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+    /* a Middle with no message: dropped, counted once with it */
+    len = roce_frame(f, IP_B, UC_SEND_FIRST + 1, pe.qpn, psn + 3, false, 0,
+                     0, 0, -1, 0, pl, 1024);
+    peer_inject(&pe, f, len);
+    /* an RC SEND Only to the UC QP: not its transport */
+    len = roce_frame(f, IP_B, 0x04, pe.qpn, psn + 4, false, 0, 0, 0, -1, 0,
+                     pl, 100);
+    peer_inject(&pe, f, len);
+    /* (the Last, the Middle after it, the RC SEND: none taken) */
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 3);
+    /* a WRITE Only with a bad R_Key: dropped, no NAK, the QP goes on */
+    len = roce_frame(f, IP_B, UC_SEND_FIRST + 0x0a, pe.qpn, psn + 5,
+                     true, 0x1000, 0x12345601, 64, -1, 0, pl, 64);
+    peer_inject(&pe, f, len);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_UC_DROPPED), ==, u0 + 2);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_RTS);
+
+    /* the whole message, at a PSN of its own: the same WQE takes it */
+    psn += 100;
+    for (i = 0; i < 3; i++) {
+        len = roce_frame(f, IP_B, UC_SEND_FIRST + (i == 0 ? 0 :
+                                                      i == 1 ? 1 : 2),
+                         pe.qpn, psn + i, false, 0, 0, 0, -1, 0,
+                         pl + i * 1024, 1024);
+        peer_inject(&pe, f, len);
+    }
+    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&pe.n.d, &sd.rcq, e); i++) {
+        peer_step(NULL);
+    }
+    check_cqe(e, 0xab, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
+              pe.qpn, pe.my_qpn, 0, 0, 0);
+    qpldma_mem_check(pe.n.qts, buf, pl, sizeof(pl));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_UC_DROPPED), ==, u0 + 2);
+    /* not a frame came back for any of it */
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_ACK_TX), ==, 0);
+    peer_close(&pe);
+}
+
 void pldma_qp_peer_register(void)
 {
     qtest_add_func("/pldma-qp/hostile-responder", test_hostile_responder);
@@ -868,4 +952,5 @@ void pldma_qp_peer_register(void)
     qtest_add_func("/pldma-qp/atomic-responder", test_atomic_responder);
     qtest_add_func("/pldma-qp/atomic-fault", test_atomic_fault);
     qtest_add_func("/pldma-qp/atomic-requester", test_atomic_requester);
+    qtest_add_func("/pldma-qp/uc-peer", test_uc_peer);
 }

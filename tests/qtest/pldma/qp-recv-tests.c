@@ -702,7 +702,6 @@ static void srq_send(Node *n, Side *sd, uint32_t len, QPldmaCQ *rcq,
  */
 static void test_srq_config(void)
 {
-    g_autofree char *net = NULL, *args = NULL;
     QPldmaLink link;
     QPldmaQPAttr at;
     uint8_t mac[6];
@@ -711,14 +710,7 @@ static void test_srq_config(void)
     Node n;
     int fd;
 
-    qpldma_link_init(&link, "pldma-qsrq-XXXXXX");
-    net = qpldma_link_netdev(&link, true);
-    args = g_strdup_printf("-M virt -m 512M -nodefaults "
-                           "-device pldma,id=dma0,netdev=n0,node-id=1 "
-                           "-netdev %s", net);
-    node_start(&n, args);
-    fd = qpldma_link_connect(&link);
-    qpldma_link_wait(n.qts);
+    fd = loop_node_start(&n, &link, "pldma-qsrq-XXXXXX");
     g_assert_cmphex(qpldma_rd(&n.d, PLDMA_CAP) & PLDMA_CAP_SRQ, ==,
                     PLDMA_CAP_SRQ);
     g_assert_cmpuint(qpldma_rd(&n.d, PLDMA_SRQ_NUM), ==, PLDMA_MAX_SRQS);
@@ -820,7 +812,6 @@ static void test_srq_config(void)
 static void test_srq_loopback(void)
 {
     const uint32_t len = 8 * KiB;
-    g_autofree char *net = NULL, *args = NULL;
     g_autofree uint8_t *data = NULL;
     uint32_t qpn[4], psn[4], i, rnr;
     uint64_t buf[8], compl, src;
@@ -832,14 +823,7 @@ static void test_srq_loopback(void)
     Srq q;
     int fd;
 
-    qpldma_link_init(&link, "pldma-qsrq-XXXXXX");
-    net = qpldma_link_netdev(&link, true);
-    args = g_strdup_printf("-M virt -m 512M -nodefaults "
-                           "-device pldma,id=dma0,netdev=n0,node-id=1 "
-                           "-netdev %s", net);
-    node_start(&n, args);
-    fd = qpldma_link_connect(&link);
-    qpldma_link_wait(n.qts);
+    fd = loop_node_start(&n, &link, "pldma-qsrq-XXXXXX");
     qpldma_mac(&n.d, mac);
     for (i = 0; i < 4; i++) {
         qpn[i] = qpldma_qpn(&n.d, i);
@@ -1031,6 +1015,79 @@ static void test_srq_fault(void)
     pair_stop(p);
 }
 
+/*
+ * A UC receive buffer not mapped (report mode): the fault is reported as
+ * an RC one, but nothing waits for it: the sender's SEND completes
+ * SUCCESS (UC promises nothing more), the receiver's message is dropped
+ * (no CQE, counted), no RNR NAK is sent.  Once the page is mapped and the
+ * fault answered, the next SEND lands in the same receive WQE.
+ */
+static void test_uc_recv_fault(void)
+{
+    const uint32_t len = 24 * KiB, hole = 2;
+    Pair *p = pair_start_smmu(true);
+    uint32_t pd = PASID | PLDMA_CHB_PASID_EN, a_qpn, b_qpn, a_psn, b_psn;
+    uint32_t l = len;
+    uint64_t src, b_pa, b_va, compl, off;
+    g_autofree uint8_t *data = NULL;
+    uint8_t rec[PLDMA_FR_SIZE], e[PLDMA_CQE_SIZE], mac_a[6], mac_b[6];
+    QPldmaQPAttr at;
+    Side sa, sb;
+    int i;
+
+    side_init(&p->a, &sa, 0, CQ_SIZE);
+    side_init(&p->b, &sb, pd, CQ_SIZE);
+    qpldma_mac(&p->a.d, mac_a);
+    qpldma_mac(&p->b.d, mac_b);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    a_psn = rand_psn();
+    b_psn = rand_psn();
+    attr_to(&at, mac_a, IP_A, a_qpn, b_psn, a_psn, 0);
+    qp_connect_uc(&p->b, 0, &at, &sb);
+    attr_to(&at, mac_b, IP_B, b_qpn, a_psn, b_psn, 0);
+    qp_connect_uc(&p->a, 0, &at, &sa);
+
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    b_pa = alloc_pa(&p->b, len);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE);
+    for (off = 0; off < len; off += PAGE) {
+        if (off != hole * PAGE) {
+            qsmmu_map(&p->b.s, p->b.pt_root, b_va + off, b_pa + off, true);
+        }
+    }
+    post_recv(&p->b, &sb, 0x91, 1, &b_va, &l);
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 0);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+    qpldma_fq_pop(&p->b.d, p->b.fq, 64, rec, step, p, WAIT_STEPS);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, b_va + hole * PAGE);
+    for (i = 0; i < 100; i++) {
+        step(p);
+    }
+    g_assert_false(qpldma_cq_poll(&p->b.d, &sb.rcq, e));
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_UC_DROPPED), ==, 1);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_ACK_TX), ==, 0);
+    qsmmu_map(&p->b.s, p->b.pt_root, b_va + hole * PAGE,
+              b_pa + hole * PAGE, true);
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
+
+    compl = post_op(&p->a, &sa, PLDMA_OP_SEND, 0, len, src, 0, 0, 0, 0);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x91, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, len, b_qpn, a_qpn,
+              0, 0, 0);
+    qpldma_mem_check(p->b.qts, b_pa, data, len);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_UC_DROPPED), ==, 1);
+    pair_stop(p);
+}
+
 void pldma_qp_recv_register(void)
 {
     qtest_add_func("/pldma-qp/recv-fault", test_recv_fault);
@@ -1044,4 +1101,5 @@ void pldma_qp_recv_register(void)
     qtest_add_func("/pldma-qp/srq-config", test_srq_config);
     qtest_add_func("/pldma-qp/srq-loopback", test_srq_loopback);
     qtest_add_func("/pldma-qp/srq-fault", test_srq_fault);
+    qtest_add_func("/pldma-qp/uc-recv-fault", test_uc_recv_fault);
 }

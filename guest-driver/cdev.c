@@ -393,6 +393,7 @@ void pldma_ctx_close(struct pldma_ctx *ctx)
 	 * any more, no request of the QP's peer served
 	 */
 	pldma_qp_release(ctx);
+	pldma_srq_release(ctx);
 	pldma_cq_release(ctx);
 	pldma_revoke_all(ctx, PLDMA_KR_RELEASE);
 	mutex_lock(&ctx->cmd_lock);
@@ -1052,6 +1053,7 @@ void pldma_ctx_detach(struct pldma_ctx *ctx)
 	if (ctx->mapping)
 		unmap_mapping_range(ctx->mapping, 0, 0, 1);
 	/* the rings' mappings are gone: devres frees their memory */
+	pldma_srq_release(ctx);
 	pldma_cq_release(ctx);
 	pldma_ctx_unbind(ctx);
 

@@ -214,6 +214,7 @@ int pldma_core_probe(struct pldma_dev *pd, resource_size_t size)
 	pldma_remote_init(pd);
 	pldma_qp_init(pd);
 	pldma_cq_init(pd);
+	pldma_srq_init(pd);
 
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
 	if (ret)
@@ -264,6 +265,8 @@ int pldma_core_probe(struct pldma_dev *pd, resource_size_t size)
 		mask |= PLDMA_IRQ_FAULT | PLDMA_IRQ_FQ_OVERFLOW;
 	if (pd->num_cqs)
 		mask |= PLDMA_IRQ_CQ | PLDMA_IRQ_CQ_ERROR | PLDMA_IRQ_QP_ERROR;
+	if (pd->num_srqs)
+		mask |= PLDMA_IRQ_SRQ;
 	if (pd->cap & PLDMA_CAP_ETH && pd->num_qps)
 		mask |= PLDMA_IRQ_ETH;	/* eth.c's net_device */
 	pd->irq_mask = mask;

@@ -361,12 +361,25 @@ static const struct vm_operations_struct pldma_ring_vm_ops = {
 	.close = pldma_ring_vm_close,
 };
 
+/* @off is the ring @n of the offsets from @base, @max apart (n out) */
+static bool pldma_ring_off(u64 off, u64 base, u64 max, u32 *n)
+{
+	u64 step = PLDMA_MMAP_CQ(1) - PLDMA_MMAP_CQ(0);
+
+	if (off < base || off >= max || (off - base) & (step - 1))
+		return false;
+	*n = (off - base) / step;
+	return true;
+}
+
 /*
  * The file's RQ ring (PLDMA_MMAP_RQ, read-write: the owner writes receive
- * WQEs) or one of its CQ rings (PLDMA_MMAP_CQ(n), read-only: the device
- * writes it), whole.  Each mapping counts in the ring's @mapped, which
- * keeps the ring (QP_DESTROY and CQ_DESTROY are EBUSY) until it goes; the
- * count is taken under pd->lock, where destroy looks at it.
+ * WQEs), one of its CQ rings (PLDMA_MMAP_CQ(n), read-only: the device
+ * writes it) or, for a ucontext, one of its SRQs (PLDMA_MMAP_SRQ(n),
+ * read-write: the ring and its doorbell record), whole.  Each mapping
+ * counts in the ring's @mapped, which keeps the ring (QP_DESTROY,
+ * CQ_DESTROY and destroy_srq are EBUSY) until it goes; the count is taken
+ * under pd->lock, where destroy looks at it.
  */
 int pldma_ring_mmap(struct pldma_ctx *ctx, struct vm_area_struct *vma)
 {
@@ -375,38 +388,44 @@ int pldma_ring_mmap(struct pldma_ctx *ctx, struct vm_area_struct *vma)
 	atomic_t *mapped = NULL;
 	dma_addr_t dma = 0;
 	void *ring = NULL;
-	bool rq = false;
-	u32 size = 0;
+	bool cq = false, srq = false;
+	u32 size = 0, n = 0;
 	int ret;
 
-	if (off == PLDMA_MMAP_RQ) {
-		rq = true;
-	} else if (off < PLDMA_MMAP_CQ(0) || off >= PLDMA_MMAP_CQ_MAX ||
-		   (off - PLDMA_MMAP_CQ(0)) & (PLDMA_MMAP_CQ(1) -
-					       PLDMA_MMAP_CQ(0) - 1)) {
+	if (pldma_ring_off(off, PLDMA_MMAP_CQ(0), PLDMA_MMAP_CQ_MAX, &n))
+		cq = true;
+	else if (pldma_ring_off(off, PLDMA_MMAP_SRQ(0), PLDMA_MMAP_SRQ_MAX,
+				&n))
+		srq = true;
+	else if (off != PLDMA_MMAP_RQ)
 		return -EINVAL;
-	}
 	/* the device writes CQEs: its owner only reads them */
-	if (!rq && vma->vm_flags & VM_WRITE)
+	if (cq && vma->vm_flags & VM_WRITE)
 		return -EACCES;
 	spin_lock_irq(&pd->lock);
-	if (rq) {
-		if (ctx->qp && ctx->qp->rq) {
-			ring = ctx->qp->rq;
-			dma = ctx->qp->rq_dma;
-			size = ctx->qp->rq_size;
-			mapped = &ctx->qp->rq_mapped;
-		}
-	} else {
-		struct pldma_cq *cq;
+	if (cq) {
+		struct pldma_cq *c = &pd->cqs[n];
 
-		cq = &pd->cqs[(off - PLDMA_MMAP_CQ(0)) >> 24];
-		if (cq->idx < pd->num_cqs && cq->ctx == ctx && cq->ring) {
-			ring = cq->ring;
-			dma = cq->dma;
-			size = cq->size;
-			mapped = &cq->mapped;
+		if (n < pd->num_cqs && c->ctx == ctx && c->ring) {
+			ring = c->ring;
+			dma = c->dma;
+			size = c->size;
+			mapped = &c->mapped;
 		}
+	} else if (srq) {
+		struct pldma_srq *s = &pd->srqs[n];
+
+		if (n < pd->num_srqs && s->ctx == ctx && s->ring) {
+			ring = s->ring;
+			dma = s->dma;
+			size = s->size;
+			mapped = &s->mapped;
+		}
+	} else if (ctx->qp && ctx->qp->rq) {
+		ring = ctx->qp->rq;
+		dma = ctx->qp->rq_dma;
+		size = ctx->qp->rq_size;
+		mapped = &ctx->qp->rq_mapped;
 	}
 	if (ring && vma->vm_end - vma->vm_start == size)
 		atomic_inc(mapped);
@@ -417,7 +436,7 @@ int pldma_ring_mmap(struct pldma_ctx *ctx, struct vm_area_struct *vma)
 		return -EINVAL;
 
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
-	vm_flags_clear(vma, VM_MAYEXEC | (rq ? 0 : VM_MAYWRITE));
+	vm_flags_clear(vma, VM_MAYEXEC | (cq ? VM_MAYWRITE : 0));
 	/* dma_mmap_coherent() maps from vm_pgoff within the buffer */
 	vma->vm_pgoff = 0;
 	ret = dma_mmap_coherent(pd->dev, vma, ring, dma, size);
@@ -443,7 +462,7 @@ int pldma_ring_mmap(struct pldma_ctx *ctx, struct vm_area_struct *vma)
  */
 #define PLDMA_W1C_ROUNDS	8
 
-static u64 pldma_rd_w1c64(struct pldma_dev *pd, u32 lo)
+u64 pldma_rd_w1c64(struct pldma_dev *pd, u32 lo)
 {
 	u64 all = 0, bits;
 	unsigned int i;
@@ -632,7 +651,7 @@ void pldma_recv_fault_work(struct work_struct *work)
 
 /*
  * After a fault queue overflow, RECV fault records may be lost: RESOLVED
- * on every QP with a receive queue (one without a fault ignores it, one
+ * on every QP with a receive queue or an SRQ (one without a fault ignores it, one
  * whose page is still missing faults again).
  */
 void pldma_qps_resync(struct pldma_dev *pd)
@@ -644,7 +663,8 @@ void pldma_qps_resync(struct pldma_dev *pd)
 	down_read(&pd->gone_sem);
 	mutex_lock(&pd->key_mutex);
 	for (i = 0; i < pd->num_qps && !pd->gone; i++) {
-		if (pd->qps[i].ctx && pd->qps[i].rq) {
+		if (pd->qps[i].ctx && (pd->qps[i].rq ||
+				       pd->qps[i].srq != PLDMA_SRQ_NONE)) {
 			pldma_wr(pd, PLDMA_QP_SEL, i);
 			pldma_wr(pd, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
 		}

@@ -3,7 +3,8 @@
  * PLDMA: the device's counters in debugfs, /sys/kernel/debug/pldma/pldmaN/stats
  * (PLDMA_IOC_GET_STATS gives a file's own), and with a link .../net: the
  * device's network counters (PLDMA_NET_CNT) and the registered windows,
- * and with queue pairs .../qps: the QP table, with CQs .../cqs: the CQ table.
+ * and with queue pairs .../qps: the QP table, with CQs .../cqs: the CQ table,
+ * with SRQs .../srqs: the SRQ table.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -166,7 +167,11 @@ static int pldma_qps_show(struct seq_file *m, void *v)
 			continue;
 		seq_printf(m, "  qp %u qpn %#x %s", i, qpn,
 			   pldma_qp_state_name(state));
-		if (qp->ctx)
+		if (qp->ctx && qp->srq != PLDMA_SRQ_NONE)
+			seq_printf(m, " sq ch%u pid %d pasid %u dest qpn %#x ip %pI4h srq %u\n",
+				   qp->ctx->ch, qp->ctx->tgid, qp->ctx->pasid,
+				   qp->dest_qpn, &qp->dest_ip, qp->srq);
+		else if (qp->ctx)
 			seq_printf(m, " sq ch%u pid %d pasid %u dest qpn %#x ip %pI4h\n",
 				   qp->ctx->ch, qp->ctx->tgid, qp->ctx->pasid,
 				   qp->dest_qpn, &qp->dest_ip);
@@ -234,6 +239,70 @@ static int pldma_cqs_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(pldma_cqs);
 
+static const char * const pldma_srqs_names[] = {
+	[PLDMA_SRQS_NONE] = "NONE",
+	[PLDMA_SRQS_ACTIVE] = "ACTIVE",
+	[PLDMA_SRQS_ERROR] = "ERROR",
+};
+
+/* The TAIL the owner of @srq last wrote in its doorbell record */
+static u32 pldma_srq_tail(const struct pldma_srq *srq)
+{
+	const __le32 *rec = srq->ring + srq->entries * PLDMA_RWQE_SIZE;
+
+	return le32_to_cpu(READ_ONCE(rec[PLDMA_SRQ_DBREC_TAIL / 4]));
+}
+
+/*
+ * The SRQ table: every SRQ a context holds, and every other SRQ the
+ * device says exists (a driver bug), with the device's state, HEAD and
+ * armed limit (SRQ_SEL is staging: under the key mutex), the record's
+ * TAIL and the driver's view.
+ */
+static int pldma_srqs_show(struct seq_file *m, void *v)
+{
+	struct pldma_dev *pd = m->private;
+	struct pldma_srq *srq;
+	u32 state, head, armed;
+	unsigned int i;
+
+	down_read(&pd->gone_sem);
+	if (pd->gone) {
+		up_read(&pd->gone_sem);
+		return -ENODEV;
+	}
+	seq_printf(m, "srqs: %u\nlimit_events: %lld\nerrors: %lld\n",
+		   pd->num_srqs, atomic64_read(&pd->st.srq_events),
+		   atomic64_read(&pd->st.srq_errors));
+	mutex_lock(&pd->key_mutex);
+	for (i = 0; i < pd->num_srqs; i++) {
+		srq = &pd->srqs[i];
+		pldma_wr(pd, PLDMA_SRQ_SEL, i);
+		state = pldma_rd(pd, PLDMA_SRQ_STATE);
+		head = pldma_rd(pd, PLDMA_SRQ_HEAD);
+		armed = pldma_rd(pd, PLDMA_SRQ_ARMED);
+		if (!srq->ctx && state == PLDMA_SRQS_NONE)
+			continue;
+		seq_printf(m, "  srq %u %s head %u armed %u", i,
+			   state < ARRAY_SIZE(pldma_srqs_names) ?
+			   pldma_srqs_names[state] : "?", head, armed);
+		if (srq->ctx)
+			seq_printf(m, " tail %u entries %u pid %d pasid %u tag %u qps %u mapped %d events %d%s\n",
+				   pldma_srq_tail(srq),
+				   srq->entries, srq->ctx->tgid,
+				   srq->ctx->pasid, srq->pd_tag, srq->nqps,
+				   atomic_read(&srq->mapped),
+				   atomic_read(&srq->events),
+				   READ_ONCE(srq->error) ? " error" : "");
+		else
+			seq_puts(m, " free\n");
+	}
+	mutex_unlock(&pd->key_mutex);
+	up_read(&pd->gone_sem);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(pldma_srqs);
+
 /* QP1's datagrams (ib_gsi.c): what the MAD layer sent and received */
 static int pldma_gsi_show(struct seq_file *m, void *v)
 {
@@ -267,6 +336,8 @@ void pldma_debugfs_add(struct pldma_dev *pd)
 	}
 	if (pd->num_cqs)
 		debugfs_create_file("cqs", 0444, pd->dbg, pd, &pldma_cqs_fops);
+	if (pd->num_srqs)
+		debugfs_create_file("srqs", 0444, pd->dbg, pd, &pldma_srqs_fops);
 }
 
 void pldma_debugfs_remove(struct pldma_dev *pd)

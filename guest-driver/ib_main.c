@@ -10,9 +10,9 @@
  * of the process, pldma_ctx_open(): its mm bound to the device by SVA, its
  * PASID the address space of the process's PDs; a channel only once it has
  * a QP), PDs, MRs
- * (ib_mr.c: pinned, ODP and implicit ODP), CQs (ib_cq.c) and RC QPs
- * (ib_qp.c), and the mmap() of the context's channel page and of the CQ
- * and RQ rings.  Kernel verbs serve QP1 alone (ib_gsi.c: the MAD layer's
+ * (ib_mr.c: pinned, ODP and implicit ODP), CQs (ib_cq.c), RC QPs
+ * (ib_qp.c) and SRQs (ib_srq.c), and the mmap() of the context's channel
+ * page and of the CQ, RQ and SRQ rings.  Kernel verbs serve QP1 alone (ib_gsi.c: the MAD layer's
  * GSI QP, for ib_cm and rdma_cm): a kernel PD, CQs in memory, address
  * handles.  Every other verb is absent from the ops, so ib_core and
  * libibverbs answer EOPNOTSUPP for it.
@@ -77,6 +77,10 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->max_recv_sge = PLDMA_RWQE_MAX_SGE;
 	attr->max_sge_rd = PLDMA_DESC_MAX_SGE;
 	attr->max_qp_rd_atom = PLDMA_QP_MAX_RD_ATOMIC;
+	/* SRQs (CAP.SRQ): a ring of 2^k WQEs holds 2^k - 1, of 3 SGEs each */
+	attr->max_srq = pd->num_srqs;
+	attr->max_srq_wr = pd->num_srqs ? PLDMA_SRQ_MAX_ENTRIES - 1 : 0;
+	attr->max_srq_sge = pd->num_srqs ? PLDMA_RWQE_MAX_SGE : 0;
 	attr->max_qp_init_rd_atom = PLDMA_QP_MAX_RD_ATOMIC;
 	attr->max_res_rd_atom = PLDMA_QP_MAX_RD_ATOMIC * pd->num_qps;
 	/* atomic with respect to the device's own atomics (CAP.ATOMIC) */
@@ -88,15 +92,17 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN;
 	/*
 	 * ODP: an MR pins nothing, the device faults through the PASID, as
-	 * requester and as responder, for every RC operation it does.  The
-	 * kernel's buffers (QP1's) need no MR: they are virtual addresses.
+	 * requester and as responder, for every RC operation it does (an
+	 * SRQ's receive buffers fault as an RQ's).  The kernel's buffers
+	 * (QP1's) need no MR: they are virtual addresses.
 	 */
 	attr->kernel_cap_flags = IBK_ON_DEMAND_PAGING | IBK_LOCAL_DMA_LKEY;
 	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
 	attr->odp_caps.per_transport_caps.rc_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
-		(pd->cap & PLDMA_CAP_ATOMIC ? IB_ODP_SUPPORT_ATOMIC : 0);
+		(pd->cap & PLDMA_CAP_ATOMIC ? IB_ODP_SUPPORT_ATOMIC : 0) |
+		(pd->num_srqs ? IB_ODP_SUPPORT_SRQ_RECV : 0);
 	return 0;
 }
 
@@ -294,8 +300,8 @@ static void pldma_ib_mmap_free(struct rdma_user_mmap_entry *entry)
 
 /*
  * The channel page (uncached, ib_core zaps it at removal), or a ring
- * (cq.c's pldma_ring_mmap(): a CQ's read-only, the RQ's read-write; a
- * mapped ring keeps its CQ or QP from being destroyed).
+ * (cq.c's pldma_ring_mmap(): a CQ's read-only, an RQ's or an SRQ's
+ * read-write; a mapped ring keeps its CQ, QP or SRQ from being destroyed).
  */
 static int pldma_ib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
@@ -337,6 +343,10 @@ static int pldma_ib_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	case PLDMA_IB_MMAP_RQ:
 		vma->vm_pgoff = PLDMA_MMAP_RQ >> PAGE_SHIFT;
 		ret = pldma_ring_mmap(e->ctx, vma);
+		break;
+	case PLDMA_IB_MMAP_SRQ:
+		vma->vm_pgoff = PLDMA_MMAP_SRQ(e->idx) >> PAGE_SHIFT;
+		ret = pldma_ring_mmap(uc->ctx, vma);
 		break;
 	default:
 		ret = -EINVAL;
@@ -444,6 +454,10 @@ static const struct ib_device_ops pldma_ib_ops = {
 	.modify_qp = pldma_ib_modify_qp,
 	.query_qp = pldma_ib_query_qp,
 	.destroy_qp = pldma_ib_destroy_qp,
+	.create_srq = pldma_ib_create_srq,
+	.modify_srq = pldma_ib_modify_srq,
+	.query_srq = pldma_ib_query_srq,
+	.destroy_srq = pldma_ib_destroy_srq,
 	.post_send = pldma_ib_post_send,
 	.post_recv = pldma_ib_post_recv,
 	.poll_cq = pldma_ib_poll_cq,
@@ -457,6 +471,7 @@ static const struct ib_device_ops pldma_ib_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_pd, pldma_ib_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_cq, pldma_ib_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_qp, pldma_ib_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, pldma_ib_srq, ibsrq),
 };
 
 /*

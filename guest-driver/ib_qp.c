@@ -5,7 +5,8 @@
  * queue, a ring of descriptors in the process's memory that the provider
  * gives the channel and rings through the channel page, and its receive
  * queue a ring in coherent memory mapped read-write to the process (its
- * doorbell PLDMA_CH_RQ_TAIL of the same page).  So a context has one QP.
+ * doorbell PLDMA_CH_RQ_TAIL of the same page), or an SRQ of its PD
+ * (ib_srq.c) in its place.  So a context has one QP.
  *
  * modify_qp passes ib_qp_attr to the device's QP attributes: the device's
  * attribute mask has the bit values of ib_qp_attr_mask (pldma-regs.h).
@@ -150,6 +151,7 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	struct pldma_qp_create c = { };
 	struct pldma_ib_ucontext *uc;
 	struct ib_qp_cap *cap = &init->cap;
+	u32 srq = PLDMA_SRQ_NONE;
 	struct pldma_dev *pd;
 	int ret;
 
@@ -160,25 +162,36 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (ret)
 		return ret;
 	pd = uc->ctx->pd;
-	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags ||
-	    !pd->num_cqs)
+	if (init->qp_type != IB_QPT_RC || init->create_flags || !pd->num_cqs)
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
+	/*
+	 * An SRQ in place of the RQ: one of the same PD (the device checks
+	 * its PASID and PD tag); the receive caps are then ignored, as verbs
+	 * say, and the QP has no RQ ring
+	 */
+	if (init->srq) {
+		if (init->srq->srq_type != IB_SRQT_BASIC)
+			return -EOPNOTSUPP;
+		if (init->srq->pd != ibqp->pd)
+			return -EINVAL;
+		srq = to_psrq(init->srq)->idx;
+	}
 	/*
 	 * a descriptor lists up to PLDMA_DESC_MAX_SGE buffers; inline data is
 	 * the provider's copy (pldma-abi.h); max_send_wr 0 is a receive-only
 	 * QP, whose SQ is the smallest ring
 	 */
 	if (cap->max_send_wr >= PLDMA_RING_MAX_ENTRIES ||
-	    cap->max_recv_wr >= PLDMA_RQ_MAX_ENTRIES ||
+	    (!init->srq && (cap->max_recv_wr >= PLDMA_RQ_MAX_ENTRIES ||
+			    cap->max_recv_sge > PLDMA_RWQE_MAX_SGE)) ||
 	    cap->max_send_sge > PLDMA_DESC_MAX_SGE ||
-	    cap->max_recv_sge > PLDMA_RWQE_MAX_SGE ||
 	    cap->max_inline_data > PLDMA_IB_MAX_INLINE)
 		return -EINVAL;
 	qp->sq_entries = max_t(u32, roundup_pow_of_two(cap->max_send_wr + 1),
 			       PLDMA_RING_MIN_ENTRIES);
-	qp->rq_entries = cap->max_recv_wr ?
+	qp->rq_entries = cap->max_recv_wr && !init->srq ?
 		max_t(u32, roundup_pow_of_two(cap->max_recv_wr + 1),
 		      PLDMA_RQ_MIN_ENTRIES) : 0;
 	c.flags = PLDMA_QPC_SEND_CQ | PLDMA_QPC_RECV_CQ;
@@ -189,7 +202,7 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->chan = pldma_ib_chan_get(uc);
 	if (IS_ERR(qp->chan))
 		return PTR_ERR(qp->chan);
-	ret = pldma_qp_create(qp->chan->ctx, &c, to_ppd(ibqp->pd)->tag);
+	ret = pldma_qp_create(qp->chan->ctx, &c, to_ppd(ibqp->pd)->tag, srq);
 	if (ret)
 		goto err_put;
 	if (c.rq_mmap_size) {
@@ -216,7 +229,7 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	cap->max_send_wr = qp->sq_entries - 1;
 	cap->max_recv_wr = qp->rq_entries ? qp->rq_entries - 1 : 0;
 	cap->max_send_sge = PLDMA_DESC_MAX_SGE;
-	cap->max_recv_sge = PLDMA_RWQE_MAX_SGE;
+	cap->max_recv_sge = init->srq ? 0 : PLDMA_RWQE_MAX_SGE;
 	cap->max_inline_data = PLDMA_IB_MAX_INLINE;
 	qp->cap = *cap;
 	qp->timeout = 14;
@@ -396,6 +409,7 @@ int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->qp_type = IB_QPT_RC;
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
 	init->cap = qp->cap;
 	init->sq_sig_type = IB_SIGNAL_REQ_WR;
 	return 0;

@@ -4,7 +4,8 @@
  * wakes completion waiters; the threaded handler drains the report-mode
  * fault queue and hands each record to its channel's work item (fault.c)
  * or, for a responder fault, to its key's (remote.c) or, for a receive
- * buffer's, to its QP's (cq.c).  CQ events and CQ and QP errors: cq.c.
+ * buffer's, to its QP's (cq.c).  CQ events and CQ and QP errors: cq.c;
+ * SRQ limit events and errors: srq.c.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -162,6 +163,8 @@ irqreturn_t pldma_irq(int irq, void *data)
 
 	if (status & (PLDMA_IRQ_CQ | PLDMA_IRQ_CQ_ERROR | PLDMA_IRQ_QP_ERROR))
 		pldma_cq_irq(pd, status);
+	if (status & PLDMA_IRQ_SRQ)
+		pldma_srq_irq(pd);
 	if (status & PLDMA_IRQ_ETH)
 		pldma_eth_irq(pd);
 	if (status & PLDMA_IRQ_FQ_OVERFLOW)

@@ -111,7 +111,8 @@ static int pldma_pci_irqs(struct pldma_dev *pd)
 		return ret;
 	ret = pldma_pci_request_irq(pd, PLDMA_PCI_VEC_ERROR(hwnch),
 				    PLDMA_IRQ_CH_ERROR | PLDMA_IRQ_CQ_ERROR |
-				    PLDMA_IRQ_QP_ERROR, false, 0, "error");
+				    PLDMA_IRQ_QP_ERROR | PLDMA_IRQ_SRQ, false, 0,
+				    "error");
 	if (ret)
 		return ret;
 	if (cq) {

@@ -14,9 +14,11 @@
  *               REG_MR/DEREG_MR/NET_STATS ioctls, and the service of their
  *               responder faults
  *   qp.c        RC queue pairs: the QP_CREATE/MODIFY/QUERY/DESTROY ioctls
- *   cq.c        completion queues (CQ_CREATE/DESTROY/WAIT), mmap() of CQ
- *               and RQ rings, CQ and QP error interrupts, the service of
- *               RECV-buffer responder faults
+ *   cq.c        completion queues (CQ_CREATE/DESTROY/WAIT), mmap() of CQ,
+ *               RQ and SRQ rings, CQ and QP error interrupts, the service
+ *               of RECV-buffer responder faults
+ *   srq.c       shared receive queues (the ib_device's alone: ib_srq.c),
+ *               their limit and error interrupts
  *   debugfs.c   /sys/kernel/debug/pldma/pldmaN/{stats,net}
  *   eth.c       the Ethernet function: a net_device on the PLDMA's link,
  *               whose IPv4 address is the node's RoCE address (NET_IP)
@@ -79,6 +81,7 @@
 #define PLDMA_MAX_PINS		64	/* pinned transfers in flight per file */
 #define PLDMA_DRAIN_US		1000000	/* release(): wait for the channel */
 #define PLDMA_MAX_MRS		16	/* remote windows (keys) per open file */
+#define PLDMA_MAX_CTX_SRQS	8	/* SRQs per ucontext (srq.c) */
 
 /* why a key was revoked (tracepoints) */
 #define PLDMA_KR_USER		1	/* DEREG_MR */
@@ -115,6 +118,8 @@ struct pldma_counters {
 	atomic64_t cq_errors;		/* CQs gone to ERROR (device) */
 	atomic64_t qp_errors;		/* QPs gone to ERR (device) */
 	atomic64_t recv_faults;		/* RECV-buffer responder faults */
+	atomic64_t srq_events;		/* IRQ_SRQ limit events (device) */
+	atomic64_t srq_errors;		/* SRQs gone to ERROR (device) */
 	atomic64_t hist[PLDMA_HIST_BUCKETS];
 };
 
@@ -163,6 +168,9 @@ struct pldma_qp {
 	atomic_t rq_mapped;		/* VMAs of the ring */
 	u32 send_cq;
 	u32 recv_cq;
+	u32 srq;			/* PLDMA_SRQ_NONE or the index of the
+					 * owner's SRQ it receives from (no RQ)
+					 */
 	void *ib_qp;			/* struct ib_qp of ib_qp.c, or NULL;
 					 * under pd->lock
 					 */
@@ -197,10 +205,41 @@ struct pldma_cq {
 	wait_queue_head_t wq;		/* PLDMA_IOC_CQ_WAIT */
 };
 
+/*
+ * One SRQ of the device (PLDMA_CAP_SRQ), a ucontext's (ib_srq.c): a ring
+ * of receive WQEs and, after it, its doorbell record (PLDMA_SRQ_DBREC_*),
+ * in memory the driver allocates for the device (DMA without PASID) and
+ * maps read-write to its owner, who posts WQEs and writes the record's
+ * TAIL; the device writes its HEAD.  ctx (the owner, NULL: free) and ring
+ * are set and cleared under both pd->key_mutex and pd->lock (the
+ * interrupt and mmap() look SRQs up under pd->lock), its index in
+ * pd->srq_map under pd->key_mutex; the rest changes only while ctx is
+ * NULL, but nqps (under pd->key_mutex), the mappings, the event count and
+ * the error flag.
+ */
+struct pldma_srq {
+	struct pldma_ctx *ctx;
+	u32 idx;
+	u32 entries;
+	u32 size;			/* bytes: ring and record, whole pages */
+	void *ring;
+	dma_addr_t dma;
+	u16 pd_tag;			/* its PD within the PASID (SRQ_PD_TAG) */
+	unsigned int nqps;		/* QPs receiving from it */
+	atomic_t mapped;		/* VMAs of the ring */
+	atomic_t events;		/* limit events since creation */
+	bool error;			/* SRQ_ERRORS said so */
+	void *ib_srq;			/* struct ib_srq of ib_srq.c, or NULL;
+					 * under pd->lock
+					 */
+};
+
 /* mmap() offsets of the rings (pgoff 0 is the channel page) */
 #define PLDMA_MMAP_RQ		BIT_ULL(32)
 #define PLDMA_MMAP_CQ(n)	((2ULL << 32) + ((u64)(n) << 24))
 #define PLDMA_MMAP_CQ_MAX	PLDMA_MMAP_CQ(PLDMA_MAX_CQS)
+#define PLDMA_MMAP_SRQ(n)	((3ULL << 32) + ((u64)(n) << 24))
+#define PLDMA_MMAP_SRQ_MAX	PLDMA_MMAP_SRQ(PLDMA_MAX_SRQS)
 
 /*
  * One entry of the device's key table: a window [va, va + len) of the
@@ -318,6 +357,10 @@ struct pldma_dev {
 	/* completion queues (PLDMA_CAP_CQ with QPs, else num_cqs = 0) */
 	u32 num_cqs;
 	struct pldma_cq cqs[PLDMA_MAX_CQS];
+	/* shared receive queues (PLDMA_CAP_SRQ with CQs, else num_srqs = 0) */
+	u32 num_srqs;
+	DECLARE_BITMAP(srq_map, PLDMA_MAX_SRQS);	/* allocated indices */
+	struct pldma_srq srqs[PLDMA_MAX_SRQS];
 	struct pldma_eth *eth;		/* the net_device's, or NULL */
 
 	/* the RDMA device (ib_main.c), with QPs */
@@ -440,6 +483,7 @@ struct pldma_ctx {
 					 * (set and cleared under pd->lock too)
 					 */
 	unsigned int ncqs;		/* CQs held, under pd->key_mutex */
+	unsigned int nsrqs;		/* SRQs held, under pd->key_mutex */
 	atomic_t qp_errors;		/* its QP entered ERR (QP_ERRORS) */
 	struct pldma_counters st;
 };
@@ -575,7 +619,7 @@ void pldma_key_fault_work(struct work_struct *work);
 /* qp.c */
 void pldma_qp_init(struct pldma_dev *pd);
 int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *c,
-		    u16 pd_tag);
+		    u16 pd_tag, u32 srq);
 int pldma_qp_modify(struct pldma_ctx *ctx, struct pldma_qp_attr *a);
 int pldma_qp_query(struct pldma_ctx *ctx, struct pldma_qp_attr *a);
 int pldma_qp_destroy(struct pldma_ctx *ctx, u32 qpn);
@@ -599,11 +643,25 @@ void pldma_cq_release(struct pldma_ctx *ctx);
 void pldma_cq_wake_all(struct pldma_ctx *ctx);
 int pldma_ring_mmap(struct pldma_ctx *ctx, struct vm_area_struct *vma);
 void pldma_cq_irq(struct pldma_dev *pd, u32 status);
+u64 pldma_rd_w1c64(struct pldma_dev *pd, u32 lo);
 void pldma_kick_recv(struct pldma_dev *pd, const struct pldma_fault_rec *f);
 void pldma_recv_fault_work(struct work_struct *work);
 void pldma_qps_resync(struct pldma_dev *pd);
 int pldma_cq_get(struct pldma_ctx *ctx, u32 idx);
 void pldma_cq_put(struct pldma_dev *pd, u32 idx);
+
+/* srq.c */
+void pldma_srq_init(struct pldma_dev *pd);
+int pldma_srq_create(struct pldma_ctx *ctx, u32 entries, u16 pd_tag,
+		     u32 *idx, u32 *mmap_size);
+int pldma_srq_destroy(struct pldma_ctx *ctx, u32 idx);
+int pldma_srq_arm(struct pldma_ctx *ctx, u32 idx, u32 limit);
+int pldma_srq_query(struct pldma_ctx *ctx, u32 idx, u32 *limit);
+int pldma_srq_get(struct pldma_ctx *ctx, u32 idx, u16 pd_tag);
+void pldma_srq_put(struct pldma_dev *pd, u32 idx);
+void pldma_srq_release(struct pldma_ctx *ctx);
+void pldma_srq_irq(struct pldma_dev *pd);
+void pldma_ib_srq_event(void *ib_srq, bool error);
 /* eth.c */
 int pldma_eth_register(struct pldma_dev *pd);
 void pldma_eth_irq(struct pldma_dev *pd);

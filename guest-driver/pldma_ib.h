@@ -68,12 +68,13 @@ enum pldma_ib_mmap_type {
 	PLDMA_IB_MMAP_DB,		/* the context's channel page */
 	PLDMA_IB_MMAP_CQ,		/* a CQ's ring (read-only) */
 	PLDMA_IB_MMAP_RQ,		/* the QP's RQ ring */
+	PLDMA_IB_MMAP_SRQ,		/* an SRQ's ring and doorbell record */
 };
 
 struct pldma_ib_mmap {
 	struct rdma_user_mmap_entry rdma;
 	enum pldma_ib_mmap_type type;
-	u32 idx;			/* CQ index */
+	u32 idx;			/* CQ or SRQ index */
 	struct pldma_ctx *ctx;		/* DB, RQ: the channel's context */
 };
 
@@ -139,6 +140,30 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		      struct ib_qp_init_attr *init);
 int pldma_ib_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+
+/*
+ * An SRQ of a ucontext (ib_srq.c): the device's SRQ @idx of the
+ * ucontext's context, its ring and record mapped read-write
+ */
+struct pldma_ib_srq {
+	struct ib_srq ibsrq;
+	struct pldma_ctx *ctx;		/* the ucontext's */
+	u32 idx;
+	u32 entries;			/* 2^k: max_wr is one fewer */
+	struct rdma_user_mmap_entry *ring;
+};
+
+static inline struct pldma_ib_srq *to_psrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct pldma_ib_srq, ibsrq);
+}
+
+int pldma_ib_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+			struct ib_udata *udata);
+int pldma_ib_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int pldma_ib_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int pldma_ib_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 
 /*
  * QP1, the port's GSI QP, in software on the Ethernet rings (ib_gsi.c):

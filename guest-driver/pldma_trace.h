@@ -4,7 +4,8 @@
  * (received, pages made present, forwarded to user space, restarted or
  * cancelled), pinning, the binding of a channel to a PASID, and remote
  * DMA: windows registered and revoked, responder faults and their answer,
- * queue pairs created, modified and destroyed.
+ * queue pairs created, modified and destroyed; completion queues and
+ * shared receive queues, their events and errors.
  *
  *   echo 1 > /sys/kernel/tracing/events/pldma/enable
  *
@@ -493,6 +494,73 @@ TRACE_EVENT(pldma_qp_error,
 			   ),
 	    TP_printk("pldma%d qp %u qpn %#x ERR", __entry->dev, __entry->idx,
 		      __entry->qpn)
+);
+
+/* An SRQ created or destroyed (ib_srq.c; its PD is the context's PASID) */
+DECLARE_EVENT_CLASS(pldma_srq_owner,
+		    TP_PROTO(int dev, u32 srq, u32 entries, u32 pasid, pid_t pid),
+		    TP_ARGS(dev, srq, entries, pasid, pid),
+		    TP_STRUCT__entry(__field(int, dev)
+				     __field(u32, srq)
+				     __field(u32, entries)
+				     __field(u32, pasid)
+				     __field(pid_t, pid)
+				     ),
+		    TP_fast_assign(__entry->dev = dev;
+				   __entry->srq = srq;
+				   __entry->entries = entries;
+				   __entry->pasid = pasid;
+				   __entry->pid = pid;
+				   ),
+		    TP_printk("pldma%d srq %u entries %u pasid %u pid %d",
+			      __entry->dev, __entry->srq, __entry->entries,
+			      __entry->pasid, __entry->pid)
+);
+
+DEFINE_EVENT(pldma_srq_owner, pldma_srq_create,
+	     TP_PROTO(int dev, u32 srq, u32 entries, u32 pasid, pid_t pid),
+	     TP_ARGS(dev, srq, entries, pasid, pid));
+
+/* destroy_srq, the context's end, removal */
+DEFINE_EVENT(pldma_srq_owner, pldma_srq_destroy,
+	     TP_PROTO(int dev, u32 srq, u32 entries, u32 pasid, pid_t pid),
+	     TP_ARGS(dev, srq, entries, pasid, pid));
+
+/* An SRQ's limit armed (modify_srq; 0 disarms), and the device's status */
+TRACE_EVENT(pldma_srq_arm,
+	    TP_PROTO(int dev, u32 srq, u32 limit, int ret),
+	    TP_ARGS(dev, srq, limit, ret),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, srq)
+			     __field(u32, limit)
+			     __field(int, ret)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->srq = srq;
+			   __entry->limit = limit;
+			   __entry->ret = ret;
+			   ),
+	    TP_printk("pldma%d srq %u limit %u ret %d", __entry->dev,
+		      __entry->srq, __entry->limit, __entry->ret)
+);
+
+/* An SRQ's limit reached (error 0, SRQ_EVENTS) or the SRQ in ERROR (1) */
+TRACE_EVENT(pldma_srq_event,
+	    TP_PROTO(int dev, u32 srq, int error, u32 events),
+	    TP_ARGS(dev, srq, error, events),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, srq)
+			     __field(int, error)
+			     __field(u32, events)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->srq = srq;
+			   __entry->error = error;
+			   __entry->events = events;
+			   ),
+	    TP_printk("pldma%d srq %u %s events %u", __entry->dev,
+		      __entry->srq, __entry->error ? "ERROR" : "limit",
+		      __entry->events)
 );
 
 /* QP1 (ib_gsi.c): a UD datagram received (status -1: dropped) or sent */

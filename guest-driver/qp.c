@@ -72,6 +72,7 @@ void pldma_qp_init(struct pldma_dev *pd)
 		pd->qps[i].idx = i;
 		pd->qps[i].send_cq = PLDMA_CQ_NONE;
 		pd->qps[i].recv_cq = PLDMA_CQ_NONE;
+		pd->qps[i].srq = PLDMA_SRQ_NONE;
 	}
 	pd->num_qps = 0;
 	if (!(pd->cap & PLDMA_CAP_QP) || !pd->node_id)
@@ -141,6 +142,11 @@ static int pldma_qp_modify_hw(struct pldma_ctx *ctx, struct pldma_qp *qp,
 			pldma_wr(pd, PLDMA_QP_RQ_BASE_HI,
 				 upper_32_bits(qp->rq_dma));
 			pldma_wr(pd, PLDMA_QP_RQ_SIZE, qp->rq_entries);
+		}
+		/* or the SRQ it receives from, in place of an RQ */
+		if (qp->srq != PLDMA_SRQ_NONE) {
+			mask |= PLDMA_QPA_SRQ;
+			pldma_wr(pd, PLDMA_QP_SRQ, qp->srq);
 		}
 	}
 	pldma_wr(pd, PLDMA_QP_ATTR_MASK, mask);
@@ -237,9 +243,9 @@ static int pldma_qp_check(const struct pldma_qp_attr *a)
 	return 0;
 }
 
-/* The RQ and CQs of a new QP: every value before any register */
+/* The RQ or SRQ and the CQs of a new QP: every value before any register */
 static int pldma_qp_create_check(struct pldma_dev *pd,
-				 const struct pldma_qp_create *c)
+				 const struct pldma_qp_create *c, u32 srq)
 {
 	if (c->qpn || c->rq_mmap_size || c->rq_mmap_offset ||
 	    c->flags & ~(PLDMA_QPC_SEND_CQ | PLDMA_QPC_RECV_CQ))
@@ -252,6 +258,12 @@ static int pldma_qp_create_check(struct pldma_dev *pd,
 		return -EOPNOTSUPP;
 	if ((c->flags || c->rq_entries) && !pd->num_cqs)
 		return -EOPNOTSUPP;
+	/* an SRQ takes the place of the RQ, and its WQEs complete to a CQ */
+	if (srq != PLDMA_SRQ_NONE &&
+	    (c->rq_entries || !(c->flags & PLDMA_QPC_RECV_CQ)))
+		return -EINVAL;
+	if (srq != PLDMA_SRQ_NONE && srq >= pd->num_srqs)
+		return -ENOENT;
 	if (c->rq_entries && (c->rq_entries < PLDMA_RQ_MIN_ENTRIES ||
 			      c->rq_entries > PLDMA_RQ_MAX_ENTRIES ||
 			      !is_power_of_2(c->rq_entries)))
@@ -265,10 +277,12 @@ static int pldma_qp_create_check(struct pldma_dev *pd,
 /*
  * Create the QP of @ctx as @cp asks (QPN and RQ mmap data out), every
  * value checked; the ioctl and the ib_device's create_qp (ib_qp.c) come
- * here with the device known present (pd->gone_sem held).
+ * here with the device known present (pd->gone_sem held).  @srq: the
+ * index of an SRQ of the context, of the PD @pd_tag, that the QP receives
+ * from (no RQ then; the ib_device's only), or PLDMA_SRQ_NONE.
  */
 int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp,
-		    u16 pd_tag)
+		    u16 pd_tag, u32 srq)
 {
 	struct pldma_dev *pd = ctx->pd;
 	u32 send_cq = PLDMA_CQ_NONE, recv_cq = PLDMA_CQ_NONE;
@@ -280,7 +294,7 @@ int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp,
 	unsigned int i;
 	int ret;
 
-	ret = pldma_qp_create_check(pd, &c);
+	ret = pldma_qp_create_check(pd, &c, srq);
 	if (ret)
 		return ret;
 	if (c.rq_entries) {
@@ -322,11 +336,22 @@ int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp,
 		}
 		recv_cq = c.recv_cq;
 	}
+	if (srq != PLDMA_SRQ_NONE) {
+		ret = pldma_srq_get(ctx, srq, pd_tag);
+		if (ret) {
+			if (send_cq != PLDMA_CQ_NONE)
+				pldma_cq_put(pd, send_cq);
+			if (recv_cq != PLDMA_CQ_NONE)
+				pldma_cq_put(pd, recv_cq);
+			goto out;
+		}
+	}
 	qp->qpn = pldma_rd(pd, PLDMA_QP_QPN);
 	qp->dest_qpn = 0;
 	qp->dest_ip = 0;
 	qp->send_cq = send_cq;
 	qp->recv_cq = recv_cq;
+	qp->srq = srq;
 	qp->pd_tag = pd_tag;
 	qp->rq_dma = rq_dma;
 	qp->rq_entries = c.rq_entries;
@@ -360,7 +385,8 @@ long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg)
 
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
-	ret = pldma_qp_create(ctx, &c, 0);	/* the file: one PD */
+	/* the file: one PD, no SRQ */
+	ret = pldma_qp_create(ctx, &c, 0, PLDMA_SRQ_NONE);
 	if (!ret && copy_to_user(arg, &c, sizeof(c))) {
 		/* nobody learnt the QPN: the QP goes again */
 		pldma_qp_release(ctx);
@@ -493,15 +519,18 @@ static int pldma_qp_free(struct pldma_ctx *ctx, struct pldma_qp *qp)
 		ret = pldma_qp_modify_hw(ctx, qp, PLDMA_QPA_STATE, &a);
 	if (ret)
 		dev_warn(pd->dev, "QP %u: not reset (%d)\n", qp->idx, ret);
-	/* in RESET the device uses neither the RQ nor the CQs */
+	/* in RESET the device uses neither the RQ, the SRQ nor the CQs */
 	if (rq && !pd->gone && !ret)
 		dmam_free_coherent(pd->dev, qp->rq_size, rq, qp->rq_dma);
 	if (qp->send_cq != PLDMA_CQ_NONE)
 		pldma_cq_put(pd, qp->send_cq);
 	if (qp->recv_cq != PLDMA_CQ_NONE)
 		pldma_cq_put(pd, qp->recv_cq);
+	if (qp->srq != PLDMA_SRQ_NONE)
+		pldma_srq_put(pd, qp->srq);
 	qp->send_cq = PLDMA_CQ_NONE;
 	qp->recv_cq = PLDMA_CQ_NONE;
+	qp->srq = PLDMA_SRQ_NONE;
 	trace_pldma_qp_destroy(pd->id, qp->qpn, ctx->ch, ctx->pasid, ctx->tgid);
 	spin_lock_irq(&pd->lock);
 	qp->rec_valid = false;

@@ -56,7 +56,7 @@ struct pldma_create_cq_resp {
  * which the provider gives the QP's channel (PLDMA_CH_RING_BASE/SIZE,
  * the page at @db_mmap_offset) itself;
  * the response says the RQ ring (PLDMA_RWQE_*, read-write mapping), whose
- * doorbell is PLDMA_CH_RQ_TAIL.
+ * doorbell is PLDMA_CH_RQ_TAIL; a QP of an SRQ has none (rq_entries 0).
  */
 /*
  * Inline data (IBV_SEND_INLINE): the provider copies a SEND's or WRITE's
@@ -76,6 +76,24 @@ struct pldma_create_qp_resp {
 	/* ABI 2: the QP's channel page (SQ ring, doorbells) to map */
 	__aligned_u64 db_mmap_offset;
 	__u32 db_mmap_size;
+	__u32 reserved;
+};
+
+/*
+ * create_srq response: the SRQ's ring of @entries receive WQEs
+ * (PLDMA_RWQE_*, as an RQ's) followed by its doorbell record
+ * (PLDMA_SRQ_DBREC_*, at @entries * PLDMA_RWQE_SIZE), mapped read-write
+ * (MAP_SHARED) from @mmap_offset, @mmap_size bytes.  The provider writes
+ * WQEs and then the record's TAIL (one past the last WQE posted); the
+ * device writes its HEAD (the next WQE it takes), so the ring is full when
+ * TAIL + 1 is HEAD (mod @entries).  There is no doorbell register.  A QP
+ * created with the SRQ has no RQ (its rq_entries is 0).
+ */
+struct pldma_create_srq_resp {
+	__u32 srq;		/* the device's SRQ index */
+	__u32 entries;		/* 2^k: max_wr is entries - 1 */
+	__aligned_u64 mmap_offset;
+	__u32 mmap_size;
 	__u32 reserved;
 };
 

@@ -5,16 +5,18 @@
  * process's mm to the device by SVA and returns its PASID), PDs and MRs
  * (pinned, or IBV_ACCESS_ON_DEMAND: nothing pinned, the device faults
  * through the PASID; implicit ODP with addr NULL, length SIZE_MAX), CQs
- * (and extended CQs: ibv_start_poll ...) and RC QPs (and extended QPs:
- * the ibv_wr_* post-send API).  The data path is here, in user space, through the pages the
- * kernel maps: a work request is a descriptor in the SQ ring (our memory)
- * or a receive WQE in the RQ ring, and one doorbell write per batch
- * (PLDMA_CH_RING_TAIL, PLDMA_CH_RQ_TAIL of the context's channel page,
- * mapped by the context's first QP: the page claims one of the device's
- * few channels, which a context without a QP must not hold);
+ * (and extended CQs: ibv_start_poll ...), RC QPs (and extended QPs:
+ * the ibv_wr_* post-send API) and SRQs.  The data path is here, in user
+ * space, through the pages the kernel maps: a work request is a
+ * descriptor in the SQ ring (our memory) or a receive WQE in the RQ ring,
+ * and one doorbell write per batch (PLDMA_CH_RING_TAIL, PLDMA_CH_RQ_TAIL
+ * of the context's channel page, mapped by the context's first QP: the
+ * page claims one of the device's few channels, which a context without a
+ * QP must not hold), or a receive WQE in an SRQ's ring, made the device's
+ * by the TAIL of the ring's doorbell record (memory, not a register);
  * completions are polled from the CQ ring by its owner bit and consumed or
  * armed by a doorbell (PLDMA_CH_CQ_DB).  No system call per work request.
- * Verbs that are absent here (SRQ, AH, MW, ...) return EOPNOTSUPP from
+ * Verbs that are absent here (AH, MW, XRC, ...) return EOPNOTSUPP from
  * libibverbs (its default ops), as ib_core does for the kernel's.
  */
 #include <config.h>
@@ -663,7 +665,8 @@ static struct pldma_qp *pldma_create_qp_common(struct ibv_context *ibctx,
 	attr->cap.max_send_wr = qp->sq_entries - 1;
 	attr->cap.max_recv_wr = qp->rq_entries ? qp->rq_entries - 1 : 0;
 	attr->cap.max_send_sge = PLDMA_DESC_MAX_SGE;
-	attr->cap.max_recv_sge = PLDMA_RWQE_MAX_SGE;
+	/* a QP of an SRQ has no receive queue of its own */
+	attr->cap.max_recv_sge = attr->srq ? 0 : PLDMA_RWQE_MAX_SGE;
 	attr->cap.max_inline_data = qp->max_inline;
 	return qp;
 
@@ -1190,15 +1193,33 @@ static int pldma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return ret;
 }
 
+/* A receive WQE (PLDMA_RWQE_*) for @wr at @w, of an RQ or an SRQ */
+static void pldma_rwqe_fill(uint8_t *w, const struct ibv_recv_wr *wr)
+{
+	int i;
+
+	memset(w, 0, PLDMA_RWQE_SIZE);
+	put64(w + PLDMA_RWQE_WR_ID, wr->wr_id);
+	put32(w + PLDMA_RWQE_NUM_SGE, wr->num_sge);
+	for (i = 0; i < wr->num_sge; i++) {
+		put64(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_ADDR,
+		      wr->sg_list[i].addr);
+		put32(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_LEN,
+		      wr->sg_list[i].length);
+		put32(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_LKEY,
+		      wr->sg_list[i].lkey);
+	}
+}
+
 static int pldma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			   struct ibv_recv_wr **bad_wr)
 {
 	struct pldma_qp *qp = to_pqp(ibqp);
 	uint32_t mask = qp->rq_entries - 1, head, next;
-	int ret = 0, n = 0, i;
-	uint8_t *w;
+	int ret = 0, n = 0;
 
-	if (!qp->rq_entries) {
+	/* a QP of an SRQ receives what is posted to the SRQ (verbs: EINVAL) */
+	if (ibqp->srq || !qp->rq_entries) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -1217,18 +1238,8 @@ static int pldma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			ret = EINVAL;
 			break;
 		}
-		w = qp->rq + (size_t)qp->rq_tail * PLDMA_RWQE_SIZE;
-		memset(w, 0, PLDMA_RWQE_SIZE);
-		put64(w + PLDMA_RWQE_WR_ID, wr->wr_id);
-		put32(w + PLDMA_RWQE_NUM_SGE, wr->num_sge);
-		for (i = 0; i < wr->num_sge; i++) {
-			put64(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_ADDR,
-			      wr->sg_list[i].addr);
-			put32(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_LEN,
-			      wr->sg_list[i].length);
-			put32(w + PLDMA_RWQE_SGE(i) + PLDMA_SGE_LKEY,
-			      wr->sg_list[i].lkey);
-		}
+		pldma_rwqe_fill(qp->rq + (size_t)qp->rq_tail * PLDMA_RWQE_SIZE,
+				wr);
 		qp->rq_tail = next;
 		n++;
 	}
@@ -1239,6 +1250,180 @@ static int pldma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		pldma_db_wr(qp->db, PLDMA_CH_RQ_TAIL, qp->rq_tail);
 	}
 	pthread_spin_unlock(&qp->rq_lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* SRQs                                                               */
+/* ------------------------------------------------------------------ */
+
+struct pldma_create_srq_resp_all {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct pldma_create_srq_resp drv;
+};
+
+/* The doorbell record's u32 at @off (PLDMA_SRQ_DBREC_*), after the WQEs */
+static uint32_t *pldma_srq_rec(struct pldma_srq *srq, uint32_t off)
+{
+	return (uint32_t *)(srq->ring +
+			    (size_t)srq->entries * PLDMA_RWQE_SIZE + off);
+}
+
+/* The next WQE the device takes, as it last wrote it */
+static uint32_t pldma_srq_head(struct pldma_srq *srq)
+{
+	return le32toh(__atomic_load_n(pldma_srq_rec(srq,
+						     PLDMA_SRQ_DBREC_HEAD),
+				       __ATOMIC_ACQUIRE));
+}
+
+/* The ring and its record, mapped; -1 and errno if not (ring NULL) */
+static int pldma_srq_map(struct pldma_srq *srq, struct ibv_context *ibctx)
+{
+	void *p = mmap(NULL, srq->ring_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, ibctx->cmd_fd, srq->ring_off);
+
+	srq->ring = p == MAP_FAILED ? NULL : p;
+	return srq->ring ? 0 : -1;
+}
+
+static struct ibv_srq *pldma_create_srq(struct ibv_pd *pd,
+					struct ibv_srq_init_attr *attr)
+{
+	struct pldma_create_srq_resp_all resp = {};
+	struct ibv_create_srq cmd = {};
+	struct pldma_srq *srq;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq)
+		return NULL;
+	pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
+				 &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		errno = ret;
+		goto err_free;
+	}
+	srq->idx = resp.drv.srq;
+	srq->entries = resp.drv.entries;
+	srq->ring_size = resp.drv.mmap_size;
+	srq->ring_off = resp.drv.mmap_offset;
+	if (srq->entries < PLDMA_SRQ_MIN_ENTRIES ||
+	    srq->entries > PLDMA_SRQ_MAX_ENTRIES ||
+	    srq->entries & (srq->entries - 1) ||
+	    (uint64_t)srq->entries * PLDMA_RWQE_SIZE + PLDMA_SRQ_DBREC_SIZE >
+	    srq->ring_size) {
+		errno = EPROTO;
+		goto err_destroy;
+	}
+	if (pldma_srq_map(srq, pd->context))
+		goto err_destroy;
+	/* a new SRQ's record is zeroed: the device starts at WQE 0 too */
+	srq->tail = 0;
+	return &srq->vsrq.srq;
+
+err_destroy:
+	ret = errno;
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+	errno = ret;
+err_free:
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+	return NULL;
+}
+
+/* IBV_SRQ_LIMIT arms the limit; the kernel refuses IBV_SRQ_MAX_WR */
+static int pldma_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			    int attr_mask)
+{
+	struct ibv_modify_srq cmd = {};
+
+	return ibv_cmd_modify_srq(srq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+static int pldma_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd = {};
+
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+static int pldma_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct pldma_srq *srq = to_psrq(ibsrq);
+	int ret;
+
+	/*
+	 * The kernel keeps a mapped ring: unmap first.  ib_core refuses
+	 * (EBUSY) while a QP uses the SRQ: then it is still ours, and its
+	 * ring is mapped again, the same memory with the same TAIL and HEAD
+	 * (a post meanwhile waits for the lock; with no mapping, EINVAL).
+	 */
+	pthread_spin_lock(&srq->lock);
+	if (srq->ring)
+		munmap(srq->ring, srq->ring_size);
+	srq->ring = NULL;
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret) {
+		pldma_srq_map(srq, ibsrq->context);
+		pthread_spin_unlock(&srq->lock);
+		return ret;
+	}
+	pthread_spin_unlock(&srq->lock);
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+	return 0;
+}
+
+/*
+ * WQEs at the TAIL while the ring has room (full when TAIL + 1 is the
+ * HEAD the device wrote back: ENOMEM), then one TAIL write after a
+ * barrier: the device reads TAIL from the record when it has taken the
+ * WQEs it knew of, so there is no doorbell to ring.
+ */
+static int pldma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			       struct ibv_recv_wr **bad_wr)
+{
+	struct pldma_srq *srq = to_psrq(ibsrq);
+	uint32_t mask = srq->entries - 1, head, next;
+	int ret = 0, n = 0;
+
+	pthread_spin_lock(&srq->lock);
+	if (!srq->ring) {
+		pthread_spin_unlock(&srq->lock);
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	head = pldma_srq_head(srq);
+	for (; wr; wr = wr->next) {
+		next = (srq->tail + 1) & mask;
+		if (next == head) {
+			/* full as last seen: look again once */
+			head = pldma_srq_head(srq);
+			if (next == head) {
+				ret = ENOMEM;
+				break;
+			}
+		}
+		if (wr->num_sge < 0 || wr->num_sge > PLDMA_RWQE_MAX_SGE) {
+			ret = EINVAL;
+			break;
+		}
+		pldma_rwqe_fill(srq->ring + (size_t)srq->tail * PLDMA_RWQE_SIZE,
+				wr);
+		srq->tail = next;
+		n++;
+	}
+	if (ret)
+		*bad_wr = wr;
+	if (n) {
+		/* the WQEs before the TAIL that gives them to the device */
+		udma_to_device_barrier();
+		__atomic_store_n(pldma_srq_rec(srq, PLDMA_SRQ_DBREC_TAIL),
+				 htole32(srq->tail), __ATOMIC_RELAXED);
+	}
+	pthread_spin_unlock(&srq->lock);
 	return ret;
 }
 
@@ -1274,6 +1459,11 @@ static const struct verbs_context_ops pldma_ctx_ops = {
 	.destroy_qp = pldma_destroy_qp,
 	.post_send = pldma_post_send,
 	.post_recv = pldma_post_recv,
+	.create_srq = pldma_create_srq,
+	.modify_srq = pldma_modify_srq,
+	.query_srq = pldma_query_srq,
+	.destroy_srq = pldma_destroy_srq,
+	.post_srq_recv = pldma_post_srq_recv,
 	.free_context = pldma_free_context,
 };
 

@@ -64,7 +64,23 @@ struct pldma_cq {
 	unsigned int arm_pending;
 };
 
-/* A QP: the SQ ring in our memory, the RQ ring mapped */
+/*
+ * An SRQ: its ring of receive WQEs and, after it, the doorbell record
+ * (PLDMA_SRQ_DBREC_*), mapped read-write.  We write WQEs, then the
+ * record's TAIL; the device writes its HEAD.
+ */
+struct pldma_srq {
+	struct verbs_srq vsrq;
+	pthread_spinlock_t lock;
+	uint8_t *ring;			/* NULL: not mapped (destroy failed) */
+	size_t ring_size;
+	uint64_t ring_off;		/* its mmap() offset */
+	uint32_t idx;
+	uint32_t entries;
+	uint32_t tail;			/* one past the last WQE posted */
+};
+
+/* A QP: the SQ ring in our memory, the RQ ring mapped (none with an SRQ) */
 struct pldma_qp {
 	struct verbs_qp vqp;
 	pthread_spinlock_t sq_lock;
@@ -104,6 +120,11 @@ static inline struct pldma_cq *to_pcq(struct ibv_cq *ibcq)
 static inline struct pldma_qp *to_pqp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct pldma_qp, vqp.qp);
+}
+
+static inline struct pldma_srq *to_psrq(struct ibv_srq *ibsrq)
+{
+	return container_of(ibsrq, struct pldma_srq, vsrq.srq);
 }
 
 #endif /* PLDMA_PROVIDER_H */

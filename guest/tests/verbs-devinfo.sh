@@ -8,7 +8,8 @@
 # registers memory: pinned, ODP, implicit ODP, and what a hostile user
 # tries.  ibv_rc_pingpong runs pldma0 <-> pldma1 (the device's RC QPs,
 # CQs and RQs through PLDMA's provider): pinned and ODP MRs, polling and
-# completion events, several sizes, buffers checked (-c).
+# completion events, several sizes, buffers checked (-c); ibv_srq_pingpong
+# and verbs-srq the same through shared receive queues.
 . /tests/lib.sh
 
 insmod /lib/modules/pldma.ko; check "insmod pldma.ko" test $? = 0
@@ -205,14 +206,62 @@ for m in pinned odp; do
 		test $rc = 0 -a "$(grep -c '^not ok' $O)" = 0 -a "$(grep -c '^ok' $O)" -ge 20
 done
 
+# Shared receive queues: Debian's ibv_srq_pingpong, several QPs of each
+# end receiving through one SRQ (-c: the server checks what it received),
+# pinned and ODP MRs; then guest/tests/verbs-srq.c (refused arguments,
+# which QP received what, the limit event, a full ring, a destroy refused
+# while QPs use the SRQ), its SRQ on pldma0 (stall mode: the SMMU's stall
+# serves the faults of its never-touched receive buffers) and on pldma1
+# (report mode: the driver serves them as responder faults of the QP that
+# took the WQE, recv_faults in debugfs)
+spp() { # NAME QPS ITERS [OPTION...]: one run, its TAP lines
+	name=$1 qps=$2 iters=$3
+	shift 3
+	timeout 90 ibv_srq_pingpong -d pldma0 -g ${G0:-0} -q $qps -r 64 -s 4096 \
+		-n $iters -c "$@" >/tmp/spp.s 2>&1 & sp=$!
+	sleep 1
+	timeout 80 ibv_srq_pingpong -d pldma1 -g ${G1:-0} -q $qps -r 64 -s 4096 \
+		-n $iters -c "$@" 127.0.0.1 >/tmp/spp.c 2>&1; rc=$?
+	wait $sp; rs=$?
+	sed 's/^/# server: /' /tmp/spp.s
+	sed 's/^/# client: /' /tmp/spp.c
+	b=$((4096 * iters * 2))
+	check "ibv_srq_pingpong $name: server and client exit 0 ($rs, $rc)" test "$rs$rc" = 00
+	check "ibv_srq_pingpong $name: both say $b bytes in ... seconds, $iters iters" \
+		eval "test \"\$(grep -c '^$b bytes in [0-9.]* seconds' /tmp/spp.s /tmp/spp.c | grep -c ':1\$')\" = 2 && grep -q '^$iters iters in' /tmp/spp.c"
+	check "ibv_srq_pingpong $name: no invalid data (-c), no completion error" \
+		eval "! grep -qi 'invalid data\|failed status\|Couldn' /tmp/spp.s /tmp/spp.c"
+}
+spp "3 QPs, 4 KiB x 300 (pinned MRs)" 3 300
+spp "4 QPs, 4 KiB x 200, ODP MRs (-o)" 4 200 -o
+spp "2 QPs, 4 KiB x 100, completion events (-e)" 2 100 -e
+rf0=$(sed -n 's/^recv_faults: //p' /sys/kernel/debug/pldma/pldma1/cqs)
+for r in "pldma0 ${G0:-0} pldma1 ${G1:-0}" "pldma1 ${G1:-0} pldma0 ${G0:-0}"; do
+	for m in pinned odp; do
+		timeout 120 verbs-srq $r $m >$O 2>&1; rc=$?
+		sed 's/^/# /' $O
+		check "verbs-srq, SRQ on ${r%% *} ($m MRs): $(grep -c '^ok' $O) checks passed, $(grep -c '^not ok' $O) failed" \
+			test $rc = 0 -a "$(grep -c '^not ok' $O)" = 0 -a "$(grep -c '^ok' $O)" -ge 30
+	done
+done
+rf1=$(sed -n 's/^recv_faults: //p' /sys/kernel/debug/pldma/pldma1/cqs)
+check "verbs-srq: pldma1 served receive-buffer faults of its SRQ's QPs (recv_faults $rf0 -> $rf1)" \
+	test "${rf1:-0}" -gt "${rf0:-0}"
+for d in pldma0 pldma1; do
+	sed 's/^/# /' /sys/kernel/debug/pldma/$d/srqs
+	check "$d: every SRQ destroyed in the device once the programs ended (debugfs srqs)" \
+		eval "grep -q '^srqs: [1-9]' /sys/kernel/debug/pldma/$d/srqs && ! grep -q '^  srq ' /sys/kernel/debug/pldma/$d/srqs"
+done
+
 # rdma-core's own tests (run_tests.py of the guest's rdma-core, 56.1,
 # unmodified; the verbs archive, --verbs-userland) on pldma0, whose traffic
 # tests run between two QPs of pldma0 over its own port (the device's
 # loopback).  Every test must pass or skip.  The ten RC tests of
 # test_odp.py, the issue's own, the seven RC ones of test_qpex.py (the
 # ibv_wr_* post-send API), test_cqex.py's RC traffic (ibv_create_cq_ex
-# polling) and the six RC tests of CMTestCase (rdma_cm between two IDs of
-# pldma0: its QP1, ib_gsi.c, loops their CM MADs back) must pass.
+# polling), the six RC tests of CMTestCase (rdma_cm between two IDs of
+# pldma0: its QP1, ib_gsi.c, loops their CM MADs back) and test_srq.py's
+# RC traffic through an SRQ and its limit event must pass.
 RT_CM="test_rdmacm_async_read test_rdmacm_async_reject_traffic
 test_rdmacm_async_traffic test_rdmacm_async_traffic_external_qp
 test_rdmacm_async_write test_rdmacm_sync_traffic"
@@ -226,6 +275,8 @@ RT_QPEX="test_qp_ex_rc_send test_qp_ex_rc_send_imm test_qp_ex_rc_rdma_write
 test_qp_ex_rc_rdma_write_imm test_qp_ex_rc_rdma_write_zero_length
 test_qp_ex_rc_rdma_read test_qp_ex_rc_rdma_read_zero_size
 test_rc_traffic_cq_ex"
+# (test_srq.py's tests have docstrings: -v names them by their first line)
+RT_SRQ="Test_RC_traffic_with_SRQ. Test_IBV_SRQ_LIMIT_modification."
 # The one test that fails for what the device does not do yet: an SGE's
 # lkey is not checked (a descriptor has no room for it; the PASID and the
 # MR's pages protect the process, docs/verbs.md), so test_atomic's
@@ -302,6 +353,7 @@ if [ -e /usr/share/rdma-core-tests/tests/run_tests.py ]; then
 	odp_ok=$(rt_count odp "$RT_ODP")
 	qpex_ok=$(rt_count "qpex|cqex" "$RT_QPEX")
 	cm_ok=$(rt_count rdmacm "$RT_CM")
+	srq_ok=$(rt_count srq "$RT_SRQ")
 	cat /tmp/rt.missed
 	check "run_tests.py on pldma0: ran ${ran:-0} in $(echo "$t1 $t0" | awk '{printf "%d", $1 - $2}') s, $(grep -c ' ok$' /tmp/rt.status) passed, $(grep -c ' skipped$' /tmp/rt.status) skipped, failed: $(echo ${bad:-none})" \
 		test "${ran:-0}" -ge 300 -a -z "$bad"
@@ -311,6 +363,8 @@ if [ -e /usr/share/rdma-core-tests/tests/run_tests.py ]; then
 		test $qpex_ok = 8
 	check "run_tests.py: the 6 RC tests of rdma_cm (test_rdmacm.py) passed ($cm_ok)" \
 		test $cm_ok = 6
+	check "run_tests.py: the 2 SRQ tests (test_srq.py: RC traffic, the limit event) passed ($srq_ok)" \
+		test $srq_ok = 2
 else
 	ok "run_tests.py on pldma0 # SKIP no verbs archive (--verbs-userland)"
 fi

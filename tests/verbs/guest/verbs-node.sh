@@ -341,6 +341,26 @@ if want pingpong-odp; then
 		res $st "$pair ibv_rc_pingpong -o -c (ODP MRs, data validated): exits 0"
 	fi
 fi
+# ibv_srq_pingpong: 3 QPs a side receiving through one SRQ (within the 4
+# channels a PLDMA has by default, one a QP); -c: the server checks what
+# it received
+SRQ_PP="-d $DEV -g $GIDX -q 3 -r 64 -c -n 100 -s 4096 -p @PORT@"
+if want srq-pingpong; then
+	step srq-pingpong tcp ibv_srq_pingpong $SRQ_PP -- ibv_srq_pingpong $SRQ_PP $sc_peer
+	res $st "$pair ibv_srq_pingpong -q 3 -c (3 QPs on one SRQ, data validated): exits 0"
+	grep -q '100 iters in' $out; res $? "$pair ibv_srq_pingpong: 100 iterations reported"
+	! grep -q 'invalid data' $out; res $? "$pair ibv_srq_pingpong: no invalid data (-c)"
+fi
+if want srq-pingpong-odp; then
+	if [ -n "$odp_skip" ]; then
+		ok "$pair ibv_srq_pingpong -o # SKIP $odp_skip"
+	else
+		step srq-pingpong-odp tcp ibv_srq_pingpong $SRQ_PP -o -- \
+			ibv_srq_pingpong $SRQ_PP -o $sc_peer
+		res $st "$pair ibv_srq_pingpong -q 3 -o -c (ODP MRs, data validated): exits 0"
+		! grep -q 'invalid data' $out; res $? "$pair ibv_srq_pingpong -o: no invalid data (-c)"
+	fi
+fi
 for t in write_bw read_bw send_bw write_lat; do
 	perftest_step ib_$t ib_$t ""
 done

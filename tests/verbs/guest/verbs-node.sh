@@ -361,6 +361,14 @@ if want srq-pingpong-odp; then
 		! grep -q 'invalid data' $out; res $? "$pair ibv_srq_pingpong -o: no invalid data (-c)"
 	fi
 fi
+# ibv_uc_pingpong: UC QPs (no ACKs; the link loses nothing, so every
+# message arrives); -c checks the bytes
+if want uc-pingpong; then
+	step uc-pingpong tcp ibv_uc_pingpong -d $DEV -g $GIDX -c -n 100 -s 4096 -p @PORT@ -- \
+		ibv_uc_pingpong -d $DEV -g $GIDX -c -n 100 -s 4096 -p @PORT@ $sc_peer
+	res $st "$pair ibv_uc_pingpong -c (UC QPs, data validated): exits 0"
+	grep -q '100 iters in' $out; res $? "$pair ibv_uc_pingpong: 100 iterations reported"
+fi
 for t in write_bw read_bw send_bw write_lat; do
 	perftest_step ib_$t ib_$t ""
 done

@@ -162,7 +162,9 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (ret)
 		return ret;
 	pd = uc->ctx->pd;
-	if (init->qp_type != IB_QPT_RC || init->create_flags || !pd->num_cqs)
+	if ((init->qp_type != IB_QPT_RC &&
+	     (init->qp_type != IB_QPT_UC || !(pd->cap & PLDMA_CAP_UC))) ||
+	    init->create_flags || !pd->num_cqs)
 		return -EOPNOTSUPP;
 	if (!init->send_cq || !init->recv_cq)
 		return -EINVAL;
@@ -202,7 +204,9 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->chan = pldma_ib_chan_get(uc);
 	if (IS_ERR(qp->chan))
 		return PTR_ERR(qp->chan);
-	ret = pldma_qp_create(qp->chan->ctx, &c, to_ppd(ibqp->pd)->tag, srq);
+	ret = pldma_qp_create(qp->chan->ctx, &c, to_ppd(ibqp->pd)->tag, srq,
+			      init->qp_type == IB_QPT_UC ? PLDMA_QP_TYPE_UC :
+							   PLDMA_QP_TYPE_RC);
 	if (ret)
 		goto err_put;
 	if (c.rq_mmap_size) {
@@ -299,7 +303,7 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	if (mask & IB_QP_CUR_STATE && attr->cur_qp_state != cur)
 		return -EINVAL;
 	new = mask & IB_QP_STATE ? attr->qp_state : cur;
-	if (!ib_modify_qp_is_ok(cur, new, IB_QPT_RC, mask))
+	if (!ib_modify_qp_is_ok(cur, new, ibqp->qp_type, mask))
 		return -EINVAL;
 	if ((mask & IB_QP_PORT && attr->port_num != 1) ||
 	    (mask & IB_QP_PKEY_INDEX && attr->pkey_index) ||
@@ -406,7 +410,7 @@ int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->max_dest_rd_atomic = PLDMA_QP_MAX_RD_ATOMIC;
 	attr->cap = qp->cap;
 	memset(init, 0, sizeof(*init));
-	init->qp_type = IB_QPT_RC;
+	init->qp_type = ibqp->qp_type;
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->srq = ibqp->srq;

@@ -171,6 +171,7 @@ struct pldma_qp {
 	u32 srq;			/* PLDMA_SRQ_NONE or the index of the
 					 * owner's SRQ it receives from (no RQ)
 					 */
+	u32 type;			/* PLDMA_QP_TYPE_RC or _UC */
 	void *ib_qp;			/* struct ib_qp of ib_qp.c, or NULL;
 					 * under pd->lock
 					 */
@@ -619,7 +620,7 @@ void pldma_key_fault_work(struct work_struct *work);
 /* qp.c */
 void pldma_qp_init(struct pldma_dev *pd);
 int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *c,
-		    u16 pd_tag, u32 srq);
+		    u16 pd_tag, u32 srq, u32 type);
 int pldma_qp_modify(struct pldma_ctx *ctx, struct pldma_qp_attr *a);
 int pldma_qp_query(struct pldma_ctx *ctx, struct pldma_qp_attr *a);
 int pldma_qp_destroy(struct pldma_ctx *ctx, u32 qpn);

@@ -148,6 +148,11 @@ static int pldma_qp_modify_hw(struct pldma_ctx *ctx, struct pldma_qp *qp,
 			mask |= PLDMA_QPA_SRQ;
 			pldma_wr(pd, PLDMA_QP_SRQ, qp->srq);
 		}
+		/* and its transport, when it is not RC (CAP.UC) */
+		if (qp->type != PLDMA_QP_TYPE_RC) {
+			mask |= PLDMA_QPA_TYPE;
+			pldma_wr(pd, PLDMA_QP_TYPE, qp->type);
+		}
 	}
 	pldma_wr(pd, PLDMA_QP_ATTR_MASK, mask);
 	if (mask & PLDMA_QPA_STATE)
@@ -279,10 +284,11 @@ static int pldma_qp_create_check(struct pldma_dev *pd,
  * value checked; the ioctl and the ib_device's create_qp (ib_qp.c) come
  * here with the device known present (pd->gone_sem held).  @srq: the
  * index of an SRQ of the context, of the PD @pd_tag, that the QP receives
- * from (no RQ then; the ib_device's only), or PLDMA_SRQ_NONE.
+ * from (no RQ then; the ib_device's only), or PLDMA_SRQ_NONE.  @type:
+ * PLDMA_QP_TYPE_RC, or _UC (the ib_device's only, CAP.UC).
  */
 int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp,
-		    u16 pd_tag, u32 srq)
+		    u16 pd_tag, u32 srq, u32 type)
 {
 	struct pldma_dev *pd = ctx->pd;
 	u32 send_cq = PLDMA_CQ_NONE, recv_cq = PLDMA_CQ_NONE;
@@ -352,6 +358,7 @@ int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp,
 	qp->send_cq = send_cq;
 	qp->recv_cq = recv_cq;
 	qp->srq = srq;
+	qp->type = type;
 	qp->pd_tag = pd_tag;
 	qp->rq_dma = rq_dma;
 	qp->rq_entries = c.rq_entries;
@@ -386,7 +393,7 @@ long pldma_ioc_qp_create(struct pldma_ctx *ctx, void __user *arg)
 	if (copy_from_user(&c, arg, sizeof(c)))
 		return -EFAULT;
 	/* the file: one PD, no SRQ */
-	ret = pldma_qp_create(ctx, &c, 0, PLDMA_SRQ_NONE);
+	ret = pldma_qp_create(ctx, &c, 0, PLDMA_SRQ_NONE, PLDMA_QP_TYPE_RC);
 	if (!ret && copy_to_user(arg, &c, sizeof(c))) {
 		/* nobody learnt the QPN: the QP goes again */
 		pldma_qp_release(ctx);

@@ -235,6 +235,18 @@ spp() { # NAME QPS ITERS [OPTION...]: one run, its TAP lines
 spp "3 QPs, 4 KiB x 300 (pinned MRs)" 3 300
 spp "4 QPs, 4 KiB x 200, ODP MRs (-o)" 4 200 -o
 spp "2 QPs, 4 KiB x 100, completion events (-e)" 2 100 -e
+# Unreliable connected QPs: Debian's ibv_uc_pingpong between the two
+# devices (the loopback loses nothing, so every message arrives), -c
+timeout 90 ibv_uc_pingpong -d pldma0 -g ${G0:-0} -s 4096 -n 200 -c \
+	>/tmp/ucp.s 2>&1 & sp=$!
+sleep 1
+timeout 80 ibv_uc_pingpong -d pldma1 -g ${G1:-0} -s 4096 -n 200 -c 127.0.0.1 \
+	>/tmp/ucp.c 2>&1; rc=$?
+wait $sp; rs=$?
+sed 's/^/# server: /' /tmp/ucp.s
+sed 's/^/# client: /' /tmp/ucp.c
+check "ibv_uc_pingpong -c (UC QPs, 4 KiB x 200): server and client exit 0 ($rs, $rc), 200 iters, no invalid data" \
+	eval "test '$rs$rc' = 00 && grep -q '^200 iters in' /tmp/ucp.c && ! grep -qi 'invalid data\|failed status' /tmp/ucp.s /tmp/ucp.c"
 rf0=$(sed -n 's/^recv_faults: //p' /sys/kernel/debug/pldma/pldma1/cqs)
 for r in "pldma0 ${G0:-0} pldma1 ${G1:-0}" "pldma1 ${G1:-0} pldma0 ${G0:-0}"; do
 	for m in pinned odp; do
@@ -277,6 +289,14 @@ test_qp_ex_rc_rdma_read test_qp_ex_rc_rdma_read_zero_size
 test_rc_traffic_cq_ex"
 # (test_srq.py's tests have docstrings: -v names them by their first line)
 RT_SRQ="Test_RC_traffic_with_SRQ. Test_IBV_SRQ_LIMIT_modification."
+# and test_qp.py's UC QPs, created with and without attributes, with
+# ibv_create_qp and ibv_create_qp_ex (their docstrings name them; its
+# test_query_uc_qp skips for what test_query_rc_qp skips for: the
+# extended create's send_ops_flags)
+RT_UC="Test_UC_QP_creation_via_ibv_create_qp_ex_without_a_QPAttr_object
+Test_UC_QP_creation_via_ibv_create_qp_ex_with_a_QPAttr_object_provided.
+Test_UC_QP_creation_via_ibv_create_qp_without_a_QPAttr_object_provided.
+Test_UC_QP_creation_via_ibv_create_qp_with_a_QPAttr_object_provided."
 # The one test that fails for what the device does not do yet: an SGE's
 # lkey is not checked (a descriptor has no room for it; the PASID and the
 # MR's pages protect the process, docs/verbs.md), so test_atomic's
@@ -354,6 +374,7 @@ if [ -e /usr/share/rdma-core-tests/tests/run_tests.py ]; then
 	qpex_ok=$(rt_count "qpex|cqex" "$RT_QPEX")
 	cm_ok=$(rt_count rdmacm "$RT_CM")
 	srq_ok=$(rt_count srq "$RT_SRQ")
+	uc_ok=$(rt_count qp "$RT_UC")
 	cat /tmp/rt.missed
 	check "run_tests.py on pldma0: ran ${ran:-0} in $(echo "$t1 $t0" | awk '{printf "%d", $1 - $2}') s, $(grep -c ' ok$' /tmp/rt.status) passed, $(grep -c ' skipped$' /tmp/rt.status) skipped, failed: $(echo ${bad:-none})" \
 		test "${ran:-0}" -ge 300 -a -z "$bad"
@@ -365,6 +386,8 @@ if [ -e /usr/share/rdma-core-tests/tests/run_tests.py ]; then
 		test $cm_ok = 6
 	check "run_tests.py: the 2 SRQ tests (test_srq.py: RC traffic, the limit event) passed ($srq_ok)" \
 		test $srq_ok = 2
+	check "run_tests.py: the 4 UC tests (test_qp.py: UC QPs created) passed ($uc_ok)" \
+		test $uc_ok = 4
 else
 	ok "run_tests.py on pldma0 # SKIP no verbs archive (--verbs-userland)"
 fi

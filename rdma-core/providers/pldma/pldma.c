@@ -726,6 +726,11 @@ static int pldma_desc_begin(struct pldma_qp *qp, uint32_t slot, uint8_t op,
 	if (send_flags & ~(IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
 			   IBV_SEND_FENCE | IBV_SEND_INLINE))
 		return EINVAL;
+	/* UC: SEND and RDMA WRITE only (the ops that carry their data) */
+	if (qp->vqp.qp.qp_type == IBV_QPT_UC &&
+	    (pldma_op_info[op].flags & (PLDMA_OPF_REMOTE | PLDMA_OPF_PAYLOAD)) ==
+	    PLDMA_OPF_REMOTE)
+		return EINVAL;
 	if (qp->sq_sig_all || send_flags & IBV_SEND_SIGNALED)
 		flags |= PLDMA_DF_SIGNALED;
 	if (send_flags & IBV_SEND_SOLICITED)

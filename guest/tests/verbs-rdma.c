@@ -5,9 +5,10 @@
  * of this guest (one process, one context on each, an RC QP between
  * them): RDMA WRITE, RDMA READ, WRITE_WITH_IMM, SEND_WITH_IMM into two
  * receive SGEs, unsignaled work requests, WRITE, READ and SEND with
- * gather/scatter lists (up to max_send_sge 4), a WRITE with a forged rkey,
- * which must complete with an error and write nothing, inline WRITE and
- * SEND from buffers reused before their completion, atomics (FetchAdd,
+ * gather/scatter lists (4 SGEs; one more than max_send_sge is refused), a
+ * WRITE with a forged rkey, which must complete with an error and write
+ * nothing, inline WRITE and SEND from buffers reused before their
+ * completion, atomics (FetchAdd,
  * CmpSwap both ways, on dropped pages with odp), a receive-only QP
  * (max_send_wr 0) that takes a SEND, and one with the
  * rkey of another PD of the same context (REM_ACCESS_ERR, nothing
@@ -57,6 +58,9 @@ static void check(int cond, const char *fmt, ...)
 		failed++;
 }
 
+/* more SGEs than any QP is given (the test's array) */
+#define MAX_SGES 64
+
 struct end {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
@@ -67,6 +71,7 @@ struct end {
 	uint8_t *buf;		/* 2 * LEN */
 	union ibv_gid gid;
 	int gid_index;
+	uint32_t max_send_sge;	/* what the QP was given */
 };
 
 static int setup(struct end *e, const char *dev, int gi, int odp,
@@ -97,8 +102,10 @@ static int setup(struct end *e, const char *dev, int gi, int odp,
 	qa.send_cq = e->cq;
 	qa.recv_cq = e->cq;
 	e->qp = ibv_create_qp(e->pd, &qa);
-	if (!e->qp || qa.cap.max_inline_data < INLINE)
+	if (!e->qp || qa.cap.max_inline_data < INLINE ||
+	    qa.cap.max_send_sge < 4 || qa.cap.max_send_sge >= MAX_SGES)
 		return -1;
+	e->max_send_sge = qa.cap.max_send_sge;
 	e->buf = mmap(NULL, 2 * LEN, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (e->buf == MAP_FAILED)
@@ -208,7 +215,7 @@ static int send_wr(struct end *e, enum ibv_wr_opcode op, uint64_t wr_id,
 int main(int argc, char **argv)
 {
 	struct end a = {}, b = {};
-	struct ibv_sge sg[2], sge3[5], gl[4];
+	struct ibv_sge sg[2], sge3[MAX_SGES], gl[4];
 	int i;
 	struct ibv_recv_wr rwr, *rbad;
 	struct ibv_send_wr swr, *sbad;
@@ -447,12 +454,14 @@ int main(int argc, char **argv)
 
 	/* what the provider refuses at once */
 	memset(&swr, 0, sizeof(swr));
-	for (i = 0; i < 5; i++)
+	for (i = 0; i <= (int)a.max_send_sge; i++)
 		sge3[i] = (struct ibv_sge){ (uintptr_t)a.buf, 8, a.mr->lkey };
-	swr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = sge3, .num_sge = 5,
+	swr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = sge3,
+				    .num_sge = a.max_send_sge + 1,
 				    .opcode = IBV_WR_SEND };
 	check(ibv_post_send(a.qp, &swr, &sbad) == EINVAL && sbad == &swr,
-	      "post_send with 5 SGEs (max_send_sge 4): EINVAL, bad_wr set");
+	      "post_send with max_send_sge + 1 SGEs (%u): EINVAL, bad_wr set",
+	      a.max_send_sge + 1);
 
 	/*
 	 * Atomics (atomic_cap IBV_ATOMIC_HCA): FetchAdd, a CmpSwap that

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * PLDMA's kernel verbs: address handles, RoCEv2 over IPv4, for the
- * kernel's UD sends (QP1, ib_gsi.c); user space has no UD QPs, so no AH.
+ * PLDMA's verbs: address handles, RoCEv2 over IPv4, for the kernel's UD
+ * sends (QP1, ib_gsi.c).  User space may make them too (create_user_ah):
+ * it has no UD QP to use them with yet, but programs test a GID by
+ * making an AH of it (UCX picks its GID index so, and falls back to the
+ * link-local entry when every AH fails); a GID that is not IPv4 is
+ * EAFNOSUPPORT here, so they pick the IPv4 RoCEv2 entry, as on rxe.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -20,8 +24,8 @@ int pldma_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	const struct ib_global_route *grh;
 	const struct in6_addr *sgid, *dgid;
 
-	if (udata)		/* no UD QPs in user space */
-		return -EOPNOTSUPP;
+	if (udata && udata->inlen)
+		return -EINVAL;
 	if (attr->type != RDMA_AH_ATTR_TYPE_ROCE ||
 	    !(rdma_ah_get_ah_flags(attr) & IB_AH_GRH))
 		return -EINVAL;

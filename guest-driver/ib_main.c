@@ -464,6 +464,7 @@ static const struct ib_device_ops pldma_ib_ops = {
 	.req_notify_cq = pldma_ib_req_notify_cq,
 	.get_dma_mr = pldma_ib_get_dma_mr,
 	.create_ah = pldma_ib_create_ah,
+	.create_user_ah = pldma_ib_create_ah,
 	.destroy_ah = pldma_ib_destroy_ah,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, pldma_ib_ah, ibah),

@@ -16,7 +16,7 @@
  * by the TAIL of the ring's doorbell record (memory, not a register);
  * completions are polled from the CQ ring by its owner bit and consumed or
  * armed by a doorbell (PLDMA_CH_CQ_DB).  No system call per work request.
- * Verbs that are absent here (AH, MW, XRC, ...) return EOPNOTSUPP from
+ * Verbs that are absent here (MW, XRC, ...) return EOPNOTSUPP from
  * libibverbs (its default ops), as ib_core does for the kernel's.
  */
 #include <config.h>
@@ -1432,6 +1432,39 @@ static int pldma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 	return ret;
 }
 
+/*
+ * Address handles: the kernel's (it checks the GID: RoCEv2 over IPv4).
+ * No UD QP takes them yet; programs make them to test a GID (UCX).
+ */
+static struct ibv_ah *pldma_create_ah(struct ibv_pd *pd,
+				      struct ibv_ah_attr *attr)
+{
+	struct ib_uverbs_create_ah_resp resp = {};
+	struct ibv_ah *ah;
+	int ret;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah)
+		return NULL;
+	ret = ibv_cmd_create_ah(pd, ah, attr, &resp, sizeof(resp));
+	if (ret) {
+		free(ah);
+		errno = ret;
+		return NULL;
+	}
+	return ah;
+}
+
+static int pldma_destroy_ah(struct ibv_ah *ah)
+{
+	int ret = ibv_cmd_destroy_ah(ah);
+
+	if (ret)
+		return ret;
+	free(ah);
+	return 0;
+}
+
 static void pldma_free_context(struct ibv_context *ibctx)
 {
 	struct pldma_context *ctx = to_pctx(ibctx);
@@ -1448,6 +1481,8 @@ static const struct verbs_context_ops pldma_ctx_ops = {
 	.query_device_ex = pldma_query_device,
 	.query_port = pldma_query_port,
 	.alloc_pd = pldma_alloc_pd,
+	.create_ah = pldma_create_ah,
+	.destroy_ah = pldma_destroy_ah,
 	.dealloc_pd = pldma_dealloc_pd,
 	.reg_mr = pldma_reg_mr,
 	.dereg_mr = pldma_dereg_mr,

@@ -560,29 +560,24 @@ QPERF
 fi
 # UCX (Debian's 1.18, unmodified; pldma.verbs_apps=1): ucx_info -d offers
 # rc_verbs on the device's port, then ucx_perftest between the nodes over
-# rc_verbs: UCT tests (-x rc_verbs -d DEV:1) and UCP ones (UCX_TLS).  On a
-# PLDMA, two of UCX's defaults do not fit the device, so its nodes set them
-# (docs/verbs.md): UCX asks 5 send SGEs of every RC QP
-# (UCX_IB_TX_MIN_SGE=5: ibv_create_qp EINVAL, the PLDMA has 4), and it
-# picks its GID by creating an AH on each entry, which a PLDMA refuses in
-# user space (no UD), so it falls back to index 0, the link-local GID, and
-# the connection fails (modify QP to RTR: ENETUNREACH): the GID index is
-# given, as to every program here.  An rxe node runs UCX's defaults.  UCP
-# wires its RC endpoints up through an auxiliary transport (ud_verbs on
-# real RoCE, which a PLDMA lacks): tcp on the RoCE link's netdev.
+# rc_verbs: UCT tests (-x rc_verbs -d DEV:1) and UCP ones (UCX_TLS), with
+# UCX's defaults on both kinds of node.  (Until 2026-12-07 a PLDMA node
+# needed two settings: UCX asks 5 send SGEs of every RC QP, a descriptor
+# had 4; and it picks its GID by making an AH of each entry, which a PLDMA
+# refused in user space.  docs/verbs.md.)  The GID UCX picks is printed.
+# UCP wires its RC endpoints up through an auxiliary transport (ud_verbs
+# on real RoCE, which a PLDMA lacks): tcp on the RoCE link's netdev.
 # No shared-memory transport: no /dev/shm and no System V IPC (UCX says
 # so on stderr and goes on without them).
 UCX_DEV=$DEV:1
-UCX_FIT=
-[ "$kind" != pldma ] || UCX_FIT="UCX_IB_TX_MIN_SGE=4 UCX_IB_GID_INDEX=$GIDX"
 UCP_TLS="UCX_TLS=rc_verbs,tcp,self UCX_NET_DEVICES=$UCX_DEV,$data"
 if app_want ucx_info; then
-	# what UCX's defaults do with this device (a diagnostic only)
+	# the GID UCX's defaults pick on this device (a diagnostic only)
 	[ "$kind" != pldma ] || UCX_LOG_LEVEL=debug ucx_info -d 2>&1 |
 		grep -E 'using gid_index|failed to create RC QP' | sed 's/.*UCX  /# UCX defaults on '$DEV': /' |
 		awk '!seen[$0]++'
-	env $UCX_FIT ucx_info -d >/tmp/ucx_info.out 2>&1; st=$?
-	res $st "$DEV ucx_info -d${UCX_FIT:+ ($UCX_FIT)}: exits 0"
+	ucx_info -d >/tmp/ucx_info.out 2>&1; st=$?
+	res $st "$DEV ucx_info -d: exits 0"
 	# the rc_verbs section of DEV:1: its capabilities, no "failed to open"
 	l=$(awk -v d="$UCX_DEV" '/Transport: / { t = $NF; s = 0 } /Device: / { s = ($NF == d && t == "rc_verbs") }
 		s && /failed to open/ { bad = 1 } s && /put_zcopy:/ { print; f = 1 } END { exit !(f && !bad) }' /tmp/ucx_info.out)
@@ -612,8 +607,8 @@ ucx_step() {
 		a="$a -d $UCX_DEV -x rc_verbs"
 		case $t in put_*) a="$a -D zcopy" ;; am_*) a="$a -D bcopy" ;; esac
 	fi
-	step $name tcp env $UCX_FIT $e sh /tmp/ucx_perftest.sh -P 0 -p @PORT@ $a -t $t -n 100 -s $sz -- \
-		env $UCX_FIT $e sh /tmp/ucx_perftest.sh -P 0 -p @PORT@ $a -t $t -n 100 -s $sz $sc_peer
+	step $name tcp env $e sh /tmp/ucx_perftest.sh -P 0 -p @PORT@ $a -t $t -n 100 -s $sz -- \
+		env $e sh /tmp/ucx_perftest.sh -P 0 -p @PORT@ $a -t $t -n 100 -s $sz $sc_peer
 	res $st "$pair ucx_perftest $t $sz B$a$e: exits 0"
 	if [ "$role" = 2 ] && [ $st = 0 ]; then
 		# "Final: iterations overhead|latency(50%, avg, overall)

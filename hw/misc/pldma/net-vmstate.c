@@ -92,11 +92,33 @@ static bool pldma_net_ch_active(const PLDMAChannel *ch)
 }
 
 /* Why responder connection @i is bad, or NULL */
+/* Why connection @c's receive WQE or UC state is not its QP @qp's, or NULL */
+static const char *pldma_net_conn_recv_check(const PLDMANetConn *c,
+                                             const PLDMAQP *qp)
+{
+    if (c->rwqe_nsge > PLDMA_RWQE_MAX_SGE) {
+        return "receive WQE with too many scatter entries";
+    }
+    if (c->rwqe_held && !qp->srq) {
+        return "a WQE taken from an SRQ by a QP without one";
+    }
+    if (qp->type == PLDMA_QP_TYPE_UC &&
+        (c->uc_drop ? c->msg_valid || c->rmsg_valid || c->imm_wqe :
+         c->park || c->rd_active || c->rdq_n)) {
+        return "UC connection state";
+    }
+    if (qp->type != PLDMA_QP_TYPE_UC && c->uc_drop) {
+        return "UC state on an RC connection";
+    }
+    return NULL;
+}
+
 static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
 {
     const PLDMANetConn *c = &s->net->conns[i];
     const PLDMAQP *qp = &s->net->qps[i];
     uint32_t mtu, j;
+    const char *why;
     uint64_t total = 0;
 
     if (qp->state == PLDMA_QPS_RTR || qp->state == PLDMA_QPS_RTS) {
@@ -134,19 +156,9 @@ static const char *pldma_net_conn_check(PLDMACore *s, uint32_t i)
                          c->rd_len > s->max_transfer)) {
         return "READ response stream beyond its request";
     }
-    if (c->rwqe_nsge > PLDMA_RWQE_MAX_SGE) {
-        return "receive WQE with too many scatter entries";
-    }
-    if (c->rwqe_held && !qp->srq) {
-        return "a WQE taken from an SRQ by a QP without one";
-    }
-    if (qp->type == PLDMA_QP_TYPE_UC &&
-        (c->uc_drop ? c->msg_valid || c->rmsg_valid || c->imm_wqe :
-         c->park || c->rd_active || c->rdq_n)) {
-        return "UC connection state";
-    }
-    if (qp->type != PLDMA_QP_TYPE_UC && c->uc_drop) {
-        return "UC state on an RC connection";
+    why = pldma_net_conn_recv_check(c, qp);
+    if (why) {
+        return why;
     }
     if (c->rdo_next >= PLDMA_NET_RD_ORIG) {
         return "READ resources";

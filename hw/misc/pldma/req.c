@@ -373,6 +373,24 @@ typedef enum {
     REQ_ENDED,              /* the message ended (pldma_comp_finish()) */
 } PLDMAReqSent;
 
+/*
+ * UC: a segment of @n bytes went out.  No ACK is asked and none comes;
+ * nothing is resent, so what is sent counts as acknowledged for the
+ * window, and the message completes with its @last packet on the link.
+ */
+static PLDMAReqSent req_uc_sent(PLDMAChannel *ch, uint32_t n, bool last,
+                                uint64_t *budget)
+{
+    ch->done += n;
+    pldma_ch_req(ch)->acked = ch->done;
+    *budget -= MIN(*budget, n);
+    if (last) {
+        pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
+        return REQ_ENDED;
+    }
+    return REQ_SENT;
+}
+
 /* Send the WRITE or SEND segment at ch->done, within @budget bytes */
 static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
                                      uint64_t *budget)
@@ -432,20 +450,8 @@ static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
         p.dmalen = ch->len;
     }
     if (req_uc(ch)) {
-        /*
-         * UC: no ACK asked, none comes; nothing is resent, so what is
-         * sent counts as acknowledged for the window, and the message
-         * completes with its last packet on the link
-         */
         pldma_hdr_tx(s, &p);
-        ch->done += n;
-        r->acked = ch->done;
-        *budget -= MIN(*budget, n);
-        if (last) {
-            pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
-            return REQ_ENDED;
-        }
-        return REQ_SENT;
+        return req_uc_sent(ch, n, last, budget);
     }
     p.ackreq = last || (seg + 1) % PLDMA_NET_ACKREQ_EVERY == 0;
     if (ch->done < r->sent_hw) {

@@ -1216,12 +1216,54 @@ static void pldma_rwqe_fill(uint8_t *w, const struct ibv_recv_wr *wr)
 	}
 }
 
+/*
+ * Write @wr's WQEs at *@tail of the receive ring @wqes of @entries while it
+ * has room: it is full when TAIL + 1 is the HEAD @head(@arg) reports,
+ * read again once before ENOMEM.  *@n: the WQEs written; 0, or the errno
+ * of the first work request not posted (*@bad_wr).  The caller hands
+ * them to the device.
+ */
+static int pldma_recv_ring_fill(uint8_t *wqes, uint32_t entries,
+				uint32_t *tail, uint32_t (*head)(void *),
+				void *arg, struct ibv_recv_wr *wr,
+				struct ibv_recv_wr **bad_wr, int *n)
+{
+	uint32_t mask = entries - 1, h = head(arg), next;
+
+	for (*n = 0; wr; wr = wr->next) {
+		next = (*tail + 1) & mask;
+		if (next == h) {
+			h = head(arg);
+			if (next == h)
+				break;
+		}
+		if (wr->num_sge < 0 || wr->num_sge > PLDMA_RWQE_MAX_SGE) {
+			*bad_wr = wr;
+			return EINVAL;
+		}
+		pldma_rwqe_fill(wqes + (size_t)*tail * PLDMA_RWQE_SIZE, wr);
+		*tail = next;
+		(*n)++;
+	}
+	if (!wr)
+		return 0;
+	*bad_wr = wr;
+	return ENOMEM;
+}
+
+/* The RQ's HEAD, as the QP's channel page reads it */
+static uint32_t pldma_qp_rq_head(void *arg)
+{
+	struct pldma_qp *qp = arg;
+
+	return pldma_db_rd(qp->db, PLDMA_CH_RQ_HEAD);
+}
+
 static int pldma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			   struct ibv_recv_wr **bad_wr)
 {
 	struct pldma_qp *qp = to_pqp(ibqp);
-	uint32_t mask = qp->rq_entries - 1, head, next;
-	int ret = 0, n = 0;
+	int ret, n;
 
 	/* a QP of an SRQ receives what is posted to the SRQ (verbs: EINVAL) */
 	if (ibqp->srq || !qp->rq_entries) {
@@ -1229,27 +1271,8 @@ static int pldma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		return EINVAL;
 	}
 	pthread_spin_lock(&qp->rq_lock);
-	head = pldma_db_rd(qp->db, PLDMA_CH_RQ_HEAD);
-	for (; wr; wr = wr->next) {
-		next = (qp->rq_tail + 1) & mask;
-		if (next == head) {
-			head = pldma_db_rd(qp->db, PLDMA_CH_RQ_HEAD);
-			if (next == head) {
-				ret = ENOMEM;
-				break;
-			}
-		}
-		if (wr->num_sge < 0 || wr->num_sge > PLDMA_RWQE_MAX_SGE) {
-			ret = EINVAL;
-			break;
-		}
-		pldma_rwqe_fill(qp->rq + (size_t)qp->rq_tail * PLDMA_RWQE_SIZE,
-				wr);
-		qp->rq_tail = next;
-		n++;
-	}
-	if (ret)
-		*bad_wr = wr;
+	ret = pldma_recv_ring_fill(qp->rq, qp->rq_entries, &qp->rq_tail,
+				   pldma_qp_rq_head, qp, wr, bad_wr, &n);
 	if (n) {
 		udma_to_device_barrier();
 		pldma_db_wr(qp->db, PLDMA_CH_RQ_TAIL, qp->rq_tail);
@@ -1280,6 +1303,11 @@ static uint32_t pldma_srq_head(struct pldma_srq *srq)
 	return le32toh(__atomic_load_n(pldma_srq_rec(srq,
 						     PLDMA_SRQ_DBREC_HEAD),
 				       __ATOMIC_ACQUIRE));
+}
+
+static uint32_t pldma_srq_head_of(void *arg)
+{
+	return pldma_srq_head(arg);
 }
 
 /* The ring and its record, mapped; -1 and errno if not (ring NULL) */
@@ -1391,8 +1419,7 @@ static int pldma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			       struct ibv_recv_wr **bad_wr)
 {
 	struct pldma_srq *srq = to_psrq(ibsrq);
-	uint32_t mask = srq->entries - 1, head, next;
-	int ret = 0, n = 0;
+	int ret, n;
 
 	pthread_spin_lock(&srq->lock);
 	if (!srq->ring) {
@@ -1400,28 +1427,8 @@ static int pldma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	head = pldma_srq_head(srq);
-	for (; wr; wr = wr->next) {
-		next = (srq->tail + 1) & mask;
-		if (next == head) {
-			/* full as last seen: look again once */
-			head = pldma_srq_head(srq);
-			if (next == head) {
-				ret = ENOMEM;
-				break;
-			}
-		}
-		if (wr->num_sge < 0 || wr->num_sge > PLDMA_RWQE_MAX_SGE) {
-			ret = EINVAL;
-			break;
-		}
-		pldma_rwqe_fill(srq->ring + (size_t)srq->tail * PLDMA_RWQE_SIZE,
-				wr);
-		srq->tail = next;
-		n++;
-	}
-	if (ret)
-		*bad_wr = wr;
+	ret = pldma_recv_ring_fill(srq->ring, srq->entries, &srq->tail,
+				   pldma_srq_head_of, srq, wr, bad_wr, &n);
 	if (n) {
 		/* the WQEs before the TAIL that gives them to the device */
 		udma_to_device_barrier();

@@ -141,7 +141,8 @@ DEFINE_SHOW_ATTRIBUTE(pldma_net);
 /*
  * The QP table: every QP a file holds, and every other QP the device says
  * is not in RESET (a driver bug), with the device's QPN and state (QP_SEL
- * is staging: under the key mutex) and the destination its owner set.
+ * is staging: under the key mutex), its transport (rc, uc, ud) and the
+ * destination its owner set (none for ud: each datagram names its own).
  */
 static int pldma_qps_show(struct seq_file *m, void *v)
 {
@@ -167,6 +168,8 @@ static int pldma_qps_show(struct seq_file *m, void *v)
 			continue;
 		seq_printf(m, "  qp %u qpn %#x %s", i, qpn,
 			   pldma_qp_state_name(state));
+		if (qp->ctx)
+			seq_printf(m, " %s", pldma_qp_type_name(qp->type));
 		if (qp->ctx && qp->srq != PLDMA_SRQ_NONE)
 			seq_printf(m, " sq ch%u pid %d pasid %u dest qpn %#x ip %pI4h srq %u\n",
 				   qp->ctx->ch, qp->ctx->tgid, qp->ctx->pasid,

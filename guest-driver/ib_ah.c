@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * PLDMA's verbs: address handles, RoCEv2 over IPv4, for the kernel's UD
- * sends (QP1, ib_gsi.c).  User space may make them too (create_user_ah):
- * it has no UD QP to use them with yet, but programs test a GID by
- * making an AH of it (UCX picks its GID index so, and falls back to the
- * link-local entry when every AH fails); a GID that is not IPv4 is
- * EAFNOSUPPORT here, so they pick the IPv4 RoCEv2 entry, as on rxe.
+ * sends (QP1, ib_gsi.c) and user space's (create_user_ah): a UD QP's send
+ * descriptor carries the address vector, which the provider writes from
+ * what the response gives it (pldma_create_ah_resp: the MAC ib_core
+ * resolved, ah_attr->roce.dmac, and the IPv4 address).  Programs also
+ * test a GID by making an AH of it (UCX picks its GID index so, and falls
+ * back to the link-local entry when every AH fails); a GID that is not
+ * IPv4 is EAFNOSUPPORT here, so they pick the IPv4 RoCEv2 entry, as on
+ * rxe.
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -15,6 +18,7 @@
 
 #include "pldma_drv.h"
 #include "pldma_ib.h"
+#include "uapi/pldma-abi.h"
 
 int pldma_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		       struct ib_udata *udata)
@@ -42,6 +46,18 @@ int pldma_ib_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	ah->tos = grh->traffic_class;
 	ah->ttl = grh->hop_limit > 1 ? grh->hop_limit : 64;
 	ether_addr_copy(ah->dmac, attr->roce.dmac);
+	if (udata && udata->outlen) {
+		struct pldma_create_ah_resp resp = {
+			.dest_ip = be32_to_cpu(ah->daddr),
+		};
+
+		/* a UD send needs a unicast MAC; ib_core resolved it */
+		if (!is_valid_ether_addr(ah->dmac))
+			return -EINVAL;
+		ether_addr_copy(resp.dmac, ah->dmac);
+		return ib_copy_to_udata(udata, &resp,
+					min(udata->outlen, sizeof(resp)));
+	}
 	return 0;
 }
 

@@ -4,10 +4,10 @@
  * so that ib_cm and rdma_cm (rping, perftest's -R, librdmacm) run over the
  * PLDMA's own port.
  *
- * The device implements RC only.  QP1's management datagrams are RoCEv2
- * UD (BTH opcode 0x64, a DETH), which the device hands to its Ethernet
- * function once it has checked their ICRC (docs/specs/pldma.rst,
- * "Ethernet function").  So, as a NIC's firmware would, this file serves
+ * The device's UD QPs (CAP.UD) are user space's; QP1's management
+ * datagrams, RoCEv2 UD (BTH opcode 0x64, a DETH) to QPN 1, the device
+ * hands to its Ethernet function once it has checked their ICRC
+ * (docs/specs/pldma.rst, "Ethernet function").  So, as a NIC's firmware would, this file serves
  * QP1 on the Ethernet rings: eth.c's receive poll gives it the UD
  * datagrams to this node's address before the network stack sees them,
  * and its sends are whole frames on the transmit ring whose ICRC the
@@ -16,9 +16,9 @@
  * Kernel objects, for the MAD layer: a PD (no PASID), CQs in memory
  * (ib_kcq.c), the GSI QP (struct pldma_gsi, here), address handles
  * (ib_ah.c) and the DMA MR (ib_mr.c).  Buffers are kernel virtual addresses: the ib_device has no
- * DMA device (ib_uses_virt_dma()), as rxe's.  User space keeps RC QPs
- * only: a UD QP, a user AH or a kernel RC QP is refused (EOPNOTSUPP), and
- * so are these verbs on a user QP or CQ.
+ * DMA device (ib_uses_virt_dma()), as rxe's.  User space's QPs (RC, UC
+ * and UD) are the device's own (ib_qp.c); a kernel QP other than QP1 is
+ * refused (EOPNOTSUPP), and so are these verbs on a user QP or CQ.
  *
  * Copyright (c) 2026 The PLDMA authors
  */

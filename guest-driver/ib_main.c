@@ -10,8 +10,8 @@
  * of the process, pldma_ctx_open(): its mm bound to the device by SVA, its
  * PASID the address space of the process's PDs; a channel only once it has
  * a QP), PDs, MRs
- * (ib_mr.c: pinned, ODP and implicit ODP), CQs (ib_cq.c), RC QPs
- * (ib_qp.c) and SRQs (ib_srq.c), and the mmap() of the context's channel
+ * (ib_mr.c: pinned, ODP and implicit ODP), CQs (ib_cq.c), RC, UC and UD
+ * QPs (ib_qp.c), SRQs (ib_srq.c), user AHs (ib_ah.c), and the mmap() of the context's channel
  * page and of the CQ, RQ and SRQ rings.  Kernel verbs serve QP1 alone (ib_gsi.c: the MAD layer's
  * GSI QP, for ib_cm and rdma_cm): a kernel PD, CQs in memory, address
  * handles.  Every other verb is absent from the ops, so ib_core and
@@ -89,12 +89,17 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->max_pd = PLDMA_IB_MAX_PD;
 	attr->max_mr = PLDMA_NUM_KEYS;
 	attr->max_pkeys = 1;
+	/* AHs are the driver's (ib_ah.c): a UD send carries its vector */
+	attr->max_ah = PLDMA_IB_MAX_AH;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN;
 	/*
 	 * ODP: an MR pins nothing, the device faults through the PASID, as
 	 * requester and as responder, for every RC operation it does (an
-	 * SRQ's receive buffers fault as an RQ's).  The kernel's buffers
-	 * (QP1's) need no MR: they are virtual addresses.
+	 * SRQ's receive buffers fault as an RQ's).  UD (CAP.UD): a send's
+	 * buffer faults as an RC SEND's; a datagram whose receive buffer
+	 * faults is dropped, the fault served for the next one (datagrams
+	 * may be lost).  The kernel's buffers (QP1's) need no MR: they are
+	 * virtual addresses.
 	 */
 	attr->kernel_cap_flags = IBK_ON_DEMAND_PAGING | IBK_LOCAL_DMA_LKEY;
 	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
@@ -103,6 +108,9 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
 		(pd->cap & PLDMA_CAP_ATOMIC ? IB_ODP_SUPPORT_ATOMIC : 0) |
 		(pd->num_srqs ? IB_ODP_SUPPORT_SRQ_RECV : 0);
+	if (pd->cap & PLDMA_CAP_UD)
+		attr->odp_caps.per_transport_caps.ud_odp_caps =
+			IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV;
 	return 0;
 }
 
@@ -121,6 +129,17 @@ static enum ib_port_state pldma_ib_port_state(struct pldma_dev *pd)
 	       IB_PORT_ACTIVE : IB_PORT_DOWN;
 }
 
+/*
+ * The port's MTU: the device's segment size (its mtu property), which is
+ * also a UD QP's largest datagram
+ */
+enum ib_mtu pldma_ib_active_mtu(struct pldma_dev *pd)
+{
+	enum ib_mtu mtu = ib_mtu_int_to_enum(pd->mtu);
+
+	return mtu && mtu <= IB_MTU_4096 ? mtu : IB_MTU_1024;
+}
+
 static int pldma_ib_query_port(struct ib_device *ibdev, u32 port,
 			       struct ib_port_attr *attr)
 {
@@ -135,9 +154,7 @@ static int pldma_ib_query_port(struct ib_device *ibdev, u32 port,
 	 * The device's segment size (its mtu property): a QP's path MTU may
 	 * not be larger (a connection request asking more is refused)
 	 */
-	attr->active_mtu = ib_mtu_int_to_enum(pd->mtu);
-	if (!attr->active_mtu || attr->active_mtu > IB_MTU_4096)
-		attr->active_mtu = IB_MTU_1024;
+	attr->active_mtu = pldma_ib_active_mtu(pd);
 	attr->max_mtu = attr->active_mtu;
 	attr->gid_tbl_len = PLDMA_IB_GID_TBL_LEN;
 	attr->pkey_tbl_len = 1;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * PLDMA's ib_device: RC queue pairs.  A verbs QP is the device QP of the
+ * PLDMA's ib_device: RC, UC and UD queue pairs (UC and UD on a device
+ * with CAP.UC, CAP.UD).  A verbs QP is the device QP of the
  * ucontext's channel context (qp.c): the context's channel is its send
  * queue, a ring of descriptors in the process's memory that the provider
  * gives the channel and rings through the channel page, and its receive
@@ -12,7 +13,9 @@
  * attribute mask has the bit values of ib_qp_attr_mask (pldma-regs.h).
  * The address vector is RoCEv2's: the destination GID must be IPv4-mapped
  * (the device speaks IPv4/UDP), the destination MAC is the one ib_core
- * resolved (ah_attr.roce.dmac).
+ * resolved (ah_attr.roce.dmac).  A UD QP has no path: each send names
+ * its destination (an AH: the provider writes the AH's vector into the
+ * descriptor), and its Q_Key is set at RESET->INIT (IB_QP_QKEY).
  *
  * Copyright (c) 2026 The PLDMA authors
  */
@@ -34,15 +37,18 @@
 				 IB_QP_RNR_RETRY | IB_QP_RQ_PSN |	\
 				 IB_QP_MAX_QP_RD_ATOMIC |		\
 				 IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN |	\
-				 IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN)
+				 IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN | \
+				 IB_QP_QKEY)
 /* ... and those the device takes, with the same bit values */
 #define PLDMA_IB_QP_DEV_MASK	(IB_QP_STATE | IB_QP_ACCESS_FLAGS |	\
 				 IB_QP_AV | IB_QP_PATH_MTU |		\
 				 IB_QP_TIMEOUT | IB_QP_RETRY_CNT |	\
 				 IB_QP_RNR_RETRY | IB_QP_RQ_PSN |	\
 				 IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN |	\
-				 IB_QP_DEST_QPN | IB_QP_MAX_QP_RD_ATOMIC)
+				 IB_QP_DEST_QPN | IB_QP_MAX_QP_RD_ATOMIC | \
+				 IB_QP_QKEY)
 static_assert(IB_QP_STATE == PLDMA_QPA_STATE);
+static_assert(IB_QP_QKEY == PLDMA_QPA_QKEY);
 static_assert(IB_QP_ACCESS_FLAGS == PLDMA_QPA_ACCESS_FLAGS);
 static_assert(IB_QP_AV == PLDMA_QPA_AV);
 static_assert(IB_QP_PATH_MTU == PLDMA_QPA_PATH_MTU);
@@ -143,48 +149,44 @@ void pldma_ib_qp_fatal(void *p)
 		ibqp->event_handler(&ev, ibqp->qp_context);
 }
 
-int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
-		       struct ib_udata *udata)
+/* The device's transport of a user QP of @type; -EOPNOTSUPP: none */
+static int pldma_ib_qp_type(struct pldma_dev *pd, enum ib_qp_type type)
 {
-	struct pldma_ib_qp *qp = to_pqp(ibqp);
-	struct pldma_create_qp_resp resp = { };
-	struct pldma_qp_create c = { };
-	struct pldma_ib_ucontext *uc;
-	struct ib_qp_cap *cap = &init->cap;
-	u32 srq = PLDMA_SRQ_NONE;
-	struct pldma_dev *pd;
-	int ret;
-
-	if (!udata)			/* the kernel's: QP1 only */
-		return pldma_gsi_create_qp(ibqp, init);
-	uc = pldma_ib_uc(udata);
-	ret = pldma_ib_mm_check(uc);
-	if (ret)
-		return ret;
-	pd = uc->ctx->pd;
-	if ((init->qp_type != IB_QPT_RC &&
-	     (init->qp_type != IB_QPT_UC || !(pd->cap & PLDMA_CAP_UC))) ||
-	    init->create_flags || !pd->num_cqs)
+	switch (type) {
+	case IB_QPT_RC:
+		return PLDMA_QP_TYPE_RC;
+	case IB_QPT_UC:
+		return pd->cap & PLDMA_CAP_UC ? PLDMA_QP_TYPE_UC : -EOPNOTSUPP;
+	case IB_QPT_UD:
+		return pd->cap & PLDMA_CAP_UD ? PLDMA_QP_TYPE_UD : -EOPNOTSUPP;
+	default:
 		return -EOPNOTSUPP;
-	if (!init->send_cq || !init->recv_cq)
-		return -EINVAL;
+	}
+}
+
+/*
+ * The SRQ (*@srq) and the caps a new QP asks, checked, and its rings'
+ * sizes: a descriptor lists up to PLDMA_DESC_MAX_SGE buffers; inline data
+ * is the provider's copy (pldma-abi.h); max_send_wr 0 is a receive-only
+ * QP, whose SQ is the smallest ring; with an SRQ the receive caps are
+ * ignored, as verbs say, and the QP has no RQ ring
+ */
+static int pldma_ib_qp_sizes(struct pldma_ib_qp *qp,
+			     const struct ib_qp_init_attr *init, u32 *srq)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+
 	/*
 	 * An SRQ in place of the RQ: one of the same PD (the device checks
-	 * its PASID and PD tag); the receive caps are then ignored, as verbs
-	 * say, and the QP has no RQ ring
+	 * its PASID and PD tag)
 	 */
 	if (init->srq) {
 		if (init->srq->srq_type != IB_SRQT_BASIC)
 			return -EOPNOTSUPP;
-		if (init->srq->pd != ibqp->pd)
+		if (init->srq->pd != qp->ibqp.pd)
 			return -EINVAL;
-		srq = to_psrq(init->srq)->idx;
+		*srq = to_psrq(init->srq)->idx;
 	}
-	/*
-	 * a descriptor lists up to PLDMA_DESC_MAX_SGE buffers; inline data is
-	 * the provider's copy (pldma-abi.h); max_send_wr 0 is a receive-only
-	 * QP, whose SQ is the smallest ring
-	 */
 	if (cap->max_send_wr >= PLDMA_RING_MAX_ENTRIES ||
 	    (!init->srq && (cap->max_recv_wr >= PLDMA_RQ_MAX_ENTRIES ||
 			    cap->max_recv_sge > PLDMA_RWQE_MAX_SGE)) ||
@@ -196,6 +198,75 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->rq_entries = cap->max_recv_wr && !init->srq ?
 		max_t(u32, roundup_pow_of_two(cap->max_recv_wr + 1),
 		      PLDMA_RQ_MIN_ENTRIES) : 0;
+	return 0;
+}
+
+/*
+ * The create response: the rings, the channel page and, for a UD QP, its
+ * largest datagram (the port's MTU); then the caps the QP has
+ */
+static int pldma_ib_qp_resp(struct pldma_ib_qp *qp,
+			    struct ib_qp_init_attr *init, u32 type,
+			    u32 rq_mmap_size, u64 rq_off,
+			    struct ib_udata *udata)
+{
+	struct pldma_dev *pd = qp->chan->ctx->pd;
+	struct pldma_create_qp_resp resp = {
+		.rq_entries = qp->rq_entries,
+		.rq_mmap_size = rq_mmap_size,
+		.rq_mmap_offset = rq_off,
+		.sq_entries = qp->sq_entries,
+		.max_inline = PLDMA_IB_MAX_INLINE,
+		.db_mmap_offset = qp->chan->db_off,
+		.db_mmap_size = PAGE_SIZE,
+	};
+	struct ib_qp_cap *cap = &init->cap;
+	int ret;
+
+	if (type == PLDMA_QP_TYPE_UD)
+		resp.ud_max_msg = ib_mtu_enum_to_int(pldma_ib_active_mtu(pd));
+	ret = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	if (ret)
+		return ret;
+	cap->max_send_wr = qp->sq_entries - 1;
+	cap->max_recv_wr = qp->rq_entries ? qp->rq_entries - 1 : 0;
+	cap->max_send_sge = PLDMA_DESC_MAX_SGE;
+	cap->max_recv_sge = init->srq ? 0 : PLDMA_RWQE_MAX_SGE;
+	cap->max_inline_data = PLDMA_IB_MAX_INLINE;
+	qp->cap = *cap;
+	return 0;
+}
+
+/*
+ * A user QP: RC, UC (CAP.UC) or UD (CAP.UD); the kernel's is QP1 alone
+ * (ib_gsi.c)
+ */
+int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		       struct ib_udata *udata)
+{
+	struct pldma_ib_qp *qp = to_pqp(ibqp);
+	struct pldma_qp_create c = { };
+	struct pldma_ib_ucontext *uc;
+	u32 srq = PLDMA_SRQ_NONE;
+	struct pldma_dev *pd;
+	u64 rq_off = 0;
+	int ret, type;
+
+	if (!udata)			/* the kernel's: QP1 only */
+		return pldma_gsi_create_qp(ibqp, init);
+	uc = pldma_ib_uc(udata);
+	ret = pldma_ib_mm_check(uc);
+	if (ret)
+		return ret;
+	pd = uc->ctx->pd;
+	type = pldma_ib_qp_type(pd, init->qp_type);
+	if (type < 0 || init->create_flags || !pd->num_cqs)
+		return -EOPNOTSUPP;
+	if (!init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	ret = pldma_ib_qp_sizes(qp, init, &srq);
+	if (ret)
+		return ret;
 	c.flags = PLDMA_QPC_SEND_CQ | PLDMA_QPC_RECV_CQ;
 	c.send_cq = to_pcq(init->send_cq)->idx;
 	c.recv_cq = to_pcq(init->recv_cq)->idx;
@@ -205,37 +276,22 @@ int pldma_ib_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (IS_ERR(qp->chan))
 		return PTR_ERR(qp->chan);
 	ret = pldma_qp_create(qp->chan->ctx, &c, to_ppd(ibqp->pd)->tag, srq,
-			      init->qp_type == IB_QPT_UC ? PLDMA_QP_TYPE_UC :
-							   PLDMA_QP_TYPE_RC);
+			      type);
 	if (ret)
 		goto err_put;
 	if (c.rq_mmap_size) {
 		qp->rq = pldma_ib_mmap_insert(uc, qp->chan->ctx,
 					      PLDMA_IB_MMAP_RQ, 0,
-					      c.rq_mmap_size,
-					      &resp.rq_mmap_offset);
+					      c.rq_mmap_size, &rq_off);
 		if (IS_ERR(qp->rq)) {
 			ret = PTR_ERR(qp->rq);
 			qp->rq = NULL;
 			goto err_destroy;
 		}
 	}
-	resp.rq_entries = qp->rq_entries;
-	resp.rq_mmap_size = c.rq_mmap_size;
-	resp.sq_entries = qp->sq_entries;
-	resp.max_inline = PLDMA_IB_MAX_INLINE;
-	resp.db_mmap_offset = qp->chan->db_off;
-	resp.db_mmap_size = PAGE_SIZE;
-	ret = ib_copy_to_udata(udata, &resp, min(udata->outlen, sizeof(resp)));
+	ret = pldma_ib_qp_resp(qp, init, type, c.rq_mmap_size, rq_off, udata);
 	if (ret)
 		goto err_remove;
-
-	cap->max_send_wr = qp->sq_entries - 1;
-	cap->max_recv_wr = qp->rq_entries ? qp->rq_entries - 1 : 0;
-	cap->max_send_sge = PLDMA_DESC_MAX_SGE;
-	cap->max_recv_sge = init->srq ? 0 : PLDMA_RWQE_MAX_SGE;
-	cap->max_inline_data = PLDMA_IB_MAX_INLINE;
-	qp->cap = *cap;
 	qp->timeout = 14;
 	qp->retry_cnt = 7;
 	qp->rnr_retry = 7;
@@ -280,6 +336,70 @@ static int pldma_ib_qp_av(const struct rdma_ah_attr *ah,
 	return 0;
 }
 
+/*
+ * The device's attributes @a of a modify, from verbs' @attr and @mask
+ * (the state and the mask set already)
+ */
+static int pldma_ib_qp_attrs(struct pldma_ib_qp *qp,
+			     const struct ib_qp_attr *attr, int mask,
+			     struct pldma_qp_attr *a)
+{
+	int ret;
+
+	/*
+	 * Remote WRITE, READ and atomics (CAP.ATOMIC); flushes are not done
+	 * by the device (it drops a flush), so that right is taken and not
+	 * kept.
+	 * ON_DEMAND is an MR's flag that means nothing to a QP: ignored, as
+	 * rxe and mlx5 do (rdma-core's ODP tests set the MR's flags on the
+	 * QP, its extended-QP tests the flush rights).
+	 */
+	if (mask & IB_QP_ACCESS_FLAGS) {
+		if (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
+					      IB_ACCESS_REMOTE_WRITE |
+					      IB_ACCESS_REMOTE_READ |
+					      IB_ACCESS_REMOTE_ATOMIC |
+					      IB_ACCESS_FLUSH_GLOBAL |
+					      IB_ACCESS_FLUSH_PERSISTENT |
+					      IB_ACCESS_ON_DEMAND))
+			return -EINVAL;
+		a->access = (attr->qp_access_flags & IB_ACCESS_REMOTE_WRITE ?
+			     PLDMA_MR_ACCESS_WRITE : 0) |
+			    (attr->qp_access_flags & IB_ACCESS_REMOTE_READ ?
+			     PLDMA_MR_ACCESS_READ : 0) |
+			    (attr->qp_access_flags & IB_ACCESS_REMOTE_ATOMIC &&
+			     qp->chan->ctx->pd->cap & PLDMA_CAP_ATOMIC ?
+			     PLDMA_MR_ACCESS_ATOMIC : 0);
+	}
+	if (mask & IB_QP_AV) {
+		ret = pldma_ib_qp_av(&attr->ah_attr, a);
+		if (ret)
+			return ret;
+	}
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qpn = attr->dest_qp_num;
+	/* (UD only: ib_modify_qp_is_ok() takes a Q_Key of no other type) */
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn;
+	/* the timers share a register: the others keep their last values */
+	a->timeout = mask & IB_QP_TIMEOUT ? attr->timeout : qp->timeout;
+	a->retry_cnt = mask & IB_QP_RETRY_CNT ? attr->retry_cnt :
+						qp->retry_cnt;
+	a->rnr_retry = mask & IB_QP_RNR_RETRY ? attr->rnr_retry :
+						qp->rnr_retry;
+	a->min_rnr_timer = mask & IB_QP_MIN_RNR_TIMER ? attr->min_rnr_timer :
+							qp->min_rnr_timer;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	return 0;
+}
+
 int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 		       int mask, struct ib_udata *udata)
 {
@@ -317,52 +437,9 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	a.qpn = ibqp->qp_num;
 	a.attr_mask = mask & PLDMA_IB_QP_DEV_MASK;
 	a.qp_state = new;
-	/*
-	 * Remote WRITE, READ and atomics (CAP.ATOMIC); flushes are not done
-	 * by the device (it drops a flush), so that right is taken and not
-	 * kept.
-	 * ON_DEMAND is an MR's flag that means nothing to a QP: ignored, as
-	 * rxe and mlx5 do (rdma-core's ODP tests set the MR's flags on the
-	 * QP, its extended-QP tests the flush rights).
-	 */
-	if (mask & IB_QP_ACCESS_FLAGS) {
-		if (attr->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE |
-					      IB_ACCESS_REMOTE_WRITE |
-					      IB_ACCESS_REMOTE_READ |
-					      IB_ACCESS_REMOTE_ATOMIC |
-					      IB_ACCESS_FLUSH_GLOBAL |
-					      IB_ACCESS_FLUSH_PERSISTENT |
-					      IB_ACCESS_ON_DEMAND))
-			return -EINVAL;
-		a.access = (attr->qp_access_flags & IB_ACCESS_REMOTE_WRITE ?
-			    PLDMA_MR_ACCESS_WRITE : 0) |
-			   (attr->qp_access_flags & IB_ACCESS_REMOTE_READ ?
-			    PLDMA_MR_ACCESS_READ : 0) |
-			   (attr->qp_access_flags & IB_ACCESS_REMOTE_ATOMIC &&
-			    qp->chan->ctx->pd->cap & PLDMA_CAP_ATOMIC ?
-			    PLDMA_MR_ACCESS_ATOMIC : 0);
-	}
-	if (mask & IB_QP_AV) {
-		ret = pldma_ib_qp_av(&attr->ah_attr, &a);
-		if (ret)
-			return ret;
-	}
-	if (mask & IB_QP_PATH_MTU)
-		a.path_mtu = attr->path_mtu;
-	if (mask & IB_QP_DEST_QPN)
-		a.dest_qpn = attr->dest_qp_num;
-	if (mask & IB_QP_SQ_PSN)
-		a.sq_psn = attr->sq_psn;
-	if (mask & IB_QP_RQ_PSN)
-		a.rq_psn = attr->rq_psn;
-	/* the timers share a register: the others keep their last values */
-	a.timeout = mask & IB_QP_TIMEOUT ? attr->timeout : qp->timeout;
-	a.retry_cnt = mask & IB_QP_RETRY_CNT ? attr->retry_cnt : qp->retry_cnt;
-	a.rnr_retry = mask & IB_QP_RNR_RETRY ? attr->rnr_retry : qp->rnr_retry;
-	a.min_rnr_timer = mask & IB_QP_MIN_RNR_TIMER ? attr->min_rnr_timer :
-						       qp->min_rnr_timer;
-	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
-		a.max_rd_atomic = attr->max_rd_atomic;
+	ret = pldma_ib_qp_attrs(qp, attr, mask, &a);
+	if (ret)
+		return ret;
 	if (!a.attr_mask)
 		return 0;
 	ret = pldma_qp_modify(qp->chan->ctx, &a);
@@ -399,6 +476,7 @@ int pldma_ib_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		(a.access & PLDMA_MR_ACCESS_READ ? IB_ACCESS_REMOTE_READ : 0) |
 		(a.access & PLDMA_MR_ACCESS_ATOMIC ? IB_ACCESS_REMOTE_ATOMIC : 0);
 	attr->dest_qp_num = a.dest_qpn;
+	attr->qkey = a.qkey;
 	attr->sq_psn = a.sq_psn;
 	attr->rq_psn = a.rq_psn;
 	attr->timeout = a.timeout;

@@ -171,7 +171,7 @@ struct pldma_qp {
 	u32 srq;			/* PLDMA_SRQ_NONE or the index of the
 					 * owner's SRQ it receives from (no RQ)
 					 */
-	u32 type;			/* PLDMA_QP_TYPE_RC or _UC */
+	u32 type;			/* PLDMA_QP_TYPE_RC, _UC or _UD */
 	void *ib_qp;			/* struct ib_qp of ib_qp.c, or NULL;
 					 * under pd->lock
 					 */
@@ -630,6 +630,7 @@ long pldma_ioc_qp_query(struct pldma_ctx *ctx, void __user *arg);
 long pldma_ioc_qp_destroy(struct pldma_ctx *ctx, void __user *arg);
 void pldma_qp_release(struct pldma_ctx *ctx);
 const char *pldma_qp_state_name(u32 state);
+const char *pldma_qp_type_name(u32 type);
 
 /* cq.c */
 void pldma_cq_init(struct pldma_dev *pd);

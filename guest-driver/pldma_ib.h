@@ -106,9 +106,10 @@ static inline struct pldma_ib_cq *to_pcq(struct ib_cq *ibcq)
 }
 
 /*
- * A QP of a ucontext; its send queue is the channel @chan.  The four
- * timer attributes share one device register: the last values set are
- * kept, so that a modify naming some of them keeps the others.
+ * A QP of a ucontext (RC, UC or UD); its send queue is the channel
+ * @chan.  The four timer attributes share one device register: the last
+ * values set are kept, so that a modify naming some of them keeps the
+ * others.
  */
 struct pldma_ib_qp {
 	struct ib_qp ibqp;
@@ -130,6 +131,10 @@ static inline struct pldma_ib_qp *to_pqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct pldma_ib_qp, ibqp);
 }
 
+/* User AHs: there is no device object behind one, any number will do */
+#define PLDMA_IB_MAX_AH		0x10000
+
+enum ib_mtu pldma_ib_active_mtu(struct pldma_dev *pd);
 int pldma_ib_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		       struct uverbs_attr_bundle *attrs);
 int pldma_ib_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);

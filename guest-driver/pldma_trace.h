@@ -364,7 +364,7 @@ TRACE_EVENT(pldma_remote_resolved,
 			 { PLDMA_QPS_RTS, "RTS" },		\
 			 { PLDMA_QPS_ERR, "ERR" })
 
-/* A QP created on a file: its channel is the SQ, its PASID the PD. */
+/* A QP of a file: its channel is the SQ, its PASID the PD. */
 DECLARE_EVENT_CLASS(pldma_qp_owner,
 		    TP_PROTO(int dev, u32 qpn, u32 ch, u32 pasid, pid_t pid),
 		    TP_ARGS(dev, qpn, ch, pasid, pid),
@@ -385,9 +385,35 @@ DECLARE_EVENT_CLASS(pldma_qp_owner,
 			      __entry->pasid, __entry->pid)
 );
 
-DEFINE_EVENT(pldma_qp_owner, pldma_qp_create,
-	     TP_PROTO(int dev, u32 qpn, u32 ch, u32 pasid, pid_t pid),
-	     TP_ARGS(dev, qpn, ch, pasid, pid));
+#define pldma_show_qp_type(t)					\
+	__print_symbolic(t,					\
+			 { PLDMA_QP_TYPE_RC, "rc" },		\
+			 { PLDMA_QP_TYPE_UC, "uc" },		\
+			 { PLDMA_QP_TYPE_UD, "ud" })
+
+/* Created, with its transport (PLDMA_QP_TYPE_*) */
+TRACE_EVENT(pldma_qp_create,
+	    TP_PROTO(int dev, u32 qpn, u32 type, u32 ch, u32 pasid, pid_t pid),
+	    TP_ARGS(dev, qpn, type, ch, pasid, pid),
+	    TP_STRUCT__entry(__field(int, dev)
+			     __field(u32, qpn)
+			     __field(u32, type)
+			     __field(u32, ch)
+			     __field(u32, pasid)
+			     __field(pid_t, pid)
+			     ),
+	    TP_fast_assign(__entry->dev = dev;
+			   __entry->qpn = qpn;
+			   __entry->type = type;
+			   __entry->ch = ch;
+			   __entry->pasid = pasid;
+			   __entry->pid = pid;
+			   ),
+	    TP_printk("pldma%d qpn %#x %s sq ch%u pasid %u pid %d",
+		      __entry->dev, __entry->qpn,
+		      pldma_show_qp_type(__entry->type), __entry->ch,
+		      __entry->pasid, __entry->pid)
+);
 
 /* Freed (QP_DESTROY, release(), removal), after its modify to RESET */
 DEFINE_EVENT(pldma_qp_owner, pldma_qp_destroy,
@@ -396,12 +422,14 @@ DEFINE_EVENT(pldma_qp_owner, pldma_qp_destroy,
 
 /* A QP_CMD_MODIFY and the device's answer (PLDMA_QP_ST_*) */
 TRACE_EVENT(pldma_qp_modify,
-	    TP_PROTO(int dev, u32 qpn, u32 ch, u32 pasid, pid_t pid, u32 mask,
-		     u32 cur, u32 next, u32 dest_qpn, u32 dest_ip, u32 status),
-	    TP_ARGS(dev, qpn, ch, pasid, pid, mask, cur, next, dest_qpn,
+	    TP_PROTO(int dev, u32 qpn, u32 type, u32 ch, u32 pasid, pid_t pid,
+		     u32 mask, u32 cur, u32 next, u32 dest_qpn, u32 dest_ip,
+		     u32 status),
+	    TP_ARGS(dev, qpn, type, ch, pasid, pid, mask, cur, next, dest_qpn,
 		    dest_ip, status),
 	    TP_STRUCT__entry(__field(int, dev)
 			     __field(u32, qpn)
+			     __field(u32, type)
 			     __field(u32, ch)
 			     __field(u32, pasid)
 			     __field(pid_t, pid)
@@ -414,6 +442,7 @@ TRACE_EVENT(pldma_qp_modify,
 			     ),
 	    TP_fast_assign(__entry->dev = dev;
 			   __entry->qpn = qpn;
+			   __entry->type = type;
 			   __entry->ch = ch;
 			   __entry->pasid = pasid;
 			   __entry->pid = pid;
@@ -424,9 +453,10 @@ TRACE_EVENT(pldma_qp_modify,
 			   __entry->dest_ip = dest_ip;
 			   __entry->status = status;
 			   ),
-	    TP_printk("pldma%d qpn %#x sq ch%u pasid %u pid %d mask %#x %s -> %s dest qpn %#x ip %pI4h status %u",
-		      __entry->dev, __entry->qpn, __entry->ch, __entry->pasid,
-		      __entry->pid, __entry->mask,
+	    TP_printk("pldma%d qpn %#x %s sq ch%u pasid %u pid %d mask %#x %s -> %s dest qpn %#x ip %pI4h status %u",
+		      __entry->dev, __entry->qpn,
+		      pldma_show_qp_type(__entry->type), __entry->ch,
+		      __entry->pasid, __entry->pid, __entry->mask,
 		      pldma_show_qp_state(__entry->cur),
 		      pldma_show_qp_state(__entry->next), __entry->dest_qpn,
 		      &__entry->dest_ip, __entry->status)

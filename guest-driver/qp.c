@@ -42,6 +42,21 @@ const char *pldma_qp_state_name(u32 state)
 	return pldma_qps_names[state];
 }
 
+/* "rc", "uc" or "ud": a QP's transport (PLDMA_QP_TYPE_*) */
+const char *pldma_qp_type_name(u32 type)
+{
+	switch (type) {
+	case PLDMA_QP_TYPE_RC:
+		return "rc";
+	case PLDMA_QP_TYPE_UC:
+		return "uc";
+	case PLDMA_QP_TYPE_UD:
+		return "ud";
+	default:
+		return "?";
+	}
+}
+
 static u32 pldma_mac_lo(const u8 *mac)
 {
 	return mac[0] | mac[1] << 8 | mac[2] << 16 | (u32)mac[3] << 24;
@@ -110,6 +125,43 @@ static int pldma_qp_status_errno(u32 st)
 }
 
 /*
+ * At RESET->INIT: stage what the driver sets, QP_SEL selected (SQ, PD, the
+ * RQ or SRQ, the CQs, the transport); the mask bits that name them
+ */
+static u32 pldma_qp_stage_init(struct pldma_ctx *ctx, struct pldma_qp *qp)
+{
+	struct pldma_dev *pd = ctx->pd;
+	u32 mask = PLDMA_QPA_PD | PLDMA_QPA_SQ;
+
+	pldma_wr(pd, PLDMA_QP_SQ, ctx->ch);
+	pldma_wr(pd, PLDMA_QP_PD, ctx->pasid | PLDMA_CHB_PASID_EN);
+	pldma_wr(pd, PLDMA_QP_PD_TAG, qp->pd_tag);
+	/* and the RQ and the CQs (CAP.CQ), which are the driver's too */
+	if (pd->num_cqs) {
+		mask |= PLDMA_QPA_CQ;
+		pldma_wr(pd, PLDMA_QP_SEND_CQ, qp->send_cq);
+		pldma_wr(pd, PLDMA_QP_RECV_CQ, qp->recv_cq);
+	}
+	if (qp->rq) {
+		mask |= PLDMA_QPA_RQ;
+		pldma_wr(pd, PLDMA_QP_RQ_BASE_LO, lower_32_bits(qp->rq_dma));
+		pldma_wr(pd, PLDMA_QP_RQ_BASE_HI, upper_32_bits(qp->rq_dma));
+		pldma_wr(pd, PLDMA_QP_RQ_SIZE, qp->rq_entries);
+	}
+	/* or the SRQ it receives from, in place of an RQ */
+	if (qp->srq != PLDMA_SRQ_NONE) {
+		mask |= PLDMA_QPA_SRQ;
+		pldma_wr(pd, PLDMA_QP_SRQ, qp->srq);
+	}
+	/* and its transport, when it is not RC (CAP.UC, CAP.UD) */
+	if (qp->type != PLDMA_QP_TYPE_RC) {
+		mask |= PLDMA_QPA_TYPE;
+		pldma_wr(pd, PLDMA_QP_TYPE, qp->type);
+	}
+	return mask;
+}
+
+/*
  * Stage the attributes of @a that @mask names and MODIFY, pd->key_mutex
  * held and the device present.  @mask was checked (pldma_qp_check).
  */
@@ -124,36 +176,8 @@ static int pldma_qp_modify_hw(struct pldma_ctx *ctx, struct pldma_qp *qp,
 	cur = pldma_rd(pd, PLDMA_QP_STATE);
 	/* the SQ and the PD are set by the driver, when the QP leaves RESET */
 	if (cur == PLDMA_QPS_RESET && mask & PLDMA_QPA_STATE &&
-	    a->qp_state == PLDMA_QPS_INIT) {
-		mask |= PLDMA_QPA_PD | PLDMA_QPA_SQ;
-		pldma_wr(pd, PLDMA_QP_SQ, ctx->ch);
-		pldma_wr(pd, PLDMA_QP_PD, ctx->pasid | PLDMA_CHB_PASID_EN);
-		pldma_wr(pd, PLDMA_QP_PD_TAG, qp->pd_tag);
-		/* and the RQ and the CQs (CAP.CQ), which are the driver's too */
-		if (pd->num_cqs) {
-			mask |= PLDMA_QPA_CQ;
-			pldma_wr(pd, PLDMA_QP_SEND_CQ, qp->send_cq);
-			pldma_wr(pd, PLDMA_QP_RECV_CQ, qp->recv_cq);
-		}
-		if (qp->rq) {
-			mask |= PLDMA_QPA_RQ;
-			pldma_wr(pd, PLDMA_QP_RQ_BASE_LO,
-				 lower_32_bits(qp->rq_dma));
-			pldma_wr(pd, PLDMA_QP_RQ_BASE_HI,
-				 upper_32_bits(qp->rq_dma));
-			pldma_wr(pd, PLDMA_QP_RQ_SIZE, qp->rq_entries);
-		}
-		/* or the SRQ it receives from, in place of an RQ */
-		if (qp->srq != PLDMA_SRQ_NONE) {
-			mask |= PLDMA_QPA_SRQ;
-			pldma_wr(pd, PLDMA_QP_SRQ, qp->srq);
-		}
-		/* and its transport, when it is not RC (CAP.UC) */
-		if (qp->type != PLDMA_QP_TYPE_RC) {
-			mask |= PLDMA_QPA_TYPE;
-			pldma_wr(pd, PLDMA_QP_TYPE, qp->type);
-		}
-	}
+	    a->qp_state == PLDMA_QPS_INIT)
+		mask |= pldma_qp_stage_init(ctx, qp);
 	pldma_wr(pd, PLDMA_QP_ATTR_MASK, mask);
 	if (mask & PLDMA_QPA_STATE)
 		pldma_wr(pd, PLDMA_QP_NEW_STATE, a->qp_state);
@@ -167,6 +191,8 @@ static int pldma_qp_modify_hw(struct pldma_ctx *ctx, struct pldma_qp *qp,
 			  PLDMA_KEY_ACC_ATOMIC : 0));
 	if (mask & PLDMA_QPA_DEST_QPN)
 		pldma_wr(pd, PLDMA_QP_DEST_QPN, a->dest_qpn);
+	if (mask & PLDMA_QPA_QKEY)
+		pldma_wr(pd, PLDMA_QP_QKEY, a->qkey);
 	if (mask & PLDMA_QPA_AV) {
 		pldma_wr(pd, PLDMA_QP_DEST_IP, a->dest_ip);
 		pldma_wr(pd, PLDMA_QP_DEST_MAC_LO, pldma_mac_lo(a->dest_mac));
@@ -196,9 +222,9 @@ static int pldma_qp_modify_hw(struct pldma_ctx *ctx, struct pldma_qp *qp,
 		if (mask & PLDMA_QPA_AV)
 			qp->dest_ip = a->dest_ip;
 	}
-	trace_pldma_qp_modify(pd->id, qp->qpn, ctx->ch, ctx->pasid, ctx->tgid,
-			      mask, cur, mask & PLDMA_QPA_STATE ? a->qp_state :
-			      cur, a->dest_qpn, a->dest_ip, st);
+	trace_pldma_qp_modify(pd->id, qp->qpn, qp->type, ctx->ch, ctx->pasid,
+			      ctx->tgid, mask, cur, mask & PLDMA_QPA_STATE ?
+			      a->qp_state : cur, a->dest_qpn, a->dest_ip, st);
 	return pldma_qp_status_errno(st);
 }
 
@@ -208,9 +234,10 @@ static int pldma_qp_check(const struct pldma_qp_attr *a)
 	u32 m = a->attr_mask;
 
 	if (a->rsvd0 || a->rsvd1[0] || a->rsvd1[1] || a->rsvd1[2] ||
-	    a->rsvd[0] || a->rsvd[1] || a->rsvd[2])
+	    a->rsvd[0] || a->rsvd[1])
 		return -EINVAL;
-	if (!m || m & ~PLDMA_QPA_USER)
+	/* (a Q_Key: for a UD QP only, pldma_qp_modify()) */
+	if (!m || m & ~(PLDMA_QPA_USER | PLDMA_QPA_QKEY))
 		return -EINVAL;
 	if (m & PLDMA_QPA_STATE && a->qp_state != PLDMA_QPS_RESET &&
 	    a->qp_state != PLDMA_QPS_INIT && a->qp_state != PLDMA_QPS_RTR &&
@@ -280,12 +307,54 @@ static int pldma_qp_create_check(struct pldma_dev *pd,
 }
 
 /*
+ * The CQs and the SRQ of a new QP, held (pd->key_mutex held): they must be
+ * the file's (the device checks their PD too); *@send_cq and *@recv_cq
+ * the CQs held, or PLDMA_CQ_NONE; nothing held on an error
+ */
+static int pldma_qp_get_refs(struct pldma_ctx *ctx,
+			     const struct pldma_qp_create *c, u32 srq,
+			     u16 pd_tag, u32 *send_cq, u32 *recv_cq)
+{
+	struct pldma_dev *pd = ctx->pd;
+	int ret = 0;
+
+	if (c->flags & PLDMA_QPC_SEND_CQ) {
+		ret = pldma_cq_get(ctx, c->send_cq);
+		if (ret)
+			return ret;
+		*send_cq = c->send_cq;
+	}
+	if (c->flags & PLDMA_QPC_RECV_CQ) {
+		ret = pldma_cq_get(ctx, c->recv_cq);
+		if (ret)
+			goto err_send;
+		*recv_cq = c->recv_cq;
+	}
+	if (srq != PLDMA_SRQ_NONE) {
+		ret = pldma_srq_get(ctx, srq, pd_tag);
+		if (ret)
+			goto err_recv;
+	}
+	return 0;
+
+err_recv:
+	if (*recv_cq != PLDMA_CQ_NONE)
+		pldma_cq_put(pd, *recv_cq);
+	*recv_cq = PLDMA_CQ_NONE;
+err_send:
+	if (*send_cq != PLDMA_CQ_NONE)
+		pldma_cq_put(pd, *send_cq);
+	*send_cq = PLDMA_CQ_NONE;
+	return ret;
+}
+
+/*
  * Create the QP of @ctx as @cp asks (QPN and RQ mmap data out), every
  * value checked; the ioctl and the ib_device's create_qp (ib_qp.c) come
  * here with the device known present (pd->gone_sem held).  @srq: the
  * index of an SRQ of the context, of the PD @pd_tag, that the QP receives
  * from (no RQ then; the ib_device's only), or PLDMA_SRQ_NONE.  @type:
- * PLDMA_QP_TYPE_RC, or _UC (the ib_device's only, CAP.UC).
+ * PLDMA_QP_TYPE_RC, or _UC or _UD (the ib_device's only, CAP.UC, CAP.UD).
  */
 int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp,
 		    u16 pd_tag, u32 srq, u32 type)
@@ -326,32 +395,9 @@ int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp,
 	ret = -EIO;
 	if (pldma_rd(pd, PLDMA_QP_STATE) != PLDMA_QPS_RESET)
 		goto out;
-	/* the CQs must be the file's (the device checks their PD too) */
-	if (c.flags & PLDMA_QPC_SEND_CQ) {
-		ret = pldma_cq_get(ctx, c.send_cq);
-		if (ret)
-			goto out;
-		send_cq = c.send_cq;
-	}
-	if (c.flags & PLDMA_QPC_RECV_CQ) {
-		ret = pldma_cq_get(ctx, c.recv_cq);
-		if (ret) {
-			if (send_cq != PLDMA_CQ_NONE)
-				pldma_cq_put(pd, send_cq);
-			goto out;
-		}
-		recv_cq = c.recv_cq;
-	}
-	if (srq != PLDMA_SRQ_NONE) {
-		ret = pldma_srq_get(ctx, srq, pd_tag);
-		if (ret) {
-			if (send_cq != PLDMA_CQ_NONE)
-				pldma_cq_put(pd, send_cq);
-			if (recv_cq != PLDMA_CQ_NONE)
-				pldma_cq_put(pd, recv_cq);
-			goto out;
-		}
-	}
+	ret = pldma_qp_get_refs(ctx, &c, srq, pd_tag, &send_cq, &recv_cq);
+	if (ret)
+		goto out;
 	qp->qpn = pldma_rd(pd, PLDMA_QP_QPN);
 	qp->dest_qpn = 0;
 	qp->dest_ip = 0;
@@ -375,7 +421,8 @@ int pldma_qp_create(struct pldma_ctx *ctx, struct pldma_qp_create *cp,
 	cp->qpn = qp->qpn;
 	cp->rq_mmap_size = rq_size;
 	cp->rq_mmap_offset = rq_size ? PLDMA_MMAP_RQ : 0;
-	trace_pldma_qp_create(pd->id, qp->qpn, ctx->ch, ctx->pasid, ctx->tgid);
+	trace_pldma_qp_create(pd->id, qp->qpn, type, ctx->ch, ctx->pasid,
+			      ctx->tgid);
 	ret = 0;
 out:
 	mutex_unlock(&pd->key_mutex);
@@ -414,11 +461,14 @@ int pldma_qp_modify(struct pldma_ctx *ctx, struct pldma_qp_attr *a)
 		return ret;
 	mutex_lock(&pd->key_mutex);
 	qp = pldma_qp_find(ctx, a->qpn);
-	if (qp) {
+	if (!qp) {
+		ret = -ENOENT;
+	} else if (a->attr_mask & PLDMA_QPA_QKEY &&
+		   qp->type != PLDMA_QP_TYPE_UD) {
+		ret = -EINVAL;		/* a Q_Key is a datagram QP's */
+	} else {
 		ret = pldma_qp_modify_hw(ctx, qp, a->attr_mask, a);
 		a->qpn = qp->qpn;
-	} else {
-		ret = -ENOENT;
 	}
 	mutex_unlock(&pd->key_mutex);
 	return ret;
@@ -493,6 +543,10 @@ int pldma_qp_query(struct pldma_ctx *ctx, struct pldma_qp_attr *ap)
 	a.rnr_retry = PLDMA_QPT_RNR_RETRY(t);
 	a.min_rnr_timer = PLDMA_QPT_MIN_RNR_TIMER(t);
 	a.max_rd_atomic = PLDMA_QPT_MAX_RD_ATOMIC(t);
+	if (qp->type == PLDMA_QP_TYPE_UD) {
+		a.attr_mask |= PLDMA_QPA_QKEY;
+		a.qkey = pldma_rd(pd, PLDMA_QP_QKEY);
+	}
 	mutex_unlock(&pd->key_mutex);
 	*ap = a;
 	return 0;

@@ -76,7 +76,25 @@ struct pldma_create_qp_resp {
 	/* ABI 2: the QP's channel page (SQ ring, doorbells) to map */
 	__aligned_u64 db_mmap_offset;
 	__u32 db_mmap_size;
-	__u32 reserved;
+	/*
+	 * A UD QP's largest datagram, the port's active MTU (a send of more
+	 * is refused at post); 0 for a connected QP
+	 */
+	__u32 ud_max_msg;
+};
+
+/*
+ * create_ah response (user AHs, for UD QPs): the address vector the
+ * provider writes into a UD send descriptor (PLDMA_DESC_UD_*): the
+ * destination MAC ib_core resolved, in wire order, and the destination
+ * IPv4 address as PLDMA_DESC_UD_DEST_IP holds it (host order: 10.0.0.2
+ * is 0x0a000002).
+ */
+struct pldma_create_ah_resp {
+	__u8  dmac[6];
+	__u16 reserved0;
+	__u32 dest_ip;
+	__u32 reserved[2];
 };
 
 /*

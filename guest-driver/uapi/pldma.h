@@ -317,7 +317,12 @@ struct pldma_qp_attr {
 	 */
 	__u8  max_rd_atomic;
 	__u8  rsvd1[3];
-	__u32 rsvd[3];
+	/*
+	 * PLDMA_QPA_QKEY: the Q_Key of an unreliable datagram QP (the
+	 * ib_device's UD QPs only; a file's QP is RC: EINVAL)
+	 */
+	__u32 qkey;
+	__u32 rsvd[2];
 };
 
 struct pldma_qp_destroy {

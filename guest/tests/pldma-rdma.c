@@ -820,7 +820,8 @@ static void qp_selftest(struct pldma_chan *ch, unsigned int node)
 	BADQP(EINVAL, "state 4 (SQD)", a.qp_state = 4);
 	BADQP(EINVAL, "state 99", a.qp_state = 99);
 	BADQP(EINVAL, "unknown access bit", a.access = PLDMA_MR_ACCESS_ATOMIC << 1);
-	BADQP(EINVAL, "reserved field", a.rsvd[2] = 1);
+	BADQP(EINVAL, "reserved field", a.rsvd[1] = 1);
+	BADQP(EINVAL, "a Q_Key on an RC QP", a.attr_mask |= PLDMA_QPA_QKEY);
 	BADQP(EINVAL, "reserved after max_rd_atomic", a.rsvd1[2] = 1);
 	BADQP(EINVAL, "reserved after the MAC", a.rsvd0 = 1);
 	BADQP(EINVAL, "dest QPN 0", a.attr_mask |= PLDMA_QPA_DEST_QPN;

@@ -5,8 +5,9 @@
  * process's mm to the device by SVA and returns its PASID), PDs and MRs
  * (pinned, or IBV_ACCESS_ON_DEMAND: nothing pinned, the device faults
  * through the PASID; implicit ODP with addr NULL, length SIZE_MAX), CQs
- * (and extended CQs: ibv_start_poll ...), RC QPs (and extended QPs:
- * the ibv_wr_* post-send API) and SRQs.  The data path is here, in user
+ * (and extended CQs: ibv_start_poll ...), RC, UC and UD QPs (and
+ * extended QPs: the ibv_wr_* post-send API), SRQs and AHs (a UD send
+ * descriptor carries its AH's address vector).  The data path is here, in user
  * space, through the pages the kernel maps: a work request is a
  * descriptor in the SQ ring (our memory) or a receive WQE in the RQ ring,
  * and one doorbell write per batch (PLDMA_CH_RING_TAIL, PLDMA_CH_RQ_TAIL
@@ -359,6 +360,12 @@ static int pldma_poll_cq(struct ibv_cq *ibcq, int ne, struct ibv_wc *wc)
 			w->imm_data = imm;
 			w->wc_flags |= IBV_WC_WITH_IMM;
 		}
+		/*
+		 * a UD receive: the buffer starts with the GRH (40 bytes, the
+		 * IPv4 header in its last 20); slid, sl, pkey_index 0
+		 */
+		if (e[PLDMA_CQE_FLAGS] & PLDMA_CQE_F_GRH)
+			w->wc_flags |= IBV_WC_GRH;
 		cq->ci = (cq->ci + 1) & 0xffffff;
 		got++;
 	}
@@ -483,8 +490,10 @@ static uint32_t pldma_read_src_qp(struct ibv_cq_ex *cqx)
 
 static unsigned int pldma_read_wc_flags(struct ibv_cq_ex *cqx)
 {
-	return ex_to_pcq(cqx)->cur[PLDMA_CQE_FLAGS] & PLDMA_CQE_F_IMM ?
-	       IBV_WC_WITH_IMM : 0;
+	uint8_t f = ex_to_pcq(cqx)->cur[PLDMA_CQE_FLAGS];
+
+	return (f & PLDMA_CQE_F_IMM ? IBV_WC_WITH_IMM : 0) |
+	       (f & PLDMA_CQE_F_GRH ? IBV_WC_GRH : 0);
 }
 
 /* InfiniBand link fields: none on a RoCE port */
@@ -614,7 +623,9 @@ static struct pldma_qp *pldma_create_qp_common(struct ibv_context *ibctx,
 		goto err_sq;
 	}
 	qp->max_inline = resp.drv.max_inline;
-	if (qp->max_inline > PLDMA_IB_MAX_INLINE) {
+	qp->ud_max_msg = resp.drv.ud_max_msg;
+	if (qp->max_inline > PLDMA_IB_MAX_INLINE ||
+	    (attr->qp_type == IBV_QPT_UD && !qp->ud_max_msg)) {
 		errno = EPROTO;
 		goto err_sq;
 	}
@@ -731,6 +742,10 @@ static int pldma_desc_begin(struct pldma_qp *qp, uint32_t slot, uint8_t op,
 	    (pldma_op_info[op].flags & (PLDMA_OPF_REMOTE | PLDMA_OPF_PAYLOAD)) ==
 	    PLDMA_OPF_REMOTE)
 		return EINVAL;
+	/* UD: SEND and SEND with immediate only */
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD && op != PLDMA_OP_SEND &&
+	    op != PLDMA_OP_SEND_IMM)
+		return EINVAL;
 	if (qp->sq_sig_all || send_flags & IBV_SEND_SIGNALED)
 		flags |= PLDMA_DF_SIGNALED;
 	if (send_flags & IBV_SEND_SOLICITED)
@@ -773,7 +788,8 @@ static int pldma_desc_sges(struct pldma_qp *qp, struct pldma_context *ctx,
 		addr = (uintptr_t)list;
 		d[PLDMA_DESC_NUM_SGE] = n;
 	}
-	if (len > ctx->max_xfer)
+	/* (a UD datagram is one packet: at most the MTU) */
+	if (len > ctx->max_xfer || (qp->ud_max_msg && len > qp->ud_max_msg))
 		return EINVAL;
 	put32(d + PLDMA_DESC_LEN, len);
 	/* what is sent comes from SRC; what comes back (READ, atomic) to DST */
@@ -803,6 +819,8 @@ static int pldma_desc_inline(struct pldma_qp *qp, uint32_t slot, uint8_t *d,
 		memcpy(p + len, buf[i].addr, buf[i].length);
 		len += buf[i].length;
 	}
+	if (qp->ud_max_msg && len > qp->ud_max_msg)
+		return EINVAL;
 	put32(d + PLDMA_DESC_LEN, len);
 	put64(d + PLDMA_DESC_SRC, (uintptr_t)p);
 	d[PLDMA_DESC_NUM_SGE] = 0;
@@ -941,6 +959,36 @@ static void pldma_desc_atomic(uint8_t *d, uint32_t rkey, uint64_t raddr,
 	put64(d + PLDMA_DESC_ATOMIC_SWAP, swap);
 }
 
+/*
+ * A UD send's address vector (PLDMA_DESC_UD_*), in the fields a SEND
+ * leaves alone: the AH's MAC and IPv4 address, the destination QP and its
+ * Q_Key (bit 31 set: the device sends the QP's own, IBA 10.2.5)
+ */
+static void pldma_desc_ud(uint8_t *d, struct ibv_ah *ah, uint32_t remote_qpn,
+			  uint32_t remote_qkey)
+{
+	struct pldma_ah *pah = to_pah(ah);
+
+	memset(d + PLDMA_DESC_UD_DMAC, 0, 8);
+	memcpy(d + PLDMA_DESC_UD_DMAC, pah->dmac, 6);
+	put32(d + PLDMA_DESC_UD_DEST_IP, pah->dest_ip);
+	put32(d + PLDMA_DESC_UD_QKEY, remote_qkey);
+	put32(d + PLDMA_DESC_UD_DEST_QPN, remote_qpn & 0xffffff);
+}
+
+static void pldma_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
+				 uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct pldma_qp *qp = ex_to_pqp(qpx);
+
+	if (!qp->ex_cur || qp->ex_err)
+		return;
+	if (qpx->qp_base.qp_type != IBV_QPT_UD || !ah)
+		qp->ex_err = EINVAL;
+	else
+		pldma_desc_ud(qp->ex_cur, ah, remote_qpn, remote_qkey);
+}
+
 static void pldma_wr_atomic_cmp_swp(struct ibv_qp_ex *qpx, uint32_t rkey,
 				    uint64_t raddr, uint64_t compare,
 				    uint64_t swap)
@@ -1056,6 +1104,7 @@ static struct ibv_qp *pldma_create_qp_ex(struct ibv_context *ibctx,
 		qpx->wr_set_sge_list = pldma_wr_set_sge_list;
 		qpx->wr_set_inline_data = pldma_wr_set_inline_data;
 		qpx->wr_set_inline_data_list = pldma_wr_set_inline_data_list;
+		qpx->wr_set_ud_addr = pldma_wr_set_ud_addr;
 		qpx->wr_start = pldma_wr_start;
 		qpx->wr_complete = pldma_wr_complete;
 		qpx->wr_abort = pldma_wr_abort;
@@ -1158,6 +1207,13 @@ static int pldma_send_desc(struct pldma_qp *qp, struct pldma_context *ctx,
 	/* as on the wire: verbs' __be32, stored as it is */
 	if (pldma_op_info[op].flags & PLDMA_OPF_IMM)
 		memcpy(d + PLDMA_DESC_IMM, &wr->imm_data, 4);
+	/* a datagram names its destination */
+	if (qp->vqp.qp.qp_type == IBV_QPT_UD) {
+		if (!wr->wr.ud.ah)
+			return EINVAL;
+		pldma_desc_ud(d, wr->wr.ud.ah, wr->wr.ud.remote_qpn,
+			      wr->wr.ud.remote_qkey);
+	}
 	return 0;
 }
 
@@ -1440,26 +1496,35 @@ static int pldma_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 }
 
 /*
- * Address handles: the kernel's (it checks the GID: RoCEv2 over IPv4).
- * No UD QP takes them yet; programs make them to test a GID (UCX).
+ * Address handles: the kernel's (it checks the GID: RoCEv2 over IPv4, and
+ * resolves the MAC), which answers with the address vector a UD send
+ * descriptor carries.  Programs also make them to test a GID (UCX).
  */
+struct pldma_create_ah_resp_all {
+	struct ib_uverbs_create_ah_resp ibv_resp;
+	struct pldma_create_ah_resp drv;
+};
+
 static struct ibv_ah *pldma_create_ah(struct ibv_pd *pd,
 				      struct ibv_ah_attr *attr)
 {
-	struct ib_uverbs_create_ah_resp resp = {};
-	struct ibv_ah *ah;
+	struct pldma_create_ah_resp_all resp = {};
+	struct pldma_ah *ah;
 	int ret;
 
 	ah = calloc(1, sizeof(*ah));
 	if (!ah)
 		return NULL;
-	ret = ibv_cmd_create_ah(pd, ah, attr, &resp, sizeof(resp));
+	ret = ibv_cmd_create_ah(pd, &ah->ibv_ah, attr, &resp.ibv_resp,
+				sizeof(resp));
 	if (ret) {
 		free(ah);
 		errno = ret;
 		return NULL;
 	}
-	return ah;
+	memcpy(ah->dmac, resp.drv.dmac, 6);
+	ah->dest_ip = resp.drv.dest_ip;
+	return &ah->ibv_ah;
 }
 
 static int pldma_destroy_ah(struct ibv_ah *ah)
@@ -1468,7 +1533,7 @@ static int pldma_destroy_ah(struct ibv_ah *ah)
 
 	if (ret)
 		return ret;
-	free(ah);
+	free(to_pah(ah));
 	return 0;
 }
 

@@ -92,6 +92,7 @@ struct pldma_qp {
 	/* per SQ slot, max_inline bytes: a WR's inline data, copied */
 	uint8_t *inl;
 	uint32_t max_inline;
+	uint32_t ud_max_msg;		/* UD: the largest datagram (MTU) */
 	uint32_t sq_entries;
 	uint32_t sq_tail;
 	uint8_t *rq;
@@ -107,6 +108,16 @@ struct pldma_qp {
 	int ex_err;			/* the first error since wr_start() */
 };
 
+/*
+ * An address handle: the kernel's (it checks the GID), and the vector a
+ * UD send descriptor carries (PLDMA_DESC_UD_*), from its response
+ */
+struct pldma_ah {
+	struct ibv_ah ibv_ah;
+	uint8_t dmac[6];		/* wire order */
+	uint32_t dest_ip;		/* as PLDMA_DESC_UD_DEST_IP holds it */
+};
+
 static inline struct pldma_context *to_pctx(struct ibv_context *ibctx)
 {
 	return container_of(ibctx, struct pldma_context, vctx.context);
@@ -120,6 +131,11 @@ static inline struct pldma_cq *to_pcq(struct ibv_cq *ibcq)
 static inline struct pldma_qp *to_pqp(struct ibv_qp *ibqp)
 {
 	return container_of(ibqp, struct pldma_qp, vqp.qp);
+}
+
+static inline struct pldma_ah *to_pah(struct ibv_ah *ibah)
+{
+	return container_of(ibah, struct pldma_ah, ibv_ah);
 }
 
 static inline struct pldma_srq *to_psrq(struct ibv_srq *ibsrq)

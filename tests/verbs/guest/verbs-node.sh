@@ -16,7 +16,7 @@
 #                         own device
 #   pldma.verbs_apps=1    also the programs people run over verbs (librdmacm's
 #                         rsocket, rdma_server/rdma_client, ucmatose, udaddy;
-#                         qperf; libfabric's fi_pingpong; UCX's ucx_info
+#                         qperf, RC and UD; libfabric's fi_pingpong; UCX's ucx_info
 #                         and ucx_perftest): tests/verbs/run asks it on
 #                         Linux 7.1
 #   pldma.verbs_bench=SIZES:ITERS[:ROUNDS]   the benchmark only
@@ -371,6 +371,16 @@ if want uc-pingpong; then
 	res $st "$pair ibv_uc_pingpong -c (UC QPs, data validated): exits 0"
 	grep -q '100 iters in' $out; res $? "$pair ibv_uc_pingpong: 100 iterations reported"
 fi
+# ibv_ud_pingpong: UD QPs, datagrams of 1024 bytes (within every port's
+# MTU here); -c checks the bytes; it has no ODP option.  The link loses
+# nothing, so every datagram arrives.
+if want ud-pingpong; then
+	step ud-pingpong tcp ibv_ud_pingpong -d $DEV -g $GIDX -c -n 100 -s 1024 -p @PORT@ -- \
+		ibv_ud_pingpong -d $DEV -g $GIDX -c -n 100 -s 1024 -p @PORT@ $sc_peer
+	res $st "$pair ibv_ud_pingpong -c (UD QPs, 1024 B, data validated): exits 0"
+	grep -q '100 iters in' $out; res $? "$pair ibv_ud_pingpong: 100 iterations reported"
+	! grep -q 'invalid data' $out; res $? "$pair ibv_ud_pingpong: no invalid data (-c)"
+fi
 for t in write_bw read_bw send_bw write_lat; do
 	perftest_step ib_$t ib_$t ""
 done
@@ -486,14 +496,15 @@ for t in rstream:48:500 riostream:65536:100; do
 		res $? "$pair $prog: its result line of $cnt transfers: ${l:-none}"
 	fi
 done
+# udaddy: UD QPs over rdma_cm (SIDR through QP1 for the remote QPN and
+# Q_Key; the server answers through an AH made from each datagram's GRH,
+# ibv_create_ah_from_wc); 10 datagrams each way
 if app_want udaddy; then
-	if [ "$kind" = pldma ] || [ "$peer_kind" = pldma ]; then
-		ok "$pair udaddy # SKIP UD QPs in user space are not supported by PLDMA yet"
-	else
-		# (its port is fixed, 7174: -p is a port space)
-		step udaddy cm udaddy -- udaddy -s @PEER@
-		res $st "$pair udaddy (UD over rdma_cm): exits 0"
-	fi
+	# (its port is fixed, 7174: -p is a port space)
+	step udaddy cm udaddy -- udaddy -s @PEER@
+	res $st "$pair udaddy (UD over rdma_cm): exits 0"
+	[ $st != 0 ] || grep -q 'test complete' $out
+	res $? "$pair udaddy: 'test complete'"
 fi
 # libfabric's verbs provider: message endpoints (FI_EP_MSG over rdma_cm),
 # and ofi_rxm's RDM endpoints over them, data checked (-c); the server's
@@ -525,13 +536,21 @@ done
 # to the client, then rdma_listen), so a fast client's REQ can find no
 # listener, on any device.
 QPERF_TESTS="rc_lat rc_bw rc_bi_bw rc_rdma_write_bw rc_rdma_write_lat rc_rdma_read_bw rc_rdma_read_lat rc_compare_swap_mr rc_fetch_add_mr"
-if app_want qperf; then
+# and its UD tests (-cm1: rdma_cm's UDP port space), datagrams of 1 KiB
+# (within every port's MTU here)
+QPERF_UD_TESTS="ud_lat ud_bw"
+if app_want qperf || app_want qperf-ud; then
 	cat >/tmp/qperf-client.sh <<'QPERF'
-peer=$1 port=$2 st=0
+peer=$1 port=$2 st=0 opts=
 shift 2
+# (options before the tests: -m SIZE)
+while [ "${1#-}" != "$1" ]; do
+	opts="$opts $1 $2"
+	shift 2
+done
 for q in "$@"; do
 	for try in 1 2 3; do
-		timeout 60 qperf -cm1 -t 1 -lp "$port" "$peer" "$q" >/tmp/qperf-one.out 2>&1
+		timeout 60 qperf -cm1 -t 1 $opts -lp "$port" "$peer" "$q" >/tmp/qperf-one.out 2>&1
 		r=$?
 		cat /tmp/qperf-one.out
 		[ $r != 0 ] && grep -q 'Event rejected' /tmp/qperf-one.out && [ $try -lt 3 ] || break
@@ -542,22 +561,30 @@ for q in "$@"; do
 done
 exit $st
 QPERF
-	step qperf tcp qperf -lp @PORT@ -- sh /tmp/qperf-client.sh @PEER@ @PORT@ $QPERF_TESTS
+fi
+# qperf_step NAME TESTS [OPTION...]: one qperf server, the client's runs
+qperf_step() {
+	local name=$1 tests=$2 q l
+	shift 2
+	app_want $name || return 0
+	step $name tcp qperf -lp @PORT@ -- sh /tmp/qperf-client.sh @PEER@ @PORT@ "$@" $tests
 	# what the link saw (retransmissions, NAKs, timeouts)
 	[ "$kind" != pldma ] ||
 		grep -vE ': 0$' /sys/kernel/debug/pldma/pldma0/net 2>/dev/null | sed 's/^/# pldma0 net: /' | head -n 40
 	if [ "$role" = 1 ]; then
 		! grep -qiE 'fail|error' $out
-		res $? "$pair qperf server: no error reported"
+		res $? "$pair $name server: no error reported"
 	else
-		res $st "$pair qperf -cm1 $QPERF_TESTS: exits 0"
-		for q in $QPERF_TESTS; do
+		res $st "$pair qperf -cm1 $* $tests: exits 0"
+		for q in $tests; do
 			# "rc_lat:" then "    latency  =  52.4 us" (bw, msg_rate)
 			l=$(awk -v t="$q:" '$1 == t { f = 1; next } f && $2 == "=" && $3 + 0 > 0 { print; n = 1; exit } f { f = 0 } END { exit !n }' $out)
 			res $? "$pair qperf $q: ${l:-no figure}"
 		done
 	fi
-fi
+}
+qperf_step qperf "$QPERF_TESTS"
+qperf_step qperf-ud "$QPERF_UD_TESTS" -m 1024
 # UCX (Debian's 1.18, unmodified; pldma.verbs_apps=1): ucx_info -d offers
 # rc_verbs on the device's port, then ucx_perftest between the nodes over
 # rc_verbs: UCT tests (-x rc_verbs -d DEV:1) and UCP ones (UCX_TLS), with

@@ -721,7 +721,7 @@ static uint32_t pldma_cap(PLDMACore *s)
     }
     if (s->nic) {
         cap |= PLDMA_CAP_REMOTE | PLDMA_CAP_QP | PLDMA_CAP_CQ |
-               PLDMA_CAP_ETH | PLDMA_CAP_ATOMIC | PLDMA_CAP_UC |
+               PLDMA_CAP_ETH | PLDMA_CAP_ATOMIC | PLDMA_CAP_UC | PLDMA_CAP_UD |
                (s->num_srqs ? PLDMA_CAP_SRQ : 0);
     }
     return cap;

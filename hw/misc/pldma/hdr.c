@@ -6,7 +6,7 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  *
  * The wire format of the RDMA link (IBTA vol. 1 and annex A17, RoCEv2):
- * Ethernet / IPv4 / UDP 4791 / BTH [+ RETH] [+ ImmDt] [+ AETH] /
+ * Ethernet / IPv4 / UDP 4791 / BTH [+ DETH] [+ RETH] [+ ImmDt] [+ AETH] /
  * payload / pad / ICRC.  A frame is built from a PLDMAPkt
  * (pldma_hdr_tx()) and parsed into one (pldma_hdr_parse()), which checks
  * every length against the frame before a byte of it is used.
@@ -147,6 +147,23 @@ const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES] = {
     },
 };
 
+/*
+ * The UD opcodes (IBA table 38): SEND Only and SEND Only with Immediate,
+ * a DETH after the BTH; for UD QPs (and QP1, the Ethernet function's)
+ */
+const PLDMANetOpcode pldma_hdr_ud_opcode[2] = {
+    [OP_UD_SEND_ONLY - OP_UD_SEND_ONLY] = {
+        "UD SEND Only", PLDMA_NET_F_REQ | PLDMA_NET_F_SEND |
+        PLDMA_NET_F_DETH | PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_ONLY,
+        HDR(DETH_LEN),
+    },
+    [OP_UD_SEND_ONLY_IMM - OP_UD_SEND_ONLY] = {
+        "UD SEND Only with Immediate", PLDMA_NET_F_REQ | PLDMA_NET_F_SEND |
+        PLDMA_NET_F_DETH | PLDMA_NET_F_IMMDT | PLDMA_NET_F_PAYLOAD |
+        PLDMA_NET_F_ONLY, HDR(DETH_LEN + IMM_LEN),
+    },
+};
+
 /* ICRC: CRC-32 over the packet with the variant fields masked to ones */
 static uint32_t pldma_icrc(const uint8_t *ip, size_t len)
 {
@@ -173,6 +190,11 @@ static uint32_t pldma_icrc(const uint8_t *ip, size_t len)
  */
 static uint8_t *hdr_put_ext(uint8_t *q, uint32_t fl, const PLDMAPkt *p)
 {
+    if (fl & PLDMA_NET_F_DETH) {
+        stl_be_p(q, p->qkey);
+        stl_be_p(q + 4, p->src_qpn & PLDMA_PSN_MASK);   /* resv8, SrcQP */
+        q += DETH_LEN;
+    }
     if (fl & PLDMA_NET_F_RETH) {
         stq_be_p(q, p->va);
         stl_be_p(q + 8, p->rkey);
@@ -213,9 +235,13 @@ void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p)
     /* (every frame sent is a QP's: its callers say which) */
     assert(p->plen <= s->mtu && p->qp && p->qp <= s->num_qps);
     qp = &s->net->qps[p->qp - 1];
-    /* Ethernet: to the QP's destination MAC */
-    stl_le_p(f, qp->dest_mac_lo);
-    stw_le_p(f + 4, qp->dest_mac_hi);
+    /* Ethernet: to the QP's destination MAC, or a datagram's */
+    if (p->ud_dmac) {
+        memcpy(f, p->ud_dmac, 6);
+    } else {
+        stl_le_p(f, qp->dest_mac_lo);
+        stw_le_p(f + 4, qp->dest_mac_hi);
+    }
     memcpy(f + 6, s->conf->macaddr.a, 6);
     stw_be_p(f + 12, 0x0800);
 
@@ -235,7 +261,7 @@ void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p)
     q += pad;
     l4 = q + ICRC_LEN - udp;
 
-    /* IPv4: the QP's addresses */
+    /* IPv4: the QP's addresses (a datagram's destination) */
     ip[0] = 0x45;
     ip[1] = 0;
     stw_be_p(ip + 2, IP_HDR + l4);
@@ -245,7 +271,7 @@ void pldma_hdr_tx(PLDMACore *s, const PLDMAPkt *p)
     ip[9] = 17;
     stw_be_p(ip + 10, 0);
     stl_be_p(ip + 12, s->net->net_ip);
-    stl_be_p(ip + 16, qp->dest_ip);
+    stl_be_p(ip + 16, p->ud_dmac ? p->ud_dip : qp->dest_ip);
     stw_be_p(ip + 10, net_checksum_finish(net_checksum_add(IP_HDR, ip)));
     /* UDP, source port fixed per node (no ECMP entropy needed here) */
     stw_be_p(udp, 0xc000 | s->node_id);
@@ -291,9 +317,10 @@ bool pldma_hdr_frame_is_resp(const uint8_t *f, size_t size)
 }
 
 /*
- * A RoCEv2 frame for this node that is UD (BTH opcode 0x64 or 0x65: QP1's
- * management datagrams, the OS's): 1 if its ICRC is good, -1 if it is not
- * or it is malformed; 0 if it is not UD (the transport's to parse)
+ * A RoCEv2 frame for this node that is a UD datagram to QP1 (BTH opcode
+ * 0x64 or 0x65: the management datagrams, the OS's): 1 if its ICRC is
+ * good, -1 if it is not or it is malformed; 0 if it is not one (the
+ * transport's to parse: the datagrams of UD QPs are)
  */
 int pldma_hdr_ud_check(const uint8_t *f, size_t size)
 {
@@ -301,7 +328,8 @@ int pldma_hdr_ud_check(const uint8_t *f, size_t size)
     size_t iplen;
 
     if (size < ETH_HDR + IP_HDR + UDP_HDR + BTH_LEN ||
-        (bth[0] != OP_UD_SEND_ONLY && bth[0] != OP_UD_SEND_ONLY_IMM)) {
+        (bth[0] != OP_UD_SEND_ONLY && bth[0] != OP_UD_SEND_ONLY_IMM) ||
+        (ldl_be_p(bth + 4) & PLDMA_PSN_MASK) != PLDMA_GSI_QPN) {
         return 0;
     }
     iplen = pldma_net_roce_len(f, size);
@@ -333,6 +361,11 @@ static const uint8_t *hdr_get_ext(const uint8_t *q, uint32_t fl, PLDMAPkt *p)
 {
     uint32_t w;
 
+    if (fl & PLDMA_NET_F_DETH) {
+        p->qkey = ldl_be_p(q);
+        p->src_qpn = ldl_be_p(q + 4) & PLDMA_PSN_MASK;
+        q += DETH_LEN;
+    }
     if (fl & PLDMA_NET_F_RETH) {
         p->va = ldq_be_p(q);
         p->rkey = ldl_be_p(q + 8);
@@ -386,6 +419,7 @@ bool pldma_hdr_parse(PLDMACore *s, const uint8_t *f, size_t size,
         return false;
     }
     p->src_ip = src;         /* checked against the QP's on dispatch */
+    p->ip_hdr = ip;
     l4 = lduw_be_p(udp + 4);
     if (lduw_be_p(udp + 2) != ROCE_UDP_PORT || l4 != iplen - IP_HDR) {
         return false;

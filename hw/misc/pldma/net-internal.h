@@ -50,6 +50,11 @@ typedef struct PLDMANetReq {
     uint64_t at_swap;       /* DESC_ATOMIC_SWAP */
     bool at_have;           /* the response came: at_orig to write */
     uint64_t at_orig;
+    /* a UD SEND: its address vector (PLDMA_DESC_UD_*) */
+    uint8_t ud_dmac[6];
+    uint32_t ud_dip;
+    uint32_t ud_qkey;
+    uint32_t ud_dqpn;
 } PLDMANetReq;
 
 /* A remote key: a range of a PASID's address space, remote access bits */
@@ -203,6 +208,7 @@ typedef struct PLDMAQP {
      */
     uint32_t srq;
     uint32_t type;          /* PLDMA_QP_TYPE_* (QP_TYPE) */
+    uint32_t qkey;          /* UD: its Q_Key (QP_QKEY) */
 } PLDMAQP;
 
 /*
@@ -458,11 +464,14 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define ATOMIC_ETH_LEN      28
 #define ATOMIC_ACK_ETH_LEN  8
 /*
- * UD SEND (IBA table 38): QP1's management datagrams (rdma_cm's CM MADs),
- * which the OS's GSI QP serves through the Ethernet function
+ * UD SEND (IBA table 38), with a DETH: the datagrams of UD QPs, and QP1's
+ * management datagrams (rdma_cm's CM MADs), which the OS's GSI QP serves
+ * through the Ethernet function
  */
 #define OP_UD_SEND_ONLY     0x64
 #define OP_UD_SEND_ONLY_IMM 0x65
+#define DETH_LEN            8
+#define PLDMA_GSI_QPN       1
 
 /* What an opcode is and carries (hdr.c's pldma_hdr_opcode[]) */
 #define PLDMA_NET_F_RETH    (1U << 0)   /* RDMA extended header */
@@ -481,6 +490,7 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define PLDMA_NET_F_ATOMIC  (1U << 13)  /* AtomicETH (request) ... */
 #define PLDMA_NET_F_ATOMIC_ACK (1U << 14) /* ... AtomicAckETH (response) */
 #define PLDMA_NET_F_UC      (1U << 15)  /* a UC opcode, for UC QPs only */
+#define PLDMA_NET_F_DETH    (1U << 16)  /* a UD opcode (DETH), UD QPs only */
 #define PLDMA_NET_F_ONLY    (PLDMA_NET_F_FIRST | PLDMA_NET_F_LAST)
 
 typedef struct PLDMANetOpcode {
@@ -490,10 +500,11 @@ typedef struct PLDMANetOpcode {
 } PLDMANetOpcode;
 
 extern const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES];
+extern const PLDMANetOpcode pldma_hdr_ud_opcode[2];
 
 /*
- * The row of BTH opcode @op: RC's, or for a UC opcode the RC one it is
- * 0x20 above (IBA table 38); a row of no flags for any other
+ * The row of BTH opcode @op: RC's, for a UC opcode the RC one it is 0x20
+ * above (IBA table 38), UD's own two; a row of no flags for any other
  */
 static inline const PLDMANetOpcode *pldma_hdr_op(uint8_t op)
 {
@@ -501,6 +512,9 @@ static inline const PLDMANetOpcode *pldma_hdr_op(uint8_t op)
 
     if (op >= OP_UC && op <= (OP_UC | OP_WRITE_ONLY_IMM)) {
         return &pldma_hdr_opcode[op - OP_UC];
+    }
+    if (op == OP_UD_SEND_ONLY || op == OP_UD_SEND_ONLY_IMM) {
+        return &pldma_hdr_ud_opcode[op - OP_UD_SEND_ONLY];
     }
     return op < PLDMA_NET_NUM_OPCODES ? &pldma_hdr_opcode[op] : &none;
 }
@@ -510,7 +524,8 @@ static inline uint32_t pldma_hdr_op_flags(uint8_t op)
 {
     uint32_t fl = pldma_hdr_op(op)->flags;
 
-    return op >= OP_UC && fl ? fl | PLDMA_NET_F_UC : fl;
+    return op >= OP_UC && fl && !(fl & PLDMA_NET_F_DETH) ? fl | PLDMA_NET_F_UC
+                                                         : fl;
 }
 
 static inline const char *pldma_hdr_op_name(uint8_t op)
@@ -563,6 +578,12 @@ typedef struct PLDMAPkt {
     uint64_t compare;       /* AtomicETH: Compare Data (CmpSwap) */
     uint64_t orig;          /* AtomicAckETH: Original Remote Data */
     int64_t ready;          /* tx, timing model: its payload read, 0: now */
+    /* UD: the DETH, and the datagram's address (tx) or IPv4 header (rx) */
+    uint32_t qkey;
+    uint32_t src_qpn;
+    const uint8_t *ud_dmac; /* tx: 6 bytes; NULL: the QP's DEST_MAC, IP */
+    uint32_t ud_dip;
+    const uint8_t *ip_hdr;  /* rx: its 20 bytes, for the receiver's GRH */
 } PLDMAPkt;
 
 /*

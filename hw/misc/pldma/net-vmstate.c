@@ -82,6 +82,14 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
                                 : r->at_have) {
         return "atomic's length or response";
     }
+    /* (the QP's own check, pldma_qp_check(), ran before: its type) */
+    if (s->net->qps[r->qp - 1].type == PLDMA_QP_TYPE_UD
+        ? !(pldma_op_flags(ch->op) & PLDMA_OPF_WIRE_SEND) ||
+          ch->len > r->mtu || (r->ud_dqpn & ~PLDMA_PSN_MASK) ||
+          (r->ud_dmac[0] & 1) || r->ud_dip == 0 || r->ud_dip == UINT32_MAX
+        : r->ud_dip || r->ud_qkey || r->ud_dqpn) {
+        return "UD datagram's opcode, length or address vector";
+    }
     return NULL;
 }
 
@@ -106,6 +114,12 @@ static const char *pldma_net_conn_recv_check(const PLDMANetConn *c,
         (c->uc_drop ? c->msg_valid || c->rmsg_valid || c->imm_wqe :
          c->park || c->rd_active || c->rdq_n)) {
         return "UC connection state";
+    }
+    /* (a datagram is received whole within one frame's receive) */
+    if (qp->type == PLDMA_QP_TYPE_UD &&
+        (c->msg_valid || c->rmsg_valid || c->imm_wqe || c->park ||
+         c->rd_active || c->rdq_n)) {
+        return "UD connection state";
     }
     if (qp->type != PLDMA_QP_TYPE_UC && c->uc_drop) {
         return "UC state on an RC connection";
@@ -556,6 +570,28 @@ static const VMStateDescription vmstate_pldma_req_atomic = {
     }
 };
 
+static bool pldma_net_req_ud_needed(void *opaque)
+{
+    PLDMANetReq *r = opaque;
+
+    return r->ud_dip != 0;
+}
+
+/* A UD datagram's address vector */
+static const VMStateDescription vmstate_pldma_req_ud = {
+    .name = "pldma-net-req/ud",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_net_req_ud_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT8_ARRAY(ud_dmac, PLDMANetReq, 6),
+        VMSTATE_UINT32(ud_dip, PLDMANetReq),
+        VMSTATE_UINT32(ud_qkey, PLDMANetReq),
+        VMSTATE_UINT32(ud_dqpn, PLDMANetReq),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 /* A channel's requester state (PLDMANet.req) and its timer */
 static const VMStateDescription vmstate_pldma_req = {
     .name = "pldma-net-req",
@@ -589,6 +625,7 @@ static const VMStateDescription vmstate_pldma_req = {
     },
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_req_atomic,
+        &vmstate_pldma_req_ud,
         NULL
     }
 };

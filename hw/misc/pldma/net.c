@@ -417,10 +417,18 @@ void pldma_net_send_frame(PLDMACore *s, const uint8_t *f, size_t len,
     }
 }
 
+/* The transport whose QPs take BTH opcode flags @fl */
+static uint32_t pldma_net_op_type(uint32_t fl)
+{
+    return fl & PLDMA_NET_F_DETH ? PLDMA_QP_TYPE_UD
+           : fl & PLDMA_NET_F_UC ? PLDMA_QP_TYPE_UC : PLDMA_QP_TYPE_RC;
+}
+
 /*
  * A frame for a QP: taken only by the QP it names, index and generation,
  * in a state that receives it (RTR or RTS for requests, RTS for
- * responses), from the QP's peer (IPv4 source = its destination IP).
+ * responses), of its transport, from the QP's peer (IPv4 source = its
+ * destination IP; a UD QP has none and takes datagrams from anyone).
  * Then the PSN window decides (resp.c, comp.c).  Anything else is
  * dropped and counted, nothing moves.
  */
@@ -441,13 +449,13 @@ static void pldma_net_rx_qp(PLDMACore *s, PLDMAPkt *p)
         pldma_net_qp_drop(s, p, "QP not in a receiving state");
         return;
     }
-    if (p->src_ip != qp->dest_ip) {
-        pldma_net_qp_drop(s, p, "not from the QP's peer");
+    /* a UC QP takes UC requests only, an RC QP RC opcodes only... */
+    if (pldma_net_op_type(fl) != qp->type) {
+        pldma_net_qp_drop(s, p, "an opcode of another transport");
         return;
     }
-    /* a UC QP takes UC requests only, an RC QP RC opcodes only */
-    if (!(fl & PLDMA_NET_F_UC) != (qp->type == PLDMA_QP_TYPE_RC)) {
-        pldma_net_qp_drop(s, p, "an opcode of another transport");
+    if (qp->type != PLDMA_QP_TYPE_UD && p->src_ip != qp->dest_ip) {
+        pldma_net_qp_drop(s, p, "not from the QP's peer");
         return;
     }
     p->qp = idx + 1;

@@ -280,7 +280,7 @@ static uint32_t qp_check_attrs(PLDMACore *s, uint32_t idx, uint32_t mask)
     }
     /* (the PD is staged in the same RESET->INIT) */
     if ((mask & PLDMA_QPA_TYPE) && st->type != PLDMA_QP_TYPE_RC &&
-        st->type != PLDMA_QP_TYPE_UC) {
+        st->type != PLDMA_QP_TYPE_UC && st->type != PLDMA_QP_TYPE_UD) {
         return PLDMA_QP_ST_BAD_ATTR;
     }
     if ((mask & PLDMA_QPA_SRQ) &&
@@ -341,6 +341,9 @@ static void qp_apply_attrs(PLDMAQP *qp, const PLDMAQP *st, uint32_t mask)
     if (mask & PLDMA_QPA_ACCESS_FLAGS) {
         qp->access = st->access;
     }
+    if (mask & PLDMA_QPA_QKEY) {
+        qp->qkey = st->qkey;
+    }
     if (mask & PLDMA_QPA_AV) {
         qp->dest_ip = st->dest_ip;
         qp->dest_mac_lo = st->dest_mac_lo;
@@ -375,6 +378,37 @@ static void qp_apply_attrs(PLDMAQP *qp, const PLDMAQP *st, uint32_t mask)
     }
 }
 
+/*
+ * What the transport changes in qp_transition()'s RC sets (IBA table 91's
+ * UC and UD columns).  UC: no RNR timer, no READ or atomic resources, no
+ * ACK timeout or retries.  UD: no path at all; a Q_Key at INIT, which
+ * every later transition may change; no access flags.
+ */
+static void qp_type_attrs(uint32_t type, uint32_t cur, uint32_t next,
+                          uint32_t *req, uint32_t *opt)
+{
+    if (next == PLDMA_QPS_RESET || next == PLDMA_QPS_ERR) {
+        return;
+    }
+    switch (type) {
+    case PLDMA_QP_TYPE_UC:
+        *req &= ~(PLDMA_QPA_MIN_RNR_TIMER | PLDMA_QPA_TIMEOUT |
+                  PLDMA_QPA_RETRY_CNT | PLDMA_QPA_RNR_RETRY);
+        *opt &= ~(PLDMA_QPA_MIN_RNR_TIMER | PLDMA_QPA_MAX_QP_RD_ATOMIC);
+        break;
+    case PLDMA_QP_TYPE_UD:
+        *req &= PLDMA_QPA_STATE | PLDMA_QPA_PD | PLDMA_QPA_SQ |
+                PLDMA_QPA_SQ_PSN;
+        *opt &= PLDMA_QPA_RQ | PLDMA_QPA_CQ | PLDMA_QPA_SRQ | PLDMA_QPA_TYPE;
+        if (cur == PLDMA_QPS_RESET) {
+            *req |= PLDMA_QPA_QKEY;
+        } else {
+            *opt |= PLDMA_QPA_QKEY;
+        }
+        break;
+    }
+}
+
 static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
 {
     PLDMAQP *qp = &s->net->qps[idx];
@@ -391,17 +425,9 @@ static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
     if (!qp_transition(qp->state, next, &req, &opt)) {
         return PLDMA_QP_ST_BAD_STATE;
     }
-    /*
-     * UC (IBA table 91's UC column): no RNR timer, no READ or atomic
-     * resources, no ACK timeout or retries; the type is the one staged at
-     * RESET->INIT
-     */
-    if ((qp->state == PLDMA_QPS_RESET && (mask & PLDMA_QPA_TYPE) ?
-         st->type : qp->type) == PLDMA_QP_TYPE_UC) {
-        req &= ~(PLDMA_QPA_MIN_RNR_TIMER | PLDMA_QPA_TIMEOUT |
-                 PLDMA_QPA_RETRY_CNT | PLDMA_QPA_RNR_RETRY);
-        opt &= ~(PLDMA_QPA_MIN_RNR_TIMER | PLDMA_QPA_MAX_QP_RD_ATOMIC);
-    }
+    /* the type is the one staged at RESET->INIT */
+    qp_type_attrs(qp->state == PLDMA_QPS_RESET && (mask & PLDMA_QPA_TYPE) ?
+                  st->type : qp->type, qp->state, next, &req, &opt);
     /* without STATE, a modify in the current state (RTS->RTS...) */
     req &= mask & PLDMA_QPA_STATE ? ~0U : ~PLDMA_QPA_STATE;
     if ((mask & req) != req || (mask & ~(req | opt | PLDMA_QPA_STATE))) {
@@ -412,6 +438,10 @@ static uint32_t qp_modify(PLDMACore *s, uint32_t idx)
         return r;
     }
     qp_apply_attrs(qp, st, mask);
+    if (qp->type == PLDMA_QP_TYPE_UD) {
+        /* a UD QP's one packet per message: up to the link's MTU */
+        qp->path_mtu = ctz32(s->mtu) - 7;
+    }
     if (next != qp->state || next == PLDMA_QPS_RESET) {
         qp_set_state(s, idx, next);
     }
@@ -476,6 +506,7 @@ static const struct {
     { PLDMA_QP_SEND_CQ, offsetof(PLDMAQP, send_cq) },
     { PLDMA_QP_RECV_CQ, offsetof(PLDMAQP, recv_cq) },
     { PLDMA_QP_TYPE, offsetof(PLDMAQP, type) },
+    { PLDMA_QP_QKEY, offsetof(PLDMAQP, qkey) },
 };
 
 /* The staging attribute at register @addr, or NULL */
@@ -671,6 +702,25 @@ static bool pldma_qp_type_needed(void *opaque)
     return qp->type != PLDMA_QP_TYPE_RC;
 }
 
+static bool pldma_qp_qkey_needed(void *opaque)
+{
+    PLDMAQP *qp = opaque;
+
+    return qp->qkey != 0;
+}
+
+/* A UD QP's Q_Key */
+static const VMStateDescription vmstate_pldma_qp_qkey = {
+    .name = "pldma-qp/qkey",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_qp_qkey_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(qkey, PLDMAQP),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 /* The transport, when it is not RC */
 static const VMStateDescription vmstate_pldma_qp_type = {
     .name = "pldma-qp/type",
@@ -690,6 +740,7 @@ static const VMStateDescription vmstate_pldma_qp = {
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_qp_pd_tag,
         &vmstate_pldma_qp_type,
+        &vmstate_pldma_qp_qkey,
         NULL
     },
     .fields = (const VMStateField[]) {
@@ -735,8 +786,12 @@ static const char *pldma_qp_check(PLDMACore *s, uint32_t i)
         return "bad QPN generation";
     }
     if (qp->type != PLDMA_QP_TYPE_RC &&
-        (qp->type != PLDMA_QP_TYPE_UC || qp->state == PLDMA_QPS_RESET)) {
+        ((qp->type != PLDMA_QP_TYPE_UC && qp->type != PLDMA_QP_TYPE_UD) ||
+         qp->state == PLDMA_QPS_RESET)) {
         return "unknown transport, or one of a QP in RESET";
+    }
+    if (qp->qkey && qp->type != PLDMA_QP_TYPE_UD) {
+        return "a Q_Key on a QP that is not UD";
     }
     if (qp->state == PLDMA_QPS_RESET) {
         return NULL;

@@ -22,12 +22,18 @@
 #include "net-internal.h"
 #include "trace.h"
 
-/* Is the QP of @ch's remote operation a UC QP */
-static bool req_uc(PLDMAChannel *ch)
+/* The transport of the QP of @ch's remote operation */
+static uint32_t req_type(PLDMAChannel *ch)
 {
     PLDMANetReq *r = pldma_ch_req(ch);
 
-    return r->qp && ch->s->net->qps[r->qp - 1].type == PLDMA_QP_TYPE_UC;
+    return r->qp ? ch->s->net->qps[r->qp - 1].type : PLDMA_QP_TYPE_RC;
+}
+
+/* Is it unreliable (UC or UD): nothing is acknowledged or resent */
+static bool req_uc(PLDMAChannel *ch)
+{
+    return req_type(ch) != PLDMA_QP_TYPE_RC;
 }
 
 void pldma_req_arm(PLDMAChannel *ch, uint64_t us)
@@ -59,11 +65,14 @@ static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp)
                         ch->idx, ch->head, qp->state);
         return PLDMA_ST_BAD_QP;
     }
-    if (qp->type == PLDMA_QP_TYPE_UC &&
-        (ch->op == PLDMA_OP_RDMA_READ || pldma_op_atomic(ch->op))) {
+    if ((qp->type == PLDMA_QP_TYPE_UC &&
+         (ch->op == PLDMA_OP_RDMA_READ || pldma_op_atomic(ch->op))) ||
+        (qp->type == PLDMA_QP_TYPE_UD &&
+         !(pldma_op_flags(ch->op) & PLDMA_OPF_WIRE_SEND))) {
         PLDMA_GUEST_ERR(pldma_err_desc_uc_op,
-                        "ch%u: desc %u: opcode 0x%x on a UC QP", ch->idx,
-                        ch->head, ch->op);
+                        "ch%u: desc %u: opcode 0x%x on a %s QP", ch->idx,
+                        ch->head, ch->op,
+                        qp->type == PLDMA_QP_TYPE_UC ? "UC" : "UD");
         return PLDMA_ST_BAD_OPCODE;
     }
     r->qp = qp - s->net->qps + 1;
@@ -74,6 +83,39 @@ static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp)
     r->retry_count = PLDMA_QPT_RETRY_CNT(t);
     r->rnr_retry = PLDMA_QPT_RNR_RETRY(t) == 7 ? UINT32_MAX
                                                 : PLDMA_QPT_RNR_RETRY(t);
+    return 0;
+}
+
+/*
+ * A SEND on a UD QP: its address vector (PLDMA_DESC_UD_*), and one packet
+ * of at most the link's MTU (the QP's path MTU is the link's)
+ */
+static uint32_t req_ud_decode(PLDMAChannel *ch, const uint8_t *d)
+{
+    PLDMANetReq *r = pldma_ch_req(ch);
+    const PLDMAQP *qp = &ch->s->net->qps[r->qp - 1];
+
+    memcpy(r->ud_dmac, d + PLDMA_DESC_UD_DMAC, sizeof(r->ud_dmac));
+    r->ud_dip = ldl_le_p(d + PLDMA_DESC_UD_DEST_IP);
+    r->ud_qkey = ldl_le_p(d + PLDMA_DESC_UD_QKEY);
+    r->ud_dqpn = ldl_le_p(d + PLDMA_DESC_UD_DEST_QPN);
+    if (r->ud_qkey & PLDMA_UD_QKEY_PRIVILEGED) {
+        r->ud_qkey = qp->qkey;          /* IBA 10.2.5: the QP's own */
+    }
+    if (lduw_le_p(d + PLDMA_DESC_UD_DMAC + 6) ||
+        (r->ud_dqpn & ~PLDMA_PSN_MASK) || (r->ud_dmac[0] & 1) ||
+        r->ud_dip == 0 || r->ud_dip == UINT32_MAX) {
+        PLDMA_GUEST_ERR(pldma_err_desc_ud_av,
+                        "ch%u: desc %u: bad UD address vector", ch->idx,
+                        ch->head);
+        return PLDMA_ST_BAD_DESC;
+    }
+    if (ch->len > r->mtu) {
+        PLDMA_GUEST_ERR(pldma_err_desc_length, "ch%u: desc %u: bad length %u",
+                        ch->idx, ch->head, ch->len);
+        return PLDMA_ST_BAD_LENGTH;
+    }
+    trace_pldma_net_ud_send(ch->idx, r->ud_dqpn, r->ud_dip, ch->len);
     return 0;
 }
 
@@ -95,6 +137,13 @@ uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
     if (st) {
         memset(r, 0, sizeof(*r));
         return st;
+    }
+    if (qp->type == PLDMA_QP_TYPE_UD) {
+        st = req_ud_decode(ch, d);
+        if (st) {
+            memset(r, 0, sizeof(*r));
+            return st;
+        }
     }
     /* (a SEND has no remote address: REMOTE_VA and RKEY are not used) */
     if (pldma_op_flags(ch->op) & PLDMA_OPF_RKEY) {
@@ -391,6 +440,23 @@ static PLDMAReqSent req_uc_sent(PLDMAChannel *ch, uint32_t n, bool last,
     return REQ_SENT;
 }
 
+/* A UD QP's datagram @p: its opcode, DETH and address (else nothing) */
+static void req_ud_address(PLDMAChannel *ch, PLDMAPkt *p)
+{
+    PLDMANetReq *r = pldma_ch_req(ch);
+
+    if (req_type(ch) != PLDMA_QP_TYPE_UD) {
+        return;
+    }
+    p->opcode = pldma_op_has_imm(ch->op) ? OP_UD_SEND_ONLY_IMM
+                                         : OP_UD_SEND_ONLY;
+    p->qpn = r->ud_dqpn;
+    p->qkey = r->ud_qkey;
+    p->src_qpn = pldma_qp_qpn(ch->s, r->qp - 1);
+    p->ud_dmac = r->ud_dmac;
+    p->ud_dip = r->ud_dip;
+}
+
 /* Send the WRITE or SEND segment at ch->done, within @budget bytes */
 static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
                                      uint64_t *budget)
@@ -450,6 +516,7 @@ static PLDMAReqSent req_send_segment(PLDMAChannel *ch, uint8_t *buf,
         p.dmalen = ch->len;
     }
     if (req_uc(ch)) {
+        req_ud_address(ch, &p);
         pldma_hdr_tx(s, &p);
         return req_uc_sent(ch, n, last, budget);
     }

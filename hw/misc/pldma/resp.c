@@ -58,8 +58,8 @@ void pldma_resp_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
         .syndrome = syndrome, .msn = c->msn,
     };
 
-    if (conn_qp(s, c)->type == PLDMA_QP_TYPE_UC) {
-        return;                 /* a UC responder answers nothing */
+    if (conn_qp(s, c)->type != PLDMA_QP_TYPE_RC) {
+        return;                 /* a UC or UD responder answers nothing */
     }
     conn_dest(s, c, &p);
 
@@ -311,7 +311,8 @@ typedef struct PLDMAResp {
     PLDMANetConn *c;
     const PLDMAPkt *p;
     uint32_t qp;            /* the QP's index */
-    bool uc;                /* of a UC QP */
+    bool uc;                /* of a UC or UD QP: nothing answers or waits */
+    bool ud;                /* of a UD QP */
     PLDMARespKind kind;
     bool first, last;       /* of its message */
     uint32_t mtu;
@@ -348,6 +349,13 @@ static void uc_abort(PLDMAResp *r)
 {
     PLDMANetConn *c = r->c;
 
+    if (r->ud) {
+        /* (a datagram is a message of its own: nothing more to drop) */
+        pldma_net_cnt(r->s, PLDMA_NCNT_UD_DROPPED);
+        trace_pldma_resp_ud_drop(r->qp, r->p->src_qpn, r->why ? r->why : "");
+        c->rmsg_valid = false;
+        return;
+    }
     if (!c->uc_drop) {
         pldma_net_cnt(r->s, PLDMA_NCNT_UC_DROPPED);
         trace_pldma_resp_uc_drop(r->qp, r->p->psn);
@@ -396,10 +404,33 @@ static PLDMARespState resp_uc_chk_psn(PLDMAResp *r)
     return RESPST_CHK_OP_SEQ;
 }
 
+/*
+ * UD: no PSN is checked (a datagram stands alone, IBA 9.7.?), but its
+ * Q_Key must be the QP's; behind a fault nothing is taken
+ */
+static PLDMARespState resp_ud_chk(PLDMAResp *r)
+{
+    r->d = 0;
+    if (r->p->qkey != conn_qp(r->s, r->c)->qkey) {
+        r->why = "UD: another Q_Key";
+        uc_abort(r);
+        return RESPST_DONE;
+    }
+    if (r->c->fault) {
+        r->why = "UD: behind a fault";
+        uc_abort(r);
+        return RESPST_DONE;
+    }
+    return RESPST_CHK_OP_SEQ;
+}
+
 static PLDMARespState resp_chk_psn(PLDMAResp *r)
 {
     PLDMANetConn *c = r->c;
 
+    if (r->ud) {
+        return resp_ud_chk(r);
+    }
     r->d = pldma_net_psn_diff(r->p->psn, c->epsn);
     if (r->uc) {
         return resp_uc_chk_psn(r);
@@ -728,6 +759,11 @@ static PLDMARespState resp_send_resource(PLDMAResp *r)
         c->rmsg_psn = p->psn;
         c->rmsg_off = 0;
     }
+    if (r->ud && PLDMA_UD_GRH_LEN + p->plen > c->rwqe_total) {
+        r->why = "UD: longer than the receive WQE";
+        uc_abort(r);                    /* the WQE stays for the next */
+        return RESPST_DONE;
+    }
     if (r->off + p->plen > c->rwqe_total || r->off + p->plen > UINT32_MAX) {
         c->rmsg_valid = false;
         if (!pldma_rq_complete(r->s, r->qp, c->rwqe_id, PLDMA_WC_RECV,
@@ -791,14 +827,33 @@ static PLDMARespState resp_write_execute(PLDMAResp *r)
     return RESPST_COMPLETE;
 }
 
+/*
+ * A UD datagram's GRH, the first PLDMA_UD_GRH_LEN bytes of its WQE: for
+ * RoCEv2 over IPv4, 20 zero bytes and then the datagram's IPv4 header
+ * (where verbs' ibv_init_ah_from_wc() finds it)
+ */
+static PLDMAAccess resp_ud_grh(PLDMAResp *r)
+{
+    uint8_t grh[PLDMA_UD_GRH_LEN] = { 0 };
+
+    memcpy(grh + PLDMA_UD_GRH_LEN - 20, r->p->ip_hdr, 20);
+    return pldma_rq_scatter(r->s, r->c, r->qp, 0, grh, sizeof(grh));
+}
+
 /* A SEND segment's payload scattered over the receive WQE's entries */
 static PLDMARespState resp_send_execute(PLDMAResp *r)
 {
     PLDMANetConn *c = r->c;
     const PLDMAPkt *p = r->p;
-    PLDMAAccess a;
+    PLDMAAccess a = PLDMA_ACC_OK;
 
-    a = pldma_rq_scatter(r->s, c, r->qp, r->off, p->payload, p->plen);
+    if (r->ud) {
+        a = resp_ud_grh(r);
+        r->off = PLDMA_UD_GRH_LEN;
+    }
+    if (a == PLDMA_ACC_OK) {
+        a = pldma_rq_scatter(r->s, c, r->qp, r->off, p->payload, p->plen);
+    }
     if (a == PLDMA_ACC_BUSERR) {
         c->rmsg_valid = false;
         if (!pldma_rq_complete(r->s, r->qp, c->rwqe_id, PLDMA_WC_RECV,
@@ -1047,7 +1102,8 @@ void pldma_resp_rx(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p)
     uint32_t fl = pldma_hdr_op_flags(p->opcode);
     PLDMAResp r = {
         .s = s, .c = c, .p = p, .qp = pldma_resp_qpi(s, c),
-        .uc = conn_qp(s, c)->type == PLDMA_QP_TYPE_UC,
+        .uc = conn_qp(s, c)->type != PLDMA_QP_TYPE_RC,
+        .ud = conn_qp(s, c)->type == PLDMA_QP_TYPE_UD,
         .kind = p->atomic ? RESP_ATOMIC
                 : fl & PLDMA_NET_F_READ ? RESP_READ
                 : fl & PLDMA_NET_F_SEND ? RESP_SEND : RESP_WRITE,

@@ -79,6 +79,10 @@ bool pldma_rq_complete(PLDMACore *s, uint32_t idx, uint64_t wr_id,
     if (p && p->se) {
         e.flags |= PLDMA_CQE_F_SOLICITED;
     }
+    if (p && (pldma_hdr_op_flags(p->opcode) & PLDMA_NET_F_DETH)) {
+        e.src_qp = p->src_qpn;          /* UD: the sender's, GRH first */
+        e.flags |= PLDMA_CQE_F_GRH;
+    }
     if (qp->recv_cq != PLDMA_CQ_NONE) {
         pldma_cq_post(s, qp->recv_cq, &e);
     }

@@ -92,6 +92,8 @@
 #define   PLDMA_CAP_SRQ               PLDMA_BIT(22)
 /* unreliable connected QPs (PLDMA_QP_TYPE_UC) */
 #define   PLDMA_CAP_UC                PLDMA_BIT(23)
+/* unreliable datagram QPs (PLDMA_QP_TYPE_UD) */
+#define   PLDMA_CAP_UD                PLDMA_BIT(24)
 #define PLDMA_MAX_XFER              0x00c   /* RO  max descriptor length */
 #define PLDMA_CTRL                  0x010   /* RW */
 #define   PLDMA_CTRL_RESET            PLDMA_BIT(0)  /* W1: reset the engine */
@@ -244,7 +246,9 @@
 #define PLDMA_NCNT_NOT_OURS         29
 /* UC messages dropped: a PSN gap, a refused packet, a fault */
 #define PLDMA_NCNT_UC_DROPPED       30
-#define PLDMA_NCNT_NUM              31  /* at most 32: 0x280..0x2ff */
+/* UD datagrams dropped: a bad Q_Key, no WQE, too long, a fault */
+#define PLDMA_NCNT_UD_DROPPED       31
+#define PLDMA_NCNT_NUM              32  /* at most 32: 0x280..0x2ff */
 /*
  * The counters' names, in index order, for debugfs and libpldma:
  * PLDMA_NCNT_NAMES(X) expands X(index, "name") for every counter.
@@ -280,7 +284,8 @@
     X(PLDMA_NCNT_LOOPED, "looped") \
     X(PLDMA_NCNT_ACK_UNSENT, "ack_unsent") \
     X(PLDMA_NCNT_NOT_OURS, "not_ours") \
-    X(PLDMA_NCNT_UC_DROPPED, "uc_dropped")
+    X(PLDMA_NCNT_UC_DROPPED, "uc_dropped") \
+    X(PLDMA_NCNT_UD_DROPPED, "ud_dropped")
 
 /*
  * Queue pairs (CAP.QP, hw/misc/pldma/qp.c; on the wire net.c and its roles):
@@ -474,6 +479,30 @@
 #define PLDMA_QP_TYPE               0x3c0   /* RW  staged PLDMA_QP_TYPE_* */
 #define   PLDMA_QP_TYPE_RC            0
 #define   PLDMA_QP_TYPE_UC            1
+#define   PLDMA_QP_TYPE_UD            2     /* CAP.UD */
+/*
+ * Unreliable datagram QPs (CAP.UD): QP_TYPE_UD at RESET->INIT, which
+ * also needs PLDMA_QPA_QKEY (and STATE, PD, SQ; not ACCESS_FLAGS); RTR
+ * needs STATE only (QKEY may change), RTS STATE and SQ_PSN.  The path
+ * attributes (AV, DEST_QPN, PATH_MTU, RQ_PSN, the timers, MAX_QP_RD_ATOMIC)
+ * are no UD QP's: BAD_ATTR.  A UD QP sends SEND and SEND with immediate
+ * only, of at most the link's MTU (CAP's mtu, the port's active MTU), each
+ * one packet (BTH opcode 0x64/0x65 with a DETH) to the address vector in
+ * its descriptor (PLDMA_DESC_UD_*); it completes when it is on the link.
+ * A datagram to a UD QP in RTR or RTS from any source, with the QP's
+ * Q_Key, takes its next receive WQE (RQ or SRQ): the WQE gets
+ * PLDMA_UD_GRH_LEN bytes of GRH (for RoCEv2 over IPv4: 20 zero bytes,
+ * then the datagram's IPv4 header, as verbs' ibv_init_ah_from_wc() reads
+ * it), then the payload; its CQE has SRC_QP (the DETH's source QP) and
+ * PLDMA_CQE_F_GRH.  Datagrams with another Q_Key, for a QP with no WQE,
+ * longer than the WQE or whose buffer faults are dropped and counted
+ * (PLDMA_NCNT_UD_DROPPED); the WQE stays for the next one.  A fault is
+ * reported or stalled as a UC one, so that the OS makes the page present,
+ * and nothing waits for it.  Datagrams to QPN 1 are the Ethernet
+ * function's (QP1, the OS's).
+ */
+#define PLDMA_QP_QKEY               0x3c4   /* RW  staged Q_Key (QPA_QKEY) */
+#define PLDMA_UD_GRH_LEN            40
 
 /*
  * Completion queues (CAP.CQ): rings of PLDMA_CQE_SIZE entries in memory the
@@ -536,6 +565,7 @@
 #define PLDMA_CQE_VENDOR_ERR        0x1c    /* u32 PLDMA_ST_* of an error */
 #define   PLDMA_CQE_F_IMM             PLDMA_BIT(0)
 #define   PLDMA_CQE_F_SOLICITED       PLDMA_BIT(1)
+#define   PLDMA_CQE_F_GRH             PLDMA_BIT(2)  /* UD: a GRH leads */
 
 /* CQE opcodes (as enum ibv_wc_opcode) */
 #define PLDMA_WC_SEND               0
@@ -599,6 +629,7 @@
 /* Attribute mask (bit values of enum ibv_qp_attr_mask) */
 #define PLDMA_QPA_STATE             PLDMA_BIT(0)
 #define PLDMA_QPA_ACCESS_FLAGS      PLDMA_BIT(3)
+#define PLDMA_QPA_QKEY              PLDMA_BIT(6)  /* QP_QKEY (UD) */
 #define PLDMA_QPA_AV                PLDMA_BIT(7)  /* DEST_IP, DEST_MAC */
 #define PLDMA_QPA_PATH_MTU          PLDMA_BIT(8)
 #define PLDMA_QPA_TIMEOUT           PLDMA_BIT(9)
@@ -902,6 +933,19 @@
 #define PLDMA_DESC_ATOMIC_CMP_ADD   PLDMA_DESC_SRC  /* u64 operand */
 #define PLDMA_DESC_ATOMIC_SWAP      PLDMA_DESC_IMM  /* u64, IMM and RSVD1 */
 #define PLDMA_ATOMIC_LEN            8
+/*
+ * A SEND or SEND with immediate on a UD QP's send queue: its address
+ * vector, in the fields a SEND does not use.  UD_DMAC holds the
+ * destination MAC's six bytes in wire order, then two zero bytes;
+ * UD_DEST_IP an IPv4 address as QP_DEST_IP holds it; UD_QKEY the Q_Key
+ * (with bit 31 set, the QP's own Q_Key is sent instead, IBA 10.2.5);
+ * UD_DEST_QPN the destination QP (24 bits, the rest 0).
+ */
+#define PLDMA_DESC_UD_DMAC          PLDMA_DESC_DST          /* 8 bytes */
+#define PLDMA_DESC_UD_DEST_IP       PLDMA_DESC_REMOTE_VA    /* u32 */
+#define PLDMA_DESC_UD_QKEY          (PLDMA_DESC_REMOTE_VA + 4)  /* u32 */
+#define PLDMA_DESC_UD_DEST_QPN      PLDMA_DESC_RKEY         /* u32 */
+#define PLDMA_UD_QKEY_PRIVILEGED    PLDMA_BIT(31)
 
 /*
  * The opcodes as one table, indexed by opcode (an index not listed is not

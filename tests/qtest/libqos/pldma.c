@@ -223,6 +223,9 @@ uint32_t qpldma_qp_modify(QPldma *d, uint32_t idx, uint32_t mask,
     if (mask & PLDMA_QPA_TYPE) {
         qpldma_wr(d, PLDMA_QP_TYPE, a->type);
     }
+    if (mask & PLDMA_QPA_QKEY) {
+        qpldma_wr(d, PLDMA_QP_QKEY, a->qkey);
+    }
     qpldma_wr(d, PLDMA_QP_CMD, PLDMA_QP_CMD_MODIFY);
     return qpldma_rd(d, PLDMA_QP_STATUS);
 }
@@ -252,6 +255,7 @@ void qpldma_qp_query(QPldma *d, uint32_t idx, QPldmaQPAttr *a)
     a->recv_cq = qpldma_rd(d, PLDMA_QP_RECV_CQ);
     a->srq = qpldma_rd(d, PLDMA_QP_SRQ);
     a->type = qpldma_rd(d, PLDMA_QP_TYPE);
+    a->qkey = qpldma_rd(d, PLDMA_QP_QKEY);
 }
 
 uint32_t qpldma_cq_create(QPldma *d, uint32_t idx, uint64_t base,
@@ -513,6 +517,11 @@ uint32_t qpldma_roce_frame(uint8_t *f, const QPldmaRoce *r)
     stl_be_p(q + 4, r->qpn);
     stl_be_p(q + 8, 0x80000000U | r->psn);     /* AckReq */
     q += 12;
+    if (r->deth) {
+        stl_be_p(q, r->qkey);
+        stl_be_p(q + 4, r->src_qpn);
+        q += 8;
+    }
     if (r->reth) {
         stq_be_p(q, r->va);
         stl_be_p(q + 8, r->rkey);

@@ -108,6 +108,7 @@ typedef struct QPldmaQPAttr {
     uint32_t recv_cq;
     uint32_t srq;           /* PLDMA_QPA_SRQ: an SRQ index */
     uint32_t type;          /* PLDMA_QPA_TYPE: PLDMA_QP_TYPE_* */
+    uint32_t qkey;          /* PLDMA_QPA_QKEY (UD) */
 } QPldmaQPAttr;
 
 /* Stage the attributes of @mask and MODIFY QP @idx; returns QP_STATUS */
@@ -209,6 +210,8 @@ typedef struct QPldmaRoce {
     uint32_t src_ip, dst_ip;
     uint8_t op;
     uint32_t qpn, psn;
+    bool deth;              /* DETH (UD): @qkey, @src_qpn */
+    uint32_t qkey, src_qpn;
     bool reth;              /* RETH: @va, @rkey, @dmalen */
     uint64_t va;
     uint32_t rkey, dmalen;
@@ -226,7 +229,7 @@ void qpldma_mem_check(QTestState *qts, uint64_t pa, const uint8_t *want,
 /* Whether guest memory [pa, pa + len) is all zero */
 bool qpldma_mem_zero(QTestState *qts, uint64_t pa, size_t len);
 
-/* Build @r into @f (room for 14 + 20 + 8 + 32 + plen + 8); returns length */
+/* Build @r into @f (room for 14 + 20 + 8 + 40 + plen + 8); returns length */
 uint32_t qpldma_roce_frame(uint8_t *f, const QPldmaRoce *r);
 
 /*

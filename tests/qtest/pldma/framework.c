@@ -836,6 +836,63 @@ void qp_connect_uc(Node *n, uint32_t idx, QPldmaQPAttr *at, Side *sd)
                      ==, PLDMA_QP_ST_OK);
 }
 
+/*
+ * RESET -> INIT (UD, Q_Key @qkey, send queue channel @sq, the RQ and CQs
+ * of @sd) -> RTR -> RTS, with IBA table 91's UD attributes: a Q_Key at
+ * INIT (required), no path, no access flags (both refused)
+ */
+void qp_connect_ud(Node *n, uint32_t idx, uint32_t sq, uint32_t qkey,
+                   Side *sd)
+{
+    QPldmaQPAttr at = {
+        .type = PLDMA_QP_TYPE_UD, .qkey = qkey, .sq = sq, .pd = sd->pd,
+        .rq_base = sd->rq, .rq_size = RQ_SIZE, .send_cq = sd->scq.idx,
+        .recv_cq = sd->rcq.idx, .state = PLDMA_QPS_INIT,
+        .sq_psn = rand_psn(),
+    };
+    uint32_t init = PLDMA_QPA_STATE | PLDMA_QPA_PD | PLDMA_QPA_SQ |
+                    PLDMA_QPA_RQ | PLDMA_QPA_CQ | PLDMA_QPA_TYPE;
+
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, init, &at), ==,
+                     PLDMA_QP_ST_BAD_ATTR);
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, init | PLDMA_QPA_QKEY |
+                                      PLDMA_QPA_ACCESS_FLAGS, &at), ==,
+                     PLDMA_QP_ST_BAD_ATTR);
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, init | PLDMA_QPA_QKEY,
+                                      &at), ==, PLDMA_QP_ST_OK);
+    at.state = PLDMA_QPS_RTR;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTR, &at),
+                     ==, PLDMA_QP_ST_BAD_ATTR);
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_STATE, &at),
+                     ==, PLDMA_QP_ST_OK);
+    at.state = PLDMA_QPS_RTS;
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_REQ_RTS, &at),
+                     ==, PLDMA_QP_ST_BAD_ATTR);
+    g_assert_cmpuint(qpldma_qp_modify(&n->d, idx, PLDMA_QPA_STATE |
+                                      PLDMA_QPA_SQ_PSN, &at),
+                     ==, PLDMA_QP_ST_OK);
+}
+
+/* A UD SEND (@op: SEND or SEND_IMM) of @len bytes at @src to @av */
+uint64_t post_ud(Node *n, Side *sd, uint8_t op, uint32_t len, uint64_t src,
+                 const UdAv *av, uint32_t imm, uint64_t cookie)
+{
+    uint8_t d[PLDMA_DESC_SIZE];
+    uint64_t compl = alloc_pa(n, PLDMA_COMPL_SIZE);
+
+    qpldma_desc_rdma(d, op, len, src, 0, 0, compl);
+    d[PLDMA_DESC_FLAGS] = PLDMA_DF_SIGNALED;
+    memset(d + PLDMA_DESC_UD_DMAC, 0, 8);
+    memcpy(d + PLDMA_DESC_UD_DMAC, av->dmac, 6);
+    stl_le_p(d + PLDMA_DESC_UD_DEST_IP, av->dip);
+    stl_le_p(d + PLDMA_DESC_UD_QKEY, av->qkey);
+    stl_le_p(d + PLDMA_DESC_UD_DEST_QPN, av->dqpn);
+    stl_le_p(d + PLDMA_DESC_IMM, imm);
+    stq_le_p(d + PLDMA_DESC_COOKIE, cookie);
+    qpldma_ring_post(&n->d, &sd->r, d);
+    return compl;
+}
+
 /* ---- shared receive queues ---- */
 
 uint32_t srq_create(Node *n, uint32_t idx, uint64_t base,

@@ -229,6 +229,17 @@ uint64_t post_op(Node *n, Side *sd, uint8_t op, uint8_t flags,
 void wait_cqe(Pair *p, Node *n, QPldmaCQ *cq, uint8_t *cqe);
 int loop_node_start(Node *n, QPldmaLink *link, const char *tmpl);
 void qp_connect_uc(Node *n, uint32_t idx, QPldmaQPAttr *at, Side *sd);
+/* A UD datagram's address vector (PLDMA_DESC_UD_*) */
+typedef struct UdAv {
+    uint8_t dmac[6];
+    uint32_t dip;
+    uint32_t dqpn;
+    uint32_t qkey;
+} UdAv;
+void qp_connect_ud(Node *n, uint32_t idx, uint32_t sq, uint32_t qkey,
+                   Side *sd);
+uint64_t post_ud(Node *n, Side *sd, uint8_t op, uint32_t len, uint64_t src,
+                 const UdAv *av, uint32_t imm, uint64_t cookie);
 uint32_t srq_create(Node *n, uint32_t idx, uint64_t base,
                     uint32_t size, uint32_t pd, uint32_t tag);
 uint32_t srq_cmd(Node *n, uint32_t idx, uint32_t cmd, uint32_t limit);

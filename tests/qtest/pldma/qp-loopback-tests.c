@@ -1,6 +1,6 @@
 /*
  * Two QPs of one PLDMA through the device's loopback: transfers, the
- * link's timing model, gather/scatter lists, UC
+ * link's timing model, gather/scatter lists, UC, UD
  *
  * Copyright (c) 2026 The PLDMA authors
  *
@@ -561,6 +561,148 @@ static void test_uc_loopback(void)
     qpldma_link_cleanup(&link);
 }
 
+/* Send datagram @len bytes at @src to @av from @sd; SUCCESS on the wire */
+static void ud_send(Node *n, Side *sd, uint8_t op, uint32_t len,
+                    uint64_t src, const UdAv *av, uint32_t imm,
+                    uint64_t cookie, uint32_t want)
+{
+    uint64_t compl = post_ud(n, sd, op, len, src, av, imm, cookie);
+
+    g_assert_cmpuint(qpldma_wait_compl(&n->d, compl, loop_step, NULL,
+                                       WAIT_STEPS, NULL), ==, want);
+}
+
+/*
+ * The receive WQE at @dst got a datagram of @len bytes from @pl to the
+ * port's own address: 20 zero bytes and the IPv4 header (what
+ * ibv_init_ah_from_wc() reads), then the payload
+ */
+static void ud_check_grh(Node *n, uint64_t dst, const uint8_t *pl,
+                         uint32_t len)
+{
+    uint8_t grh[PLDMA_UD_GRH_LEN];
+
+    qtest_memread(n->qts, dst, grh, sizeof(grh));
+    g_assert_true(qpldma_mem_zero(n->qts, dst, 20));
+    g_assert_cmphex(grh[20], ==, 0x45);
+    g_assert_cmpuint(grh[29], ==, 17);                 /* UDP */
+    g_assert_cmphex(ldl_be_p(grh + 32), ==, IP_A);     /* source */
+    g_assert_cmphex(ldl_be_p(grh + 36), ==, IP_A);
+    qpldma_mem_check(n->qts, dst + PLDMA_UD_GRH_LEN, pl, len);
+}
+
+/*
+ * Two UD QPs of one device through the loopback (docs/specs/pldma.rst,
+ * "Unreliable datagram QPs"): datagrams with and without immediate land
+ * after their GRH, the CQE names the sender's QPN and has GRH; the
+ * privileged Q_Key bit sends the QP's own.  Dropped and counted, the WQE
+ * left for the next datagram: another Q_Key, a datagram longer than the
+ * WQE, one for a QP with no WQE.  Refused at the sender: more than the
+ * MTU, an RDMA WRITE, a multicast MAC.  Nothing is ever acknowledged.
+ */
+static void test_ud_loopback(void)
+{
+    const uint32_t len = 500, qkey = 0x11110000;
+    g_autofree uint8_t *data = NULL;
+    uint32_t qpn0, qpn1, acks, sz = len + PLDMA_UD_GRH_LEN, small = 100;
+    uint64_t src, dst, dst2;
+    uint8_t e[PLDMA_CQE_SIZE];
+    QPldmaLink link;
+    QPldmaQPAttr at;
+    Side s0, s1;
+    UdAv av;
+    Node n;
+    int fd;
+
+    fd = loop_node_start(&n, &link, "pldma-qud-XXXXXX");
+    g_assert_cmphex(qpldma_rd(&n.d, PLDMA_CAP) & PLDMA_CAP_UD, ==,
+                    PLDMA_CAP_UD);
+    qpn0 = qpldma_qpn(&n.d, 0);
+    qpn1 = qpldma_qpn(&n.d, 1);
+    side_init_at(&n, &s0, 0, 0, CQ_SIZE, CQ_SIZE, 0);
+    side_init_at(&n, &s1, 0, 2, CQ_SIZE, CQ_SIZE, 1);
+    qp_connect_ud(&n, 0, 0, qkey, &s0);
+    qp_connect_ud(&n, 1, 1, qkey, &s1);
+    qpldma_qp_query(&n.d, 1, &at);
+    g_assert_cmpuint(at.type, ==, PLDMA_QP_TYPE_UD);
+    g_assert_cmphex(at.qkey, ==, qkey);
+    acks = ncnt(&n, PLDMA_NCNT_ACK_TX);
+    qpldma_mac(&n.d, av.dmac);
+    av.dip = IP_A;
+    av.dqpn = qpn1;
+    av.qkey = qkey;
+
+    /* a datagram, then one with immediate and the QP's own Q_Key */
+    src = alloc_pa(&n, len);
+    dst = alloc_pa(&n, sz);
+    data = qpldma_mem_random(n.qts, src, len);
+    uc_post_recv(&n, &s1, 1, 0x41, 1, &dst, &sz);
+    ud_send(&n, &s0, PLDMA_OP_SEND, len, src, &av, 0, 0x42,
+            PLDMA_ST_SUCCESS);
+    loop_cqe(&n, &s0.scq, e);
+    check_cqe(e, 0x42, PLDMA_WC_SEND, PLDMA_WC_ST_SUCCESS, len, qpn0, 0,
+              0, 0, 0);
+    loop_cqe(&n, &s1.rcq, e);
+    check_cqe(e, 0x41, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sz, qpn1, qpn0,
+              PLDMA_CQE_F_GRH, 0, 0);
+    ud_check_grh(&n, dst, data, len);
+    qtest_memset(n.qts, dst, 0xee, sz);
+    uc_post_recv(&n, &s1, 1, 0x43, 1, &dst, &sz);
+    av.qkey = PLDMA_UD_QKEY_PRIVILEGED;
+    ud_send(&n, &s0, PLDMA_OP_SEND_IMM, 7, src, &av, IMM_WIRE, 0x44,
+            PLDMA_ST_SUCCESS);
+    loop_cqe(&n, &s1.rcq, e);
+    check_cqe(e, 0x43, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS,
+              7 + PLDMA_UD_GRH_LEN, qpn1, qpn0,
+              PLDMA_CQE_F_GRH | PLDMA_CQE_F_IMM, IMM_WIRE, 0);
+    ud_check_grh(&n, dst, data, 7);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_UD_DROPPED), ==, 0);
+
+    /* another Q_Key: dropped; the WQE takes the next datagram */
+    uc_post_recv(&n, &s1, 1, 0x45, 1, &dst, &sz);
+    av.qkey = qkey + 1;
+    ud_send(&n, &s0, PLDMA_OP_SEND, len, src, &av, 0, 0, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_UD_DROPPED), ==, 1);
+    g_assert_false(qpldma_cq_poll(&n.d, &s1.rcq, e));
+    /* longer than the WQE: dropped too */
+    dst2 = alloc_pa(&n, small);
+    qtest_memset(n.qts, dst, 0, sz);
+    av.qkey = qkey;
+    ud_send(&n, &s0, PLDMA_OP_SEND, len, src, &av, 0, 0, PLDMA_ST_SUCCESS);
+    loop_cqe(&n, &s1.rcq, e);
+    check_cqe(e, 0x45, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sz, qpn1, qpn0,
+              PLDMA_CQE_F_GRH, 0, 0);
+    uc_post_recv(&n, &s1, 1, 0x46, 1, &dst2, &small);
+    ud_send(&n, &s0, PLDMA_OP_SEND, small, src, &av, 0, 0,
+            PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_UD_DROPPED), ==, 2);
+    g_assert_true(qpldma_mem_zero(n.qts, dst2, small));
+    ud_send(&n, &s0, PLDMA_OP_SEND, small - PLDMA_UD_GRH_LEN, src, &av, 0,
+            0, PLDMA_ST_SUCCESS);
+    loop_cqe(&n, &s1.rcq, e);
+    check_cqe(e, 0x46, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, small, qpn1,
+              qpn0, PLDMA_CQE_F_GRH, 0, 0);
+    ud_check_grh(&n, dst2, data, small - PLDMA_UD_GRH_LEN);
+    /* no WQE posted: dropped */
+    ud_send(&n, &s0, PLDMA_OP_SEND, 8, src, &av, 0, 0, PLDMA_ST_SUCCESS);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_UD_DROPPED), ==, 3);
+
+    /* refused at the sender, nothing sent; the QP goes on */
+    ud_send(&n, &s0, PLDMA_OP_SEND, 1024 + 1, src, &av, 0, 0,  /* mtu */
+            PLDMA_ST_BAD_LENGTH);
+    ud_send(&n, &s0, PLDMA_OP_RDMA_WRITE, 8, src, &av, 0, 0,
+            PLDMA_ST_BAD_OPCODE);
+    av.dmac[0] |= 1;
+    ud_send(&n, &s0, PLDMA_OP_SEND, 8, src, &av, 0, 0, PLDMA_ST_BAD_DESC);
+    g_assert_cmpuint(qpldma_qp_state(&n.d, 0), ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(qpldma_qp_state(&n.d, 1), ==, PLDMA_QPS_RTS);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_ACK_TX), ==, acks);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_UD_DROPPED), ==, 3);
+    close(fd);
+    qtest_quit(n.qts);
+    qpldma_link_cleanup(&link);
+}
+
 void pldma_qp_loopback_register(void)
 {
     qtest_add_func("/pldma-qp/loopback", test_loopback);
@@ -570,4 +712,5 @@ void pldma_qp_loopback_register(void)
                         test_timing_link);
     qtest_add_func("/pldma-qp/sgl", test_sgl);
     qtest_add_func("/pldma-qp/uc-loopback", test_uc_loopback);
+    qtest_add_func("/pldma-qp/ud-loopback", test_ud_loopback);
 }

@@ -940,6 +940,95 @@ static void test_uc_peer(void)
     peer_close(&pe);
 }
 
+/* A UD datagram from @src_ip, QP @src_qpn, to @qpn with @qkey */
+static uint32_t ud_frame(uint8_t *f, Peer *pe, uint8_t op, uint32_t src_ip,
+                         uint32_t src_qpn, uint32_t qpn, uint32_t qkey,
+                         bool deth, const uint8_t *pl, uint32_t plen)
+{
+    uint8_t mac[6];
+    QPldmaRoce r = {
+        .dst_mac = mac, .src_mac = (const uint8_t *)PEER_MAC,
+        .src_ip = src_ip, .dst_ip = IP_A, .op = op, .qpn = qpn,
+        .psn = g_random_int() & 0xffffff, .deth = deth, .qkey = qkey,
+        .src_qpn = src_qpn, .aeth_syn = -1, .pl = pl, .plen = plen,
+    };
+
+    qpldma_mac(&pe->n.d, mac);
+    return qpldma_roce_frame(f, &r);
+}
+
+/*
+ * A UD QP and a peer that builds its own datagrams: taken from any source
+ * and QP with the QP's Q_Key (the GRH holds the sender's IPv4 header, the
+ * CQE its QPN); dropped and counted, the WQE kept, nothing ever answered:
+ * another Q_Key, a DETH cut short, more than the MTU, an RC opcode, a
+ * stale QPN
+ */
+static void test_ud_peer(void)
+{
+    const uint32_t qkey = 0x0badcafe, ip_c = 0x0a000009U;
+    uint8_t f[2100], pl[1100], e[PLDMA_CQE_SIZE], grh[PLDMA_UD_GRH_LEN];
+    uint32_t len, d0, u0, r0, l = 200 + PLDMA_UD_GRH_LEN, qpn, i;
+    uint64_t buf;
+    Side sd;
+    Peer pe;
+    Rx rx;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 7 + 5;
+    }
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, 0, CQ_SIZE);
+    qp_connect_ud(&pe.n, 0, 0, qkey, &sd);
+    qpn = qpldma_qpn(&pe.n.d, 0);
+    buf = alloc_pa(&pe.n, l);
+    post_recv(&pe.n, &sd, 0xcd, 1, &buf, &l);
+    u0 = ncnt(&pe.n, PLDMA_NCNT_UD_DROPPED);
+    d0 = ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED);
+    r0 = ncnt(&pe.n, PLDMA_NCNT_RX_DROPPED);
+
+    /* another Q_Key; an RC SEND Only; the QPN of another generation */
+    peer_inject(&pe, f, ud_frame(f, &pe, 0x64, ip_c, 0x123, qpn, qkey ^ 1,
+                                 true, pl, 200));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_UD_DROPPED), ==, u0 + 1);
+    len = roce_frame(f, IP_B, 0x04, qpn, 0, false, 0, 0, 0, -1, 0, pl, 100);
+    peer_inject(&pe, f, len);
+    peer_inject(&pe, f, ud_frame(f, &pe, 0x64, ip_c, 0x123, qpn ^ 0x100,
+                                 qkey, true, pl, 200));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_QP_DROPPED), ==, d0 + 2);
+    /* a DETH cut short (4 bytes of it), more than the MTU: malformed */
+    peer_inject(&pe, f, ud_frame(f, &pe, 0x64, ip_c, 0, qpn, 0, false, pl,
+                                 4));
+    peer_inject(&pe, f, ud_frame(f, &pe, 0x64, ip_c, 0x123, qpn, qkey,
+                                 true, pl, 1024 + 4));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_RX_DROPPED), >=, r0 + 2);
+    g_assert_false(qpldma_cq_poll(&pe.n.d, &sd.rcq, e));
+
+    /* from a third address: the WQE still posted takes it */
+    peer_inject(&pe, f, ud_frame(f, &pe, 0x64, ip_c, 0x123, qpn, qkey,
+                                 true, pl, 200));
+    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&pe.n.d, &sd.rcq, e); i++) {
+        peer_step(NULL);
+    }
+    check_cqe(e, 0xcd, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, l, qpn, 0x123,
+              PLDMA_CQE_F_GRH, 0, 0);
+    qtest_memread(pe.n.qts, buf, grh, sizeof(grh));
+    g_assert_cmphex(ldl_be_p(grh + 32), ==, ip_c);
+    g_assert_cmphex(ldl_be_p(grh + 36), ==, IP_A);
+    qpldma_mem_check(pe.n.qts, buf + PLDMA_UD_GRH_LEN, pl, 200);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_UD_DROPPED), ==, u0 + 1);
+    /* (no WQE now) */
+    peer_inject(&pe, f, ud_frame(f, &pe, 0x64, IP_B, 0x124, qpn, qkey, true,
+                                 pl, 10));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_UD_DROPPED), ==, u0 + 2);
+    /* not a frame came back for any of it; the QP goes on */
+    g_assert_false(peer_rx(&pe, &rx));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_ACK_TX), ==, 0);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_RTS);
+    peer_close(&pe);
+}
+
 void pldma_qp_peer_register(void)
 {
     qtest_add_func("/pldma-qp/hostile-responder", test_hostile_responder);
@@ -953,4 +1042,5 @@ void pldma_qp_peer_register(void)
     qtest_add_func("/pldma-qp/atomic-fault", test_atomic_fault);
     qtest_add_func("/pldma-qp/atomic-requester", test_atomic_requester);
     qtest_add_func("/pldma-qp/uc-peer", test_uc_peer);
+    qtest_add_func("/pldma-qp/ud-peer", test_ud_peer);
 }

@@ -1088,6 +1088,74 @@ static void test_uc_recv_fault(void)
     pair_stop(p);
 }
 
+/*
+ * UD into a receive buffer whose payload page is not mapped: the fault is
+ * reported (PLDMA_FR_F_RECV) and the datagram dropped, counted, nothing
+ * completed; while the fault is out the next datagram is dropped too;
+ * once resolved the same WQE takes the next one whole, GRH first
+ */
+static void test_ud_recv_fault(void)
+{
+    const uint32_t len = 1000, qkey = 0x5eed;
+    Pair *p = pair_start_smmu(true);
+    uint32_t pd = PASID | PLDMA_CHB_PASID_EN, a_qpn, b_qpn;
+    uint32_t l = PAGE + len;
+    uint64_t src, b_pa, b_va, compl;
+    g_autofree uint8_t *data = NULL;
+    uint8_t rec[PLDMA_FR_SIZE], e[PLDMA_CQE_SIZE];
+    Side sa, sb;
+    UdAv av = { .dip = IP_B, .qkey = qkey };
+    int i;
+
+    side_init(&p->a, &sa, 0, CQ_SIZE);
+    side_init(&p->b, &sb, pd, CQ_SIZE);
+    qpldma_mac(&p->b.d, av.dmac);
+    qp_connect_ud(&p->b, 0, 0, qkey, &sb);
+    qp_connect_ud(&p->a, 0, 0, qkey, &sa);
+    a_qpn = qpldma_qpn(&p->a.d, 0);
+    b_qpn = qpldma_qpn(&p->b.d, 0);
+    av.dqpn = b_qpn;
+
+    src = alloc_pa(&p->a, len);
+    data = qpldma_mem_random(p->a.qts, src, len);
+    /* the GRH at the end of a mapped page, the payload on the next */
+    b_pa = alloc_pa(&p->b, 2 * PAGE);
+    b_va = VA_BASE + (b_pa - ALLOC_BASE) + PAGE - PLDMA_UD_GRH_LEN;
+    qsmmu_map(&p->b.s, p->b.pt_root, VA_BASE + (b_pa - ALLOC_BASE), b_pa,
+              true);
+    post_recv(&p->b, &sb, 0x97, 1, &b_va, &l);
+    compl = post_ud(&p->a, &sa, PLDMA_OP_SEND, len, src, &av, 0, 0);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+    qpldma_fq_pop(&p->b.d, p->b.fq, 64, rec, step, p, WAIT_STEPS);
+    g_assert_cmphex(lduw_le_p(rec + PLDMA_FR_FLAGS), ==,
+                    PLDMA_FR_F_REMOTE | PLDMA_FR_F_RECV | PLDMA_FR_F_WRITE);
+    g_assert_cmphex(ldq_le_p(rec + PLDMA_FR_VA), ==, b_va + PLDMA_UD_GRH_LEN);
+    compl = post_ud(&p->a, &sa, PLDMA_OP_SEND, len, src, &av, 0, 0);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+    for (i = 0; i < 100; i++) {
+        step(p);
+    }
+    g_assert_false(qpldma_cq_poll(&p->b.d, &sb.rcq, e));
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_UD_DROPPED), ==, 2);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_ACK_TX), ==, 0);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_NAK_TX_RNR), ==, 0);
+    qsmmu_map(&p->b.s, p->b.pt_root, VA_BASE + (b_pa - ALLOC_BASE) + PAGE,
+              b_pa + PAGE, true);
+    qpldma_wr(&p->b.d, PLDMA_QP_SEL, 0);
+    qpldma_wr(&p->b.d, PLDMA_QP_CMD, PLDMA_QP_CMD_RESOLVED);
+    g_assert_cmpuint(qpldma_rd(&p->b.d, PLDMA_QP_STATUS), ==, PLDMA_QP_ST_OK);
+
+    compl = post_ud(&p->a, &sa, PLDMA_OP_SEND, len, src, &av, 0, 0);
+    g_assert_cmpuint(wait_compl(p, compl, NULL), ==, PLDMA_ST_SUCCESS);
+    wait_cqe(p, &p->b, &sb.rcq, e);
+    check_cqe(e, 0x97, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS,
+              len + PLDMA_UD_GRH_LEN, b_qpn, a_qpn, PLDMA_CQE_F_GRH, 0, 0);
+    qpldma_mem_check(p->b.qts, b_pa + PAGE, data, len);
+    g_assert_cmpuint(ncnt(&p->b, PLDMA_NCNT_UD_DROPPED), ==, 2);
+    g_assert_cmpuint(qpldma_qp_state(&p->b.d, 0), ==, PLDMA_QPS_RTS);
+    pair_stop(p);
+}
+
 void pldma_qp_recv_register(void)
 {
     qtest_add_func("/pldma-qp/recv-fault", test_recv_fault);
@@ -1102,4 +1170,5 @@ void pldma_qp_recv_register(void)
     qtest_add_func("/pldma-qp/srq-loopback", test_srq_loopback);
     qtest_add_func("/pldma-qp/srq-fault", test_srq_fault);
     qtest_add_func("/pldma-qp/uc-recv-fault", test_uc_recv_fault);
+    qtest_add_func("/pldma-qp/ud-recv-fault", test_ud_recv_fault);
 }

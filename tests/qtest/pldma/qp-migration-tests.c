@@ -570,6 +570,65 @@ static void test_migrate_srq(void)
     peer_close(&pe);
 }
 
+/*
+ * A UD QP migrates with its type and Q_Key: on the destination a peer's
+ * datagram with that Q_Key lands after its GRH, one with another is
+ * dropped
+ */
+static void test_migrate_ud(void)
+{
+    g_autofree char *path = NULL, *args = NULL;
+    const uint32_t qkey = 0x7a7a0001;
+    uint8_t f[2048], pl[300], e[PLDMA_CQE_SIZE], mac[6];
+    uint32_t l = sizeof(pl) + PLDMA_UD_GRH_LEN, i, qpn;
+    QPldmaRoce r = {
+        .dst_mac = mac, .src_mac = (const uint8_t *)PEER_MAC,
+        .src_ip = IP_B, .dst_ip = IP_A, .op = 0x64, .deth = true,
+        .src_qpn = 0x4242, .aeth_syn = -1, .pl = pl, .plen = sizeof(pl),
+    };
+    QTestState *to;
+    uint64_t buf;
+    Side sd;
+    Peer pe;
+
+    peer_open(&pe, PLDMA_KEY_ACC_WRITE);
+    for (i = 0; i < sizeof(pl); i++) {
+        pl[i] = i * 17 + 1;
+    }
+    qp_reset(&pe.n, 0);
+    side_init(&pe.n, &sd, 0, CQ_SIZE);
+    qp_connect_ud(&pe.n, 0, 0, qkey, &sd);
+    qpn = qpldma_qpn(&pe.n.d, 0);
+    buf = alloc_pa(&pe.n, l);
+    post_recv(&pe.n, &sd, 0x5d, 1, &buf, &l);
+    qpldma_mac(&pe.n.d, mac);
+
+    path = peer_save(&pe);
+    args = g_strdup_printf("%s -S", pe.args);
+    to = mig_load(args, path);
+    g_assert_nonnull(to);
+    unlink(path);
+    pe.n.qts = to;
+    pe.n.d.qts = to;
+    pe.fd = qpldma_link_connect(&pe.link);
+    qpldma_link_wait(to);
+    qtest_qmp_assert_success(to, "{ 'execute': 'cont' }");
+
+    r.qpn = qpn;
+    r.qkey = qkey + 1;
+    peer_inject(&pe, f, qpldma_roce_frame(f, &r));
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_UD_DROPPED), ==, 1);
+    r.qkey = qkey;
+    peer_inject(&pe, f, qpldma_roce_frame(f, &r));
+    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&pe.n.d, &sd.rcq, e); i++) {
+        peer_step(NULL);
+    }
+    check_cqe(e, 0x5d, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, l, qpn, 0x4242,
+              PLDMA_CQE_F_GRH, 0, 0);
+    qpldma_mem_check(to, buf + PLDMA_UD_GRH_LEN, pl, sizeof(pl));
+    peer_close(&pe);
+}
+
 void pldma_qp_migration_register(void)
 {
     qtest_add_func("/pldma-qp/migrate-requester", test_migrate_requester);
@@ -578,4 +637,5 @@ void pldma_qp_migration_register(void)
     qtest_add_func("/pldma-qp/migrate-zero-read", test_migrate_zero_read);
     qtest_add_func("/pldma-qp/migrate-atomic", test_migrate_atomic);
     qtest_add_func("/pldma-qp/migrate-srq", test_migrate_srq);
+    qtest_add_func("/pldma-qp/migrate-ud", test_migrate_ud);
 }

@@ -92,6 +92,9 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	/* AHs are the driver's (ib_ah.c): a UD send carries its vector */
 	attr->max_ah = PLDMA_IB_MAX_AH;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN;
+	/* IBA 1.5's Atomic Write (PLDMA_OP_ATOMIC_WRITE) */
+	if (pd->cap & PLDMA_CAP_ATOMIC)
+		attr->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
 	/*
 	 * ODP: an MR pins nothing, the device faults through the PASID, as
 	 * requester and as responder, for every RC operation it does (an
@@ -106,7 +109,8 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->odp_caps.per_transport_caps.rc_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
-		(pd->cap & PLDMA_CAP_ATOMIC ? IB_ODP_SUPPORT_ATOMIC : 0) |
+		(pd->cap & PLDMA_CAP_ATOMIC ?
+		 IB_ODP_SUPPORT_ATOMIC | PLDMA_ODP_ATOMIC_WRITE : 0) |
 		(pd->num_srqs ? IB_ODP_SUPPORT_SRQ_RECV : 0);
 	if (pd->cap & PLDMA_CAP_UD)
 		attr->odp_caps.per_transport_caps.ud_odp_caps =

@@ -47,4 +47,14 @@ struct ib_dmah;
 #define PLDMA_IB_OWN_PORT_EVENTS	0
 #endif
 
+/*
+ * ODP for Atomic Write (IB_ODP_SUPPORT_ATOMIC_WRITE) is in ib_verbs.h
+ * since 6.16; before it there is no bit to say so
+ */
+#if KERNEL_VERSION(6, 16, 0) > LINUX_VERSION_CODE
+#define PLDMA_ODP_ATOMIC_WRITE	0
+#else
+#define PLDMA_ODP_ATOMIC_WRITE	IB_ODP_SUPPORT_ATOMIC_WRITE
+#endif
+
 #endif /* _PLDMA_COMPAT_H */

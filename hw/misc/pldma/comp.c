@@ -171,6 +171,26 @@ static uint32_t pldma_net_segs_sent(const PLDMAChannel *ch)
     return MIN(DIV_ROUND_UP(hw, r->mtu), r->nsegs);
 }
 
+/*
+ * The atomic in flight on @ch was executed and found @orig (an Atomic
+ * Write: its ACK): req_atomic() brings it home
+ */
+static void comp_atomic_done(PLDMAChannel *ch, uint64_t orig)
+{
+    PLDMANetReq *r = pldma_ch_req(ch);
+
+    timer_del(pldma_ch_timer(ch));
+    r->at_have = true;
+    r->at_orig = orig;
+    r->wait = false;
+    r->rnr = false;
+    r->retries = 0;
+    r->rnr_retries = 0;
+    if (ch->state == PLDMA_STATE_RUNNING) {
+        pldma_schedule(ch->s);
+    }
+}
+
 /* An ACK of segment @seg of the message in flight */
 static void comp_ack(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
 {
@@ -179,6 +199,11 @@ static void comp_ack(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
     uint64_t upto = (uint64_t)(seg + 1) * r->mtu;
 
     pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
+    if ((pldma_op_flags(ch->op) & PLDMA_OPF_NO_RESULT) && seg == 0) {
+        /* an Atomic Write was executed: req_atomic() completes it */
+        comp_atomic_done(ch, 0);
+        return;
+    }
     /*
      * "Resolved, resend now": any ACK while an RNR NAK holds the message
      * (the responder ACKs the PSN before the one that faulted, with its
@@ -443,8 +468,9 @@ static void pldma_comp_rx_atomic_ack(PLDMACore *s, const PLDMAPkt *p)
     PLDMAChannel *ch = pldma_net_req_ch(s, p);
     PLDMANetReq *r;
 
-    if (!ch || !pldma_op_atomic(ch->op)) {
-        rx_drop(s, p);
+    if (!ch || !pldma_op_atomic(ch->op) ||
+        (pldma_op_flags(ch->op) & PLDMA_OPF_NO_RESULT)) {
+        rx_drop(s, p);                  /* (an Atomic Write has an ACK) */
         return;
     }
     r = pldma_ch_req(ch);
@@ -461,16 +487,7 @@ static void pldma_comp_rx_atomic_ack(PLDMACore *s, const PLDMAPkt *p)
     }
     pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
     trace_pldma_net_atomic_resp(ch->idx, p->psn, p->orig);
-    timer_del(pldma_ch_timer(ch));
-    r->at_have = true;
-    r->at_orig = p->orig;
-    r->wait = false;
-    r->rnr = false;
-    r->retries = 0;
-    r->rnr_retries = 0;
-    if (ch->state == PLDMA_STATE_RUNNING) {
-        pldma_schedule(s);
-    }
+    comp_atomic_done(ch, p->orig);
 }
 
 /* An ACK, a READ or atomic response for a QP of ours (net.c's classifier) */

@@ -47,8 +47,8 @@ const uint32_t pldma_hdr_rnr_timer_10us[32] = {
  * which headers follow the BTH, whether it carries a payload, and its
  * header length (BTH and the extended headers).  The UC opcodes are the
  * RC SEND and WRITE ones plus 0x20 (pldma_hdr_op()).  Opcodes beyond
- * these are not RC SEND, WRITE, READ, atomic or Acknowledge, nor UC SEND
- * or WRITE: the link drops them.
+ * these are not RC SEND, WRITE, READ, atomic, Atomic Write or Acknowledge,
+ * nor UC SEND or WRITE, nor UD SEND: the link drops them.
  */
 const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES] = {
     [OP_SEND_FIRST] = {
@@ -144,6 +144,11 @@ const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES] = {
     [OP_FETCH_ADD] = {
         "FetchAdd", PLDMA_NET_F_REQ | PLDMA_NET_F_ATOMIC | PLDMA_NET_F_ONLY,
         HDR(ATOMIC_ETH_LEN),
+    },
+    [OP_ATOMIC_WRITE] = {
+        "Atomic Write", PLDMA_NET_F_REQ | PLDMA_NET_F_ATOMIC_WRITE |
+        PLDMA_NET_F_RETH | PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_ONLY,
+        HDR(RETH_LEN),
     },
 };
 

@@ -455,12 +455,14 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define OP_ATOMIC_ACK       0x12
 #define OP_CMP_SWAP         0x13
 #define OP_FETCH_ADD        0x14
+/* IBA 1.5: an 8-byte write as one access, RETH and 8 bytes, ACKed */
+#define OP_ATOMIC_WRITE     0x1d
 /*
  * UC opcodes (IBA table 38): the RC SEND and RDMA WRITE opcodes in the
  * UC range (0x20 + the RC opcode)
  */
 #define OP_UC               0x20
-#define PLDMA_NET_NUM_OPCODES (OP_FETCH_ADD + 1)
+#define PLDMA_NET_NUM_OPCODES (OP_ATOMIC_WRITE + 1)
 #define ATOMIC_ETH_LEN      28
 #define ATOMIC_ACK_ETH_LEN  8
 /*
@@ -491,6 +493,7 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define PLDMA_NET_F_ATOMIC_ACK (1U << 14) /* ... AtomicAckETH (response) */
 #define PLDMA_NET_F_UC      (1U << 15)  /* a UC opcode, for UC QPs only */
 #define PLDMA_NET_F_DETH    (1U << 16)  /* a UD opcode (DETH), UD QPs only */
+#define PLDMA_NET_F_ATOMIC_WRITE (1U << 17) /* RETH and 8 bytes, as one */
 #define PLDMA_NET_F_ONLY    (PLDMA_NET_F_FIRST | PLDMA_NET_F_LAST)
 
 typedef struct PLDMANetOpcode {

@@ -182,7 +182,7 @@ uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
         /* (SRC is the operand, not an address) */
         r->at_cmp_add = ch->src;
         r->at_swap = ldq_le_p(d + PLDMA_DESC_ATOMIC_SWAP);
-        if (ch->op == PLDMA_OP_ATOMIC_FETCH_ADD && r->at_swap) {
+        if (ch->op != PLDMA_OP_ATOMIC_CMP_SWAP && r->at_swap) {
             PLDMA_GUEST_ERR(pldma_err_desc_reserved,
                             "ch%u: desc %u: reserved bits set", ch->idx,
                             ch->head);
@@ -564,6 +564,7 @@ static bool req_atomic(PLDMAChannel *ch)
     PLDMANetReq *r = pldma_ch_req(ch);
     uint8_t buf[PLDMA_ATOMIC_LEN];
     bool cas = ch->op == PLDMA_OP_ATOMIC_CMP_SWAP, short_list;
+    bool aw = pldma_op_flags(ch->op) & PLDMA_OPF_NO_RESULT;
     uint64_t fva;
     PLDMAAccess a;
     PLDMAPkt p = {
@@ -574,6 +575,11 @@ static bool req_atomic(PLDMAChannel *ch)
         .compare = cas ? r->at_cmp_add : 0,
     };
 
+    if (r->at_have && aw) {
+        /* an Atomic Write: its ACK came, nothing to bring home */
+        pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
+        return true;
+    }
     if (r->at_have) {
         stq_le_p(buf, r->at_orig);
         a = pldma_req_local_rw(ch, 0, buf, sizeof(buf), true, &fva,
@@ -595,6 +601,14 @@ static bool req_atomic(PLDMAChannel *ch)
     }
     if (r->sent_hw) {
         pldma_net_cnt(s, PLDMA_NCNT_RETX_SEGS);
+    }
+    if (aw) {
+        /* RETH and the 8 bytes, as the descriptor holds them */
+        p.opcode = OP_ATOMIC_WRITE;
+        p.dmalen = PLDMA_ATOMIC_LEN;
+        stq_le_p(buf, r->at_cmp_add);
+        p.payload = buf;
+        p.plen = sizeof(buf);
     }
     r->sent_hw = ch->len;
     pldma_hdr_tx(s, &p);

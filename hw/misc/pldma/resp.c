@@ -313,6 +313,7 @@ typedef struct PLDMAResp {
     uint32_t qp;            /* the QP's index */
     bool uc;                /* of a UC or UD QP: nothing answers or waits */
     bool ud;                /* of a UD QP */
+    bool aw;                /* an Atomic Write (kind RESP_ATOMIC) */
     PLDMARespKind kind;
     bool first, last;       /* of its message */
     uint32_t mtu;
@@ -488,7 +489,11 @@ static PLDMARespState ato_duplicate(PLDMAResp *r)
         if ((c->ato_valid & BIT(i)) && c->ato_psn[i] == r->p->psn) {
             pldma_net_cnt(r->s, PLDMA_NCNT_DUPS);
             trace_pldma_net_atomic_dup(r->qp, r->p->psn, c->ato_orig[i]);
-            ato_answer(r->s, c, r->p->psn, c->ato_orig[i]);
+            if (r->aw) {
+                pldma_resp_answer(r->s, c, r->p->psn, AETH_ACK);
+            } else {
+                ato_answer(r->s, c, r->p->psn, c->ato_orig[i]);
+            }
             return RESPST_DONE;
         }
     }
@@ -667,7 +672,14 @@ static PLDMARespState resp_chk_length(PLDMAResp *r)
     case RESP_SEND:
         return resp_send_length(r);
     case RESP_ATOMIC:
-        /* (IBA C9-92: naturally aligned, else an invalid request) */
+        /*
+         * (IBA C9-92: naturally aligned, else an invalid request; an
+         * Atomic Write carries exactly 8 bytes, oA19-28)
+         */
+        if (r->aw && (r->p->dmalen != PLDMA_ATOMIC_LEN ||
+                      r->p->plen != PLDMA_ATOMIC_LEN)) {
+            return resp_fatal(r, AETH_NAK_INVALID, "Atomic Write length");
+        }
         return r->p->va & (PLDMA_ATOMIC_LEN - 1)
                ? resp_fatal(r, AETH_NAK_INVALID, "misaligned atomic")
                : RESPST_CHK_RKEY;
@@ -698,7 +710,7 @@ static PLDMARespState resp_chk_rkey(PLDMAResp *r)
     nak = len ? pldma_resp_check_key(r->s, r->c, rkey, va, len,
                                      r->kind == RESP_READ ?
                                      PLDMA_KEY_ACC_READ :
-                                     r->kind == RESP_ATOMIC ?
+                                     r->kind == RESP_ATOMIC && !r->aw ?
                                      PLDMA_KEY_ACC_ATOMIC :
                                      PLDMA_KEY_ACC_WRITE) : 0;
     if (nak) {
@@ -927,9 +939,16 @@ static PLDMARespState resp_atomic_execute(PLDMAResp *r)
     bool store = true;
     PLDMAAccess a;
 
-    a = pldma_resp_rw(r->s, c, p->rkey, p->va, buf, sizeof(buf), false, 0,
-                      sizeof(buf));
-    if (a == PLDMA_ACC_OK) {
+    if (r->aw) {
+        /* an Atomic Write: its 8 bytes, as they came, in one access */
+        memcpy(buf, p->payload, sizeof(buf));
+        a = pldma_resp_rw(r->s, c, p->rkey, p->va, buf, sizeof(buf), true, 0,
+                          sizeof(buf));
+    } else {
+        a = pldma_resp_rw(r->s, c, p->rkey, p->va, buf, sizeof(buf), false,
+                          0, sizeof(buf));
+    }
+    if (a == PLDMA_ACC_OK && !r->aw) {
         r->orig = ldq_le_p(buf);
         if (p->opcode == OP_CMP_SWAP) {
             store = r->orig == p->compare;
@@ -1006,8 +1025,12 @@ static PLDMARespState resp_acknowledge(PLDMAResp *r)
     if (r->uc) {
         return RESPST_DONE;
     }
-    if (r->kind == RESP_ATOMIC) {
+    if (r->kind == RESP_ATOMIC && !r->aw) {
         ato_answer(r->s, r->c, r->p->psn, r->orig);
+        return RESPST_DONE;
+    }
+    if (r->aw) {
+        pldma_resp_answer(r->s, r->c, r->p->psn, AETH_ACK);
         return RESPST_DONE;
     }
     if ((r->p->ackreq || r->last) && !pldma_resp_park_running(r->c)) {
@@ -1104,7 +1127,8 @@ void pldma_resp_rx(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p)
         .s = s, .c = c, .p = p, .qp = pldma_resp_qpi(s, c),
         .uc = conn_qp(s, c)->type != PLDMA_QP_TYPE_RC,
         .ud = conn_qp(s, c)->type == PLDMA_QP_TYPE_UD,
-        .kind = p->atomic ? RESP_ATOMIC
+        .aw = fl & PLDMA_NET_F_ATOMIC_WRITE,
+        .kind = p->atomic || (fl & PLDMA_NET_F_ATOMIC_WRITE) ? RESP_ATOMIC
                 : fl & PLDMA_NET_F_READ ? RESP_READ
                 : fl & PLDMA_NET_F_SEND ? RESP_SEND : RESP_WRITE,
         .first = fl & PLDMA_NET_F_FIRST, .last = fl & PLDMA_NET_F_LAST,

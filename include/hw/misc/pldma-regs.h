@@ -573,6 +573,7 @@
 #define PLDMA_WC_RDMA_READ          2
 #define PLDMA_WC_COMP_SWAP          3
 #define PLDMA_WC_FETCH_ADD          4
+#define PLDMA_WC_ATOMIC_WRITE       9   /* verbs' IBV_WC_ATOMIC_WRITE */
 #define PLDMA_WC_RECV               128
 #define PLDMA_WC_RECV_RDMA_WITH_IMM 129
 
@@ -930,6 +931,14 @@
  */
 #define PLDMA_OP_ATOMIC_CMP_SWAP    0x15
 #define PLDMA_OP_ATOMIC_FETCH_ADD   0x16
+/*
+ * ... and ATOMIC_WRITE (IBA 1.5, verbs' IBV_WR_ATOMIC_WRITE): the 8 bytes
+ * at SRC's place (DESC_ATOMIC_CMP_ADD, in the order they are to be
+ * stored) are written to REMOTE_VA as one access, with the peer key's
+ * remote WRITE access; nothing comes back but the ACK, and a duplicate is
+ * acknowledged, never written twice.  SWAP must be 0.
+ */
+#define PLDMA_OP_ATOMIC_WRITE       0x17
 #define PLDMA_DESC_ATOMIC_CMP_ADD   PLDMA_DESC_SRC  /* u64 operand */
 #define PLDMA_DESC_ATOMIC_SWAP      PLDMA_DESC_IMM  /* u64, IMM and RSVD1 */
 #define PLDMA_ATOMIC_LEN            8
@@ -962,7 +971,8 @@
 #define PLDMA_OPF_IMM               PLDMA_BIT(5) /* carries IMM */
 #define PLDMA_OPF_WIRE_SEND         PLDMA_BIT(6) /* SEND on the wire */
 #define PLDMA_OPF_ATOMIC            PLDMA_BIT(7) /* an RC atomic (8 bytes) */
-#define PLDMA_OP_TABLE_SIZE         0x17
+#define PLDMA_OPF_NO_RESULT         PLDMA_BIT(8) /* ... that returns nothing */
+#define PLDMA_OP_TABLE_SIZE         0x18
 #define PLDMA_OP_TABLE {                                                     \
     [PLDMA_OP_NOP] = { "nop", PLDMA_OPF_VALID, 0 },                          \
     [PLDMA_OP_COPY] = { "copy", PLDMA_OPF_VALID, 0 },                        \
@@ -987,6 +997,9 @@
     [PLDMA_OP_ATOMIC_FETCH_ADD] = { "atomic-fetch-add", PLDMA_OPF_VALID |    \
         PLDMA_OPF_REMOTE | PLDMA_OPF_RKEY | PLDMA_OPF_ATOMIC,                \
         PLDMA_WC_FETCH_ADD },                                                \
+    [PLDMA_OP_ATOMIC_WRITE] = { "atomic-write", PLDMA_OPF_VALID |            \
+        PLDMA_OPF_REMOTE | PLDMA_OPF_RKEY | PLDMA_OPF_ATOMIC |               \
+        PLDMA_OPF_NO_RESULT, PLDMA_WC_ATOMIC_WRITE },                        \
 }
 
 /* Descriptor flags */

@@ -454,6 +454,28 @@ static void pldma_end_poll(struct ibv_cq_ex *cqx)
 	pthread_spin_unlock(&cq->lock);
 }
 
+/* a CQE's opcode and status are verbs' (pldma-regs.h's PLDMA_WC_*) */
+static_assert(PLDMA_WC_SEND == IBV_WC_SEND &&
+	      PLDMA_WC_RDMA_WRITE == IBV_WC_RDMA_WRITE &&
+	      PLDMA_WC_RDMA_READ == IBV_WC_RDMA_READ &&
+	      PLDMA_WC_COMP_SWAP == IBV_WC_COMP_SWAP &&
+	      PLDMA_WC_FETCH_ADD == IBV_WC_FETCH_ADD &&
+	      PLDMA_WC_ATOMIC_WRITE == IBV_WC_ATOMIC_WRITE &&
+	      PLDMA_WC_RECV == IBV_WC_RECV &&
+	      PLDMA_WC_RECV_RDMA_WITH_IMM == IBV_WC_RECV_RDMA_WITH_IMM,
+	      "CQE opcodes are verbs' work completion opcodes");
+static_assert(PLDMA_WC_ST_LOC_LEN_ERR == IBV_WC_LOC_LEN_ERR &&
+	      PLDMA_WC_ST_LOC_QP_OP_ERR == IBV_WC_LOC_QP_OP_ERR &&
+	      PLDMA_WC_ST_LOC_PROT_ERR == IBV_WC_LOC_PROT_ERR &&
+	      PLDMA_WC_ST_WR_FLUSH_ERR == IBV_WC_WR_FLUSH_ERR &&
+	      PLDMA_WC_ST_REM_INV_REQ_ERR == IBV_WC_REM_INV_REQ_ERR &&
+	      PLDMA_WC_ST_REM_ACCESS_ERR == IBV_WC_REM_ACCESS_ERR &&
+	      PLDMA_WC_ST_REM_OP_ERR == IBV_WC_REM_OP_ERR &&
+	      PLDMA_WC_ST_RETRY_EXC_ERR == IBV_WC_RETRY_EXC_ERR &&
+	      PLDMA_WC_ST_RNR_RETRY_EXC_ERR == IBV_WC_RNR_RETRY_EXC_ERR &&
+	      PLDMA_WC_ST_GENERAL_ERR == IBV_WC_GENERAL_ERR,
+	      "CQE statuses are verbs' work completion statuses");
+
 static enum ibv_wc_opcode pldma_read_opcode(struct ibv_cq_ex *cqx)
 {
 	return ex_to_pcq(cqx)->cur[PLDMA_CQE_OPCODE];
@@ -857,7 +879,8 @@ static int pldma_desc_inline_sges(struct pldma_qp *qp, uint32_t slot,
 			 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |		\
 			 IBV_QP_EX_WITH_RDMA_READ |			\
 			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |		\
-			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |		\
+			 IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 static struct pldma_qp *ex_to_pqp(struct ibv_qp_ex *qpx)
 {
@@ -1008,6 +1031,22 @@ static void pldma_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 		pldma_desc_atomic(d, rkey, raddr, add, 0);
 }
 
+/*
+ * IBA 1.5's Atomic Write: the 8 bytes at @atomic_wr, as they are, in the
+ * descriptor (PLDMA_OP_ATOMIC_WRITE); no SGE, nothing comes back
+ */
+static void pldma_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
+				  uint64_t raddr, const void *atomic_wr)
+{
+	uint8_t *d = pldma_wr_new(qpx, PLDMA_OP_ATOMIC_WRITE);
+
+	if (!d)
+		return;
+	pldma_desc_atomic(d, rkey, raddr, 0, 0);
+	memcpy(d + PLDMA_DESC_ATOMIC_CMP_ADD, atomic_wr, PLDMA_ATOMIC_LEN);
+	put32(d + PLDMA_DESC_LEN, PLDMA_ATOMIC_LEN);
+}
+
 static void pldma_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 				  const struct ibv_sge *sg)
 {
@@ -1100,6 +1139,7 @@ static struct ibv_qp *pldma_create_qp_ex(struct ibv_context *ibctx,
 		qpx->wr_rdma_read = pldma_wr_rdma_read;
 		qpx->wr_atomic_cmp_swp = pldma_wr_atomic_cmp_swp;
 		qpx->wr_atomic_fetch_add = pldma_wr_atomic_fetch_add;
+		qpx->wr_atomic_write = pldma_wr_atomic_write;
 		qpx->wr_set_sge = pldma_wr_set_sge;
 		qpx->wr_set_sge_list = pldma_wr_set_sge_list;
 		qpx->wr_set_inline_data = pldma_wr_set_inline_data;

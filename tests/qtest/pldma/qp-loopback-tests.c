@@ -703,6 +703,59 @@ static void test_ud_loopback(void)
     qpldma_link_cleanup(&link);
 }
 
+/*
+ * ATOMIC_WRITE between two QPs of one device: the descriptor's 8 bytes
+ * land at the peer's address as they were given, the send CQE says
+ * ATOMIC_WRITE; with a LEN other than 8 it is BAD_LENGTH, with a SWAP
+ * operand BAD_DESC, and nothing is sent
+ */
+static void test_atomic_write_loopback(void)
+{
+    const uint64_t v = 0xfeedfacecafe1234ULL;
+    uint32_t qpn0, qpn1, rkey, tx;
+    uint64_t win, compl;
+    uint8_t mac[6], e[PLDMA_CQE_SIZE], d[PLDMA_DESC_SIZE];
+    QPldmaLink link;
+    Side s0, s1;
+    Node n;
+    int fd;
+
+    fd = loop_node_start(&n, &link, "pldma-qaw-XXXXXX");
+    loop_connect(&n, &s0, &s1, mac, &qpn0, &qpn1, PLDMA_MTU_1024);
+    win = alloc_pa(&n, PAGE);
+    rkey = key_register(&n, 0, 0, win, PAGE, PLDMA_KEY_ACC_WRITE);
+    compl = post_op(&n, &s0, PLDMA_OP_ATOMIC_WRITE, PLDMA_DF_SIGNALED, 8, v,
+                    win + 16, rkey, 0, 0x61);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_SUCCESS);
+    loop_cqe(&n, &s0.scq, e);
+    check_cqe(e, 0x61, PLDMA_WC_ATOMIC_WRITE, PLDMA_WC_ST_SUCCESS, 8, qpn0,
+              qpn1, 0, 0, 0);
+    g_assert_cmphex(qtest_readq(n.qts, win + 16), ==, v);
+    g_assert_true(qpldma_mem_zero(n.qts, win, 16));
+    g_assert_true(qpldma_mem_zero(n.qts, win + 24, 8));
+
+    tx = ncnt(&n, PLDMA_NCNT_TX_FRAMES);
+    compl = post_op(&n, &s0, PLDMA_OP_ATOMIC_WRITE, 0, 4, v, win, rkey, 0,
+                    0);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_BAD_LENGTH);
+    compl = alloc_pa(&n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_ATOMIC_WRITE, 8, v, win, rkey, compl);
+    stq_le_p(d + PLDMA_DESC_ATOMIC_SWAP, 1);
+    qpldma_ring_post(&n.d, &s0.r, d);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_BAD_DESC);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_TX_FRAMES), ==, tx);
+    g_assert_true(qpldma_mem_zero(n.qts, win, 16));
+    close(fd);
+    qtest_quit(n.qts);
+    qpldma_link_cleanup(&link);
+}
+
 void pldma_qp_loopback_register(void)
 {
     qtest_add_func("/pldma-qp/loopback", test_loopback);
@@ -713,4 +766,6 @@ void pldma_qp_loopback_register(void)
     qtest_add_func("/pldma-qp/sgl", test_sgl);
     qtest_add_func("/pldma-qp/uc-loopback", test_uc_loopback);
     qtest_add_func("/pldma-qp/ud-loopback", test_ud_loopback);
+    qtest_add_func("/pldma-qp/atomic-write-loopback",
+                   test_atomic_write_loopback);
 }

@@ -743,6 +743,70 @@ static void test_atomic_responder(void)
     peer_close(&pe);
 }
 
+/* An Atomic Write (0x1d) of @val's 8 bytes, or @plen of them, at @va */
+static uint32_t atomic_write_req(uint8_t *f, Peer *pe, uint32_t psn,
+                                 uint64_t va, uint32_t rkey, uint64_t val,
+                                 uint32_t plen)
+{
+    uint8_t pl[8];
+
+    stq_le_p(pl, val);
+    return roce_frame(f, IP_B, 0x1d, pe->qpn, psn & 0xffffff, true, va, rkey,
+                      plen, -1, 0, pl, plen);
+}
+
+/*
+ * Atomic Write (IBA 1.5) from a peer that builds its frames: the 8 bytes
+ * land as they came and an ACK answers; a duplicate is ACKed again and
+ * never written again (the memory changed since stays); refused, the QP
+ * to ERR and nothing written: misaligned, not 8 bytes, a key without
+ * remote WRITE access (the atomic right is not enough)
+ */
+static void test_atomic_write_responder(void)
+{
+    const uint64_t v = 0x0123456789abcdefULL;
+    uint8_t f[2048];
+    uint32_t rkey, psn, dups;
+    uint64_t pa;
+    Peer pe;
+
+    peer_open(&pe, ACC_ALL);
+    pa = alloc_pa(&pe.n, PAGE);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE, ACC_ALL);
+    peer_inject(&pe, f, atomic_write_req(f, &pe, pe.epsn, pa + 64, rkey, v,
+                                         8));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmphex(psn, ==, pe.epsn);
+    g_assert_cmphex(qtest_readq(pe.n.qts, pa + 64), ==, v);
+    /* the same again: ACKed, not written over what is there now */
+    qtest_writeq(pe.n.qts, pa + 64, 5);
+    dups = ncnt(&pe.n, PLDMA_NCNT_DUPS);
+    peer_inject(&pe, f, atomic_write_req(f, &pe, pe.epsn, pa + 64, rkey, v,
+                                         8));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_DUPS), ==, dups + 1);
+    g_assert_cmpuint(qtest_readq(pe.n.qts, pa + 64), ==, 5);
+    /* four bytes: an invalid request */
+    peer_inject(&pe, f, atomic_write_req(f, &pe, pe.epsn + 1, pa + 64, rkey,
+                                         v, 4));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x61);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    /* misaligned */
+    peer_reconnect(&pe, ACC_ALL);
+    peer_inject(&pe, f, atomic_write_req(f, &pe, pe.epsn, pa + 68, rkey, v,
+                                         8));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x61);
+    /* a key with the atomic right but not remote WRITE */
+    peer_reconnect(&pe, ACC_ALL);
+    rkey = key_register(&pe.n, 1, 0, pa, PAGE, PLDMA_KEY_ACC_ATOMIC);
+    peer_inject(&pe, f, atomic_write_req(f, &pe, pe.epsn, pa + 64, rkey, v,
+                                         8));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    g_assert_cmpuint(qtest_readq(pe.n.qts, pa + 64), ==, 5);
+    g_assert_true(qpldma_mem_zero(pe.n.qts, pa + 68, 4));
+    peer_close(&pe);
+}
+
 /*
  * An atomic on an untouched page (ODP): the responder faults, RNR NAKs
  * it, posts a fault record; resolved, the "resend now" ACK names the PSN
@@ -1041,6 +1105,8 @@ void pldma_qp_peer_register(void)
     qtest_add_func("/pldma-qp/atomic-responder", test_atomic_responder);
     qtest_add_func("/pldma-qp/atomic-fault", test_atomic_fault);
     qtest_add_func("/pldma-qp/atomic-requester", test_atomic_requester);
+    qtest_add_func("/pldma-qp/atomic-write-responder",
+                   test_atomic_write_responder);
     qtest_add_func("/pldma-qp/uc-peer", test_uc_peer);
     qtest_add_func("/pldma-qp/ud-peer", test_ud_peer);
 }

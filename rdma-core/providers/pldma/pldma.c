@@ -894,7 +894,8 @@ static void pldma_wr_start(struct ibv_qp_ex *qpx)
 	pthread_spin_lock(&qp->sq_lock);
 	qp->ex_start = qp->sq_tail;
 	qp->ex_head = pldma_db_rd(qp->db, PLDMA_CH_RING_HEAD);
-	qp->ex_err = 0;
+	/* (no send before RTS: as post_send) */
+	qp->ex_err = qpx->qp_base.state < IBV_QPS_RTS ? EINVAL : 0;
 	qp->ex_cur = NULL;
 }
 
@@ -1265,6 +1266,15 @@ static int pldma_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t mask = qp->sq_entries - 1, head, next;
 	int ret = 0, n = 0;
 
+	/*
+	 * Not before RTS (the state libibverbs keeps from ibv_modify_qp, as
+	 * mlx5 reads it): the device would run a descriptor of a QP that
+	 * cannot send
+	 */
+	if (ibqp->state < IBV_QPS_RTS) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
 	pthread_spin_lock(&qp->sq_lock);
 	head = pldma_db_rd(qp->db, PLDMA_CH_RING_HEAD);
 	for (; wr; wr = wr->next) {
@@ -1361,8 +1371,11 @@ static int pldma_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	struct pldma_qp *qp = to_pqp(ibqp);
 	int ret, n;
 
-	/* a QP of an SRQ receives what is posted to the SRQ (verbs: EINVAL) */
-	if (ibqp->srq || !qp->rq_entries) {
+	/*
+	 * a QP of an SRQ receives what is posted to the SRQ (verbs: EINVAL);
+	 * nor does a QP in RESET take receives
+	 */
+	if (ibqp->srq || !qp->rq_entries || ibqp->state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}

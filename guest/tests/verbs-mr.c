@@ -25,8 +25,9 @@
  *       and, from a child process with its own context, the parent's);
  *   the kernel verbs of QP1 (post_send, post_recv, poll_cq: ib_gsi.c),
  *       reached through uverbs' write() commands on our own RC QP and CQ:
- *       refused with EOPNOTSUPP, nothing posted; no UD QP or AH for user
- *       space.
+ *       refused with EOPNOTSUPP, nothing posted; a UD QP created (and
+ *       destroyed: verbs-ud has the rest), a user AH without a GID
+ *       refused.
  *
  * usage: verbs-mr DEVICE
  */
@@ -555,7 +556,7 @@ int main(int argc, char **argv)
 			.qp_state = IBV_QPS_INIT, .port_num = 1,
 		};
 		static char fakeqp[1024];
-		struct ibv_qp *f = (struct ibv_qp *)fakeqp;
+		struct ibv_qp *f = (struct ibv_qp *)fakeqp, *ud;
 
 		check(qp != NULL, "CQ and RC QP created");
 		if (qp) {
@@ -608,11 +609,14 @@ int main(int argc, char **argv)
 					     IBV_QP_ACCESS_FLAGS),
 			      "our QP is still ours: RESET -> INIT");
 			kernel_verbs_refused(ctx, qp, cq);
+			/* (a device with CAP.UD: verbs-ud has the rest) */
 			qa.qp_type = IBV_QPT_UD;
 			qa.cap.max_inline_data = 0;
 			errno = 0;
-			check(ibv_create_qp(pd, &qa) == NULL,
-			      "a UD QP: refused (%s)", strerror(errno));
+			ud = ibv_create_qp(pd, &qa);
+			check(ud && !ibv_destroy_qp(ud),
+			      "a UD QP: created and destroyed (%s)",
+			      strerror(errno));
 			qa.qp_type = IBV_QPT_RC;
 			{
 				struct ibv_ah_attr aa = {

@@ -173,7 +173,7 @@ static uint32_t pldma_net_segs_sent(const PLDMAChannel *ch)
 
 /*
  * The atomic in flight on @ch was executed and found @orig (an Atomic
- * Write: its ACK): req_atomic() brings it home
+ * Write: its READ response): req_atomic() brings it home
  */
 static void comp_atomic_done(PLDMAChannel *ch, uint64_t orig)
 {
@@ -199,11 +199,6 @@ static void comp_ack(PLDMAChannel *ch, const PLDMAPkt *p, int32_t seg)
     uint64_t upto = (uint64_t)(seg + 1) * r->mtu;
 
     pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
-    if ((pldma_op_flags(ch->op) & PLDMA_OPF_NO_RESULT) && seg == 0) {
-        /* an Atomic Write was executed: req_atomic() completes it */
-        comp_atomic_done(ch, 0);
-        return;
-    }
     /*
      * "Resolved, resend now": any ACK while an RNR NAK holds the message
      * (the responder ACKs the PSN before the one that faulted, with its
@@ -411,6 +406,32 @@ static bool comp_read_resp_expected(PLDMACore *s, PLDMAChannel *ch,
     return true;
 }
 
+/*
+ * The answer to the Atomic Write in flight on @ch: an RDMA READ Response
+ * Only of no bytes and an ACK syndrome, with its PSN, once it was sent
+ * (IBA 1.5); anything else is dropped
+ */
+static void comp_rx_aw_resp(PLDMACore *s, PLDMAChannel *ch,
+                            const PLDMAPkt *p)
+{
+    PLDMANetReq *r = pldma_ch_req(ch);
+
+    if (p->opcode != OP_READ_RESP_ONLY || p->plen || p->psn != r->psn ||
+        AETH_KIND(p->syndrome) != 0 || !r->sent_hw) {
+        if (p->psn == r->psn && !r->sent_hw) {
+            pldma_net_cnt(s, PLDMA_NCNT_ACK_UNSENT);
+        }
+        rx_drop(s, p);
+        return;
+    }
+    if (r->at_have) {
+        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
+        return;
+    }
+    pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
+    comp_atomic_done(ch, 0);
+}
+
 /* A READ response: its payload goes to the local destination */
 static void pldma_comp_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
 {
@@ -420,6 +441,10 @@ static void pldma_comp_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
     uint64_t fva;
     PLDMAAccess a;
 
+    if (ch && (pldma_op_flags(ch->op) & PLDMA_OPF_NO_RESULT)) {
+        comp_rx_aw_resp(s, ch, p);
+        return;
+    }
     if (!ch || ch->op != PLDMA_OP_RDMA_READ) {
         rx_drop(s, p);
         return;

@@ -455,7 +455,7 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define OP_ATOMIC_ACK       0x12
 #define OP_CMP_SWAP         0x13
 #define OP_FETCH_ADD        0x14
-/* IBA 1.5: an 8-byte write as one access, RETH and 8 bytes, ACKed */
+/* IBA 1.5: 8 bytes written as one access (RETH), a READ response back */
 #define OP_ATOMIC_WRITE     0x1d
 /*
  * UC opcodes (IBA table 38): the RC SEND and RDMA WRITE opcodes in the

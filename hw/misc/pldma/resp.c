@@ -471,6 +471,23 @@ static void ato_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn,
     pldma_hdr_tx(s, &p);
 }
 
+/*
+ * The answer to the Atomic Write at @psn: an RDMA READ Response Only of
+ * no bytes (IBA 1.5; Linux rxe's send_read_response_ack()), as it is
+ * ordered with the READs and atomics, not a plain ACK
+ */
+static void aw_answer(PLDMACore *s, PLDMANetConn *c, uint32_t psn)
+{
+    PLDMAPkt p = {
+        .opcode = OP_READ_RESP_ONLY, .psn = psn & PLDMA_PSN_MASK,
+        .syndrome = AETH_ACK, .msn = c->msn,
+    };
+
+    conn_dest(s, c, &p);
+    pldma_net_cnt(s, PLDMA_NCNT_ACK_TX);
+    pldma_hdr_tx(s, &p);
+}
+
 /* (ato_valid has a bit per atomic remembered) */
 QEMU_BUILD_BUG_ON(PLDMA_NET_RD_ORIG > 8 * sizeof_field(PLDMANetConn,
                                                        ato_valid));
@@ -490,7 +507,7 @@ static PLDMARespState ato_duplicate(PLDMAResp *r)
             pldma_net_cnt(r->s, PLDMA_NCNT_DUPS);
             trace_pldma_net_atomic_dup(r->qp, r->p->psn, c->ato_orig[i]);
             if (r->aw) {
-                pldma_resp_answer(r->s, c, r->p->psn, AETH_ACK);
+                aw_answer(r->s, c, r->p->psn);
             } else {
                 ato_answer(r->s, c, r->p->psn, c->ato_orig[i]);
             }
@@ -1030,7 +1047,7 @@ static PLDMARespState resp_acknowledge(PLDMAResp *r)
         return RESPST_DONE;
     }
     if (r->aw) {
-        pldma_resp_answer(r->s, r->c, r->p->psn, AETH_ACK);
+        aw_answer(r->s, r->c, r->p->psn);
         return RESPST_DONE;
     }
     if ((r->p->ackreq || r->last) && !pldma_resp_park_running(r->c)) {

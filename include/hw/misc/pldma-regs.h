@@ -935,8 +935,9 @@
  * ... and ATOMIC_WRITE (IBA 1.5, verbs' IBV_WR_ATOMIC_WRITE): the 8 bytes
  * at SRC's place (DESC_ATOMIC_CMP_ADD, in the order they are to be
  * stored) are written to REMOTE_VA as one access, with the peer key's
- * remote WRITE access; nothing comes back but the ACK, and a duplicate is
- * acknowledged, never written twice.  SWAP must be 0.
+ * remote WRITE access; nothing comes back but the answer (a READ response
+ * of no bytes), and a duplicate is answered, never written twice.  SWAP
+ * must be 0.
  */
 #define PLDMA_OP_ATOMIC_WRITE       0x17
 #define PLDMA_DESC_ATOMIC_CMP_ADD   PLDMA_DESC_SRC  /* u64 operand */

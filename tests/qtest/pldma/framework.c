@@ -471,6 +471,7 @@ bool peer_rx(Peer *pe, Rx *rx)
     uint8_t f[8192];
     uint32_t len;
     const uint8_t *q = f + 14 + 28;
+    bool reth;
 
     do {
         len = qpldma_stream_recv(pe->fd, f, sizeof(f));
@@ -492,18 +493,19 @@ bool peer_rx(Peer *pe, Rx *rx)
         rx->syn = q[12];
         rx->msn = ldl_be_p(q + 12) & 0xffffff;
     }
-    if (rx->op == 0x06 || rx->op == 0x0a || rx->op == 0x0c) {
+    /* (WRITE First, Only, READ Request, Atomic Write) */
+    reth = rx->op == 0x06 || rx->op == 0x0a || rx->op == 0x0c ||
+           rx->op == 0x1d;
+    if (reth) {
         rx->va = ldq_be_p(q + 12);
         rx->rkey = ldl_be_p(q + 20);
         rx->dmalen = ldl_be_p(q + 24);
     }
     /* UDP length - UDP, BTH, RETH or AETH, pad, ICRC */
     rx->plen = lduw_be_p(f + 14 + 20 + 4) - 8 - 12 -
-               (rx->syn >= 0 ? 4 : 0) -
-               (rx->op == 0x06 || rx->op == 0x0a || rx->op == 0x0c ? 16 : 0) -
+               (rx->syn >= 0 ? 4 : 0) - (reth ? 16 : 0) -
                ((q[1] >> 4) & 3) - 4;
-    memcpy(rx->data, q + 12 + (rx->syn >= 0 ? 4 : 0) +
-           (rx->op == 0x06 || rx->op == 0x0a || rx->op == 0x0c ? 16 : 0),
+    memcpy(rx->data, q + 12 + (rx->syn >= 0 ? 4 : 0) + (reth ? 16 : 0),
            MIN(rx->plen, sizeof(rx->data)));
     return true;
 }

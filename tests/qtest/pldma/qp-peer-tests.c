@@ -755,9 +755,22 @@ static uint32_t atomic_write_req(uint8_t *f, Peer *pe, uint32_t psn,
                       plen, -1, 0, pl, plen);
 }
 
+/* The device's answer to an Atomic Write: READ Response Only, no bytes */
+static void aw_answer_check(Peer *pe, uint32_t psn)
+{
+    Rx rx;
+
+    g_assert_true(peer_rx(pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x10);
+    g_assert_cmphex(rx.syn, ==, 0x1f);
+    g_assert_cmphex(rx.psn, ==, psn & 0xffffff);
+    g_assert_cmpuint(rx.plen, ==, 0);
+}
+
 /*
  * Atomic Write (IBA 1.5) from a peer that builds its frames: the 8 bytes
- * land as they came and an ACK answers; a duplicate is ACKed again and
+ * land as they came, answered as rxe does by an RDMA READ Response Only
+ * of no bytes; a duplicate is answered again and
  * never written again (the memory changed since stays); refused, the QP
  * to ERR and nothing written: misaligned, not 8 bytes, a key without
  * remote WRITE access (the atomic right is not enough)
@@ -775,15 +788,14 @@ static void test_atomic_write_responder(void)
     rkey = key_register(&pe.n, 0, 0, pa, PAGE, ACC_ALL);
     peer_inject(&pe, f, atomic_write_req(f, &pe, pe.epsn, pa + 64, rkey, v,
                                          8));
-    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
-    g_assert_cmphex(psn, ==, pe.epsn);
+    aw_answer_check(&pe, pe.epsn);
     g_assert_cmphex(qtest_readq(pe.n.qts, pa + 64), ==, v);
-    /* the same again: ACKed, not written over what is there now */
+    /* the same again: answered, not written over what is there now */
     qtest_writeq(pe.n.qts, pa + 64, 5);
     dups = ncnt(&pe.n, PLDMA_NCNT_DUPS);
     peer_inject(&pe, f, atomic_write_req(f, &pe, pe.epsn, pa + 64, rkey, v,
                                          8));
-    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x1f);
+    aw_answer_check(&pe, pe.epsn);
     g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_DUPS), ==, dups + 1);
     g_assert_cmpuint(qtest_readq(pe.n.qts, pa + 64), ==, 5);
     /* four bytes: an invalid request */
@@ -804,6 +816,63 @@ static void test_atomic_write_responder(void)
     g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x62);
     g_assert_cmpuint(qtest_readq(pe.n.qts, pa + 64), ==, 5);
     g_assert_true(qpldma_mem_zero(pe.n.qts, pa + 68, 4));
+    peer_close(&pe);
+}
+
+/*
+ * The device sends an Atomic Write to a peer that answers as it likes:
+ * the request carries the RETH and the descriptor's 8 bytes; a plain ACK
+ * of its PSN, a READ response with bytes or of another PSN complete
+ * nothing (IBA 1.5 answers with a READ response of no bytes: anything
+ * else would report a write the peer did not say it did); the real
+ * answer completes it SUCCESS
+ */
+static void test_atomic_write_requester(void)
+{
+    const uint64_t v = 0x1122334455667788ULL;
+    uint8_t f[2048], d[PLDMA_DESC_SIZE], aeth[4], pl[12];
+    uint64_t compl;
+    QPldmaRing r;
+    Peer pe;
+    Rx rx;
+    int i;
+
+    peer_open(&pe, ACC_ALL);
+    ring_init(&pe.n, &r, 0);
+    compl = alloc_pa(&pe.n, PLDMA_COMPL_SIZE);
+    qpldma_desc_rdma(d, PLDMA_OP_ATOMIC_WRITE, 8, v, 0x20010, 0x4343, compl);
+    qpldma_ring_post(&pe.n.d, &r, d);
+    g_assert_true(peer_rx(&pe, &rx));
+    g_assert_cmphex(rx.op, ==, 0x1d);
+    g_assert_cmphex(rx.psn, ==, pe.sq_psn);
+    g_assert_cmphex(rx.va, ==, 0x20010);
+    g_assert_cmphex(rx.rkey, ==, 0x4343);
+    g_assert_cmpuint(rx.dmalen, ==, 8);
+    g_assert_cmpuint(rx.plen, ==, 8);
+    g_assert_cmphex(ldq_le_p(rx.data), ==, v);
+
+    /* a plain ACK, a response with bytes, one of the next PSN */
+    stl_be_p(aeth, 0x1f000001);
+    peer_inject(&pe, f, roce_frame(f, IP_B, 0x11, pe.qpn, pe.sq_psn, false,
+                                   0, 0, 0, 0x1f, 1, NULL, 0));
+    stl_be_p(pl, 0x1f000001);
+    stq_be_p(pl + 4, 0);
+    peer_inject(&pe, f, roce_frame(f, IP_B, 0x10, pe.qpn, pe.sq_psn, false,
+                                   0, 0, 0, -1, 0, pl, sizeof(pl)));
+    peer_inject(&pe, f, roce_frame(f, IP_B, 0x10, pe.qpn, pe.sq_psn + 1,
+                                   false, 0, 0, 0, -1, 0, aeth, 4));
+    for (i = 0; i < 50; i++) {
+        peer_step(NULL);
+    }
+    g_assert_cmpuint(qtest_readl(pe.n.qts, compl + PLDMA_COMPL_STATUS), ==,
+                     PLDMA_ST_PENDING);
+    /* the answer */
+    qpldma_stream_send(pe.fd, f, roce_frame(f, IP_B, 0x10, pe.qpn,
+                                            pe.sq_psn, false, 0, 0, 0, -1,
+                                            0, aeth, 4));
+    g_assert_cmpuint(qpldma_wait_compl(&pe.n.d, compl, NULL, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_SUCCESS);
     peer_close(&pe);
 }
 
@@ -1107,6 +1176,8 @@ void pldma_qp_peer_register(void)
     qtest_add_func("/pldma-qp/atomic-requester", test_atomic_requester);
     qtest_add_func("/pldma-qp/atomic-write-responder",
                    test_atomic_write_responder);
+    qtest_add_func("/pldma-qp/atomic-write-requester",
+                   test_atomic_write_requester);
     qtest_add_func("/pldma-qp/uc-peer", test_uc_peer);
     qtest_add_func("/pldma-qp/ud-peer", test_ud_peer);
 }

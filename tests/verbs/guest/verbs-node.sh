@@ -536,10 +536,7 @@ done
 # to the client, then rdma_listen), so a fast client's REQ can find no
 # listener, on any device.
 QPERF_TESTS="rc_lat rc_bw rc_bi_bw rc_rdma_write_bw rc_rdma_write_lat rc_rdma_read_bw rc_rdma_read_lat rc_compare_swap_mr rc_fetch_add_mr"
-# and its UD tests (-cm1: rdma_cm's UDP port space), datagrams of 1 KiB
-# (within every port's MTU here)
-QPERF_UD_TESTS="ud_lat ud_bw"
-if app_want qperf || app_want qperf-ud; then
+if app_want qperf; then
 	cat >/tmp/qperf-client.sh <<'QPERF'
 peer=$1 port=$2 st=0 opts=
 shift 2
@@ -584,7 +581,16 @@ qperf_step() {
 	fi
 }
 qperf_step qperf "$QPERF_TESTS"
-qperf_step qperf-ud "$QPERF_UD_TESTS" -m 1024
+# qperf's UD tests (ud_lat, ud_bw) cannot run over RoCE, on any device:
+# they ignore -cm1 ("warning: -cm1 set but not used in test ud_lat") and
+# address the peer by its LID alone, an AH without a GRH, which a RoCE
+# port refuses ("failed to create address handle: Invalid argument", rxe's
+# end as the PLDMA's, 2026-12-08); Debian's qperf 0.4.11 has no option
+# for a GID.  (The client script takes options before its tests, -m 1024
+# for them, should a qperf with GIDs come.)
+if app_want qperf-ud; then
+	ok "$pair qperf ud_lat ud_bw # SKIP qperf addresses a UD peer by its LID alone (no GRH, -cm1 unused): no AH on a RoCE port, rxe's as a PLDMA's"
+fi
 # UCX (Debian's 1.18, unmodified; pldma.verbs_apps=1): ucx_info -d offers
 # rc_verbs on the device's port, then ucx_perftest between the nodes over
 # rc_verbs: UCT tests (-x rc_verbs -d DEV:1) and UCP ones (UCX_TLS), with

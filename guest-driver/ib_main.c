@@ -92,7 +92,11 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	/* AHs are the driver's (ib_ah.c): a UD send carries its vector */
 	attr->max_ah = PLDMA_IB_MAX_AH;
 	attr->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN;
-	/* IBA 1.5's Atomic Write (PLDMA_OP_ATOMIC_WRITE) */
+	/*
+	 * IBA 1.5's Atomic Write (PLDMA_OP_ATOMIC_WRITE) and FLUSH for global
+	 * visibility (PLDMA_OP_FLUSH; no memory of this device persists)
+	 */
+	attr->device_cap_flags |= IB_DEVICE_FLUSH_GLOBAL;
 	if (pd->cap & PLDMA_CAP_ATOMIC)
 		attr->device_cap_flags |= IB_DEVICE_ATOMIC_WRITE;
 	/*
@@ -109,6 +113,7 @@ static int pldma_ib_query_device(struct ib_device *ibdev,
 	attr->odp_caps.per_transport_caps.rc_odp_caps =
 		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
 		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		PLDMA_ODP_FLUSH |
 		(pd->cap & PLDMA_CAP_ATOMIC ?
 		 IB_ODP_SUPPORT_ATOMIC | PLDMA_ODP_ATOMIC_WRITE : 0) |
 		(pd->num_srqs ? IB_ODP_SUPPORT_SRQ_RECV : 0);

@@ -44,6 +44,7 @@
 				 IB_ACCESS_REMOTE_WRITE |		\
 				 IB_ACCESS_REMOTE_READ |		\
 				 IB_ACCESS_REMOTE_ATOMIC |		\
+				 IB_ACCESS_FLUSH_GLOBAL |		\
 				 IB_ACCESS_ON_DEMAND |			\
 				 IB_ACCESS_RELAXED_ORDERING)
 
@@ -105,7 +106,8 @@ struct ib_mr *pldma_ib_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		   (access & IB_ACCESS_REMOTE_READ ? PLDMA_MR_ACCESS_READ : 0) |
 		   (access & IB_ACCESS_REMOTE_ATOMIC &&
 		    uc->ctx->pd->cap & PLDMA_CAP_ATOMIC ?
-		    PLDMA_MR_ACCESS_ATOMIC : 0);
+		    PLDMA_MR_ACCESS_ATOMIC : 0) |
+		   (access & IB_ACCESS_FLUSH_GLOBAL ? PLDMA_MR_ACCESS_FLUSH : 0);
 	if (r.access) {
 		r.va = start;
 		r.len = length;

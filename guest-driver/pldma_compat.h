@@ -48,13 +48,15 @@ struct ib_dmah;
 #endif
 
 /*
- * ODP for Atomic Write (IB_ODP_SUPPORT_ATOMIC_WRITE) is in ib_verbs.h
- * since 6.16; before it there is no bit to say so
+ * ODP for Atomic Write and FLUSH (IB_ODP_SUPPORT_ATOMIC_WRITE, _FLUSH) is
+ * in ib_verbs.h since 6.16; before it there is no bit to say so
  */
 #if KERNEL_VERSION(6, 16, 0) > LINUX_VERSION_CODE
 #define PLDMA_ODP_ATOMIC_WRITE	0
+#define PLDMA_ODP_FLUSH		0
 #else
 #define PLDMA_ODP_ATOMIC_WRITE	IB_ODP_SUPPORT_ATOMIC_WRITE
+#define PLDMA_ODP_FLUSH		IB_ODP_SUPPORT_FLUSH
 #endif
 
 #endif /* _PLDMA_COMPAT_H */

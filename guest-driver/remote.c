@@ -183,7 +183,8 @@ int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp,
 		return -EOPNOTSUPP;
 	if (!r.access || r.access & ~(PLDMA_MR_ACCESS_WRITE |
 				      PLDMA_MR_ACCESS_READ |
-				      PLDMA_MR_ACCESS_ATOMIC))
+				      PLDMA_MR_ACCESS_ATOMIC |
+				      PLDMA_MR_ACCESS_FLUSH))
 		return -EINVAL;
 	if (r.access & PLDMA_MR_ACCESS_ATOMIC && !(pd->cap & PLDMA_CAP_ATOMIC))
 		return -EOPNOTSUPP;
@@ -223,7 +224,8 @@ int pldma_mr_register(struct pldma_ctx *ctx, struct pldma_reg_mr *rp,
 	k->access = (r.access & PLDMA_MR_ACCESS_WRITE ? PLDMA_KEY_ACC_WRITE : 0) |
 		    (r.access & PLDMA_MR_ACCESS_READ ? PLDMA_KEY_ACC_READ : 0) |
 		    (r.access & PLDMA_MR_ACCESS_ATOMIC ?
-		     PLDMA_KEY_ACC_ATOMIC : 0);
+		     PLDMA_KEY_ACC_ATOMIC : 0) |
+		    (r.access & PLDMA_MR_ACCESS_FLUSH ? PLDMA_KEY_ACC_FLUSH : 0);
 	k->pd_tag = pd_tag;
 	k->strategy = tmp.strategy;
 	k->touch = tmp.touch;

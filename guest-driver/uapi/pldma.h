@@ -219,6 +219,7 @@ struct pldma_eventfd {
 #define PLDMA_MR_ACCESS_WRITE	0x1	/* remote RDMA WRITE (PLDMA_KEY_ACC_WRITE) */
 #define PLDMA_MR_ACCESS_READ	0x2	/* remote RDMA READ (PLDMA_KEY_ACC_READ) */
 #define PLDMA_MR_ACCESS_ATOMIC	0x4	/* remote atomics (PLDMA_KEY_ACC_ATOMIC) */
+#define PLDMA_MR_ACCESS_FLUSH	0x8	/* remote FLUSH (PLDMA_KEY_ACC_FLUSH) */
 
 /* pldma_reg_mr.flags */
 #define PLDMA_MR_STRATEGY	0x1	/* strategy/touch_ahead given, else the

@@ -147,7 +147,8 @@ const PLDMAOpInfo pldma_op_info[PLDMA_OP_TABLE_SIZE] = PLDMA_OP_TABLE;
 
 /*
  * Are the descriptor's reserved fields zero?  IMM is used by the _IMM
- * opcodes, IMM and RSVD1 together by an atomic (its SWAP operand)
+ * opcodes and FLUSH, IMM and RSVD1 together by an atomic (its SWAP
+ * operand)
  */
 static bool pldma_desc_reserved_ok(PLDMAChannel *ch, const uint8_t *d)
 {
@@ -157,7 +158,7 @@ static bool pldma_desc_reserved_ok(PLDMAChannel *ch, const uint8_t *d)
            ch->ahead <= PLDMA_AHEAD_MAX &&
            !(ldl_le_p(d + PLDMA_DESC_AHEAD) & ~0xffffU) &&
            (!ldl_le_p(d + PLDMA_DESC_IMM) || pldma_op_has_imm(ch->op) ||
-            atomic) &&
+            atomic || (pldma_op_flags(ch->op) & PLDMA_OPF_FLUSH)) &&
            !lduw_le_p(d + PLDMA_DESC_RSVD2) &&
            (!ldl_le_p(d + PLDMA_DESC_RSVD1) || atomic);
 }

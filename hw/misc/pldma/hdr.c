@@ -47,8 +47,8 @@ const uint32_t pldma_hdr_rnr_timer_10us[32] = {
  * which headers follow the BTH, whether it carries a payload, and its
  * header length (BTH and the extended headers).  The UC opcodes are the
  * RC SEND and WRITE ones plus 0x20 (pldma_hdr_op()).  Opcodes beyond
- * these are not RC SEND, WRITE, READ, atomic, Atomic Write or Acknowledge,
- * nor UC SEND or WRITE, nor UD SEND: the link drops them.
+ * these are not RC SEND, WRITE, READ, atomic, Atomic Write, FLUSH or
+ * Acknowledge, nor UC SEND or WRITE, nor UD SEND: the link drops them.
  */
 const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES] = {
     [OP_SEND_FIRST] = {
@@ -145,6 +145,10 @@ const PLDMANetOpcode pldma_hdr_opcode[PLDMA_NET_NUM_OPCODES] = {
         "FetchAdd", PLDMA_NET_F_REQ | PLDMA_NET_F_ATOMIC | PLDMA_NET_F_ONLY,
         HDR(ATOMIC_ETH_LEN),
     },
+    [OP_FLUSH] = {
+        "FLUSH", PLDMA_NET_F_REQ | PLDMA_NET_F_FLUSH | PLDMA_NET_F_RETH |
+        PLDMA_NET_F_ONLY, HDR(FETH_LEN + RETH_LEN),
+    },
     [OP_ATOMIC_WRITE] = {
         "Atomic Write", PLDMA_NET_F_REQ | PLDMA_NET_F_ATOMIC_WRITE |
         PLDMA_NET_F_RETH | PLDMA_NET_F_PAYLOAD | PLDMA_NET_F_ONLY,
@@ -199,6 +203,10 @@ static uint8_t *hdr_put_ext(uint8_t *q, uint32_t fl, const PLDMAPkt *p)
         stl_be_p(q, p->qkey);
         stl_be_p(q + 4, p->src_qpn & PLDMA_PSN_MASK);   /* resv8, SrcQP */
         q += DETH_LEN;
+    }
+    if (fl & PLDMA_NET_F_FLUSH) {
+        stl_be_p(q, p->feth);
+        q += FETH_LEN;
     }
     if (fl & PLDMA_NET_F_RETH) {
         stq_be_p(q, p->va);
@@ -370,6 +378,10 @@ static const uint8_t *hdr_get_ext(const uint8_t *q, uint32_t fl, PLDMAPkt *p)
         p->qkey = ldl_be_p(q);
         p->src_qpn = ldl_be_p(q + 4) & PLDMA_PSN_MASK;
         q += DETH_LEN;
+    }
+    if (fl & PLDMA_NET_F_FLUSH) {
+        p->feth = ldl_be_p(q);
+        q += FETH_LEN;
     }
     if (fl & PLDMA_NET_F_RETH) {
         p->va = ldq_be_p(q);

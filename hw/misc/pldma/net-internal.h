@@ -50,6 +50,7 @@ typedef struct PLDMANetReq {
     uint64_t at_swap;       /* DESC_ATOMIC_SWAP */
     bool at_have;           /* the response came: at_orig to write */
     uint64_t at_orig;
+    uint32_t flush;         /* FLUSH: DESC_FLUSH */
     /* a UD SEND: its address vector (PLDMA_DESC_UD_*) */
     uint8_t ud_dmac[6];
     uint32_t ud_dip;
@@ -455,8 +456,13 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define OP_ATOMIC_ACK       0x12
 #define OP_CMP_SWAP         0x13
 #define OP_FETCH_ADD        0x14
-/* IBA 1.5: 8 bytes written as one access (RETH), a READ response back */
+/*
+ * IBA 1.5: FLUSH (a FETH, then a RETH) and 8 bytes written as one access
+ * (RETH); each answered by a READ response of no bytes
+ */
+#define OP_FLUSH            0x1c
 #define OP_ATOMIC_WRITE     0x1d
+#define FETH_LEN            4
 /*
  * UC opcodes (IBA table 38): the RC SEND and RDMA WRITE opcodes in the
  * UC range (0x20 + the RC opcode)
@@ -494,6 +500,7 @@ void pldma_eth_link_changed(NetClientState *nc);
 #define PLDMA_NET_F_UC      (1U << 15)  /* a UC opcode, for UC QPs only */
 #define PLDMA_NET_F_DETH    (1U << 16)  /* a UD opcode (DETH), UD QPs only */
 #define PLDMA_NET_F_ATOMIC_WRITE (1U << 17) /* RETH and 8 bytes, as one */
+#define PLDMA_NET_F_FLUSH   (1U << 18)  /* FETH, then RETH */
 #define PLDMA_NET_F_ONLY    (PLDMA_NET_F_FIRST | PLDMA_NET_F_LAST)
 
 typedef struct PLDMANetOpcode {
@@ -580,6 +587,7 @@ typedef struct PLDMAPkt {
     uint64_t swap_add;      /* AtomicETH: Swap (CmpSwap) or Add Data */
     uint64_t compare;       /* AtomicETH: Compare Data (CmpSwap) */
     uint64_t orig;          /* AtomicAckETH: Original Remote Data */
+    uint32_t feth;          /* FLUSH: its FETH (PLDMA_FLUSH_* bits) */
     int64_t ready;          /* tx, timing model: its payload read, 0: now */
     /* UD: the DETH, and the datagram's address (tx) or IPv4 header (rx) */
     uint32_t qkey;

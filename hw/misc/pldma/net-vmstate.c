@@ -57,7 +57,8 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
         return "remote operation's MTU out of range";
     }
     if (ch->len > s->max_transfer ||
-        r->nsegs != pldma_net_nsegs(r->mtu, ch->len)) {
+        r->nsegs != (pldma_op_flags(ch->op) & PLDMA_OPF_NO_RESULT ? 1 :
+                     pldma_net_nsegs(r->mtu, ch->len))) {
         return "remote operation's length or segment count";
     }
     if (r->psn & ~PLDMA_PSN_MASK || r->end_psn & ~PLDMA_PSN_MASK ||
@@ -81,6 +82,12 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
                                   (r->at_have && !r->sent_hw)
                                 : r->at_have) {
         return "atomic's length or response";
+    }
+    if (pldma_op_flags(ch->op) & PLDMA_OPF_FLUSH
+        ? r->flush & ~PLDMA_FLUSH_VALID ||
+          !(r->flush & (PLDMA_FLUSH_GLOBAL | PLDMA_FLUSH_PERSISTENT))
+        : r->flush) {
+        return "FLUSH's placement type or selectivity";
     }
     /* (the QP's own check, pldma_qp_check(), ran before: its type) */
     if (s->net->qps[r->qp - 1].type == PLDMA_QP_TYPE_UD
@@ -570,6 +577,25 @@ static const VMStateDescription vmstate_pldma_req_atomic = {
     }
 };
 
+static bool pldma_net_req_flush_needed(void *opaque)
+{
+    PLDMANetReq *r = opaque;
+
+    return r->flush != 0;
+}
+
+/* A FLUSH's placement type and selectivity (its FETH) */
+static const VMStateDescription vmstate_pldma_req_flush = {
+    .name = "pldma-net-req/flush",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pldma_net_req_flush_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(flush, PLDMANetReq),
+        VMSTATE_END_OF_LIST()
+    }
+};
+
 static bool pldma_net_req_ud_needed(void *opaque)
 {
     PLDMANetReq *r = opaque;
@@ -626,6 +652,7 @@ static const VMStateDescription vmstate_pldma_req = {
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pldma_req_atomic,
         &vmstate_pldma_req_ud,
+        &vmstate_pldma_req_flush,
         NULL
     }
 };

@@ -66,7 +66,8 @@ static uint32_t pldma_net_decode_qp(PLDMAChannel *ch, PLDMAQP *qp)
         return PLDMA_ST_BAD_QP;
     }
     if ((qp->type == PLDMA_QP_TYPE_UC &&
-         (ch->op == PLDMA_OP_RDMA_READ || pldma_op_atomic(ch->op))) ||
+         (ch->op == PLDMA_OP_RDMA_READ || pldma_op_atomic(ch->op) ||
+          (pldma_op_flags(ch->op) & PLDMA_OPF_NO_RESULT))) ||
         (qp->type == PLDMA_QP_TYPE_UD &&
          !(pldma_op_flags(ch->op) & PLDMA_OPF_WIRE_SEND))) {
         PLDMA_GUEST_ERR(pldma_err_desc_uc_op,
@@ -117,6 +118,31 @@ static uint32_t req_ud_decode(PLDMAChannel *ch, const uint8_t *d)
     }
     trace_pldma_net_ud_send(ch->idx, r->ud_dqpn, r->ud_dip, ch->len);
     return 0;
+}
+
+/*
+ * An atomic's operands (SRC is one, not an address; SWAP only for
+ * CmpSwap), a FLUSH's FETH bits (and no SGE list); false if they are bad
+ */
+static bool req_decode_operands(PLDMAChannel *ch, const uint8_t *d)
+{
+    PLDMANetReq *r = pldma_ch_req(ch);
+
+    if (pldma_op_atomic(ch->op)) {
+        r->at_cmp_add = ch->src;
+        r->at_swap = ldq_le_p(d + PLDMA_DESC_ATOMIC_SWAP);
+        if (ch->op != PLDMA_OP_ATOMIC_CMP_SWAP && r->at_swap) {
+            return false;
+        }
+    }
+    if (pldma_op_flags(ch->op) & PLDMA_OPF_FLUSH) {
+        r->flush = ldl_le_p(d + PLDMA_DESC_FLUSH);
+        if (r->flush & ~PLDMA_FLUSH_VALID || ch->nsge ||
+            !(r->flush & (PLDMA_FLUSH_GLOBAL | PLDMA_FLUSH_PERSISTENT))) {
+            return false;
+        }
+    }
+    return true;
 }
 
 uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
@@ -178,24 +204,21 @@ uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
         memset(r, 0, sizeof(*r));   /* nothing sent: the QP's PSN stays */
         return PLDMA_ST_BAD_LENGTH;
     }
-    if (pldma_op_atomic(ch->op)) {
-        /* (SRC is the operand, not an address) */
-        r->at_cmp_add = ch->src;
-        r->at_swap = ldq_le_p(d + PLDMA_DESC_ATOMIC_SWAP);
-        if (ch->op != PLDMA_OP_ATOMIC_CMP_SWAP && r->at_swap) {
-            PLDMA_GUEST_ERR(pldma_err_desc_reserved,
-                            "ch%u: desc %u: reserved bits set", ch->idx,
-                            ch->head);
-            memset(r, 0, sizeof(*r));
-            return PLDMA_ST_BAD_DESC;
-        }
+    if (!req_decode_operands(ch, d)) {
+        PLDMA_GUEST_ERR(pldma_err_desc_reserved,
+                        "ch%u: desc %u: reserved bits set", ch->idx,
+                        ch->head);
+        memset(r, 0, sizeof(*r));
+        return PLDMA_ST_BAD_DESC;
     }
     r->rkey = ldl_le_p(d + PLDMA_DESC_RKEY);
     if (pldma_op_has_imm(ch->op)) {
         r->imm = ldl_le_p(d + PLDMA_DESC_IMM);
     }
     r->se = (ch->dflags & PLDMA_DF_SOLICITED) && pldma_op_qp_only(ch->op);
-    r->nsegs = pldma_net_nsegs(r->mtu, ch->len);
+    /* (an Atomic Write's or a FLUSH's one request, whatever its length) */
+    r->nsegs = pldma_op_flags(ch->op) & PLDMA_OPF_NO_RESULT ? 1 :
+               pldma_net_nsegs(r->mtu, ch->len);
     r->end_psn = (r->psn + r->nsegs) & PLDMA_PSN_MASK;
     return 0;
 }
@@ -576,7 +599,7 @@ static bool req_atomic(PLDMAChannel *ch)
     };
 
     if (r->at_have && aw) {
-        /* an Atomic Write: its ACK came, nothing to bring home */
+        /* an Atomic Write or FLUSH: answered, nothing to bring home */
         pldma_comp_finish(ch, PLDMA_ST_SUCCESS);
         return true;
     }
@@ -602,7 +625,12 @@ static bool req_atomic(PLDMAChannel *ch)
     if (r->sent_hw) {
         pldma_net_cnt(s, PLDMA_NCNT_RETX_SEGS);
     }
-    if (aw) {
+    if (ch->op == PLDMA_OP_FLUSH) {
+        /* a FETH and a RETH of the range */
+        p.opcode = OP_FLUSH;
+        p.feth = r->flush;
+        p.dmalen = ch->len;
+    } else if (aw) {
         /* RETH and the 8 bytes, as the descriptor holds them */
         p.opcode = OP_ATOMIC_WRITE;
         p.dmalen = PLDMA_ATOMIC_LEN;
@@ -610,7 +638,8 @@ static bool req_atomic(PLDMAChannel *ch)
         p.payload = buf;
         p.plen = sizeof(buf);
     }
-    r->sent_hw = ch->len;
+    /* (a FLUSH of no bytes was sent too) */
+    r->sent_hw = MAX(ch->len, 1);
     pldma_hdr_tx(s, &p);
     r->wait = true;
     pldma_req_arm(ch, r->rto_us);
@@ -649,7 +678,8 @@ bool pldma_req_xfer(PLDMAChannel *ch, uint64_t *budget)
     if (ch->op == PLDMA_OP_RDMA_READ) {
         return req_read(ch);
     }
-    if (pldma_op_atomic(ch->op)) {
+    if (pldma_op_atomic(ch->op) ||
+        (pldma_op_flags(ch->op) & PLDMA_OPF_NO_RESULT)) {
         return req_atomic(ch);
     }
     /* (a zero-length message: one packet, sent again after a rewind) */

@@ -123,7 +123,7 @@ void pldma_resp_seq_nak(PLDMACore *s, PLDMANetConn *c)
 /*
  * Check an access of connection @c to [va, va + len) with @rkey; 0 or a
  * NAK syndrome.  The key must be of the QP's PD (PASID and PD tag), and
- * the QP's access flags must allow the access too.
+ * the QP's access flags must allow the access too (but a FLUSH).
  */
 static uint8_t pldma_resp_check_key(PLDMACore *s, PLDMANetConn *c,
                                    uint32_t rkey, uint64_t va,
@@ -142,8 +142,9 @@ static uint8_t pldma_resp_check_key(PLDMACore *s, PLDMANetConn *c,
         va - k->va > k->len - len) {
         return AETH_NAK_ACCESS;
     }
+    /* (a QP's access flags have no FLUSH right: the key's decides) */
     if (k->pasid_reg != qp->pd || k->pd_tag != qp->pd_tag ||
-        !(qp->access & access)) {
+        (access != PLDMA_KEY_ACC_FLUSH && !(qp->access & access))) {
         return AETH_NAK_ACCESS;
     }
     return 0;
@@ -314,6 +315,7 @@ typedef struct PLDMAResp {
     bool uc;                /* of a UC or UD QP: nothing answers or waits */
     bool ud;                /* of a UD QP */
     bool aw;                /* an Atomic Write (kind RESP_ATOMIC) */
+    bool flush;             /* a FLUSH (kind RESP_ATOMIC) */
     PLDMARespKind kind;
     bool first, last;       /* of its message */
     uint32_t mtu;
@@ -506,7 +508,7 @@ static PLDMARespState ato_duplicate(PLDMAResp *r)
         if ((c->ato_valid & BIT(i)) && c->ato_psn[i] == r->p->psn) {
             pldma_net_cnt(r->s, PLDMA_NCNT_DUPS);
             trace_pldma_net_atomic_dup(r->qp, r->p->psn, c->ato_orig[i]);
-            if (r->aw) {
+            if (r->aw || r->flush) {
                 aw_answer(r->s, c, r->p->psn);
             } else {
                 ato_answer(r->s, c, r->p->psn, c->ato_orig[i]);
@@ -697,6 +699,14 @@ static PLDMARespState resp_chk_length(PLDMAResp *r)
                       r->p->plen != PLDMA_ATOMIC_LEN)) {
             return resp_fatal(r, AETH_NAK_INVALID, "Atomic Write length");
         }
+        if (r->flush) {
+            /* a placement type, a selectivity level, nothing else */
+            return r->p->feth & ~PLDMA_FLUSH_VALID ||
+                   !(r->p->feth & (PLDMA_FLUSH_GLOBAL |
+                                   PLDMA_FLUSH_PERSISTENT))
+                   ? resp_fatal(r, AETH_NAK_INVALID, "bad FETH")
+                   : RESPST_CHK_RKEY;
+        }
         return r->p->va & (PLDMA_ATOMIC_LEN - 1)
                ? resp_fatal(r, AETH_NAK_INVALID, "misaligned atomic")
                : RESPST_CHK_RKEY;
@@ -713,6 +723,33 @@ static PLDMARespState resp_chk_length(PLDMAResp *r)
  * zero-length WRITE or READ needs no valid R_Key or VA (IBA C9-88; Linux
  * rxe checks neither): nothing is accessed.
  */
+/*
+ * A FLUSH: the key must allow FLUSH for the range (selectivity RANGE, a
+ * range of no bytes as one byte) or be valid at all (MR); persistence,
+ * which no window of this device has, is refused as a key without it
+ */
+static PLDMARespState resp_chk_flush_key(PLDMAResp *r)
+{
+    const PLDMAPkt *p = r->p;
+    uint32_t idx = PLDMA_RKEY_INDEX(p->rkey);
+    uint64_t va = p->va, len = MAX(p->dmalen, 1);
+    uint8_t nak = AETH_NAK_ACCESS;
+
+    if ((p->feth & PLDMA_FLUSH_MR) && idx < PLDMA_NUM_KEYS) {
+        va = r->s->net->keys[idx].va;
+        len = 1;
+    }
+    if (!(p->feth & PLDMA_FLUSH_PERSISTENT)) {
+        nak = pldma_resp_check_key(r->s, r->c, p->rkey, va, len,
+                                   PLDMA_KEY_ACC_FLUSH);
+    }
+    if (nak) {
+        trace_pldma_net_refused(r->qp, p->psn, p->rkey, va, len, nak);
+        return resp_fatal(r, nak, "the R_Key does not allow the FLUSH");
+    }
+    return RESPST_CHK_RESOURCE;
+}
+
 static PLDMARespState resp_chk_rkey(PLDMAResp *r)
 {
     const PLDMANetConn *c = r->c;
@@ -723,6 +760,10 @@ static PLDMARespState resp_chk_rkey(PLDMAResp *r)
     uint32_t len = r->kind == RESP_ATOMIC ? PLDMA_ATOMIC_LEN
                    : whole ? p->dmalen : p->plen;
     uint8_t nak;
+
+    if (r->flush) {
+        return resp_chk_flush_key(r);
+    }
 
     nak = len ? pldma_resp_check_key(r->s, r->c, rkey, va, len,
                                      r->kind == RESP_READ ?
@@ -956,7 +997,13 @@ static PLDMARespState resp_atomic_execute(PLDMAResp *r)
     bool store = true;
     PLDMAAccess a;
 
-    if (r->aw) {
+    if (r->flush) {
+        /*
+         * The device's writes reach memory as they are made, and those
+         * held behind a fault hold the FLUSH up (BUSY): all are visible
+         */
+        a = PLDMA_ACC_OK;
+    } else if (r->aw) {
         /* an Atomic Write: its 8 bytes, as they came, in one access */
         memcpy(buf, p->payload, sizeof(buf));
         a = pldma_resp_rw(r->s, c, p->rkey, p->va, buf, sizeof(buf), true, 0,
@@ -965,7 +1012,7 @@ static PLDMARespState resp_atomic_execute(PLDMAResp *r)
         a = pldma_resp_rw(r->s, c, p->rkey, p->va, buf, sizeof(buf), false,
                           0, sizeof(buf));
     }
-    if (a == PLDMA_ACC_OK && !r->aw) {
+    if (a == PLDMA_ACC_OK && !r->aw && !r->flush) {
         r->orig = ldq_le_p(buf);
         if (p->opcode == OP_CMP_SWAP) {
             store = r->orig == p->compare;
@@ -1042,11 +1089,11 @@ static PLDMARespState resp_acknowledge(PLDMAResp *r)
     if (r->uc) {
         return RESPST_DONE;
     }
-    if (r->kind == RESP_ATOMIC && !r->aw) {
+    if (r->kind == RESP_ATOMIC && !r->aw && !r->flush) {
         ato_answer(r->s, r->c, r->p->psn, r->orig);
         return RESPST_DONE;
     }
-    if (r->aw) {
+    if (r->aw || r->flush) {
         aw_answer(r->s, r->c, r->p->psn);
         return RESPST_DONE;
     }
@@ -1145,7 +1192,9 @@ void pldma_resp_rx(PLDMACore *s, PLDMANetConn *c, const PLDMAPkt *p)
         .uc = conn_qp(s, c)->type != PLDMA_QP_TYPE_RC,
         .ud = conn_qp(s, c)->type == PLDMA_QP_TYPE_UD,
         .aw = fl & PLDMA_NET_F_ATOMIC_WRITE,
-        .kind = p->atomic || (fl & PLDMA_NET_F_ATOMIC_WRITE) ? RESP_ATOMIC
+        .flush = fl & PLDMA_NET_F_FLUSH,
+        .kind = p->atomic || (fl & (PLDMA_NET_F_ATOMIC_WRITE |
+                                    PLDMA_NET_F_FLUSH)) ? RESP_ATOMIC
                 : fl & PLDMA_NET_F_READ ? RESP_READ
                 : fl & PLDMA_NET_F_SEND ? RESP_SEND : RESP_WRITE,
         .first = fl & PLDMA_NET_F_FIRST, .last = fl & PLDMA_NET_F_LAST,

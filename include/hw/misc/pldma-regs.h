@@ -178,12 +178,14 @@
 #define   PLDMA_KEY_ACC_WRITE         PLDMA_BIT(0)  /* remote RDMA WRITE */
 #define   PLDMA_KEY_ACC_READ          PLDMA_BIT(1)  /* remote RDMA READ */
 #define   PLDMA_KEY_ACC_ATOMIC        PLDMA_BIT(2)  /* remote atomics */
+#define   PLDMA_KEY_ACC_FLUSH         PLDMA_BIT(3)  /* remote FLUSH, global
+                                                       visibility */
 /*
  * Only a QP of the key's PD (its PASID and PD tag, KEY_PD) reaches the
  * key, as verbs define an rkey; a QP's ACCESS takes the same bits
  */
 #define   PLDMA_KEY_ACC_RW            (PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_READ)
-#define   PLDMA_KEY_ACC_MASK          0x7
+#define   PLDMA_KEY_ACC_MASK          0xf
 #define PLDMA_KEY_CMD               0x22c   /* WO  on entry KEY_SEL */
 #define   PLDMA_KEY_CMD_REGISTER      1     /* commit the staged key */
 #define   PLDMA_KEY_CMD_REVOKE        2     /* invalidate it at once */
@@ -573,6 +575,7 @@
 #define PLDMA_WC_RDMA_READ          2
 #define PLDMA_WC_COMP_SWAP          3
 #define PLDMA_WC_FETCH_ADD          4
+#define PLDMA_WC_FLUSH              8   /* verbs' IBV_WC_FLUSH */
 #define PLDMA_WC_ATOMIC_WRITE       9   /* verbs' IBV_WC_ATOMIC_WRITE */
 #define PLDMA_WC_RECV               128
 #define PLDMA_WC_RECV_RDMA_WITH_IMM 129
@@ -940,6 +943,22 @@
  * must be 0.
  */
 #define PLDMA_OP_ATOMIC_WRITE       0x17
+/*
+ * ... and FLUSH (IBA 1.5, verbs' IBV_WR_FLUSH): what the device wrote to
+ * the peer's memory before it, at [REMOTE_VA, + LEN) of the key's window
+ * (selectivity RANGE) or the whole window (MR), made globally visible;
+ * the key needs KEY_ACC_FLUSH.  DESC_FLUSH holds the FETH's bits:
+ * placement type [3:0] (GLOBAL 1; PERSISTENT 2, which no window of this
+ * device has: NAK remote access), selectivity [5:4] (RANGE 0, MR 1); the
+ * rest 0.  Nothing comes back but the answer (a READ response of no
+ * bytes).
+ */
+#define PLDMA_OP_FLUSH              0x18
+#define PLDMA_DESC_FLUSH            PLDMA_DESC_IMM  /* u32 FETH bits */
+#define   PLDMA_FLUSH_GLOBAL          PLDMA_BIT(0)
+#define   PLDMA_FLUSH_PERSISTENT      PLDMA_BIT(1)
+#define   PLDMA_FLUSH_MR              PLDMA_BIT(4)  /* selectivity MR */
+#define   PLDMA_FLUSH_VALID           0x13
 #define PLDMA_DESC_ATOMIC_CMP_ADD   PLDMA_DESC_SRC  /* u64 operand */
 #define PLDMA_DESC_ATOMIC_SWAP      PLDMA_DESC_IMM  /* u64, IMM and RSVD1 */
 #define PLDMA_ATOMIC_LEN            8
@@ -972,8 +991,11 @@
 #define PLDMA_OPF_IMM               PLDMA_BIT(5) /* carries IMM */
 #define PLDMA_OPF_WIRE_SEND         PLDMA_BIT(6) /* SEND on the wire */
 #define PLDMA_OPF_ATOMIC            PLDMA_BIT(7) /* an RC atomic (8 bytes) */
-#define PLDMA_OPF_NO_RESULT         PLDMA_BIT(8) /* ... that returns nothing */
-#define PLDMA_OP_TABLE_SIZE         0x18
+#define PLDMA_OPF_NO_RESULT         PLDMA_BIT(8) /* one request, an answer of
+                                                    no bytes (Atomic Write,
+                                                    FLUSH) */
+#define PLDMA_OPF_FLUSH             PLDMA_BIT(9) /* DESC_FLUSH used */
+#define PLDMA_OP_TABLE_SIZE         0x19
 #define PLDMA_OP_TABLE {                                                     \
     [PLDMA_OP_NOP] = { "nop", PLDMA_OPF_VALID, 0 },                          \
     [PLDMA_OP_COPY] = { "copy", PLDMA_OPF_VALID, 0 },                        \
@@ -1001,6 +1023,9 @@
     [PLDMA_OP_ATOMIC_WRITE] = { "atomic-write", PLDMA_OPF_VALID |            \
         PLDMA_OPF_REMOTE | PLDMA_OPF_RKEY | PLDMA_OPF_ATOMIC |               \
         PLDMA_OPF_NO_RESULT, PLDMA_WC_ATOMIC_WRITE },                        \
+    [PLDMA_OP_FLUSH] = { "flush", PLDMA_OPF_VALID | PLDMA_OPF_REMOTE |       \
+        PLDMA_OPF_RKEY | PLDMA_OPF_NO_RESULT | PLDMA_OPF_FLUSH,              \
+        PLDMA_WC_FLUSH },                                                    \
 }
 
 /* Descriptor flags */

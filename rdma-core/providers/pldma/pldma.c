@@ -460,6 +460,7 @@ static_assert(PLDMA_WC_SEND == IBV_WC_SEND &&
 	      PLDMA_WC_RDMA_READ == IBV_WC_RDMA_READ &&
 	      PLDMA_WC_COMP_SWAP == IBV_WC_COMP_SWAP &&
 	      PLDMA_WC_FETCH_ADD == IBV_WC_FETCH_ADD &&
+	      PLDMA_WC_FLUSH == IBV_WC_FLUSH &&
 	      PLDMA_WC_ATOMIC_WRITE == IBV_WC_ATOMIC_WRITE &&
 	      PLDMA_WC_RECV == IBV_WC_RECV &&
 	      PLDMA_WC_RECV_RDMA_WITH_IMM == IBV_WC_RECV_RDMA_WITH_IMM,
@@ -880,7 +881,8 @@ static int pldma_desc_inline_sges(struct pldma_qp *qp, uint32_t slot,
 			 IBV_QP_EX_WITH_RDMA_READ |			\
 			 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |		\
 			 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |		\
-			 IBV_QP_EX_WITH_ATOMIC_WRITE)
+			 IBV_QP_EX_WITH_ATOMIC_WRITE |			\
+			 IBV_QP_EX_WITH_FLUSH)
 
 static struct pldma_qp *ex_to_pqp(struct ibv_qp_ex *qpx)
 {
@@ -1048,6 +1050,33 @@ static void pldma_wr_atomic_write(struct ibv_qp_ex *qpx, uint32_t rkey,
 	put32(d + PLDMA_DESC_LEN, PLDMA_ATOMIC_LEN);
 }
 
+/*
+ * IBA 1.5's FLUSH: the FETH's bits (PLDMA_DESC_FLUSH) are verbs' type
+ * and, above them, its level
+ */
+static_assert(PLDMA_FLUSH_GLOBAL == IBV_FLUSH_GLOBAL &&
+	      PLDMA_FLUSH_PERSISTENT == IBV_FLUSH_PERSISTENT &&
+	      PLDMA_FLUSH_MR == IBV_FLUSH_MR << 4, "FETH bits are verbs'");
+
+static void pldma_wr_flush(struct ibv_qp_ex *qpx, uint32_t rkey,
+			   uint64_t raddr, size_t len, uint8_t type,
+			   uint8_t level)
+{
+	struct pldma_qp *qp = ex_to_pqp(qpx);
+	uint8_t *d = pldma_wr_new(qpx, PLDMA_OP_FLUSH);
+
+	if (!d)
+		return;
+	if (len > UINT32_MAX || level > IBV_FLUSH_MR) {
+		qp->ex_err = EINVAL;
+		return;
+	}
+	put64(d + PLDMA_DESC_REMOTE_VA, raddr);
+	put32(d + PLDMA_DESC_RKEY, rkey);
+	put32(d + PLDMA_DESC_LEN, len);
+	put32(d + PLDMA_DESC_FLUSH, type | (uint32_t)level << 4);
+}
+
 static void pldma_wr_set_sge_list(struct ibv_qp_ex *qpx, size_t num_sge,
 				  const struct ibv_sge *sg)
 {
@@ -1141,6 +1170,7 @@ static struct ibv_qp *pldma_create_qp_ex(struct ibv_context *ibctx,
 		qpx->wr_atomic_cmp_swp = pldma_wr_atomic_cmp_swp;
 		qpx->wr_atomic_fetch_add = pldma_wr_atomic_fetch_add;
 		qpx->wr_atomic_write = pldma_wr_atomic_write;
+		qpx->wr_flush = pldma_wr_flush;
 		qpx->wr_set_sge = pldma_wr_set_sge;
 		qpx->wr_set_sge_list = pldma_wr_set_sge_list;
 		qpx->wr_set_inline_data = pldma_wr_set_inline_data;

@@ -707,7 +707,8 @@ static void test_ud_loopback(void)
  * ATOMIC_WRITE between two QPs of one device: the descriptor's 8 bytes
  * land at the peer's address as they were given, the send CQE says
  * ATOMIC_WRITE; with a LEN other than 8 it is BAD_LENGTH, with a SWAP
- * operand BAD_DESC, and nothing is sent
+ * operand BAD_DESC, and nothing is sent.  FLUSH of a range and of a
+ * key's window complete WC_FLUSH; unknown FETH bits are BAD_DESC.
  */
 static void test_atomic_write_loopback(void)
 {
@@ -751,6 +752,35 @@ static void test_atomic_write_loopback(void)
                      PLDMA_ST_BAD_DESC);
     g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_TX_FRAMES), ==, tx);
     g_assert_true(qpldma_mem_zero(n.qts, win, 16));
+    /* (each error writes a CQE, signaled or not) */
+    loop_cqe(&n, &s0.scq, e);
+    g_assert_cmpuint(e[PLDMA_CQE_STATUS], !=, PLDMA_WC_ST_SUCCESS);
+    loop_cqe(&n, &s0.scq, e);
+    g_assert_cmpuint(e[PLDMA_CQE_STATUS], !=, PLDMA_WC_ST_SUCCESS);
+
+    /* FLUSH of a range, of the window: a key with the right; bad bits */
+    rkey = key_register(&n, 1, 0, win, PAGE,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_FLUSH);
+    compl = post_op(&n, &s0, PLDMA_OP_FLUSH, PLDMA_DF_SIGNALED, 64, 0,
+                    win + 64, rkey, PLDMA_FLUSH_GLOBAL, 0x62);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_SUCCESS);
+    loop_cqe(&n, &s0.scq, e);
+    check_cqe(e, 0x62, PLDMA_WC_FLUSH, PLDMA_WC_ST_SUCCESS, 64, qpn0, qpn1,
+              0, 0, 0);
+    compl = post_op(&n, &s0, PLDMA_OP_FLUSH, 0, 0, 0, 0, rkey,
+                    PLDMA_FLUSH_GLOBAL | PLDMA_FLUSH_MR, 0);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_SUCCESS);
+    tx = ncnt(&n, PLDMA_NCNT_TX_FRAMES);
+    compl = post_op(&n, &s0, PLDMA_OP_FLUSH, 0, 64, 0, win, rkey, 0x40, 0);
+    g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
+                                       WAIT_STEPS, NULL), ==,
+                     PLDMA_ST_BAD_DESC);
+    g_assert_cmpuint(ncnt(&n, PLDMA_NCNT_TX_FRAMES), ==, tx);
+    g_assert_cmpuint(qpldma_qp_state(&n.d, 0), ==, PLDMA_QPS_RTS);
     close(fd);
     qtest_quit(n.qts);
     qpldma_link_cleanup(&link);

@@ -819,6 +819,71 @@ static void test_atomic_write_responder(void)
     peer_close(&pe);
 }
 
+/* A FLUSH (0x1c): FETH @feth, then a RETH of [@va, + @len) */
+static uint32_t flush_req(uint8_t *f, Peer *pe, uint32_t psn, uint32_t feth,
+                          uint64_t va, uint32_t rkey, uint32_t len)
+{
+    uint8_t h[20];
+
+    stl_be_p(h, feth);
+    stq_be_p(h + 4, va);
+    stl_be_p(h + 12, rkey);
+    stl_be_p(h + 16, len);
+    return roce_frame(f, IP_B, 0x1c, pe->qpn, psn & 0xffffff, false, 0, 0, 0,
+                      -1, 0, h, sizeof(h));
+}
+
+/*
+ * FLUSH (IBA 1.5) from a peer that builds its frames: with a key that
+ * allows it, for a range or the key's whole window (any VA then), the
+ * answer is a READ Response Only of no bytes, also for a duplicate;
+ * refused, the QP to ERR: a key without the FLUSH right (remote WRITE is
+ * not enough), persistence (no window has it), a range beyond the key, a
+ * FETH with unknown bits
+ */
+static void test_flush_responder(void)
+{
+    uint8_t f[2048];
+    uint32_t rkey, wkey, psn;
+    uint64_t pa;
+    Peer pe;
+
+    peer_open(&pe, ACC_ALL);
+    pa = alloc_pa(&pe.n, PAGE);
+    rkey = key_register(&pe.n, 0, 0, pa, PAGE,
+                        PLDMA_KEY_ACC_WRITE | PLDMA_KEY_ACC_FLUSH);
+    wkey = key_register(&pe.n, 1, 0, pa, PAGE, PLDMA_KEY_ACC_WRITE);
+    peer_inject(&pe, f, flush_req(f, &pe, pe.epsn, PLDMA_FLUSH_GLOBAL,
+                                  pa + 100, rkey, 200));
+    aw_answer_check(&pe, pe.epsn);
+    peer_inject(&pe, f, flush_req(f, &pe, pe.epsn + 1,
+                                  PLDMA_FLUSH_GLOBAL | PLDMA_FLUSH_MR, 0,
+                                  rkey, 0));
+    aw_answer_check(&pe, pe.epsn + 1);
+    peer_inject(&pe, f, flush_req(f, &pe, pe.epsn, PLDMA_FLUSH_GLOBAL,
+                                  pa + 100, rkey, 200));
+    aw_answer_check(&pe, pe.epsn);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_RTS);
+
+    peer_inject(&pe, f, flush_req(f, &pe, pe.epsn + 2, PLDMA_FLUSH_GLOBAL,
+                                  pa, wkey, 8));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    g_assert_cmpuint(qpldma_qp_state(&pe.n.d, 0), ==, PLDMA_QPS_ERR);
+    peer_reconnect(&pe, ACC_ALL);
+    peer_inject(&pe, f, flush_req(f, &pe, pe.epsn, PLDMA_FLUSH_PERSISTENT,
+                                  pa, rkey, 8));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    peer_reconnect(&pe, ACC_ALL);
+    peer_inject(&pe, f, flush_req(f, &pe, pe.epsn, PLDMA_FLUSH_GLOBAL,
+                                  pa + PAGE - 4, rkey, 8));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x62);
+    peer_reconnect(&pe, ACC_ALL);
+    peer_inject(&pe, f, flush_req(f, &pe, pe.epsn, PLDMA_FLUSH_GLOBAL | 0x40,
+                                  pa, rkey, 8));
+    g_assert_cmphex(peer_answer(&pe, &psn, NULL), ==, 0x61);
+    peer_close(&pe);
+}
+
 /*
  * The device sends an Atomic Write to a peer that answers as it likes:
  * the request carries the RETH and the descriptor's 8 bytes; a plain ACK
@@ -1178,6 +1243,7 @@ void pldma_qp_peer_register(void)
                    test_atomic_write_responder);
     qtest_add_func("/pldma-qp/atomic-write-requester",
                    test_atomic_write_requester);
+    qtest_add_func("/pldma-qp/flush-responder", test_flush_responder);
     qtest_add_func("/pldma-qp/uc-peer", test_uc_peer);
     qtest_add_func("/pldma-qp/ud-peer", test_ud_peer);
 }

@@ -15,6 +15,10 @@ qtests' libqos does) to a peer that the frames then speak for:
   net-requester   an RDMA WRITE and an RDMA READ posted on the QP's
                   send queue, then a sequence NAK, the ACK, the READ
                   response and an ACK past what was sent
+  net-ud-flush    QP 1 as a UD QP with a receive queue: datagrams with
+                  its Q_Key, another, a DETH cut short; to QP 0 an Atomic
+                  Write and its duplicate, a FLUSH, and a FLUSH with a key
+                  without the right (fatal)
 
 The key's rkey and the QP's QPN are drawn at random by the device; the
 fuzz harness seeds that generator the same for every input (patch
@@ -50,6 +54,9 @@ MTU = 1024
 # BTH opcodes of RC (IBA 9.2)
 SEND_ONLY, WRITE_FIRST, WRITE_MIDDLE, WRITE_LAST = 0x04, 0x06, 0x07, 0x08
 WRITE_ONLY, READ_REQ, READ_RESP_ONLY, ACK = 0x0a, 0x0c, 0x10, 0x11
+# IBA 1.5's FLUSH and Atomic Write, UD's SEND Only
+FLUSH, ATOMIC_WRITE, UD_SEND_ONLY = 0x1c, 0x1d, 0x64
+UD_QKEY, UD_RQ_PA, UD_RX_PA = 0x1234abcd, RAM + 0x240000, RAM + 0x241000
 
 
 def regs():
@@ -209,11 +216,13 @@ def desc_rdma(op, length, local, rva, rkey, compl):
     return bytes(d)
 
 
-def roce(node_mac, qpn, op, psn, reth=None, aeth=None, payload=b""):
-    """A RoCEv2 frame from the peer to node 1; checksums left to the op"""
+def roce(node_mac, qpn, op, psn, reth=None, aeth=None, payload=b"",
+         pre=b""):
+    """A RoCEv2 frame from the peer to node 1; checksums left to the op.
+    @pre: the headers before a RETH (a DETH, a FETH)"""
     pad = -len(payload) % 4
     bth = struct.pack(">BBHII", op, pad << 4, 0xffff, qpn, 0x80000000 | psn)
-    ext = b""
+    ext = pre
     if reth:
         ext += struct.pack(">QII", *reth)
     if aeth:
@@ -336,13 +345,92 @@ def requester(fuzzer):
     return c
 
 
+def ud_qp(c):
+    """QP 1 of node 1 to RTS as a UD QP (send queue channel 1, its own
+    receive queue with one WQE of 1 KiB, CQ 0)"""
+    init = (R["PLDMA_QPA_STATE"] | R["PLDMA_QPA_PD"] | R["PLDMA_QPA_SQ"] |
+            R["PLDMA_QPA_RQ"] | R["PLDMA_QPA_CQ"] | R["PLDMA_QPA_TYPE"] |
+            R["PLDMA_QPA_QKEY"])
+    for mask, state in ((init, R["PLDMA_QPS_INIT"]),
+                        (R["PLDMA_QPA_STATE"], R["PLDMA_QPS_RTR"]),
+                        (R["PLDMA_QPA_STATE"] | R["PLDMA_QPA_SQ_PSN"],
+                         R["PLDMA_QPS_RTS"])):
+        c.wr(R["PLDMA_QP_SEL"], 1)
+        c.wr(R["PLDMA_QP_ATTR_MASK"], mask)
+        c.wr(R["PLDMA_QP_NEW_STATE"], state)
+        c.wr(R["PLDMA_QP_SQ"], 1)
+        c.wr(R["PLDMA_QP_PD"], 0)
+        c.wr(R["PLDMA_QP_PD_TAG"], 0)
+        c.wr(R["PLDMA_QP_TYPE"], R["PLDMA_QP_TYPE_UD"])
+        c.wr(R["PLDMA_QP_QKEY"], UD_QKEY)
+        c.wr(R["PLDMA_QP_SQ_PSN"], 0)
+        c.wr(R["PLDMA_QP_RQ_BASE_LO"], UD_RQ_PA)
+        c.wr(R["PLDMA_QP_RQ_BASE_HI"], UD_RQ_PA >> 32)
+        c.wr(R["PLDMA_QP_RQ_SIZE"], 4)
+        c.wr(R["PLDMA_QP_SEND_CQ"], 0)
+        c.wr(R["PLDMA_QP_RECV_CQ"], 0)
+        c.wr(R["PLDMA_QP_CMD"], R["PLDMA_QP_CMD_MODIFY"])
+    w = bytearray(R["PLDMA_RWQE_SIZE"])
+    struct.pack_into("<QI", w, R["PLDMA_RWQE_WR_ID"], 0x88, 1)
+    struct.pack_into("<QI", w, 0x10, UD_RX_PA, 1024)
+    c.ram(UD_RQ_PA, bytes(w))
+    c.ch_wr(1, R["PLDMA_CH_RQ_TAIL"], 1)
+
+
+def ud_flush(fuzzer):
+    setup = responder_setup()
+    key_register(setup, 2, KEY_PA, KEY_LEN,
+                 R["PLDMA_KEY_ACC_WRITE"] | R["PLDMA_KEY_ACC_FLUSH"])
+    ud_qp(setup)
+    setup.wr(R["PLDMA_KEY_SEL"], 2)
+    setup.rd(R["PLDMA_KEY_RKEY"])
+    setup.wr(R["PLDMA_QP_SEL"], 1)
+    setup.rd(R["PLDMA_QP_QPN"])
+    log = traced(fuzzer, setup, ["pldma_net_key", "pldma_qp_state"])
+    keys, qpns = {}, {}
+    for line in log.splitlines():
+        m = re.search(r"pldma_net_key key (\d) cmd 1 status 0 rkey "
+                      r"(0x[0-9a-f]+)", line)
+        if m:
+            keys[int(m.group(1))] = int(m.group(2), 16)
+        m = re.search(r"pldma_qp_state qp (\d) qpn (0x[0-9a-f]+) \w+ -> RTS",
+                      line)
+        if m:
+            qpns[int(m.group(1))] = int(m.group(2), 16)
+    if set(keys) != {1, 2} or set(qpns) != {0, 1}:
+        sys.exit("probe: keys %s, QPs in RTS %s: the setup failed"
+                 % (keys, qpns))
+    c = Cmds(setup)
+    mac, pl = NODE_MAC, bytes((i * 5 + 3) & 0xff for i in range(256))
+    deth = struct.pack(">II", UD_QKEY, 0x4711)
+    c.frame(roce(mac, qpns[1], UD_SEND_ONLY, 9, None, None, pl, deth))
+    c.frame(roce(mac, qpns[1], UD_SEND_ONLY, 10, None, None, pl,
+                 struct.pack(">II", UD_QKEY ^ 1, 0x4711)))
+    c.frame(roce(mac, qpns[1], UD_SEND_ONLY, 11, None, None, b"", deth[:4]))
+    c.frame(roce(mac, qpns[0], ATOMIC_WRITE, 0, (KEY_PA + 8, keys[1], 8),
+                 None, pl[:8]))
+    c.frame(roce(mac, qpns[0], ATOMIC_WRITE, 0, (KEY_PA + 8, keys[1], 8),
+                 None, pl[:8]))
+    c.frame(roce(mac, qpns[0], FLUSH, 1, (KEY_PA, keys[2], 64), None, b"",
+                 struct.pack(">I", 1)))
+    c.frame(roce(mac, qpns[0], FLUSH, 2, (KEY_PA, keys[1], 64), None, b"",
+                 struct.pack(">I", 1)))
+    c.append("clock_step")
+    # the datagram received, one dropped (Q_Key); the Atomic Write and its
+    # duplicate answered, the FLUSH too, the last one refused (fatal)
+    check(fuzzer, c, [("pldma_recv_done", 1), ("pldma_resp_ud_drop", 1),
+                      ("pldma_net_tx", 4), ("pldma_net_resp_fatal", 1)])
+    return c
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__.split("\n\n")[-1])
     fuzzer, outdir = sys.argv[1:]
     os.makedirs(outdir, exist_ok=True)
     for name, make in (("net-responder", responder),
-                       ("net-requester", requester)):
+                       ("net-requester", requester),
+                       ("net-ud-flush", ud_flush)):
         with tempfile.NamedTemporaryFile("w", suffix=".cmds",
                                          delete=False) as f:
             f.write("\n".join(make(fuzzer)) + "\n")

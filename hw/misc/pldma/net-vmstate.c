@@ -56,7 +56,8 @@ const char *pldma_net_ch_check(PLDMACore *s, PLDMAChannel *ch)
         /* (beyond this device's mtu: a frame it could not send) */
         return "remote operation's MTU out of range";
     }
-    if (ch->len > s->max_transfer ||
+    if ((ch->len > s->max_transfer &&
+         !(pldma_op_flags(ch->op) & PLDMA_OPF_FLUSH)) ||
         r->nsegs != (pldma_op_flags(ch->op) & PLDMA_OPF_NO_RESULT ? 1 :
                      pldma_net_nsegs(r->mtu, ch->len))) {
         return "remote operation's length or segment count";

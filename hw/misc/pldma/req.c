@@ -193,9 +193,11 @@ uint32_t pldma_req_decode(PLDMAChannel *ch, const uint8_t *d)
      * A message of no bytes is one packet without payload (IBA 9.4: a
      * zero-length SEND consumes a receive WQE; a zero-length RDMA WRITE
      * needs no valid R_Key or VA, C9-88), or for a READ one request of
-     * DMA length 0 that one READ Response Only without payload answers
+     * DMA length 0 that one READ Response Only without payload answers.
+     * (A FLUSH moves no byte: its range may be any length.)
      */
-    if (ch->len > s->max_transfer || ch->len > PLDMA_NET_MAX_MSG ||
+    if (((ch->len > s->max_transfer || ch->len > PLDMA_NET_MAX_MSG) &&
+         !(pldma_op_flags(ch->op) & PLDMA_OPF_FLUSH)) ||
         r->rva + ch->len < r->rva ||
         (pldma_op_atomic(ch->op) && ch->len != PLDMA_ATOMIC_LEN) ||
         (!ch->nsge && pldma_op_sends(ch->op) && ch->src + ch->len < ch->src) ||

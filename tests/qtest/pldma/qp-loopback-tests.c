@@ -769,7 +769,8 @@ static void test_atomic_write_loopback(void)
     loop_cqe(&n, &s0.scq, e);
     check_cqe(e, 0x62, PLDMA_WC_FLUSH, PLDMA_WC_ST_SUCCESS, 64, qpn0, qpn1,
               0, 0, 0);
-    compl = post_op(&n, &s0, PLDMA_OP_FLUSH, 0, 0, 0, 0, rkey,
+    /* (of the window: any length, more than max-transfer too) */
+    compl = post_op(&n, &s0, PLDMA_OP_FLUSH, 0, 12345678, 0, 0, rkey,
                     PLDMA_FLUSH_GLOBAL | PLDMA_FLUSH_MR, 0);
     g_assert_cmpuint(qpldma_wait_compl(&n.d, compl, loop_step, NULL,
                                        WAIT_STEPS, NULL), ==,

@@ -163,10 +163,10 @@ t1=$(sed -n 's/^tx_frames: //p' $D)
 sed 's/^/# /' /tmp/rs
 check "rdma statistic show link pldma0/1 exits 0" test $rc = 0
 ok=0
-for c in tx_frames rx_frames nak_tx_seq responder_faults looped; do
+for c in tx_frames rx_frames nak_tx_seq responder_faults looped ud_dropped; do
 	grep -qE "(^|[[:space:]])$c [0-9]+" /tmp/rs || ok=1
 done
-check "rdma statistic: the link's counters (tx_frames, rx_frames, nak_tx_seq, responder_faults, looped)" \
+check "rdma statistic: the link's counters (tx_frames, rx_frames, nak_tx_seq, responder_faults, looped, ud_dropped)" \
 	test $ok = 0
 nh=$(ls $H 2>/dev/null | grep -vc '^lifespan$')
 nd=$(sed -n '/^mtu: /,/^windows:/p' $D | grep -c ': ')

@@ -572,7 +572,7 @@ qperf_step() {
 		! grep -qiE 'fail|error' $out
 		res $? "$pair $name server: no error reported"
 	else
-		res $st "$pair qperf -cm1 $* $tests: exits 0"
+		res $st "$pair qperf -cm1 ${*:+$* }$tests: exits 0"
 		for q in $tests; do
 			# "rc_lat:" then "    latency  =  52.4 us" (bw, msg_rate)
 			l=$(awk -v t="$q:" '$1 == t { f = 1; next } f && $2 == "=" && $3 + 0 > 0 { print; n = 1; exit } f { f = 0 } END { exit !n }' $out)

@@ -135,18 +135,35 @@ static void pldma_ib_chan_put(struct pldma_ib_ucontext *uc,
 	mutex_unlock(&uc->chan_lock);
 }
 
-/* From the IRQ_QP_ERROR handler, pd->lock held */
-void pldma_ib_qp_fatal(void *p)
+static void pldma_ib_qp_event(struct ib_qp *ibqp, enum ib_event_type type)
 {
-	struct ib_qp *ibqp = p;
 	struct ib_event ev = {
 		.device = ibqp->device,
 		.element.qp = ibqp,
-		.event = IB_EVENT_QP_FATAL,
+		.event = type,
 	};
 
 	if (ibqp->event_handler)
 		ibqp->event_handler(&ev, ibqp->qp_context);
+}
+
+/*
+ * A QP of an SRQ entered ERR: the device flushed the WQE it held from the
+ * SRQ in that same transition (PLDMA_QP_SRQ) and takes no other, so its
+ * last WQE is reached (IBA 11.6.3.1, IB_EVENT_QP_LAST_WQE_REACHED: the
+ * consumer may now destroy it without losing a WQE)
+ */
+static void pldma_ib_qp_last_wqe(struct ib_qp *ibqp)
+{
+	if (ibqp->srq)
+		pldma_ib_qp_event(ibqp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
+/* From the IRQ_QP_ERROR handler, pd->lock held */
+void pldma_ib_qp_fatal(void *p)
+{
+	pldma_ib_qp_event(p, IB_EVENT_QP_FATAL);
+	pldma_ib_qp_last_wqe(p);
 }
 
 /* The device's transport of a user QP of @type; -EOPNOTSUPP: none */
@@ -445,6 +462,8 @@ int pldma_ib_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	ret = pldma_qp_modify(qp->chan->ctx, &a);
 	if (ret)
 		return ret;
+	if (new == IB_QPS_ERR && cur != IB_QPS_ERR)
+		pldma_ib_qp_last_wqe(ibqp);
 	qp->timeout = a.timeout;
 	qp->retry_cnt = a.retry_cnt;
 	qp->rnr_retry = a.rnr_retry;

@@ -495,6 +495,22 @@ int main(int argc, char **argv)
 	check(!why, "15 SENDs take every WQE posted, in order (WQEs 14 .. 28)%s%s",
 	      why ? ": " : "", why ? why : "");
 
+	/*
+	 * A QP of the SRQ to ERR: IBV_EVENT_QP_LAST_WQE_REACHED for it (IBA
+	 * 11.6.3.1: it holds no WQE of the SRQ any more, destroy is safe)
+	 */
+	{
+		struct ibv_qp_attr ea = { .qp_state = IBV_QPS_ERR };
+
+		ret = ibv_modify_qp(r.qp[1], &ea, IBV_QP_STATE) ? -1 :
+		      async_event(r.ctx, 10000, &ev);
+		check(!ret && ev.event_type == IBV_EVENT_QP_LAST_WQE_REACHED &&
+		      ev.element.qp == r.qp[1],
+		      "a QP of the SRQ to ERR: IBV_EVENT_QP_LAST_WQE_REACHED for it (%s)",
+		      ret ? "none" : ibv_event_type_str(ev.event_type));
+		if (!ret)
+			ibv_ack_async_event(&ev);
+	}
 	check(!ibv_destroy_qp(r.qp[0]) && !ibv_destroy_qp(r.qp[1]) &&
 	      !ibv_destroy_qp(s.qp[0]) && !ibv_destroy_qp(s.qp[1]),
 	      "QPs destroyed");

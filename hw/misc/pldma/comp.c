@@ -407,29 +407,44 @@ static bool comp_read_resp_expected(PLDMACore *s, PLDMAChannel *ch,
 }
 
 /*
- * The answer to the Atomic Write in flight on @ch: an RDMA READ Response
- * Only of no bytes and an ACK syndrome, with its PSN, once it was sent
- * (IBA 1.5); anything else is dropped
+ * Is @p the answer the one request in flight on @ch waits for (an
+ * atomic's, an Atomic Write's, a FLUSH's): its PSN, an ACK syndrome, once
+ * it was sent, not answered yet?  Else dropped, or counted a duplicate.
  */
-static void comp_rx_aw_resp(PLDMACore *s, PLDMAChannel *ch,
-                            const PLDMAPkt *p)
+static bool comp_answer_expected(PLDMACore *s, PLDMAChannel *ch,
+                                 const PLDMAPkt *p)
 {
     PLDMANetReq *r = pldma_ch_req(ch);
 
-    if (p->opcode != OP_READ_RESP_ONLY || p->plen || p->psn != r->psn ||
-        AETH_KIND(p->syndrome) != 0 || !r->sent_hw) {
+    if (p->psn != r->psn || AETH_KIND(p->syndrome) != 0 || !r->sent_hw) {
         if (p->psn == r->psn && !r->sent_hw) {
             pldma_net_cnt(s, PLDMA_NCNT_ACK_UNSENT);
         }
         rx_drop(s, p);
-        return;
+        return false;
     }
     if (r->at_have) {
         pldma_net_cnt(s, PLDMA_NCNT_DUPS);
-        return;
+        return false;
     }
     pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
-    comp_atomic_done(ch, 0);
+    return true;
+}
+
+/*
+ * The answer to the Atomic Write or FLUSH in flight on @ch: an RDMA READ
+ * Response Only of no bytes (IBA 1.5); anything else is dropped
+ */
+static void comp_rx_aw_resp(PLDMACore *s, PLDMAChannel *ch,
+                            const PLDMAPkt *p)
+{
+    if (p->opcode != OP_READ_RESP_ONLY || p->plen) {
+        rx_drop(s, p);
+        return;
+    }
+    if (comp_answer_expected(s, ch, p)) {
+        comp_atomic_done(ch, 0);
+    }
 }
 
 /* A READ response: its payload goes to the local destination */
@@ -491,28 +506,16 @@ static void pldma_comp_rx_read_resp(PLDMACore *s, const PLDMAPkt *p)
 static void pldma_comp_rx_atomic_ack(PLDMACore *s, const PLDMAPkt *p)
 {
     PLDMAChannel *ch = pldma_net_req_ch(s, p);
-    PLDMANetReq *r;
 
     if (!ch || !pldma_op_atomic(ch->op) ||
         (pldma_op_flags(ch->op) & PLDMA_OPF_NO_RESULT)) {
-        rx_drop(s, p);                  /* (an Atomic Write has an ACK) */
+        rx_drop(s, p);          /* (an Atomic Write's is a READ response) */
         return;
     }
-    r = pldma_ch_req(ch);
-    if (p->psn != r->psn || AETH_KIND(p->syndrome) != 0 || !r->sent_hw) {
-        if (p->psn == r->psn && !r->sent_hw) {
-            pldma_net_cnt(s, PLDMA_NCNT_ACK_UNSENT);
-        }
-        rx_drop(s, p);
-        return;
+    if (comp_answer_expected(s, ch, p)) {
+        trace_pldma_net_atomic_resp(ch->idx, p->psn, p->orig);
+        comp_atomic_done(ch, p->orig);
     }
-    if (r->at_have) {
-        pldma_net_cnt(s, PLDMA_NCNT_DUPS);
-        return;
-    }
-    pldma_net_cnt(s, PLDMA_NCNT_ACK_RX);
-    trace_pldma_net_atomic_resp(ch->idx, p->psn, p->orig);
-    comp_atomic_done(ch, p->orig);
 }
 
 /* An ACK, a READ or atomic response for a QP of ours (net.c's classifier) */

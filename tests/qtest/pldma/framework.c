@@ -1007,6 +1007,17 @@ uint64_t post_op(Node *n, Side *sd, uint8_t op, uint8_t flags,
     return compl;
 }
 
+/* The next CQE of @cq on the peer's node, which must come */
+void peer_cqe(Peer *pe, QPldmaCQ *cq, uint8_t *cqe)
+{
+    int i;
+
+    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&pe->n.d, cq, cqe); i++) {
+        peer_step(NULL);
+    }
+    g_assert_cmpint(i, <, WAIT_STEPS);
+}
+
 /* Wait for the next CQE of @cq on @n */
 void wait_cqe(Pair *p, Node *n, QPldmaCQ *cq, uint8_t *cqe)
 {

@@ -227,6 +227,7 @@ uint64_t post_op(Node *n, Side *sd, uint8_t op, uint8_t flags,
                  uint32_t len, uint64_t src, uint64_t rva,
                  uint32_t rkey, uint32_t imm, uint64_t cookie);
 void wait_cqe(Pair *p, Node *n, QPldmaCQ *cq, uint8_t *cqe);
+void peer_cqe(Peer *pe, QPldmaCQ *cq, uint8_t *cqe);
 int loop_node_start(Node *n, QPldmaLink *link, const char *tmpl);
 void qp_connect_uc(Node *n, uint32_t idx, QPldmaQPAttr *at, Side *sd);
 /* A UD datagram's address vector (PLDMA_DESC_UD_*) */

@@ -84,6 +84,30 @@ static char *peer_save(Peer *pe)
     return path;
 }
 
+/*
+ * Migrate the peer's node: saved, loaded into a new QEMU (@stopped: with
+ * -S, continued once its link is back), which the peer connects to again.
+ * Returns the new node's QTestState (pe->n's now).
+ */
+static QTestState *peer_migrate(Peer *pe, bool stopped)
+{
+    g_autofree char *path = peer_save(pe), *args = NULL;
+    QTestState *to;
+
+    args = stopped ? g_strdup_printf("%s -S", pe->args) : g_strdup(pe->args);
+    to = mig_load(args, path);
+    g_assert_nonnull(to);
+    unlink(path);
+    pe->n.qts = to;
+    pe->n.d.qts = to;
+    pe->fd = qpldma_link_connect(&pe->link);
+    qpldma_link_wait(to);
+    if (stopped) {
+        qtest_qmp_assert_success(to, "{ 'execute': 'cont' }");
+    }
+    return to;
+}
+
 /* QP @idx of A (SQ channel @idx) to QP @idx of B, random PSNs */
 static void mig_connect(Mig *m, uint32_t idx)
 {
@@ -256,7 +280,6 @@ static void mig_finish(Mig *m, QTestState *dst)
 static void test_migrate_atomic(void)
 {
     uint8_t fa[256], f[256], d[PLDMA_DESC_SIZE];
-    g_autofree char *path = NULL, *args = NULL;
     uint64_t pa, dst, compl, bytes;
     uint32_t rkey, alen, psn;
     bool seen_req = false, seen_ack = false;
@@ -288,16 +311,7 @@ static void test_migrate_atomic(void)
     g_assert_cmphex(rx.op, ==, 0x13);
     g_assert_cmphex(rx.psn, ==, pe.sq_psn);
 
-    path = peer_save(&pe);
-    args = g_strdup_printf("%s -S", pe.args);
-    to = mig_load(args, path);
-    g_assert_nonnull(to);
-    unlink(path);
-    pe.n.qts = to;
-    pe.n.d.qts = to;
-    pe.fd = qpldma_link_connect(&pe.link);
-    qpldma_link_wait(to);
-    qtest_qmp_assert_success(to, "{ 'execute': 'cont' }");
+    to = peer_migrate(&pe, true);
 
     qpldma_stream_send(pe.fd, fa, alen);
     for (i = 0; i < 2; i++) {
@@ -357,11 +371,9 @@ static void test_migrate_responder(void)
  */
 static void test_migrate_zero_read(void)
 {
-    g_autofree char *path = NULL;
     Peer pe;
     uint8_t f[256];
     uint32_t len;
-    QTestState *dst;
     Rx rx;
 
     peer_open(&pe, PLDMA_KEY_ACC_READ);
@@ -371,14 +383,7 @@ static void test_migrate_zero_read(void)
     g_assert_true(peer_rx(&pe, &rx));
     g_assert_cmphex(rx.op, ==, 0x10);
 
-    path = peer_save(&pe);
-    dst = mig_load(pe.args, path);
-    g_assert_nonnull(dst);
-    unlink(path);
-    pe.n.qts = dst;
-    pe.n.d.qts = dst;
-    pe.fd = qpldma_link_connect(&pe.link);
-    qpldma_link_wait(dst);
+    peer_migrate(&pe, false);
 
     qpldma_stream_send(pe.fd, f, len);
     g_assert_true(peer_rx(&pe, &rx));
@@ -494,7 +499,6 @@ static void test_migrate_hostile(void)
  */
 static void test_migrate_srq(void)
 {
-    g_autofree char *path = NULL, *args = NULL;
     uint8_t f[2048], pl[1524], e[PLDMA_CQE_SIZE];
     uint64_t buf[2];
     uint32_t len, i, psn;
@@ -528,16 +532,7 @@ static void test_migrate_srq(void)
     peer_inject(&pe, f, len);
     g_assert_cmpuint(srq_head(&pe.n, &q), ==, 1);
 
-    path = peer_save(&pe);
-    args = g_strdup_printf("%s -S", pe.args);
-    to = mig_load(args, path);
-    g_assert_nonnull(to);
-    unlink(path);
-    pe.n.qts = to;
-    pe.n.d.qts = to;
-    pe.fd = qpldma_link_connect(&pe.link);
-    qpldma_link_wait(to);
-    qtest_qmp_assert_success(to, "{ 'execute': 'cont' }");
+    to = peer_migrate(&pe, true);
 
     len = roce_frame(f, IP_B, 0x02, pe.qpn, (psn + 1) & 0xffffff, false, 0,
                      0, 0, -1, 0, pl + 1024, sizeof(pl) - 1024);
@@ -545,9 +540,7 @@ static void test_migrate_srq(void)
     g_assert_true(peer_rx(&pe, &rx));
     g_assert_cmphex(rx.op, ==, 0x11);
     g_assert_cmphex(rx.psn, ==, (psn + 1) & 0xffffff);
-    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&pe.n.d, &sd.rcq, e); i++) {
-        peer_step(NULL);
-    }
+    peer_cqe(&pe, &sd.rcq, e);
     check_cqe(e, 0x71, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
               pe.qpn, pe.my_qpn, 0, 0, 0);
     qpldma_mem_check(to, buf[0], pl, sizeof(pl));
@@ -559,9 +552,7 @@ static void test_migrate_srq(void)
     peer_inject(&pe, f, len);
     g_assert_true(peer_rx(&pe, &rx));
     g_assert_cmphex(rx.op, ==, 0x11);
-    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&pe.n.d, &sd.rcq, e); i++) {
-        peer_step(NULL);
-    }
+    peer_cqe(&pe, &sd.rcq, e);
     check_cqe(e, 0x72, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, 100, pe.qpn,
               pe.my_qpn, 0, 0, 0);
     qpldma_mem_check(to, buf[1], pl, 100);
@@ -577,7 +568,6 @@ static void test_migrate_srq(void)
  */
 static void test_migrate_ud(void)
 {
-    g_autofree char *path = NULL, *args = NULL;
     const uint32_t qkey = 0x7a7a0001;
     uint8_t f[2048], pl[300], e[PLDMA_CQE_SIZE], mac[6];
     uint32_t l = sizeof(pl) + PLDMA_UD_GRH_LEN, i, qpn;
@@ -603,16 +593,7 @@ static void test_migrate_ud(void)
     post_recv(&pe.n, &sd, 0x5d, 1, &buf, &l);
     qpldma_mac(&pe.n.d, mac);
 
-    path = peer_save(&pe);
-    args = g_strdup_printf("%s -S", pe.args);
-    to = mig_load(args, path);
-    g_assert_nonnull(to);
-    unlink(path);
-    pe.n.qts = to;
-    pe.n.d.qts = to;
-    pe.fd = qpldma_link_connect(&pe.link);
-    qpldma_link_wait(to);
-    qtest_qmp_assert_success(to, "{ 'execute': 'cont' }");
+    to = peer_migrate(&pe, true);
 
     r.qpn = qpn;
     r.qkey = qkey + 1;
@@ -620,9 +601,7 @@ static void test_migrate_ud(void)
     g_assert_cmpuint(ncnt(&pe.n, PLDMA_NCNT_UD_DROPPED), ==, 1);
     r.qkey = qkey;
     peer_inject(&pe, f, qpldma_roce_frame(f, &r));
-    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&pe.n.d, &sd.rcq, e); i++) {
-        peer_step(NULL);
-    }
+    peer_cqe(&pe, &sd.rcq, e);
     check_cqe(e, 0x5d, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, l, qpn, 0x4242,
               PLDMA_CQE_F_GRH, 0, 0);
     qpldma_mem_check(to, buf + PLDMA_UD_GRH_LEN, pl, sizeof(pl));

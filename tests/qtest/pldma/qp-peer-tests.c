@@ -1125,9 +1125,7 @@ static void test_uc_peer(void)
                          pl + i * 1024, 1024);
         peer_inject(&pe, f, len);
     }
-    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&pe.n.d, &sd.rcq, e); i++) {
-        peer_step(NULL);
-    }
+    peer_cqe(&pe, &sd.rcq, e);
     check_cqe(e, 0xab, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, sizeof(pl),
               pe.qpn, pe.my_qpn, 0, 0, 0);
     qpldma_mem_check(pe.n.qts, buf, pl, sizeof(pl));
@@ -1206,9 +1204,7 @@ static void test_ud_peer(void)
     /* from a third address: the WQE still posted takes it */
     peer_inject(&pe, f, ud_frame(f, &pe, 0x64, ip_c, 0x123, qpn, qkey,
                                  true, pl, 200));
-    for (i = 0; i < WAIT_STEPS && !qpldma_cq_poll(&pe.n.d, &sd.rcq, e); i++) {
-        peer_step(NULL);
-    }
+    peer_cqe(&pe, &sd.rcq, e);
     check_cqe(e, 0xcd, PLDMA_WC_RECV, PLDMA_WC_ST_SUCCESS, l, qpn, 0x123,
               PLDMA_CQE_F_GRH, 0, 0);
     qtest_memread(pe.n.qts, buf, grh, sizeof(grh));

@@ -621,7 +621,7 @@ static int selftest(unsigned int node)
 		       strerror(err), strerror(-ret));			\
 	} while (0)
 	BAD(EINVAL, "access 0", r.access = 0);
-	BAD(EINVAL, "unknown access bit", r.access = PLDMA_MR_ACCESS_ATOMIC << 1);
+	BAD(EINVAL, "unknown access bit", r.access = PLDMA_MR_ACCESS_FLUSH << 1);
 	BAD(EINVAL, "length 0", r.len = 0);
 	BAD(EINVAL, "wrapping range", r.va = ~0ULL - 100; r.len = 4096);
 	BAD(EFAULT, "kernel address", r.va = 0xffff800000000000ULL);
@@ -819,7 +819,7 @@ static void qp_selftest(struct pldma_chan *ch, unsigned int node)
 	BADQP(EINVAL, "unknown mask bit", a.attr_mask |= 1U << 1);
 	BADQP(EINVAL, "state 4 (SQD)", a.qp_state = 4);
 	BADQP(EINVAL, "state 99", a.qp_state = 99);
-	BADQP(EINVAL, "unknown access bit", a.access = PLDMA_MR_ACCESS_ATOMIC << 1);
+	BADQP(EINVAL, "unknown access bit", a.access = PLDMA_MR_ACCESS_FLUSH << 1);
 	BADQP(EINVAL, "reserved field", a.rsvd[1] = 1);
 	BADQP(EINVAL, "a Q_Key on an RC QP", a.attr_mask |= PLDMA_QPA_QKEY);
 	BADQP(EINVAL, "reserved after max_rd_atomic", a.rsvd1[2] = 1);

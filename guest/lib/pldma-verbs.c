@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The verbs programs' common steps on plain libibverbs (pldma-verbs.h).
+ * The verbs programs' common steps on plain libibverbs, and the verbs
+ * tests' TAP lines (pldma-verbs.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <net/if.h>
 #include <net/if_arp.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "pldma-util.h"		/* pu_byte() */
 #include "pldma-verbs.h"
 
 struct ibv_context *pv_open(const char *name, int *ndev)
@@ -39,6 +45,21 @@ struct ibv_context *pv_open(const char *name, int *ndev)
 	if (!ctx)
 		errno = err;
 	return ctx;
+}
+
+struct ibv_pd *pv_open_pd(const char *name, int gid_index,
+			  union ibv_gid *gid)
+{
+	struct ibv_context *ctx = pv_open(name, NULL);
+	struct ibv_pd *pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+
+	if (pd && !ibv_query_gid(ctx, PV_PORT, gid_index, gid))
+		return pd;
+	if (pd)
+		ibv_dealloc_pd(pd);
+	if (ctx)
+		ibv_close_device(ctx);
+	return NULL;
 }
 
 int pv_ipv4_gid(struct ibv_context *ctx, int tbl_len, union ibv_gid *gid,
@@ -151,4 +172,126 @@ int pv_qp_rts(struct ibv_qp *qp, uint32_t sq_psn)
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC) ? -1 : 0;
+}
+
+int pv_qp_connect(struct ibv_qp *qp, int sgid_index, unsigned int access,
+		  const struct ibv_qp *peer, const union ibv_gid *peer_gid)
+{
+	struct pv_path p = {
+		.dest_qpn = peer->qp_num,
+		.rq_psn = 0x1000 + peer->qp_num % 4096,
+		.mtu = IBV_MTU_1024, .dgid = *peer_gid,
+		.sgid_index = sgid_index, .hop_limit = 1,
+		.max_dest_rd_atomic = 1,
+	};
+
+	if (pv_qp_init(qp, access) || pv_qp_rtr(qp, &p))
+		return -1;
+	return pv_qp_rts(qp, 0x1000 + qp->qp_num % 4096);
+}
+
+int pv_poll_ms(struct ibv_cq *cq, int ms, struct ibv_wc *wc)
+{
+	struct timespec t0, t;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		r = ibv_poll_cq(cq, 1, wc);
+		if (r)
+			return r == 1 ? 1 : -1;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 +
+		    (t.tv_nsec - t0.tv_nsec) / 1000000 > ms)
+			return 0;
+		usleep(1000);
+	}
+}
+
+int pv_poll1(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	return pv_poll_ms(cq, 20000, wc) == 1 ? 0 : -1;
+}
+
+void *pv_untouched(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+struct ibv_mr *pv_untouched_mr(struct ibv_pd *pd, size_t len,
+			       unsigned int access, int odp)
+{
+	void *p = pv_untouched(len);
+
+	if (odp)
+		access |= IBV_ACCESS_ON_DEMAND;
+	return p ? ibv_reg_mr(pd, p, len, access) : NULL;
+}
+
+int pv_resident(const void *p, size_t len)
+{
+	size_t pg = sysconf(_SC_PAGESIZE), i, n = (len + pg - 1) / pg;
+	unsigned char *vec = malloc(n ? n : 1);
+	int cnt = 0;
+
+	if (!vec || mincore((void *)p, len, vec))
+		cnt = -1;
+	for (i = 0; cnt >= 0 && i < n; i++)
+		cnt += vec[i] & 1;
+	free(vec);
+	return cnt;
+}
+
+long pv_read_long(const char *path, const char *fmt)
+{
+	char line[256];
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, fmt, &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+void pv_fill(uint8_t *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pu_byte(seed, i);
+}
+
+/* The verbs tests' TAP: checks numbered, failures counted */
+static int tap_n, tap_fails;
+
+void check(int cond, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d - ", cond ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (!cond)
+		tap_fails++;
+}
+
+int tap_failed(void)
+{
+	return tap_fails;
+}
+
+int tap_done(void)
+{
+	printf("1..%d\n", tap_n);
+	return tap_fails ? 1 : 0;
 }

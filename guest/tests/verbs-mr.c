@@ -33,7 +33,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,39 +48,10 @@
 
 #include "pldma-verbs.h"
 
-static int n, failed;
-
-static void check(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!cond)
-		failed++;
-}
-
 /* The process's pinned memory (VmPin of /proc/self/status), kB */
 static long vmpin_kb(void)
 {
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
+	return pv_read_long("/proc/self/status", "VmPin: %ld kB");
 }
 
 /*
@@ -152,14 +122,6 @@ static void kernel_verbs_refused(struct ibv_context *ctx, struct ibv_qp *qp,
 	      "uverbs POLL_CQ on our CQ: EOPNOTSUPP (%s)", strerror(err));
 	check(ibv_poll_cq(cq, 1, (struct ibv_wc *)resp) == 0,
 	      "nothing was posted: the CQ is empty");
-}
-
-static void *untouched(size_t len)
-{
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
 }
 
 /* reg_mr that must fail: returns errno, or 0 if it succeeded (and undoes) */
@@ -351,7 +313,7 @@ int main(int argc, char **argv)
 	      (unsigned long long)attr.odp_caps.general_caps);
 
 	/* pinned against on demand */
-	buf = untouched(4 * MB);
+	buf = pv_untouched(4 * MB);
 	pin0 = vmpin_kb();
 	mr = ibv_reg_mr(pd, buf, 4 * MB, RW);
 	pin1 = vmpin_kb();
@@ -382,7 +344,7 @@ int main(int argc, char **argv)
 	 * prefetch (ibv_advise_mr): an ODP MR's range made present; a fresh
 	 * mapping (the pinned MR above faulted all of buf in)
 	 */
-	pbuf = untouched(4 * MB);
+	pbuf = pv_untouched(4 * MB);
 	mr = pbuf ? ibv_reg_mr(pd, pbuf, 4 * MB, RW | IBV_ACCESS_ON_DEMAND) :
 		    NULL;
 	check(mr != NULL, "ODP MR of 4 MiB for prefetch");
@@ -392,7 +354,7 @@ int main(int argc, char **argv)
 			.lkey = mr->lkey,
 		};
 		unsigned char vec[256];
-		int present = 0;
+		int present;
 
 		check(mincore(pbuf + MB, MB, vec) == 0 && !(vec[0] & 1),
 		      "ODP MR: its pages are not present before prefetch");
@@ -400,9 +362,7 @@ int main(int argc, char **argv)
 				    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
 		check(err == 0, "ibv_advise_mr PREFETCH_WRITE of 1 MiB (%s)",
 		      strerror(err));
-		if (!mincore(pbuf + MB, MB, vec))
-			for (i = 0; i < 256; i++)
-				present += vec[i] & 1;
+		present = pv_resident(pbuf + MB, MB);
 		check(present == 256,
 		      "prefetch: all 256 pages present (%d), VmPin still %ld kB",
 		      present, vmpin_kb());
@@ -658,6 +618,5 @@ int main(int argc, char **argv)
 
 	check(!ibv_dealloc_pd(pd), "PD deallocated");
 	check(!ibv_close_device(ctx), "context closed");
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return tap_done();
 }

@@ -23,14 +23,12 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <infiniband/verbs.h>
 
 #include "pldma-verbs.h"
@@ -38,25 +36,6 @@
 #define LEN	(64 * 1024)
 /* inline data each QP asks for (the provider's PLDMA_IB_MAX_INLINE) */
 #define INLINE	256
-
-static int n, failed;
-
-static void check(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!cond)
-		failed++;
-}
 
 /* more SGEs than any QP is given (the test's array) */
 #define MAX_SGES 64
@@ -87,13 +66,13 @@ static int setup(struct end *e, const char *dev, int gi, int odp,
 		     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
 	e->gid_index = gi;
-	e->ctx = pv_open(dev, NULL);
-	if (!e->ctx)
+	e->pd = pv_open_pd(dev, gi, &e->gid);
+	if (!e->pd)
 		return -1;
-	e->pd = ibv_alloc_pd(e->ctx);
+	e->ctx = e->pd->context;
 	if (events)
 		e->ch = ibv_create_comp_channel(e->ctx);
-	e->cq = e->pd ? ibv_create_cq(e->ctx, 64, NULL, e->ch, 0) : NULL;
+	e->cq = ibv_create_cq(e->ctx, 64, NULL, e->ch, 0);
 	if (!e->cq)
 		return -1;
 	/* armed while the context has no QP, so no channel page yet */
@@ -106,32 +85,18 @@ static int setup(struct end *e, const char *dev, int gi, int odp,
 	    qa.cap.max_send_sge < 4 || qa.cap.max_send_sge >= MAX_SGES)
 		return -1;
 	e->max_send_sge = qa.cap.max_send_sge;
-	e->buf = mmap(NULL, 2 * LEN, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (e->buf == MAP_FAILED)
-		return -1;
-	e->mr = ibv_reg_mr(e->pd, e->buf, 2 * LEN,
-			   access | (odp ? IBV_ACCESS_ON_DEMAND : 0));
+	e->mr = pv_untouched_mr(e->pd, 2 * LEN, access, odp);
 	if (!e->mr)
 		return -1;
-	return ibv_query_gid(e->ctx, PV_PORT, gi, &e->gid);
+	e->buf = e->mr->addr;
+	return 0;
 }
 
 static int connect_qp(struct end *e, const struct end *peer)
 {
-	struct pv_path p = {
-		.dest_qpn = peer->qp->qp_num,
-		.rq_psn = 0x1000 + peer->qp->qp_num % 4096,
-		.mtu = IBV_MTU_1024, .dgid = peer->gid,
-		.sgid_index = e->gid_index, .hop_limit = 1,
-		.max_dest_rd_atomic = 1,
-	};
-
-	if (pv_qp_init(e->qp, IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			      IBV_ACCESS_REMOTE_ATOMIC) ||
-	    pv_qp_rtr(e->qp, &p))
-		return -1;
-	return pv_qp_rts(e->qp, 0x1000 + e->qp->qp_num % 4096);
+	return pv_qp_connect(e->qp, e->gid_index, IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC,
+			     peer->qp, &peer->gid);
 }
 
 /*
@@ -170,29 +135,15 @@ static int new_qps(struct end *a, struct end *b)
 	return new_qps_sq(a, b, 16);
 }
 
-/* One completion of @cq within 20 s; 0, or -1 on timeout */
-static int poll1(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	struct timespec t0, t;
-	int r;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		r = ibv_poll_cq(cq, 1, wc);
-		if (r)
-			return r == 1 ? 0 : -1;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > 20)
-			return -1;
-	}
-}
-
-static void fill(uint8_t *p, size_t len, unsigned int seed)
+/* Whether the @len bytes at @p are all @v */
+static int all_are(const uint8_t *p, size_t len, uint8_t v)
 {
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)(i * 7 + seed + (i >> 9));
+		if (p[i] != v)
+			return 0;
+	return 1;
 }
 
 static int send_wr(struct end *e, enum ibv_wr_opcode op, uint64_t wr_id,
@@ -232,30 +183,30 @@ int main(int argc, char **argv)
 	      !setup(&b, argv[3], atoi(argv[4]), odp, 1),
 	      "%s and %s: context, PD, CQ (%s's armed before its QP), RC QP, %s MR of 128 KiB",
 	      argv[1], argv[3], argv[3], odp ? "ODP" : "pinned");
-	if (failed)
+	if (tap_failed())
 		return 1;
 	check(!connect_qp(&a, &b) && !connect_qp(&b, &a),
 	      "QPs %#x <-> %#x: INIT, RTR (RoCEv2 AV), RTS", a.qp->qp_num,
 	      b.qp->qp_num);
-	if (failed)
+	if (tap_failed())
 		return 1;
 
 	/* RDMA WRITE a -> b */
-	fill(a.buf, LEN, 1);
+	pv_fill(a.buf, LEN, 1);
 	ret = send_wr(&a, IBV_WR_RDMA_WRITE, 11, a.buf, LEN,
 		      (uintptr_t)b.buf, b.mr->rkey, 0, IBV_SEND_SIGNALED);
-	check(!ret && !poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	check(!ret && !pv_poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
 	      wc.opcode == IBV_WC_RDMA_WRITE && wc.wr_id == 11,
 	      "RDMA WRITE 64 KiB: completion (status %d, opcode %d)",
 	      wc.status, wc.opcode);
 	check(!memcmp(a.buf, b.buf, LEN), "RDMA WRITE: the bytes arrived");
 
 	/* RDMA READ b -> a (second half of a) */
-	fill(b.buf + LEN, LEN, 2);
+	pv_fill(b.buf + LEN, LEN, 2);
 	ret = send_wr(&a, IBV_WR_RDMA_READ, 12, a.buf + LEN, LEN,
 		      (uintptr_t)b.buf + LEN, b.mr->rkey, 0,
 		      IBV_SEND_SIGNALED);
-	check(!ret && !poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	check(!ret && !pv_poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
 	      wc.opcode == IBV_WC_RDMA_READ && wc.byte_len == LEN,
 	      "RDMA READ 64 KiB: completion (status %d, opcode %d, %u bytes)",
 	      wc.status, wc.opcode, wc.byte_len);
@@ -266,13 +217,13 @@ int main(int argc, char **argv)
 	memset(&rwr, 0, sizeof(rwr));
 	rwr.wr_id = 21;
 	check(!ibv_post_recv(b.qp, &rwr, &rbad), "post_recv (no SGE)");
-	fill(a.buf, 4096, 3);
+	pv_fill(a.buf, 4096, 3);
 	ret = send_wr(&a, IBV_WR_RDMA_WRITE_WITH_IMM, 13, a.buf, 4096,
 		      (uintptr_t)b.buf + 8192, b.mr->rkey, 0xfeed0001,
 		      IBV_SEND_SIGNALED);
-	check(!ret && !poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	check(!ret && !pv_poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
 	      wc.wr_id == 13, "WRITE_WITH_IMM: requester completion");
-	check(!poll1(b.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	check(!pv_poll1(b.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
 	      wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM && wc.wr_id == 21 &&
 	      wc.wc_flags & IBV_WC_WITH_IMM &&
 	      ntohl(wc.imm_data) == 0xfeed0001 &&
@@ -300,12 +251,12 @@ int main(int argc, char **argv)
 	sg[1] = (struct ibv_sge){ (uintptr_t)b.buf + 5000, 700, b.mr->lkey };
 	rwr = (struct ibv_recv_wr){ .wr_id = 22, .sg_list = sg, .num_sge = 2 };
 	check(!ibv_post_recv(b.qp, &rwr, &rbad), "post_recv (two SGEs)");
-	fill(a.buf, 1000, 4);
+	pv_fill(a.buf, 1000, 4);
 	ret = send_wr(&a, IBV_WR_SEND_WITH_IMM, 14, a.buf, 1000, 0, 0,
 		      0xabcd, IBV_SEND_SIGNALED);
-	check(!ret && !poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	check(!ret && !pv_poll1(a.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
 	      wc.opcode == IBV_WC_SEND, "SEND_WITH_IMM: requester completion");
-	check(!poll1(b.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
+	check(!pv_poll1(b.cq, &wc) && wc.status == IBV_WC_SUCCESS &&
 	      wc.opcode == IBV_WC_RECV && wc.byte_len == 1000 &&
 	      wc.wr_id == 22 && ntohl(wc.imm_data) == 0xabcd,
 	      "SEND_WITH_IMM: RECV of 1000 bytes (%u), imm %#x", wc.byte_len,
@@ -315,13 +266,13 @@ int main(int argc, char **argv)
 	      "SEND_WITH_IMM: scattered into both SGEs");
 
 	/* unsignaled, then signaled: one completion */
-	fill(a.buf, 8192, 5);
+	pv_fill(a.buf, 8192, 5);
 	ret = send_wr(&a, IBV_WR_RDMA_WRITE, 15, a.buf, 4096,
 		      (uintptr_t)b.buf, b.mr->rkey, 0, 0);
 	ret |= send_wr(&a, IBV_WR_RDMA_WRITE, 16, a.buf + 4096, 4096,
 		       (uintptr_t)b.buf + 4096, b.mr->rkey, 0,
 		       IBV_SEND_SIGNALED);
-	check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 16 &&
+	check(!ret && !pv_poll1(a.cq, &wc) && wc.wr_id == 16 &&
 	      wc.status == IBV_WC_SUCCESS && ibv_poll_cq(a.cq, 1, &wc) == 0,
 	      "unsignaled WRITE then signaled: one completion, the signaled one's");
 	check(!memcmp(a.buf, b.buf, 8192), "both WRITEs' bytes arrived");
@@ -330,7 +281,7 @@ int main(int argc, char **argv)
 	 * gather and scatter lists: a WRITE from 4 SGEs of a (1000, 3000,
 	 * 0, 2777 bytes: segments of 1024 straddle them), READ back into 3
 	 */
-	fill(a.buf, 8192, 6);
+	pv_fill(a.buf, 8192, 6);
 	memset(b.buf + 16384, 0, 8192);
 	gl[0] = (struct ibv_sge){ (uintptr_t)a.buf + 7000, 1000, a.mr->lkey };
 	gl[1] = (struct ibv_sge){ (uintptr_t)a.buf, 3000, a.mr->lkey };
@@ -341,7 +292,7 @@ int main(int argc, char **argv)
 				    .send_flags = IBV_SEND_SIGNALED };
 	swr.wr.rdma.remote_addr = (uintptr_t)b.buf + 16384;
 	swr.wr.rdma.rkey = b.mr->rkey;
-	check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
+	check(!ibv_post_send(a.qp, &swr, &sbad) && !pv_poll1(a.cq, &wc) &&
 	      wc.wr_id == 31 && wc.status == IBV_WC_SUCCESS,
 	      "RDMA WRITE gathered from 4 SGEs (6777 bytes): completion (status %d)",
 	      wc.status);
@@ -358,7 +309,7 @@ int main(int argc, char **argv)
 				    .send_flags = IBV_SEND_SIGNALED };
 	swr.wr.rdma.remote_addr = (uintptr_t)b.buf + 16384;
 	swr.wr.rdma.rkey = b.mr->rkey;
-	check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
+	check(!ibv_post_send(a.qp, &swr, &sbad) && !pv_poll1(a.cq, &wc) &&
 	      wc.wr_id == 32 && wc.status == IBV_WC_SUCCESS &&
 	      wc.byte_len == 6777,
 	      "RDMA READ scattered into 3 SGEs: completion (status %d, %u bytes)",
@@ -377,9 +328,9 @@ int main(int argc, char **argv)
 	swr = (struct ibv_send_wr){ .wr_id = 33, .sg_list = gl, .num_sge = 2,
 				    .opcode = IBV_WR_SEND,
 				    .send_flags = IBV_SEND_SIGNALED };
-	check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
+	check(!ibv_post_send(a.qp, &swr, &sbad) && !pv_poll1(a.cq, &wc) &&
 	      wc.wr_id == 33 && wc.status == IBV_WC_SUCCESS &&
-	      !poll1(b.cq, &wc) && wc.wr_id == 23 &&
+	      !pv_poll1(b.cq, &wc) && wc.wr_id == 23 &&
 	      wc.status == IBV_WC_SUCCESS && wc.byte_len == 1500 &&
 	      !memcmp(b.buf + 32768, a.buf + 100, 300) &&
 	      !memcmp(b.buf + 33068, a.buf + 5000, 1200),
@@ -397,8 +348,8 @@ int main(int argc, char **argv)
 			{ (uintptr_t)in2, sizeof(in2), 0 },
 		};
 
-		fill(in1, sizeof(in1), 41);
-		fill(in2, sizeof(in2), 42);
+		pv_fill(in1, sizeof(in1), 41);
+		pv_fill(in2, sizeof(in2), 42);
 		memcpy(want, in1, sizeof(in1));
 		memcpy(want + sizeof(in1), in2, sizeof(in2));
 		memset(b.buf + 40000, 0, 512);
@@ -412,7 +363,7 @@ int main(int argc, char **argv)
 		ret = ibv_post_send(a.qp, &swr, &sbad);
 		memset(in1, 0xee, sizeof(in1));
 		memset(in2, 0xee, sizeof(in2));
-		check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 51 &&
+		check(!ret && !pv_poll1(a.cq, &wc) && wc.wr_id == 51 &&
 		      wc.status == IBV_WC_SUCCESS &&
 		      !memcmp(b.buf + 40000, want, 256) && !b.buf[40256],
 		      "inline RDMA WRITE of 256 bytes from 2 buffers reused at once: the posted bytes arrived");
@@ -422,7 +373,7 @@ int main(int argc, char **argv)
 					    .num_sge = 1 };
 		check(!ibv_post_recv(b.qp, &rwr, &rbad),
 		      "post_recv (for an inline SEND)");
-		fill(in1, 64, 43);
+		pv_fill(in1, 64, 43);
 		memcpy(want, in1, 64);
 		swr = (struct ibv_send_wr){
 			.wr_id = 53, .sg_list = il, .num_sge = 1,
@@ -432,8 +383,8 @@ int main(int argc, char **argv)
 		il[0].length = 64;
 		ret = ibv_post_send(a.qp, &swr, &sbad);
 		memset(in1, 0xee, 64);
-		check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 53 &&
-		      wc.status == IBV_WC_SUCCESS && !poll1(b.cq, &wc) &&
+		check(!ret && !pv_poll1(a.cq, &wc) && wc.wr_id == 53 &&
+		      wc.status == IBV_WC_SUCCESS && !pv_poll1(b.cq, &wc) &&
 		      wc.wr_id == 52 && wc.status == IBV_WC_SUCCESS &&
 		      wc.byte_len == 64 && wc.wc_flags & IBV_WC_WITH_IMM &&
 		      ntohl(wc.imm_data) == 0x1234 &&
@@ -491,8 +442,9 @@ int main(int argc, char **argv)
 		swr.wr.atomic.remote_addr = (uintptr_t)t;
 		swr.wr.atomic.rkey = b.mr->rkey;
 		swr.wr.atomic.compare_add = 5;
-		check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
-		      wc.wr_id == 70 && wc.status == IBV_WC_SUCCESS &&
+		check(!ibv_post_send(a.qp, &swr, &sbad) &&
+		      !pv_poll1(a.cq, &wc) && wc.wr_id == 70 &&
+		      wc.status == IBV_WC_SUCCESS &&
 		      wc.opcode == IBV_WC_FETCH_ADD && wc.byte_len == 8 &&
 		      *res == 0 && *t == 5,
 		      "atomic FetchAdd 5: completion (status %s, opcode %d, %u bytes), 0 found, 5 there",
@@ -501,15 +453,17 @@ int main(int argc, char **argv)
 		swr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP;
 		swr.wr.atomic.compare_add = 5;
 		swr.wr.atomic.swap = 0x1122334455667788ULL;
-		check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
-		      wc.wr_id == 71 && wc.status == IBV_WC_SUCCESS &&
+		check(!ibv_post_send(a.qp, &swr, &sbad) &&
+		      !pv_poll1(a.cq, &wc) && wc.wr_id == 71 &&
+		      wc.status == IBV_WC_SUCCESS &&
 		      wc.opcode == IBV_WC_COMP_SWAP && *res == 5 &&
 		      *t == 0x1122334455667788ULL,
 		      "atomic CmpSwap 5 -> 0x1122334455667788: swapped, 5 found");
 		swr.wr_id = 72;
 		swr.wr.atomic.swap = 1;
-		check(!ibv_post_send(a.qp, &swr, &sbad) && !poll1(a.cq, &wc) &&
-		      wc.wr_id == 72 && wc.status == IBV_WC_SUCCESS &&
+		check(!ibv_post_send(a.qp, &swr, &sbad) &&
+		      !pv_poll1(a.cq, &wc) && wc.wr_id == 72 &&
+		      wc.status == IBV_WC_SUCCESS &&
 		      *res == 0x1122334455667788ULL &&
 		      *t == 0x1122334455667788ULL,
 		      "atomic CmpSwap that compares unequal: nothing stored, the value found");
@@ -517,21 +471,15 @@ int main(int argc, char **argv)
 
 	/* a forged rkey: a completion error, nothing written */
 	memset(b.buf + LEN, 0x5a, 4096);
-	fill(a.buf, 4096, 6);
+	pv_fill(a.buf, 4096, 6);
 	ret = send_wr(&a, IBV_WR_RDMA_WRITE, 17, a.buf, 4096,
 		      (uintptr_t)b.buf + LEN, b.mr->rkey ^ 0x100, 0,
 		      IBV_SEND_SIGNALED);
-	check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 17 &&
+	check(!ret && !pv_poll1(a.cq, &wc) && wc.wr_id == 17 &&
 	      wc.status != IBV_WC_SUCCESS,
 	      "WRITE with a forged rkey: completion error (%s)",
 	      ibv_wc_status_str(wc.status));
-	{
-		int i, same = 1;
-
-		for (i = 0; i < 4096; i++)
-			same &= b.buf[LEN + i] == 0x5a;
-		check(same, "forged rkey: nothing written");
-	}
+	check(all_are(b.buf + LEN, 4096, 0x5a), "forged rkey: nothing written");
 
 	/*
 	 * Two PDs of B's context: a QP of B's first PD takes no key of its
@@ -546,28 +494,26 @@ int main(int argc, char **argv)
 			ibv_reg_mr(pd2, b.buf + LEN, 4096,
 				   IBV_ACCESS_LOCAL_WRITE |
 				   IBV_ACCESS_REMOTE_WRITE) : NULL;
-		int same = 1;
 
 		check(pd2 && mr2, "a second PD of B's context, an MR of it");
 		check(!new_qps(&a, &b), "new QPs connected");
 		memset(b.buf + LEN, 0x5a, 4096);
-		fill(a.buf, 4096, 7);
+		pv_fill(a.buf, 4096, 7);
 		ret = mr2 ? send_wr(&a, IBV_WR_RDMA_WRITE, 18, a.buf, 4096,
 				    (uintptr_t)b.buf + LEN, mr2->rkey, 0,
 				    IBV_SEND_SIGNALED) : -1;
-		check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 18 &&
+		check(!ret && !pv_poll1(a.cq, &wc) && wc.wr_id == 18 &&
 		      wc.status == IBV_WC_REM_ACCESS_ERR,
 		      "WRITE to a QP of PD 1 with PD 2's rkey: %s",
 		      ibv_wc_status_str(wc.status));
-		for (i = 0; i < 4096; i++)
-			same &= b.buf[LEN + i] == 0x5a;
-		check(same, "another PD's rkey: nothing written");
+		check(all_are(b.buf + LEN, 4096, 0x5a),
+		      "another PD's rkey: nothing written");
 		check(!ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp) &&
 		      !new_qps(&a, &b), "QPs destroyed, new ones connected");
 		ret = send_wr(&a, IBV_WR_RDMA_WRITE, 19, a.buf, 4096,
 			      (uintptr_t)b.buf + LEN, b.mr->rkey, 0,
 			      IBV_SEND_SIGNALED);
-		check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 19 &&
+		check(!ret && !pv_poll1(a.cq, &wc) && wc.wr_id == 19 &&
 		      wc.status == IBV_WC_SUCCESS &&
 		      !memcmp(b.buf + LEN, a.buf, 4096),
 		      "the same WRITE with PD 1's rkey: written");
@@ -581,12 +527,12 @@ int main(int argc, char **argv)
 	      "a QP with max_send_wr 0 (receive only), connected");
 	sg[0] = (struct ibv_sge){ (uintptr_t)b.buf + 45000, 2048, b.mr->lkey };
 	rwr = (struct ibv_recv_wr){ .wr_id = 61, .sg_list = sg, .num_sge = 1 };
-	fill(a.buf, 2048, 9);
+	pv_fill(a.buf, 2048, 9);
 	ret = ibv_post_recv(b.qp, &rwr, &rbad) ||
 	      send_wr(&a, IBV_WR_SEND, 62, a.buf, 2048, 0, 0, 0,
 		      IBV_SEND_SIGNALED);
-	check(!ret && !poll1(a.cq, &wc) && wc.wr_id == 62 &&
-	      wc.status == IBV_WC_SUCCESS && !poll1(b.cq, &wc) &&
+	check(!ret && !pv_poll1(a.cq, &wc) && wc.wr_id == 62 &&
+	      wc.status == IBV_WC_SUCCESS && !pv_poll1(b.cq, &wc) &&
 	      wc.wr_id == 61 && wc.status == IBV_WC_SUCCESS &&
 	      wc.byte_len == 2048 && !memcmp(b.buf + 45000, a.buf, 2048),
 	      "a SEND of 2 KiB into the receive-only QP: received, the bytes compared");
@@ -603,7 +549,7 @@ int main(int argc, char **argv)
 	for (i = 0; !ret && i < 3; i++)
 		ret = send_wr(&a, IBV_WR_RDMA_WRITE, 70 + i, a.buf, 64,
 			      (uintptr_t)b.buf, b.mr->rkey, 0,
-			      IBV_SEND_SIGNALED) || poll1(a.cq, &wc) ||
+			      IBV_SEND_SIGNALED) || pv_poll1(a.cq, &wc) ||
 		      wc.status != IBV_WC_SUCCESS;
 	check(!ret && !ibv_destroy_qp(a.qp) && !ibv_destroy_qp(b.qp),
 	      "three WRITEs on a send queue of 16, its QPs destroyed");
@@ -611,10 +557,10 @@ int main(int argc, char **argv)
 	check(!ret,
 	      "a QP with a send queue of 1 on the channel the last one used, connected");
 	for (i = 0; !ret && i < 5; i++) {
-		fill(a.buf, 4096, 20 + i);
+		pv_fill(a.buf, 4096, 20 + i);
 		ret = send_wr(&a, IBV_WR_RDMA_WRITE, 80 + i, a.buf, 4096,
 			      (uintptr_t)b.buf + 4096 * i, b.mr->rkey, 0,
-			      IBV_SEND_SIGNALED) || poll1(a.cq, &wc) ||
+			      IBV_SEND_SIGNALED) || pv_poll1(a.cq, &wc) ||
 		      wc.status != IBV_WC_SUCCESS || wc.wr_id != 80 + (uint64_t)i ||
 		      memcmp(a.buf, b.buf + 4096 * i, 4096);
 	}
@@ -628,6 +574,5 @@ int main(int argc, char **argv)
 	check(!ibv_dealloc_pd(a.pd) && !ibv_dealloc_pd(b.pd) &&
 	      !ibv_close_device(a.ctx) && !ibv_close_device(b.ctx),
 	      "PDs deallocated, contexts closed");
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return tap_done();
 }

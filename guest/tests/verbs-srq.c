@@ -36,14 +36,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "pldma-verbs.h"
@@ -52,25 +48,6 @@
 #define SLOT	8192
 #define SRQ_WR	15		/* a ring of 16 */
 #define LIMIT	8
-
-static int n, failed;
-
-static void check(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!cond)
-		failed++;
-}
 
 struct end {
 	struct ibv_context *ctx;
@@ -86,24 +63,20 @@ struct end {
 static int open_end(struct end *e, const char *dev, int gi, int odp)
 {
 	e->gid_index = gi;
-	e->ctx = pv_open(dev, NULL);
-	if (!e->ctx)
+	e->pd = pv_open_pd(dev, gi, &e->gid);
+	if (!e->pd)
 		return -1;
-	e->pd = ibv_alloc_pd(e->ctx);
-	e->cq = e->pd ? ibv_create_cq(e->ctx, 64, NULL, NULL, 0) : NULL;
+	e->ctx = e->pd->context;
+	e->cq = ibv_create_cq(e->ctx, 64, NULL, NULL, 0);
 	if (!e->cq)
 		return -1;
 	/* never written by the CPU: with odp, no page of it is there */
-	e->buf = mmap(NULL, NWQE * SLOT, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (e->buf == MAP_FAILED)
-		return -1;
-	e->mr = ibv_reg_mr(e->pd, e->buf, NWQE * SLOT,
-			   IBV_ACCESS_LOCAL_WRITE |
-			   (odp ? IBV_ACCESS_ON_DEMAND : 0));
+	e->mr = pv_untouched_mr(e->pd, NWQE * SLOT, IBV_ACCESS_LOCAL_WRITE,
+				odp);
 	if (!e->mr)
 		return -1;
-	return ibv_query_gid(e->ctx, PV_PORT, gi, &e->gid);
+	e->buf = e->mr->addr;
+	return 0;
 }
 
 static struct ibv_qp *new_qp(struct end *e, struct ibv_pd *pd,
@@ -126,37 +99,10 @@ static struct ibv_qp *new_qp(struct end *e, struct ibv_pd *pd,
 	return qp;
 }
 
-static int connect_qp(struct ibv_qp *qp, const struct end *e,
-		      struct ibv_qp *peer, const struct end *pe)
+/* QP @i of @e to @pe's QP @i (SENDs only: no remote access) */
+static int connect_qp(const struct end *e, const struct end *pe, int i)
 {
-	struct pv_path p = {
-		.dest_qpn = peer->qp_num,
-		.rq_psn = 0x1000 + peer->qp_num % 4096,
-		.mtu = IBV_MTU_1024, .dgid = pe->gid,
-		.sgid_index = e->gid_index, .hop_limit = 1,
-		.max_dest_rd_atomic = 1,
-	};
-
-	if (pv_qp_init(qp, 0) || pv_qp_rtr(qp, &p))
-		return -1;
-	return pv_qp_rts(qp, 0x1000 + qp->qp_num % 4096);
-}
-
-/* One completion of @cq within 20 s; 0, or -1 on timeout */
-static int poll1(struct ibv_cq *cq, struct ibv_wc *wc)
-{
-	struct timespec t0, t;
-	int r;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		r = ibv_poll_cq(cq, 1, wc);
-		if (r)
-			return r == 1 ? 0 : -1;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (t.tv_sec - t0.tv_sec > 20)
-			return -1;
-	}
+	return pv_qp_connect(e->qp[i], e->gid_index, 0, pe->qp[i], &pe->gid);
 }
 
 /* An async event of @ctx within @ms, or -1 */
@@ -168,14 +114,6 @@ static int async_event(struct ibv_context *ctx, int ms,
 	if (poll(&p, 1, ms) != 1)
 		return -1;
 	return ibv_get_async_event(ctx, ev);
-}
-
-static void fill(uint8_t *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)(i * 13 + seed * 29 + (i >> 8) + 1);
 }
 
 /*
@@ -238,13 +176,13 @@ static const char *send_msg(struct end *s, struct end *r, unsigned int k)
 	}, *bad;
 	struct ibv_wc wc;
 
-	fill(src, len, k);
+	pv_fill(src, len, k);
 	if (ibv_post_send(s->qp[q], &wr, &bad))
 		return "post_send failed";
-	if (poll1(s->cq, &wc) || wc.status != IBV_WC_SUCCESS ||
+	if (pv_poll1(s->cq, &wc) || wc.status != IBV_WC_SUCCESS ||
 	    wc.wr_id != 1000 + k)
 		return "no successful send completion";
-	if (poll1(r->cq, &wc))
+	if (pv_poll1(r->cq, &wc))
 		return "no receive completion";
 	if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV)
 		return "receive completion in error";
@@ -284,19 +222,6 @@ static const char *send_msgs(struct end *s, struct end *r,
 	return NULL;
 }
 
-static int resident(uint8_t *p, size_t len)
-{
-	unsigned char vec[NWQE * SLOT / 4096];
-	size_t i;
-	int cnt = 0;
-
-	if (mincore(p, len, vec))
-		return -1;
-	for (i = 0; i < (len + 4095) / 4096; i++)
-		cnt += vec[i] & 1;
-	return cnt;
-}
-
 int main(int argc, char **argv)
 {
 	struct end r = {}, s = {};
@@ -322,7 +247,7 @@ int main(int argc, char **argv)
 	      !open_end(&s, argv[3], atoi(argv[4]), odp),
 	      "%s (receiver) and %s (sender): context, PD, CQ, %s MR of %d KiB",
 	      argv[1], argv[3], odp ? "ODP" : "pinned", NWQE * SLOT / 1024);
-	if (failed)
+	if (tap_failed())
 		return 1;
 
 	memset(&dx, 0, sizeof(dx));
@@ -337,7 +262,7 @@ int main(int argc, char **argv)
 	      IBV_ODP_SUPPORT_SRQ_RECV,
 	      "%s: ODP caps for RC include SRQ_RECV (%#x)", argv[1],
 	      dx.odp_caps.per_transport_caps.rc_odp_caps);
-	if (failed)
+	if (tap_failed())
 		return 1;
 
 	/* what create_srq refuses */
@@ -402,16 +327,15 @@ int main(int argc, char **argv)
 	      cap.max_recv_wr == 0,
 	      "two QPs of the SRQ, asking max_recv_wr 5000 (ignored; they have %u: no RQ of their own), two senders",
 	      r.qp[0] ? cap.max_recv_wr : 0);
-	if (failed)
+	if (tap_failed())
 		return 1;
 	ret = 0;
 	for (i = 0; i < 2; i++)
-		ret |= connect_qp(r.qp[i], &r, s.qp[i], &s) ||
-		       connect_qp(s.qp[i], &s, r.qp[i], &r);
+		ret |= connect_qp(&r, &s, i) || connect_qp(&s, &r, i);
 	check(!ret, "QPs %#x <-> %#x and %#x <-> %#x: INIT, RTR, RTS",
 	      r.qp[0]->qp_num, s.qp[0]->qp_num, r.qp[1]->qp_num,
 	      s.qp[1]->qp_num);
-	if (failed)
+	if (tap_failed())
 		return 1;
 
 	/* what post_recv and post_srq_recv refuse */
@@ -427,7 +351,7 @@ int main(int argc, char **argv)
 	check(ibv_post_srq_recv(srq, &rwr, &rbad) == EINVAL && rbad == &rwr,
 	      "post_srq_recv with 4 SGEs: EINVAL, bad_wr set");
 	if (odp)
-		check(resident(r.buf, NWQE * SLOT) == 0,
+		check(pv_resident(r.buf, NWQE * SLOT) == 0,
 		      "the receive buffers: no page resident (never touched)");
 
 	/* 8 messages, alternating senders, each into the SRQ's next WQE */
@@ -521,6 +445,5 @@ int main(int argc, char **argv)
 	      !ibv_dealloc_pd(r.pd) && !ibv_dealloc_pd(s.pd) &&
 	      !ibv_close_device(r.ctx) && !ibv_close_device(s.ctx),
 	      "MRs, CQs, PDs, contexts closed");
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return tap_done();
 }

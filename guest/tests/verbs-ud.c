@@ -36,14 +36,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/ip.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "pldma-verbs.h"
@@ -55,26 +51,9 @@
 #define QKEY_B	0x22222222u
 #define TRIES	5
 
-static int n, failed, odp, odp_report;
+static int odp, odp_report;
 static const char *dev;
 static long drops_seen;		/* datagrams odp retries made up for */
-
-static void check(int cond, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void check(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d - ", cond ? "" : "not ", ++n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (!cond)
-		failed++;
-}
 
 struct ud {
 	struct ibv_context *ctx;
@@ -96,49 +75,19 @@ static struct ud u;
 static long hw_counter(const char *name)
 {
 	char path[256];
-	long v = -1;
-	FILE *f;
 
 	snprintf(path, sizeof(path),
 		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", dev, name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	return pv_read_long(path, "%ld");
 }
 
 /* The driver's count of served receive-buffer faults (debugfs), or -1 */
 static long recv_faults(void)
 {
-	char path[256], line[128];
-	long v = -1;
-	FILE *f;
+	char path[256];
 
 	snprintf(path, sizeof(path), "/sys/kernel/debug/pldma/%s/cqs", dev);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "recv_faults: %ld", &v) == 1)
-			break;
-	fclose(f);
-	return v;
-}
-
-static int resident(const uint8_t *p, size_t len)
-{
-	unsigned char vec[NSLOT * SLOT / 4096];
-	size_t i;
-	int cnt = 0;
-
-	if (mincore((void *)p, len, vec))
-		return -1;
-	for (i = 0; i < (len + 4095) / 4096; i++)
-		cnt += vec[i] & 1;
-	return cnt;
+	return pv_read_long(path, "recv_faults: %ld");
 }
 
 static struct ibv_qp *new_qp(struct ibv_cq *scq, struct ibv_cq *rcq)
@@ -194,33 +143,6 @@ static const char *ud_up(struct ibv_qp *qp, uint32_t qkey, int try_path)
 	return NULL;
 }
 
-/* One completion of @cq within @ms: 1, 0 (none), -1 (error) */
-static int poll_ms(struct ibv_cq *cq, int ms, struct ibv_wc *wc)
-{
-	struct timespec t0, t;
-	int r;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		r = ibv_poll_cq(cq, 1, wc);
-		if (r)
-			return r == 1 ? 1 : -1;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 +
-		    (t.tv_nsec - t0.tv_nsec) / 1000000 > ms)
-			return 0;
-		usleep(1000);
-	}
-}
-
-static void fill(uint8_t *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)(i * 7 + seed * 31 + (i >> 8) + 3);
-}
-
 /* A receive WQE on QP @q: the next slot of its own, @len bytes */
 static uint8_t *post_recv(int q, uint32_t len, uint64_t wr_id)
 {
@@ -260,14 +182,14 @@ static int send_one(const struct dgram *d, const char **why)
 	struct ibv_wc wc;
 	int ret;
 
-	fill(src, d->len, d->seed);
+	pv_fill(src, d->len, d->seed);
 	ret = ibv_post_send(u.qp[d->from], &wr, &bad);
 	if (ret)
 		return ret;
 	/* inline: the posted copy is sent, not what the buffer holds now */
 	if (d->inl)
 		memset(stack, 0xee, sizeof(stack));
-	if (poll_ms(u.scq[d->from], 20000, &wc) != 1)
+	if (pv_poll_ms(u.scq[d->from], 20000, &wc) != 1)
 		*why = "no send completion";
 	else if (wc.status != IBV_WC_SUCCESS || wc.wr_id != wr.wr_id ||
 		 wc.opcode != IBV_WC_SEND)
@@ -310,7 +232,7 @@ static const char *check_dgram(const struct dgram *d, const struct ibv_wc *wc,
 	if (ip->version != 4 || ip->ihl != 5 || ip->protocol != IPPROTO_UDP ||
 	    ip->saddr != gip || ip->daddr != gip)
 		return "the GRH's IPv4 header (version, protocol, addresses)";
-	fill(want, d->len, d->seed);
+	pv_fill(want, d->len, d->seed);
 	if (memcmp(buf + GRH, want, d->len))
 		return "payload bytes";
 	if (buf[GRH + d->len])
@@ -339,7 +261,7 @@ static const char *deliver_into(const struct dgram *d, uint8_t *buf,
 		}
 		if (e)
 			return e;
-		r = poll_ms(u.rcq[!d->from], odp ? 3000 : 5000, wc);
+		r = pv_poll_ms(u.rcq[!d->from], odp ? 3000 : 5000, wc);
 		if (r)
 			break;
 	}
@@ -381,7 +303,7 @@ static const char *dropped(const struct dgram *d, long *drop)
 		return "post_send failed";
 	if (e)
 		return e;
-	if (poll_ms(u.rcq[!d->from], 1500, &wc))
+	if (pv_poll_ms(u.rcq[!d->from], 1500, &wc))
 		return "it arrived (or a poll error)";
 	d1 = hw_counter("ud_dropped");
 	*drop = d1;
@@ -413,12 +335,10 @@ static int open_all(const char *name, int gi)
 	int i;
 
 	u.gid_index = gi;
-	u.ctx = pv_open(name, NULL);
-	if (!u.ctx)
-		return -1;
-	u.pd = ibv_alloc_pd(u.ctx);
+	u.pd = pv_open_pd(name, gi, &u.gid);
 	if (!u.pd)
 		return -1;
+	u.ctx = u.pd->context;
 	for (i = 0; i < 2; i++) {
 		u.scq[i] = ibv_create_cq(u.ctx, 32, NULL, NULL, 0);
 		u.rcq[i] = ibv_create_cq(u.ctx, 32, NULL, NULL, 0);
@@ -426,20 +346,16 @@ static int open_all(const char *name, int gi)
 			return -1;
 	}
 	/* never written by the CPU: with odp, no page of it is there */
-	u.rbuf = mmap(NULL, NSLOT * SLOT, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	u.sbuf = mmap(NULL, 65536, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (u.rbuf == MAP_FAILED || u.sbuf == MAP_FAILED)
+	u.rmr = pv_untouched_mr(u.pd, NSLOT * SLOT, IBV_ACCESS_LOCAL_WRITE,
+				odp);
+	u.sbuf = pv_untouched(65536);
+	if (!u.rmr || !u.sbuf)
 		return -1;
+	u.rbuf = u.rmr->addr;
 	memset(u.sbuf, 0, 65536);
-	u.rmr = ibv_reg_mr(u.pd, u.rbuf, NSLOT * SLOT, IBV_ACCESS_LOCAL_WRITE |
-			   (odp ? IBV_ACCESS_ON_DEMAND : 0));
 	u.smr = ibv_reg_mr(u.pd, u.sbuf, 65536, IBV_ACCESS_LOCAL_WRITE |
 			   (odp ? IBV_ACCESS_ON_DEMAND : 0));
-	if (!u.rmr || !u.smr)
-		return -1;
-	return ibv_query_gid(u.ctx, PV_PORT, gi, &u.gid);
+	return u.smr ? 0 : -1;
 }
 
 /* The extended post API: ibv_wr_send, ibv_wr_set_ud_addr, ibv_wr_set_sge */
@@ -472,7 +388,7 @@ static const char *qpx_send(struct ibv_ah *ah)
 		goto out;
 	}
 	buf = post_recv(1, SLOT, 4242);
-	fill(u.sbuf, d.len, d.seed);
+	pv_fill(u.sbuf, d.len, d.seed);
 	while (!r && t < (odp ? TRIES : 1)) {
 		t++;
 		ibv_wr_start(qx);
@@ -485,12 +401,12 @@ static const char *qpx_send(struct ibv_ah *ah)
 			e = "ibv_wr_complete failed";
 			goto out;
 		}
-		if (poll_ms(u.scq[0], 20000, &wc) != 1 ||
+		if (pv_poll_ms(u.scq[0], 20000, &wc) != 1 ||
 		    wc.status != IBV_WC_SUCCESS || wc.wr_id != 4343) {
 			e = "no successful send completion";
 			goto out;
 		}
-		r = poll_ms(u.rcq[1], odp ? 3000 : 5000, &wc);
+		r = pv_poll_ms(u.rcq[1], odp ? 3000 : 5000, &wc);
 	}
 	if (r != 1) {
 		e = "nothing arrived";
@@ -638,7 +554,8 @@ static void drops(struct ibv_ah *ah, long *drop)
 	check(post_bad_op(0, IBV_WR_RDMA_WRITE_WITH_IMM), "RDMA WRITE with immediate on a UD QP: EINVAL");
 	check(post_bad_op(0, IBV_WR_RDMA_READ), "RDMA READ on a UD QP: EINVAL");
 	check(post_bad_op(0, IBV_WR_ATOMIC_FETCH_AND_ADD), "an atomic on a UD QP: EINVAL");
-	check(poll_ms(u.scq[0], 300, &wc) == 0, "and no completion for any of them");
+	check(pv_poll_ms(u.scq[0], 300, &wc) == 0,
+	      "and no completion for any of them");
 }
 
 int main(int argc, char **argv)
@@ -664,7 +581,7 @@ int main(int argc, char **argv)
 	check(!open_all(dev, atoi(argv[2])),
 	      "%s: context, PD, 4 CQs, %s MRs (receive buffers never touched)",
 	      dev, odp ? "ODP" : "pinned");
-	if (failed)
+	if (tap_failed())
 		return 1;
 	memset(&dx, 0, sizeof(dx));
 	check(!ibv_query_device_ex(u.ctx, NULL, &dx) && dx.orig_attr.max_ah > 0,
@@ -681,7 +598,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < 2; i++)
 		u.qp[i] = new_qp(u.scq[i], u.rcq[i]);
 	check(u.qp[0] && u.qp[1], "two UD QPs, A and B (64 B inline)");
-	if (failed)
+	if (tap_failed())
 		return 1;
 	e = ud_up(u.qp[0], QKEY_A, 1);
 	check(!e, "A %#x: INIT (Q_Key 0x%08x), RTR with a path refused (EINVAL), RTR, RTS%s%s",
@@ -704,10 +621,10 @@ int main(int argc, char **argv)
 	ah = ibv_create_ah(u.pd, &aa);
 	check(ah != NULL, "an AH to the port's own GID (index %d)",
 	      u.gid_index);
-	if (failed)
+	if (tap_failed())
 		return 1;
 	if (odp)
-		check(resident(u.rbuf, NSLOT * SLOT) == 0,
+		check(pv_resident(u.rbuf, NSLOT * SLOT) == 0,
 		      "the receive buffers: no page resident (never touched)");
 	drop0 = drop = hw_counter("ud_dropped");
 	rf0 = recv_faults();
@@ -740,6 +657,5 @@ int main(int argc, char **argv)
 	      !ibv_destroy_cq(u.rcq[0]) && !ibv_destroy_cq(u.rcq[1]) &&
 	      !ibv_dealloc_pd(u.pd) && !ibv_close_device(u.ctx),
 	      "MRs, CQs, PD, context closed");
-	printf("1..%d\n", n);
-	return failed ? 1 : 0;
+	return tap_done();
 }
